@@ -1,0 +1,50 @@
+// hookscope/errors.hpp — what happens when a callback throws, and where hookscope's messages go.
+//
+// By default an exception escaping a callback is caught, logged as one line naming the observer, and
+// the observed code goes on: instrumentation must never break the program it watches. Tests can ask
+// for the exception to propagate instead.
+#pragma once
+
+#include "hookscope/config.hpp"
+
+#include <functional>
+#include <string_view>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+/// Receives each line hookscope logs (no trailing newline); may be called from several threads at once.
+using log_sink = std::function<void(std::string_view)>;
+
+/// Replaces the log sink (default: one line to stderr); an empty function restores the default.
+void set_log_sink(log_sink sink);
+
+/// Makes exceptions escaping callbacks propagate to the code that fired the observer (default: false).
+void set_rethrow_callback_exceptions(bool rethrow) noexcept;
+
+/// Whether exceptions escaping callbacks currently propagate.
+[[nodiscard]] bool rethrow_callback_exceptions() noexcept;
+
+/// Sets the rethrow mode for a scope and restores the previous mode on exit (meant for tests).
+class [[nodiscard]] rethrow_callback_exceptions_scope {
+ public:
+  explicit rethrow_callback_exceptions_scope(bool rethrow = true) noexcept
+      : previous_(rethrow_callback_exceptions()) {
+    set_rethrow_callback_exceptions(rethrow);
+  }
+  rethrow_callback_exceptions_scope(const rethrow_callback_exceptions_scope&) = delete;
+  rethrow_callback_exceptions_scope& operator=(const rethrow_callback_exceptions_scope&) = delete;
+  ~rethrow_callback_exceptions_scope() { set_rethrow_callback_exceptions(previous_); }
+
+ private:
+  bool previous_;
+};
+
+namespace detail {
+/// Writes one line through the current sink; never throws.
+void log_line(std::string_view line) noexcept;
+
+/// Called from inside a catch block around a callback: logs the exception or rethrows it.
+void handle_callback_exception(std::string_view observer_name);
+}  // namespace detail
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

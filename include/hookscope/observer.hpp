@@ -1,0 +1,137 @@
+// hookscope/observer.hpp — named event sources with scoped, context-isolated callbacks.
+//
+// ```cpp
+// inline hookscope::observer<const Graph&, const Result&> on_subgraph_converted{"on_subgraph_converted"};
+//
+// on_subgraph_converted.observe(gm, result);          // runs every callback visible here
+// auto sub = on_subgraph_converted.add([&](const Graph& g, const Result& r) { ... });
+// ```                                                  // `sub` unregisters it when it ends
+//
+// Firing an observer nobody listens to costs one relaxed load; with listeners, emission is lock-free.
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/context.hpp"
+#include "hookscope/detail/callbacks.hpp"
+#include "hookscope/errors.hpp"
+#include "hookscope/subscription.hpp"
+
+#include <concepts>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+/// A named event source; callbacks receive `const Args&...`.
+///
+/// Constant-initialised, so it can be used during static initialisation and destruction. Callbacks run
+/// global ones first, then the current context's, each in registration order, over a snapshot taken when
+/// `observe` starts; no lock is held while they run.
+template <class... Args>
+class observer
+#if HOOKSCOPE_ENABLED
+    : private detail::observer_core
+#endif
+{
+ public:
+  constexpr explicit observer(std::string_view name) noexcept
+#if HOOKSCOPE_ENABLED
+      : detail::observer_core(name)
+#endif
+  {
+#if !HOOKSCOPE_ENABLED
+    (void)name;
+#endif
+  }
+  observer(const observer&) = delete;
+  observer& operator=(const observer&) = delete;
+
+  /// The name given at construction (empty in disabled builds, which keep no strings).
+  [[nodiscard]] std::string_view name() const noexcept {
+#if HOOKSCOPE_ENABLED
+    return name_;
+#else
+    return {};
+#endif
+  }
+
+  /// Registers `callback` in the current context until the returned subscription ends.
+  template <class F>
+  [[nodiscard]] subscription add(F&& callback) {
+    return add_impl(static_cast<F&&>(callback), false);
+  }
+
+  /// Registers `callback` for every thread and context until the returned subscription ends.
+  template <class F>
+  [[nodiscard]] subscription add_global(F&& callback) {
+    return add_impl(static_cast<F&&>(callback), true);
+  }
+
+  /// Runs every callback visible from here with `args`; costs one load when nothing is registered.
+  void observe(const Args&... args) const {
+#if HOOKSCOPE_ENABLED
+    if (list_.load(std::memory_order_relaxed) == nullptr) [[likely]] return;
+    emit(args...);
+#else
+    ((void)args, ...);
+#endif
+  }
+
+  /// Unregisters a released callback; false if `id` is not registered here (any more).
+  bool remove(callback_id id) noexcept {
+#if HOOKSCOPE_ENABLED
+    return remove_id(id.value);
+#else
+    (void)id;
+    return false;
+#endif
+  }
+
+  /// True if `observe` called here would run at least one callback.
+  [[nodiscard]] bool has_callbacks() const noexcept {
+#if HOOKSCOPE_ENABLED
+    return has_visible_callbacks();
+#else
+    return false;
+#endif
+  }
+
+ private:
+  template <class F>
+  subscription add_impl(F&& callback, bool global) {
+    using fn_type = std::decay_t<F>;
+    static_assert(std::is_invocable_v<fn_type&, const Args&...>,
+                  "hookscope: observer::add: the callback cannot be called with the observer's arguments; "
+                  "it must accept (const Args&...) of observer<Args...>, e.g. [](const auto&... args) {}");
+    static_assert(std::is_constructible_v<fn_type, F&&>,
+                  "hookscope: observer::add: the callback must be copy- or move-constructible into storage");
+#if HOOKSCOPE_ENABLED
+    auto* callable = new detail::callable_impl<fn_type, Args...>(static_cast<F&&>(callback));
+    return subscription(add_node(callable, global));
+#else
+    (void)callback;
+    (void)global;
+    return subscription();
+#endif
+  }
+
+#if HOOKSCOPE_ENABLED
+  void emit(const Args&... args) const {
+    using invoke_type = void (*)(detail::callable_base*, const Args&...);
+    detail::emission walk(list_);
+    const detail::callback_list* list = walk.list();
+    if (list == nullptr) return;
+    for (detail::callback_node* node : *list) {
+      if (!walk.enter(node)) continue;
+      try {
+        reinterpret_cast<invoke_type>(node->callable->invoke)(node->callable, args...);
+      } catch (...) {
+        detail::handle_callback_exception(name_);
+      }
+    }
+  }
+#endif
+};
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

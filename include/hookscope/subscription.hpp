@@ -1,0 +1,75 @@
+// hookscope/subscription.hpp — the handle that keeps a callback registered, and the id that outlives it.
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/detail/callbacks.hpp"
+
+#include <cstdint>
+#include <utility>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+/// Names a registration whose subscription was released; pass it to `observer::remove`.
+struct callback_id {
+  std::uint64_t value = 0;  ///< 0 never names a registration
+  friend constexpr bool operator==(callback_id, callback_id) noexcept = default;
+};
+
+/// Move-only RAII handle of one registered callback: destroying or resetting it unregisters the callback.
+///
+/// When `reset()` (or the destructor) returns, the callback is not running on any other thread and will
+/// never start again. A subscription may outlive its observer, its context and its thread, and may be
+/// destroyed on any thread.
+class [[nodiscard]] subscription {
+ public:
+  subscription() noexcept = default;
+  subscription(subscription&& other) noexcept : node_(std::exchange(other.node_, nullptr)) {}
+  subscription& operator=(subscription&& other) noexcept {
+    if (this != &other) {
+      reset();
+      node_ = std::exchange(other.node_, nullptr);
+    }
+    return *this;
+  }
+  subscription(const subscription&) = delete;
+  subscription& operator=(const subscription&) = delete;
+  ~subscription() { reset(); }
+
+  /// Unregisters the callback now (waiting for runs on other threads to end); idempotent.
+  void reset() noexcept {
+#if HOOKSCOPE_ENABLED
+    if (node_ != nullptr) detail::release_node(std::exchange(node_, nullptr), true);
+#endif
+  }
+
+  /// Leaves the callback registered and returns its id; the subscription becomes empty.
+  [[nodiscard]] callback_id release() noexcept {
+#if HOOKSCOPE_ENABLED
+    if (node_ == nullptr) return {};
+    const callback_id id{node_->id};
+    detail::release_node(std::exchange(node_, nullptr), false);
+    return id;
+#else
+    return {};
+#endif
+  }
+
+  /// True while the callback is registered (false once reset, released, or its observer or context is gone).
+  [[nodiscard]] bool active() const noexcept {
+#if HOOKSCOPE_ENABLED
+    return node_ != nullptr && detail::node_active(node_);
+#else
+    return false;
+#endif
+  }
+
+#if HOOKSCOPE_ENABLED
+  /// Internal: adopts a registration made by an observer.
+  explicit subscription(detail::callback_node* node) noexcept : node_(node) {}
+
+ private:
+  detail::callback_node* node_ = nullptr;
+#endif
+};
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

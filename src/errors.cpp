@@ -1,0 +1,89 @@
+// Callback error policy and the log sink.
+#include "hookscope/errors.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace {
+
+struct log_state {
+  std::mutex mutex;
+  std::shared_ptr<const log_sink> sink;  // null: the default sink (stderr)
+};
+
+// Leaked on purpose: logging must keep working while other statics are being destroyed.
+log_state& logger() {
+  static log_state* state = new log_state;
+  return *state;
+}
+
+constinit std::atomic<bool> rethrow_flag{false};
+
+void write_stderr(std::string_view line) noexcept {
+  std::string text;
+  try {
+    text.reserve(line.size() + 1);
+    text.append(line).push_back('\n');
+  } catch (...) {
+    return;
+  }
+  // One write per line, so that lines from several threads do not interleave.
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
+}  // namespace
+
+void set_log_sink(log_sink sink) {
+  std::shared_ptr<const log_sink> next;
+  if (sink) next = std::make_shared<const log_sink>(std::move(sink));
+  const std::lock_guard lock(logger().mutex);
+  logger().sink.swap(next);
+}
+
+void set_rethrow_callback_exceptions(bool rethrow) noexcept { rethrow_flag.store(rethrow, std::memory_order_relaxed); }
+
+bool rethrow_callback_exceptions() noexcept { return rethrow_flag.load(std::memory_order_relaxed); }
+
+namespace detail {
+
+void log_line(std::string_view line) noexcept {
+  std::shared_ptr<const log_sink> sink;
+  {
+    const std::lock_guard lock(logger().mutex);
+    sink = logger().sink;
+  }
+  if (!sink) return write_stderr(line);
+  try {
+    (*sink)(line);
+  } catch (...) {
+    write_stderr("hookscope: the log sink threw an exception; this line went to stderr instead:");
+    write_stderr(line);
+  }
+}
+
+void handle_callback_exception(std::string_view observer_name) {
+  if (rethrow_callback_exceptions()) throw;
+  try {
+    std::string message = "hookscope: a callback of observer '";
+    message.append(observer_name).append("' threw: ");
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      message.append(e.what());
+    } catch (...) {
+      message.append("an exception not derived from std::exception");
+    }
+    log_line(message);
+  } catch (...) {
+    log_line("hookscope: a callback threw, and reporting it failed (out of memory)");
+  }
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE
