@@ -1,1 +1,133 @@
+#include "hookscope/errors.hpp"
+
+#include "hookscope/observer.hpp"
+
 #include <catch2/catch.hpp>
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Captures what hookscope logs for the duration of a test.
+class captured_log {
+ public:
+  captured_log() {
+    hookscope::set_log_sink([this](std::string_view line) {
+      const std::lock_guard lock(mutex_);
+      lines_.emplace_back(line);
+    });
+  }
+  captured_log(const captured_log&) = delete;
+  captured_log& operator=(const captured_log&) = delete;
+  ~captured_log() { hookscope::set_log_sink({}); }
+  std::vector<std::string> lines() const {
+    const std::lock_guard lock(mutex_);
+    return lines_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+}  // namespace
+
+TEST_CASE("rethrow_callback_exceptions_scope") {
+  REQUIRE_FALSE(hookscope::rethrow_callback_exceptions());
+  {
+    hookscope::rethrow_callback_exceptions_scope rethrow;
+    CHECK(hookscope::rethrow_callback_exceptions());
+    {
+      hookscope::rethrow_callback_exceptions_scope quiet(false);
+      CHECK_FALSE(hookscope::rethrow_callback_exceptions());
+    }
+    CHECK(hookscope::rethrow_callback_exceptions());
+  }
+  CHECK_FALSE(hookscope::rethrow_callback_exceptions());
+  hookscope::set_rethrow_callback_exceptions(true);
+  CHECK(hookscope::rethrow_callback_exceptions());
+  hookscope::set_rethrow_callback_exceptions(false);
+  CHECK_FALSE(hookscope::rethrow_callback_exceptions());
+}
+
+#if HOOKSCOPE_ENABLED
+
+TEST_CASE("callback exceptions are logged and the remaining callbacks still run") {
+  captured_log log;
+  hookscope::observer<int> numbers{"on_numbers"};
+  std::string order;
+  auto first = numbers.add([&](int) {
+    order += "1";
+    throw std::runtime_error("shape mismatch in node 7");
+  });
+  auto second = numbers.add([&](int) {
+    order += "2";
+    throw 42;  // not a std::exception
+  });
+  auto third = numbers.add([&](int) { order += "3"; });
+  CHECK_NOTHROW(numbers.observe(0));
+  CHECK(order == "123");
+  const auto lines = log.lines();
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "hookscope: a callback of observer 'on_numbers' threw: shape mismatch in node 7");
+  CHECK(lines[1] == "hookscope: a callback of observer 'on_numbers' threw: an exception not derived from std::exception");
+}
+
+TEST_CASE("set_rethrow_callback_exceptions propagates callback exceptions") {
+  captured_log log;
+  hookscope::rethrow_callback_exceptions_scope rethrow;
+  hookscope::observer<int> numbers{"on_numbers"};
+  std::string order;
+  auto first = numbers.add([&](int) {
+    order += "1";
+    throw std::invalid_argument("bad graph");
+  });
+  auto second = numbers.add([&](int) { order += "2"; });
+  CHECK_THROWS_MATCHES(numbers.observe(0), std::invalid_argument, Catch::Message("bad graph"));
+  CHECK(order == "1");
+  CHECK(log.lines().empty());
+
+  SECTION("the emission state is restored, so later emissions and removals work") {
+    first.reset();
+    CHECK_NOTHROW(numbers.observe(0));
+    CHECK(order == "12");
+  }
+  SECTION("from a nested emission") {
+    hookscope::observer<int> outer{"outer"};
+    auto forward = outer.add([&](int v) { numbers.observe(v); });
+    CHECK_THROWS_AS(outer.observe(0), std::invalid_argument);
+    forward.reset();
+    first.reset();
+    numbers.observe(0);
+    CHECK(order == "112");
+  }
+}
+
+TEST_CASE("set_log_sink") {
+  SECTION("an empty sink restores stderr") {
+    hookscope::set_log_sink({});
+    hookscope::observer<int> numbers{"numbers"};
+    auto sub = numbers.add([](int) { throw std::runtime_error("to stderr"); });
+    CHECK_NOTHROW(numbers.observe(0));  // goes to stderr; nothing to capture here
+  }
+  SECTION("a throwing sink does not escape") {
+    hookscope::set_log_sink([](std::string_view) { throw std::runtime_error("sink broken"); });
+    CHECK_NOTHROW(hookscope::detail::log_line("hello"));
+    hookscope::set_log_sink({});
+  }
+  SECTION("the sink receives lines from every thread") {
+    captured_log log;
+    hookscope::observer<int> numbers{"numbers"};
+    auto global = numbers.add_global([](int v) { throw std::runtime_error(std::to_string(v)); });
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) threads.emplace_back([&numbers, t] { numbers.observe(t); });
+    for (auto& t : threads) t.join();
+    CHECK(log.lines().size() == 4);
+  }
+}
+
+#endif

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Builds the tiny project in tests/downstream against hookscope the two ways users get it, and runs it:
+#   1. installed: `meson install --destdir` into a temporary stage, found with dependency('hookscope') through
+#      the staged hookscope.pc (PKG_CONFIG_PATH + PKG_CONFIG_SYSROOT_DIR), subproject fallback forbidden;
+#   2. as a subproject: subprojects/hookscope is a symlink to the source tree, --force-fallback-for=hookscope,
+#      found through the subproject's meson.override_dependency.
+# Each time the program must report the expected mode (hookscope::hooks_enabled) and callback count.
+#
+# Usage: test_downstream.sh SOURCE_ROOT BUILD_ROOT EXPECTED_MODE(1|0)
+# Run by `meson test` (suite 'install', test 'downstream') from BUILD_ROOT; BUILD_ROOT must be built already
+# (meson test builds it first). The downstream builds use the compiler, cpp_args, cpp_link_args and
+# b_sanitize BUILD_ROOT was configured with, so the library links into them. Set HOOKSCOPE_KEEP_TMP=1 to
+# keep the temporary directory for inspection.
+set -euo pipefail
+
+if [[ $# -ne 3 || ! ($3 == 0 || $3 == 1) ]]; then
+  echo "usage: $0 SOURCE_ROOT BUILD_ROOT EXPECTED_MODE(1|0)" >&2
+  exit 2
+fi
+source_root=$(cd "$1" && pwd -P)
+build_root=$(cd "$2" && pwd -P)
+mode=$3
+hooks_value=$([[ $mode == 1 ]] && echo true || echo false)
+meson=${MESON:-meson}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hookscope-downstream.XXXXXX")
+cleanup() {
+  if [[ ${HOOKSCOPE_KEEP_TMP:-0} == 1 ]]; then
+    echo "(kept $tmp)"
+  else
+    rm -rf "$tmp"
+  fi
+}
+trap cleanup EXIT
+
+step() { echo "== $*"; }
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# run LOGNAME CMD...: runs CMD with its output in $tmp/LOGNAME.log; prints that output and exits 1 on failure.
+run() {
+  local log="$tmp/$1.log"
+  shift
+  echo "   \$ $*"
+  if ! "$@" >"$log" 2>&1; then
+    echo "---- output of: $*" >&2
+    cat "$log" >&2
+    echo "----" >&2
+    fail "command failed: $*"
+  fi
+}
+
+# The toolchain settings of BUILD_ROOT, read from its introspection files (meson 1.0 has no compiler list
+# there, so the compiler comes from the library target's first source).
+step "reading toolchain settings of $build_root"
+[[ -f $build_root/meson-info/intro-targets.json ]] || fail "$build_root is not a configured Meson build dir"
+python3 - "$build_root" >"$tmp/toolchain.env" <<'EOF' || fail "cannot read the introspection data of $build_root"
+import json, shlex, sys
+info = sys.argv[1] + '/meson-info/'
+options = {o['name']: o['value'] for o in json.load(open(info + 'intro-buildoptions.json'))}
+targets = [t for t in json.load(open(info + 'intro-targets.json')) if t['name'] == 'hookscope']
+compiler = targets[0]['target_sources'][0]['compiler'] if targets else []
+print('tc_cxx=' + shlex.quote(shlex.join(compiler)))
+print('tc_cxxflags=' + shlex.quote(shlex.join(options.get('cpp_args', []))))
+print('tc_ldflags=' + shlex.quote(shlex.join(options.get('cpp_link_args', []))))
+print('tc_sanitize=' + shlex.quote(options.get('b_sanitize', 'none')))
+EOF
+tc_cxx='' tc_cxxflags='' tc_ldflags='' tc_sanitize=none
+# shellcheck disable=SC1091
+source "$tmp/toolchain.env"
+echo "   compiler: ${tc_cxx:-default}, cpp_args: '${tc_cxxflags}', cpp_link_args: '${tc_ldflags}'," \
+  "b_sanitize: $tc_sanitize"
+
+# Environment for every downstream `meson setup`: this toolchain, no pkg-config or flags leaking in from outside.
+setup_env=(env -u PKG_CONFIG_LIBDIR -u PKG_CONFIG_SYSROOT_DIR -u PKG_CONFIG_PATH
+           "CXXFLAGS=$tc_cxxflags" "LDFLAGS=$tc_ldflags")
+[[ -n $tc_cxx ]] && setup_env+=("CXX=$tc_cxx")
+common_opts=(--buildtype=debugoptimized "-Db_sanitize=$tc_sanitize")
+
+# check_run BUILD_DIR VIA: runs the downstream program and checks its line.
+check_run() {
+  local exe="$1/downstream" via=$2
+  local callbacks=$([[ $mode == 1 ]] && echo 1 || echo 0)
+  local want="hooks_enabled=$mode callbacks=$callbacks via=$via"
+  step "running the downstream program (expecting '$want')"
+  run "run-$via" "$exe" "$mode"
+  local got
+  got=$(cat "$tmp/run-$via.log")
+  echo "   output: $got"
+  [[ $got == "$want" ]] || fail "downstream printed '$got', expected '$want'"
+}
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. From the install, through pkg-config.
+stage="$tmp/stage"
+step "installing $build_root into $stage (meson install --no-rebuild --destdir)"
+run install "$meson" install -C "$build_root" --no-rebuild --quiet --destdir "$stage"
+
+pc_file=$(find "$stage" -name hookscope.pc -path '*/pkgconfig/*' -print -quit)
+[[ -n $pc_file ]] || fail "no pkgconfig/hookscope.pc under $stage; installed files: $(cd "$stage" && find . -type f)"
+pc_dir=$(dirname "$pc_file")
+echo "   found ${pc_file#"$stage"}"
+[[ -n $(find "$stage" -path '*/include/hookscope/observer.hpp' -print -quit) ]] ||
+  fail "hookscope/observer.hpp is not installed under $stage"
+
+step "checking the Cflags of the staged hookscope.pc for -DHOOKSCOPE_ENABLED=$mode"
+cflags_line=$(grep -E '^Cflags:' "$pc_file" || true)
+echo "   $cflags_line"
+grep -Eq -- "(^|[[:space:]])-DHOOKSCOPE_ENABLED=$mode([[:space:]]|\$)" <<<"$cflags_line" ||
+  { cat "$pc_file" >&2; fail "the Cflags of $pc_file do not contain -DHOOKSCOPE_ENABLED=$mode"; }
+
+# A relocatable .pc (prefix from ${pcfiledir}) already points into the stage; the sysroot would double it.
+pc_env=("PKG_CONFIG_PATH=$pc_dir")
+if grep -q 'pcfiledir' "$pc_file"; then
+  echo "   (relocatable .pc: PKG_CONFIG_SYSROOT_DIR not set)"
+else
+  pc_env+=("PKG_CONFIG_SYSROOT_DIR=$stage")
+fi
+step "asking pkg-config for hookscope with ${pc_env[*]}"
+pkg_config=${PKG_CONFIG:-pkg-config}
+run pkg-config "${setup_env[@]}" "${pc_env[@]}" "$pkg_config" --cflags --libs hookscope
+echo "   $(cat "$tmp/pkg-config.log")"
+grep -q -- "-I$stage/" "$tmp/pkg-config.log" ||
+  fail "pkg-config's include path does not point into the stage: $(cat "$tmp/pkg-config.log")"
+
+inst_src="$tmp/installed"
+inst_build="$tmp/installed-build"
+cp -R "$source_root/tests/downstream" "$inst_src"
+rm -rf "$inst_src/subprojects"
+step "configuring the downstream project against the staged install (subproject fallback forbidden)"
+run setup-installed "${setup_env[@]}" "${pc_env[@]}" "$meson" setup "$inst_build" "$inst_src" \
+  "${common_opts[@]}" --wrap-mode=nofallback "-Dpkg_config_path=$pc_dir"
+grep -E 'Run-time dependency hookscope found' "$tmp/setup-installed.log" | sed 's/^/   /' || true
+step "building it"
+run build-installed "$meson" compile -C "$inst_build"
+# It must have compiled against the staged headers and linked the staged library, nothing else.
+grep -q -- "-I$stage/" "$inst_build/compile_commands.json" ||
+  fail "the downstream compile command does not use the staged headers: $(cat "$inst_build/compile_commands.json")"
+grep -q -- "$stage/[^ ]*libhookscope" "$inst_build/build.ninja" ||
+  fail "the downstream link does not use the staged libhookscope"
+check_run "$inst_build" pkgconfig
+
+# ---------------------------------------------------------------------------------------------------------
+# 2. As a subproject, straight from the source tree.
+sub_src="$tmp/sub"
+sub_build="$tmp/sub-build"
+cp -R "$source_root/tests/downstream" "$sub_src"
+rm -rf "$sub_src/subprojects"
+mkdir "$sub_src/subprojects"
+ln -s "$source_root" "$sub_src/subprojects/hookscope"
+step "configuring the downstream project with hookscope as a subproject (-Dhookscope:hooks=$hooks_value)"
+run setup-sub "${setup_env[@]}" "$meson" setup "$sub_build" "$sub_src" "${common_opts[@]}" \
+  --force-fallback-for=hookscope "-Dhookscope:hooks=$hooks_value" \
+  -Dhookscope:tests=disabled -Dhookscope:bench=disabled -Dhookscope:examples=disabled
+grep -E 'Dependency hookscope .*found' "$tmp/setup-sub.log" | sed 's/^/   /' || true
+step "building it"
+run build-sub "$meson" compile -C "$sub_build"
+check_run "$sub_build" internal
+
+echo "PASS: downstream project works against the install (pkg-config) and as a subproject, hooks=$hooks_value"
