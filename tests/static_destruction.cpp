@@ -25,7 +25,8 @@ struct late_user {
       std::fprintf(stderr, "static destruction: callback total %d, expected %d\n", calls, expected);
       std::_Exit(1);
     }
-    std::printf("static destruction: the callback ran from a static destructor\n");
+    std::printf(hookscope::hooks_enabled ? "static destruction: the callback ran from a static destructor\n"
+                                          : "static destruction: hooks disabled, nothing ran, as expected\n");
   }
 };
 

@@ -21,6 +21,7 @@ struct callback_id {
 /// never start again. A subscription may outlive its observer, its context and its thread, and may be
 /// destroyed on any thread.
 class [[nodiscard]] subscription {
+#if HOOKSCOPE_ENABLED
  public:
   subscription() noexcept = default;
   subscription(subscription&& other) noexcept : node_(std::exchange(other.node_, nullptr)) {}
@@ -37,38 +38,37 @@ class [[nodiscard]] subscription {
 
   /// Unregisters the callback now (waiting for runs on other threads to end); idempotent.
   void reset() noexcept {
-#if HOOKSCOPE_ENABLED
     if (node_ != nullptr) detail::release_node(std::exchange(node_, nullptr), true);
-#endif
   }
 
   /// Leaves the callback registered and returns its id; the subscription becomes empty.
   [[nodiscard]] callback_id release() noexcept {
-#if HOOKSCOPE_ENABLED
     if (node_ == nullptr) return {};
     const callback_id id{node_->id};
     detail::release_node(std::exchange(node_, nullptr), false);
     return id;
-#else
-    return {};
-#endif
   }
 
   /// True while the callback is registered (false once reset, released, or its observer or context is gone).
-  [[nodiscard]] bool active() const noexcept {
-#if HOOKSCOPE_ENABLED
-    return node_ != nullptr && detail::node_active(node_);
-#else
-    return false;
-#endif
-  }
+  [[nodiscard]] bool active() const noexcept { return node_ != nullptr && detail::node_active(node_); }
 
-#if HOOKSCOPE_ENABLED
   /// Internal: adopts a registration made by an observer.
   explicit subscription(detail::callback_node* node) noexcept : node_(node) {}
 
  private:
   detail::callback_node* node_ = nullptr;
+#else
+  // Disabled build: nothing is ever registered, so the handle is empty and every operation is free.
+ public:
+  subscription() noexcept = default;
+  subscription(subscription&&) noexcept = default;
+  subscription& operator=(subscription&&) noexcept = default;
+  subscription(const subscription&) = delete;
+  subscription& operator=(const subscription&) = delete;
+  ~subscription() = default;
+  void reset() noexcept {}
+  [[nodiscard]] callback_id release() noexcept { return {}; }
+  [[nodiscard]] bool active() const noexcept { return false; }
 #endif
 };
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Prints the observer benchmark table on a Debian 12 machine, from any directory:
+#
+#   tools/bench.sh [bench_table.py options, e.g. --repetitions 10 or --check]
+#
+# Installs the missing build packages (as root, or through sudo), configures the release build directory
+# build-bench at the repository root if needed, compiles observer_bench and runs tools/bench_table.py on it.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+cd "$repo_root"
+build_dir=build-bench
+
+packages=(meson ninja-build g++ pkg-config libbenchmark-dev libboost1.81-dev libsigc++-3.0-dev catch2 python3)
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg -s "$package" 2>/dev/null | grep -q '^Status: install ok installed'; then
+    missing+=("$package")
+  fi
+done
+if ((${#missing[@]} > 0)); then
+  if [[ $(id -u) -eq 0 ]]; then
+    as_root=()
+  elif command -v sudo >/dev/null; then
+    as_root=(sudo)
+  else
+    echo "bench.sh: missing packages (${missing[*]}); run as root to install them" >&2
+    exit 1
+  fi
+  echo "bench.sh: installing ${missing[*]}" >&2
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+
+if [[ ! -f $build_dir/build.ninja ]]; then
+  meson setup "$build_dir" --buildtype=release -Dbench=enabled
+else
+  # An existing directory may have been configured otherwise: the table is meant for release, hooks on.
+  options="$(meson introspect "$build_dir" --buildoptions)"
+  if ! python3 -c '
+import json, sys
+want = {"buildtype": "release", "bench": "enabled", "hooks": True}
+have = {o["name"]: o["value"] for o in json.loads(sys.argv[1])}
+sys.exit(0 if all(have.get(k) == v for k, v in want.items()) else 1)' "$options"; then
+    meson configure "$build_dir" -Dbuildtype=release -Dbench=enabled -Dhooks=true
+  fi
+fi
+
+meson compile -C "$build_dir" observer_bench
+python3 tools/bench_table.py "$build_dir/bench/observer_bench" "$@"

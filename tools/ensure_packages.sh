@@ -1,0 +1,18 @@
+# Sourced by the quick-start scripts: installs the Debian packages that are missing, and only those.
+# Usage: ensure_packages PKG...
+ensure_packages() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "hookscope: installing ${missing[*]}" >&2
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# What building and testing hookscope needs (benchmark peers included, so `meson test` builds everything).
+HOOKSCOPE_BUILD_PACKAGES=(meson ninja-build g++ pkg-config python3 catch2 libboost1.81-dev
+                          libbenchmark-dev libsigc++-3.0-dev)
