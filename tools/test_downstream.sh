@@ -82,7 +82,8 @@ common_opts=(--buildtype=debugoptimized "-Db_sanitize=$tc_sanitize")
 # check_run BUILD_DIR VIA: runs the downstream program and checks its line.
 check_run() {
   local exe="$1/downstream" via=$2
-  local callbacks=$([[ $mode == 1 ]] && echo 1 || echo 0)
+  local callbacks=0
+  [[ $mode == 1 ]] && callbacks=1
   local want="hooks_enabled=$mode callbacks=$callbacks via=$via"
   step "running the downstream program (expecting '$want')"
   run "run-$via" "$exe" "$mode"

@@ -4,9 +4,15 @@
 // pkg-config file; nobody edits this header to configure hookscope.
 #pragma once
 
-/// 1: observers, observables and recorders work. 0: they compile to nothing (plain calls). Default 1.
+/// 1: observers, observables and recorders work. 0: they compile to nothing (plain calls). Default: the
+/// mode of the installed library (hookscope/build_config.hpp), else 1.
 #ifndef HOOKSCOPE_ENABLED
+#if __has_include("hookscope/build_config.hpp")
+#include "hookscope/build_config.hpp"
+#define HOOKSCOPE_ENABLED HOOKSCOPE_BUILD_ENABLED
+#else
 #define HOOKSCOPE_ENABLED 1
+#endif
 #endif
 
 #if HOOKSCOPE_ENABLED != 0 && HOOKSCOPE_ENABLED != 1
