@@ -33,6 +33,7 @@ struct context_state {
 
 struct registry_access {
   static std::atomic<callback_list*>& list(observer_core& o) noexcept { return o.list_; }
+  static std::atomic<std::uintptr_t>& listeners(observer_core& o) noexcept { return o.listeners_; }
 };
 
 namespace {
@@ -99,7 +100,7 @@ void for_each_slot(F&& f) {
 }
 
 callback_list* make_list(std::uint32_t size, std::uint32_t global_count) {
-  void* raw = ::operator new(sizeof(callback_list) + size * sizeof(callback_node*));
+  void* raw = ::operator new(sizeof(callback_list) + size * sizeof(callback_entry));
   auto* list = new (raw) callback_list;
   list->size = size;
   list->global_count = global_count;
@@ -113,7 +114,7 @@ void unref_node(callback_node* node, garbage& trash) {
 }
 
 void free_list(callback_list* list, garbage& trash) {
-  for (callback_node* node : *list) unref_node(node, trash);
+  for (const callback_entry& e : *list) unref_node(e.node, trash);
   list->~callback_list();
   ::operator delete(list);
 }
@@ -133,10 +134,21 @@ void reclaim(garbage& trash) {
   reg.retired.erase(keep, reg.retired.end());
 }
 
+// Who `observe` must walk the list for: nobody, anybody, or the single context holding every callback.
+std::uintptr_t listeners_of(const callback_list* list) noexcept {
+  if (list == nullptr) return no_listener;
+  if (list->global_count != 0) return any_listener;
+  const context_state* only = list->begin()->ctx;
+  for (const callback_entry& e : *list) {
+    if (e.ctx != only) return any_listener;
+  }
+  return reinterpret_cast<std::uintptr_t>(only);
+}
+
 // Publishes `next` (null when empty) as `o`'s list and retires the old one. Mutex held.
 void install(observer_core& o, callback_list* next) {
   if (next != nullptr) {
-    for (callback_node* node : *next) ++node->refs;
+    for (const callback_entry& e : *next) ++e.node->refs;
     if (next->size == 0) {
       next->~callback_list();
       ::operator delete(next);
@@ -144,7 +156,13 @@ void install(observer_core& o, callback_list* next) {
     }
   }
   callback_list* old = registry_access::list(o).exchange(next, std::memory_order_seq_cst);
+  // After the list: a reader that sees the new summary finds at least the new list.
+  registry_access::listeners(o).store(listeners_of(next), std::memory_order_seq_cst);
   if (old != nullptr) registry().retired.push_back(old);
+}
+
+callback_entry entry_of(callback_node* node) noexcept {
+  return {node->ctx, node->callable, node->callable->invoke, node};
 }
 
 void insert_node(observer_core& o, callback_node* node) {
@@ -154,9 +172,9 @@ void insert_node(observer_core& o, callback_node* node) {
   const bool global = node->ctx == nullptr;
   callback_list* next = make_list(size + 1, globals + (global ? 1 : 0));
   const std::uint32_t at = global ? globals : size;  // globals stay in front of context callbacks
-  callback_node** out = next->data();
+  callback_entry* out = next->data();
   for (std::uint32_t i = 0; i < at; ++i) out[i] = old->begin()[i];
-  out[at] = node;
+  out[at] = entry_of(node);
   for (std::uint32_t i = at; i < size; ++i) out[i + 1] = old->begin()[i];
   install(o, next);
 }
@@ -168,9 +186,9 @@ void unlink(callback_node* node) {
   if (owner == nullptr) return;
   const callback_list* old = registry_access::list(*owner).load(std::memory_order_relaxed);
   callback_list* next = make_list(old->size - 1, old->global_count - (node->ctx == nullptr ? 1 : 0));
-  callback_node** out = next->data();
-  for (callback_node* n : *old) {
-    if (n != node) *out++ = n;
+  callback_entry* out = next->data();
+  for (const callback_entry& e : *old) {
+    if (e.node != node) *out++ = e;
   }
   install(*owner, next);
   if (node->ctx != nullptr) {
@@ -289,8 +307,8 @@ bool observer_core::remove_id(std::uint64_t id) noexcept {
     garbage trash;
     const std::lock_guard lock(registry().mutex);
     if (const callback_list* list = list_.load(std::memory_order_relaxed)) {
-      for (callback_node* n : *list) {
-        if (n->id == id) found = n;
+      for (const callback_entry& e : *list) {
+        if (e.node->id == id) found = e.node;
       }
     }
     if (found == nullptr) return false;
@@ -311,15 +329,15 @@ bool observer_core::has_visible_callbacks() const noexcept {
   const std::lock_guard lock(registry().mutex);
   const callback_list* list = list_.load(std::memory_order_relaxed);
   if (list == nullptr) return false;
-  return std::any_of(list->begin(), list->end(), [&](const callback_node* n) {
-    return n->ctx == nullptr || n->ctx == ctx;
+  return std::any_of(list->begin(), list->end(), [&](const callback_entry& e) {
+    return e.ctx == nullptr || e.ctx == ctx;
   });
 }
 
 observer_core::~observer_core() {
   garbage trash;
   const std::lock_guard lock(registry().mutex);
-  while (const callback_list* list = list_.load(std::memory_order_relaxed)) unlink(*list->begin());
+  while (const callback_list* list = list_.load(std::memory_order_relaxed)) unlink(list->begin()->node);
   reclaim(trash);
 }
 

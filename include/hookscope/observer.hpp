@@ -71,8 +71,7 @@ class observer
   /// Runs every callback visible from here with `args`; costs one load when nothing is registered.
   void observe(const Args&... args) const {
 #if HOOKSCOPE_ENABLED
-    if (list_.load(std::memory_order_relaxed) == nullptr) [[likely]] return;
-    emit(args...);
+    if (worth_walking()) emit(args...);
 #else
     ((void)args, ...);
 #endif
@@ -118,14 +117,14 @@ class observer
 
 #if HOOKSCOPE_ENABLED
   void emit(const Args&... args) const {
-    using invoke_type = void (*)(detail::callable_base*, const Args&...);
+    using invoke_type = typename detail::callable_signature<Args...>::invoke_type;
     detail::emission walk(list_);
     const detail::callback_list* list = walk.list();
     if (list == nullptr) return;
-    for (detail::callback_node* node : *list) {
-      if (!walk.enter(node)) continue;
+    for (const detail::callback_entry& entry : *list) {
+      if (!walk.enter(entry)) continue;
       try {
-        reinterpret_cast<invoke_type>(node->callable->invoke)(node->callable, args...);
+        reinterpret_cast<invoke_type>(entry.invoke)(entry.callable, args...);
       } catch (...) {
         detail::handle_callback_exception(name_);
       }

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
@@ -30,6 +31,15 @@ struct callable_base {
   std::size_t refs = 1;                       // guarded by the registry mutex
 };
 
+/// Small trivially copyable arguments cross the type-erased call in registers, not through memory.
+template <class T>
+using pass_t = std::conditional_t<std::is_trivially_copyable_v<T> && sizeof(T) <= 2 * sizeof(void*), T, const T&>;
+
+template <class... Args>
+struct callable_signature {
+  using invoke_type = void (*)(callable_base*, pass_t<Args>...);
+};
+
 template <class F, class... Args>
 struct callable_impl final : callable_base {
   F fn;
@@ -37,11 +47,9 @@ struct callable_impl final : callable_base {
   template <class G>
   explicit callable_impl(G&& g) : callable_base{erase(&call), &destroy_self}, fn(static_cast<G&&>(g)) {}
 
-  static void call(callable_base* self, const Args&... args) {
-    static_cast<callable_impl*>(self)->fn(args...);
-  }
+  static void call(callable_base* self, pass_t<Args>... args) { static_cast<callable_impl*>(self)->fn(args...); }
   static void destroy_self(callable_base* self) noexcept { delete static_cast<callable_impl*>(self); }
-  static erased_invoke erase(void (*f)(callable_base*, const Args&...)) noexcept {
+  static erased_invoke erase(typename callable_signature<Args...>::invoke_type f) noexcept {
     return reinterpret_cast<erased_invoke>(f);
   }
 };
@@ -57,15 +65,27 @@ struct callback_node {
   std::uint32_t refs = 0;                     // lists holding the node + a subscription handle
 };
 
+/// What emission needs of one registration, copied out of the node so a walk touches one cache line per entry.
+struct callback_entry {
+  const context_state* ctx;                   // null: global
+  callable_base* callable;
+  callable_base::erased_invoke invoke;
+  callback_node* node;
+};
+
 /// An immutable snapshot of an observer's callbacks: the global ones first, then the context ones.
 struct callback_list {
   std::uint32_t size = 0;
   std::uint32_t global_count = 0;
 
-  callback_node* const* begin() const noexcept { return reinterpret_cast<callback_node* const*>(this + 1); }
-  callback_node* const* end() const noexcept { return begin() + size; }
-  callback_node** data() noexcept { return reinterpret_cast<callback_node**>(this + 1); }
+  const callback_entry* begin() const noexcept { return reinterpret_cast<const callback_entry*>(this + 1); }
+  const callback_entry* end() const noexcept { return begin() + size; }
+  callback_entry* data() noexcept { return reinterpret_cast<callback_entry*>(this + 1); }
 };
+
+/// `observer_core::listeners_`: nobody, anybody (walk the list), or the one context all callbacks are in.
+inline constexpr std::uintptr_t no_listener = 0;
+inline constexpr std::uintptr_t any_listener = 1;
 
 struct emission_slot {
   std::atomic<const callback_list*> list{nullptr};
@@ -138,11 +158,11 @@ class emission {
 
   const callback_list* list() const noexcept { return list_; }
 
-  /// True if `node` belongs here and is still registered; it is then marked as running.
-  bool enter(const callback_node* node) noexcept {
-    if (node->ctx != nullptr && node->ctx != ctx_) return false;
-    publish(slot_.node, node);
-    return !node->removed.load(std::memory_order_seq_cst);
+  /// True if `entry` belongs here and is still registered; it is then marked as running.
+  bool enter(const callback_entry& entry) noexcept {
+    if (entry.ctx != nullptr && entry.ctx != ctx_) return false;
+    publish(slot_.node, static_cast<const callback_node*>(entry.node));
+    return !entry.node->removed.load(std::memory_order_seq_cst);
   }
 
  private:
@@ -172,8 +192,18 @@ class observer_core {
   bool remove_id(std::uint64_t id) noexcept;
   bool has_visible_callbacks() const noexcept;
 
+  /// Whether `observe` on this thread has anything to walk; decides without touching the list.
+  bool worth_walking() const noexcept {
+    const std::uintptr_t who = listeners_.load(std::memory_order_relaxed);
+    if (who == no_listener) [[likely]] return false;
+    if (who == any_listener) return true;
+    const thread_record* record = tls_record;
+    return record != nullptr && reinterpret_cast<std::uintptr_t>(record->ctx) == who;
+  }
+
   std::string_view name_;
   std::atomic<callback_list*> list_{nullptr};
+  std::atomic<std::uintptr_t> listeners_{no_listener};
 
   friend struct registry_access;
 };
