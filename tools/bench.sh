@@ -11,26 +11,8 @@ repo_root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
 cd "$repo_root"
 build_dir=build-bench
 
-packages=(meson ninja-build g++ pkg-config libbenchmark-dev libboost1.81-dev libsigc++-3.0-dev catch2 python3)
-missing=()
-for package in "${packages[@]}"; do
-  if ! dpkg -s "$package" 2>/dev/null | grep -q '^Status: install ok installed'; then
-    missing+=("$package")
-  fi
-done
-if ((${#missing[@]} > 0)); then
-  if [[ $(id -u) -eq 0 ]]; then
-    as_root=()
-  elif command -v sudo >/dev/null; then
-    as_root=(sudo)
-  else
-    echo "bench.sh: missing packages (${missing[*]}); run as root to install them" >&2
-    exit 1
-  fi
-  echo "bench.sh: installing ${missing[*]}" >&2
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
-fi
+source tools/ensure_packages.sh
+ensure_packages "${HOOKSCOPE_BUILD_PACKAGES[@]}"
 
 if [[ ! -f $build_dir/build.ninja ]]; then
   meson setup "$build_dir" --buildtype=release -Dbench=enabled
