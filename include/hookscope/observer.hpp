@@ -96,6 +96,16 @@ class observer
 #endif
   }
 
+  /// Internal: whether `observe` here would walk any callback (cheap; may be stale while others register).
+  friend bool hookscope_detail_worth_walking(const observer& o) noexcept {
+#if HOOKSCOPE_ENABLED
+    return o.worth_walking();
+#else
+    (void)o;
+    return false;
+#endif
+  }
+
  private:
   template <class F>
   subscription add_impl(F&& callback, bool global) {

@@ -1,0 +1,321 @@
+// hookscope/observable.hpp — functions annotated once, observed before and after every call.
+//
+// ```cpp
+// namespace passes {
+// namespace impl { Graph lower(Graph gm, const Settings& settings); }
+// HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);
+// }
+// passes::lower(g, s);  // called as before
+// auto sub = passes::lower.observers.pre.add([](const auto& ctx) { use(ctx.template arg<"settings">()); });
+// ```
+//
+// The hooks are generated at compile time from the function's type and the annotation's parameter names.
+// With nobody listening a call costs a few relaxed loads; in disabled builds it is the plain call.
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/detail/fixed_string.hpp"
+#include "hookscope/detail/format.hpp"
+#include "hookscope/observer.hpp"
+#include "hookscope/registry.hpp"
+
+#include <cstddef>
+#include <exception>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+//=== call_context ===//
+
+template <class Signature>
+class call_context;
+
+/// One call of an observable, as its pre and post callbacks see it: arguments as const references, the result.
+template <class R, class... Args>
+class call_context<R(Args...)> {
+ public:
+  using args_type = std::tuple<const std::remove_reference_t<Args>&...>;
+  using result_type = R;
+
+  /// The observable's registry entry: name, parameter names, signature, file and line.
+  const function_info& function() const noexcept { return *function_; }
+  /// Every argument, as const references.
+  const args_type& args() const noexcept { return args_; }
+  /// Argument `I` as a const reference.
+  template <std::size_t I>
+  const auto& arg() const noexcept {
+    static_assert(I < sizeof...(Args), "hookscope: call_context::arg<I>(): I is not less than the function's arity");
+    return std::get<I>(args_);
+  }
+  /// The result (post callbacks of a call that returned), else null.
+  const std::remove_reference_t<R>* return_value() const noexcept
+    requires(!std::is_void_v<R>)
+  {
+    return result_;
+  }
+  /// The exception the call threw (post callbacks only), else null.
+  const std::exception_ptr& exception() const noexcept { return exception_; }
+  /// True in post callbacks.
+  bool is_post() const noexcept { return post_; }
+
+  /// Internal: made by the observable around each observed call.
+  call_context(const function_info& f, const std::remove_reference_t<Args>&... args) noexcept
+      : function_(&f), args_(args...) {}
+  call_context(const call_context&) = delete;
+  call_context& operator=(const call_context&) = delete;
+
+ protected:
+  using result_pointer = std::conditional_t<std::is_void_v<R>, const void*, const std::remove_reference_t<R>*>;
+
+  const function_info* function_;
+  args_type args_;
+  result_pointer result_ = nullptr;
+  std::exception_ptr exception_;
+  bool post_ = false;
+};
+
+namespace detail {
+
+/// The context an observable's callbacks receive: a call_context that also finds arguments by name.
+template <class Signature, fixed_string Params>
+class named_call_context;
+
+template <class R, class... Args, fixed_string Params>
+class named_call_context<R(Args...), Params> : public call_context<R(Args...)> {
+ public:
+  static constexpr std::array<std::string_view, sizeof...(Args)> names = split_names<sizeof...(Args)>(Params.view());
+
+  using call_context<R(Args...)>::call_context;
+  using call_context<R(Args...)>::arg;
+
+  /// The argument named `Name` in the annotation; a name not there does not compile.
+  template <fixed_string Name>
+  const auto& arg() const noexcept {
+    constexpr std::size_t index = index_of(names, Name.view());
+    static_assert(index < sizeof...(Args),
+                  "hookscope: call_context::arg<\"name\">(): no parameter of that name in this observable; "
+                  "use one of the names given to HOOKSCOPE_OBSERVABLE (see the template arguments below)");
+    return std::get<index>(this->args_);
+  }
+
+  // Internal, for the observable (callbacks only ever see a const context).
+  void finish(typename call_context<R(Args...)>::result_pointer result) noexcept {
+    this->result_ = result;
+    this->post_ = true;
+  }
+  void fail(std::exception_ptr e) noexcept {
+    this->exception_ = std::move(e);
+    this->post_ = true;
+  }
+};
+
+/// What an observable needs of a function type: the object it is called on (void for free functions), the
+/// result, noexcept-ness and the parameters.
+template <class Self, class R, bool NE, class... A>
+struct callable_shape {};
+
+template <class F>
+struct shape_traits {
+  static_assert(sizeof(F) == 0,
+                "hookscope: observable<&fn, ...>: fn must be a function or a member function; for an overloaded "
+                "one, pick the overload (HOOKSCOPE_OBSERVABLE_OVERLOAD or static_cast<Type*>(&fn))");
+  using type = void;
+};
+template <class R, class... A, bool NE>
+struct shape_traits<R (*)(A...) noexcept(NE)> {
+  using type = callable_shape<void, R, NE, A...>;
+};
+template <class C, class R, class... A, bool NE>
+struct shape_traits<R (C::*)(A...) noexcept(NE)> {
+  using type = callable_shape<C, R, NE, A...>;
+};
+template <class C, class R, class... A, bool NE>
+struct shape_traits<R (C::*)(A...) const noexcept(NE)> {
+  using type = callable_shape<const C, R, NE, A...>;
+};
+
+template <class F>
+using shape_of = typename shape_traits<F>::type;
+
+/// Selects the overload of a function of type F (HOOKSCOPE_OBSERVABLE_OVERLOAD).
+template <class F>
+constexpr F* pick_overload(F* f) noexcept {
+  return f;
+}
+
+/// The object parameter of a member observable; a placeholder nobody can pass for free functions.
+struct no_object {
+  no_object() = delete;
+};
+template <class Self>
+using object_ref = std::conditional_t<std::is_void_v<Self>, no_object, Self>&;
+
+}  // namespace detail
+
+//=== observable ===//
+
+/// A function annotated for observation; `HOOKSCOPE_OBSERVABLE` declares one as an `inline constexpr` object.
+///
+/// Its call operator has the function's parameter types and `noexcept`-ness (a member function's takes the
+/// object first). `observers.pre` and `observers.post` are observers of `const call_context<R(Args...)>&`
+/// (with arguments also by name); `orig` is the function; `info` its registry entry.
+template <auto Fn, fixed_string Name, fixed_string Params, fixed_string File = "", unsigned Line = 0,
+          class Shape = detail::shape_of<decltype(Fn)>>
+class observable;
+
+template <auto Fn, fixed_string Name, fixed_string Params, fixed_string File, unsigned Line, class Self, class R,
+          bool NE, class... A>
+class observable<Fn, Name, Params, File, Line, detail::callable_shape<Self, R, NE, A...>> {
+  static_assert(detail::count_names(Params.view()) == sizeof...(A),
+                "hookscope: HOOKSCOPE_OBSERVABLE: give exactly one name per parameter of the function");
+
+ public:
+  using context_type = detail::named_call_context<R(A...), Params>;
+  using observer_type = observer<const context_type&>;
+
+  /// The callbacks around every call: `pre` before it, `post` after it (also when it threw).
+  struct observers_type {
+    observer_type& pre;
+    observer_type& post;
+  };
+
+ private:
+  static constexpr std::array<std::string_view, sizeof...(A)> param_names_ = context_type::names;
+  static inline constinit observer_type pre_{Name.view()};
+  static inline constinit observer_type post_{Name.view()};
+  static inline constinit erased_observer erased_pre_{Name.view()};
+  static inline constinit erased_observer erased_post_{Name.view()};
+  static inline constinit function_info info_{Name.view(),   param_names_, detail::type_name<decltype(Fn)>(),
+                                              File.view(),   Line,         &erased_pre_,
+                                              &erased_post_};
+#if HOOKSCOPE_ENABLED
+  static inline detail::registry_link link_{info_};
+#endif
+
+ public:
+  static constexpr observers_type observers{pre_, post_};
+  static constexpr const function_info& info = info_;
+  static constexpr decltype(Fn) orig = Fn;
+
+  constexpr observable() noexcept {
+#if HOOKSCOPE_ENABLED
+    (void)&link_;  // declaring the object registers the function, even if it is never called
+#endif
+  }
+
+  /// Calls the function, with the callbacks around it when anyone listens.
+  [[gnu::always_inline]] inline R operator()(A... args) const noexcept(NE)
+    requires std::is_void_v<Self>
+  {
+#if HOOKSCOPE_ENABLED
+    if (listening()) [[unlikely]] return observed(nullptr, args...);
+#endif
+    return Fn(static_cast<A&&>(args)...);
+  }
+
+  /// Calls the member function on `object`, with the callbacks around it when anyone listens.
+  [[gnu::always_inline]] inline R operator()(detail::object_ref<Self> object, A... args) const noexcept(NE)
+    requires(!std::is_void_v<Self>)
+  {
+#if HOOKSCOPE_ENABLED
+    if (listening()) [[unlikely]] return observed(&object, args...);
+#endif
+    return (object.*Fn)(static_cast<A&&>(args)...);
+  }
+
+ private:
+#if HOOKSCOPE_ENABLED
+  static bool listening() noexcept {
+    return hookscope_detail_worth_walking(pre_) || hookscope_detail_worth_walking(post_) ||
+           hookscope_detail_worth_walking(erased_pre_) || hookscope_detail_worth_walking(erased_post_);
+  }
+
+  static std::string format_arg(const void* call, std::size_t i) {
+    return detail::format_element(static_cast<const context_type*>(call)->args(), i);
+  }
+  static std::string format_result(const void* call) {
+    if constexpr (std::is_void_v<R>) {
+      return {};
+    } else {
+      const auto* result = static_cast<const context_type*>(call)->return_value();
+      return result != nullptr ? detail::format_value(*result) : std::string{};
+    }
+  }
+  static constexpr erased_call::formatters formatters_{&format_arg, &format_result};
+
+  static void fire(const observer_type& typed, const erased_observer& erased, const context_type& ctx) {
+    typed.observe(ctx);
+    if (hookscope_detail_worth_walking(erased)) {
+      erased.observe(erased_call(info_, &ctx, formatters_, ctx.is_post(), ctx.exception()));
+    }
+  }
+
+  using object_pointer = std::conditional_t<std::is_void_v<Self>, std::nullptr_t, Self*>;
+
+  [[gnu::noinline]] static R observed(object_pointer object, A&... args) noexcept(NE) {
+    context_type ctx(info_, args...);
+    fire(pre_, erased_pre_, ctx);
+    auto call = [&]() -> R {
+      try {
+        if constexpr (std::is_void_v<Self>) {
+          return Fn(static_cast<A&&>(args)...);
+        } else {
+          return (object->*Fn)(static_cast<A&&>(args)...);
+        }
+      } catch (...) {
+        ctx.fail(std::current_exception());
+        fire(post_, erased_post_, ctx);
+        throw;
+      }
+    };
+    if constexpr (std::is_void_v<R>) {
+      call();
+      ctx.finish(nullptr);
+      fire(post_, erased_post_, ctx);
+    } else {
+      R result = call();
+      ctx.finish(&result);
+      fire(post_, erased_post_, ctx);
+      return static_cast<R&&>(result);
+    }
+  }
+#endif
+};
+
+HOOKSCOPE_DETAIL_END_NAMESPACE
+
+/// Declares `name` as the observable form of the function `fn`, whose parameters are named `...`.
+///
+/// `HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);` then `lower(g, s)` calls `impl::lower` with hooks.
+#define HOOKSCOPE_OBSERVABLE(name, fn, ...) \
+  inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__, __FILE__, __LINE__> name {}
+
+/// As HOOKSCOPE_OBSERVABLE, for one overload of `fn`: `type` is its function type, e.g. `double(double)`.
+#define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                                  \
+  inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__, __FILE__, __LINE__> \
+  name {}
+
+/// Inside class `cls`, makes `name(args...)` the observed call of the member function `impl` (declared
+/// before), and `name##_observers()` its observers; the registry knows it as "cls::name".
+///
+/// `HOOKSCOPE_OBSERVABLE_METHOD(Model, forward, forward_impl, input_ids, attention_mask)` then
+/// `model.forward(ids, mask)`, and `Model::forward_observers().pre.add(...)`.
+#define HOOKSCOPE_OBSERVABLE_METHOD(cls, name, impl, ...)                                                      \
+  using name##_observable = ::hookscope::observable<&cls::impl, #cls "::" #name, #__VA_ARGS__, __FILE__, __LINE__>; \
+  template <class... HookscopeArgs>                                                                            \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                     \
+    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                        \
+  }                                                                                                            \
+  template <class... HookscopeArgs>                                                                            \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args) const {                                               \
+    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                        \
+  }                                                                                                            \
+  static constexpr const name##_observable::observers_type& name##_observers() noexcept {                      \
+    (void)name##_observable{}; /* registers the method even if it is never called */                          \
+    return name##_observable::observers;                                                                       \
+  }                                                                                                            \
+  static_assert(true, "")
+

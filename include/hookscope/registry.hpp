@@ -1,0 +1,172 @@
+// hookscope/registry.hpp — every observable function of the program, found by name, hooked without its types.
+//
+// ```cpp
+// for (const hookscope::function_info& f : hookscope::registry()) std::cout << f.name << f.signature << '\n';
+// if (const auto* f = hookscope::find_observable("lower"))
+//   auto sub = f->pre().add([](const hookscope::erased_call& c) { log(c.function().name, c.format_arg(0)); });
+// ```
+//
+// Registration happens during static initialisation, allocates nothing and does not depend on the order of
+// translation units. In disabled builds the registry is empty.
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/observer.hpp"
+
+#include <cstddef>
+#include <exception>
+#include <iterator>
+#include <span>
+#include <string>
+#include <string_view>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+class erased_call;
+namespace detail {
+struct registry_link;
+}
+
+/// Callbacks that see any observable's calls without knowing its types.
+using erased_observer = observer<const erased_call&>;
+
+/// What the registry knows of one observable function.
+class function_info {
+ public:
+  std::string_view name;                         ///< as given to the annotation
+  std::span<const std::string_view> param_names;  ///< one per parameter, as given to the annotation
+  std::string_view signature;                     ///< readable function type, e.g. "int (*)(int, double)"
+  std::string_view file;                          ///< where the annotation is
+  unsigned line = 0;
+
+  constexpr function_info(std::string_view name_, std::span<const std::string_view> params, std::string_view signature_,
+                          std::string_view file_, unsigned line_, erased_observer* pre, erased_observer* post) noexcept
+      : name(name_), param_names(params), signature(signature_), file(file_), line(line_), pre_(pre), post_(post) {}
+  function_info(const function_info&) = delete;
+  function_info& operator=(const function_info&) = delete;
+
+  /// Type-erased callbacks run before every call (argument values formatted on demand).
+  erased_observer& pre() const noexcept { return *pre_; }
+  /// Type-erased callbacks run after every call, also when it threw.
+  erased_observer& post() const noexcept { return *post_; }
+
+ private:
+  friend class registry_range;
+  friend struct detail::registry_link;
+  erased_observer* pre_;
+  erased_observer* post_;
+  const function_info* next_ = nullptr;
+};
+
+/// One call as the registry's type-erased callbacks see it.
+class erased_call {
+ public:
+  /// How to format the arguments and result of one kind of call; made by the observable.
+  struct formatters {
+    std::string (*arg)(const void* call, std::size_t index);
+    std::string (*return_value)(const void* call);
+  };
+
+  erased_call(const function_info& f, const void* call, const formatters& fmt, bool post,
+              std::exception_ptr exception) noexcept
+      : function_(&f), call_(call), fmt_(&fmt), post_(post), exception_(std::move(exception)) {}
+
+  const function_info& function() const noexcept { return *function_; }
+  std::size_t arg_count() const noexcept { return function_->param_names.size(); }
+  /// The annotation's name of argument `i` (empty when `i` is out of range).
+  std::string_view arg_name(std::size_t i) const noexcept {
+    return i < arg_count() ? function_->param_names[i] : std::string_view{};
+  }
+  /// Argument `i` as text: via `operator<<` or a known type, else "<type>"; "" when `i` is out of range.
+  std::string format_arg(std::size_t i) const { return i < arg_count() ? fmt_->arg(call_, i) : std::string{}; }
+  /// The result as text in post callbacks; "" before the call, for void, and when the call threw.
+  std::string format_return_value() const { return post_ ? fmt_->return_value(call_) : std::string{}; }
+  bool is_post() const noexcept { return post_; }
+  /// The exception the call threw (post callbacks only), else null.
+  const std::exception_ptr& exception() const noexcept { return exception_; }
+
+ private:
+  const function_info* function_;
+  const void* call_;
+  const formatters* fmt_;
+  bool post_;
+  std::exception_ptr exception_;
+};
+
+namespace detail {
+#if HOOKSCOPE_ENABLED
+inline constinit const function_info* registry_head = nullptr;
+#endif
+
+/// Links an observable's info into the registry from a static initialiser; no allocation.
+struct registry_link {
+  explicit registry_link(function_info& info) noexcept {
+#if HOOKSCOPE_ENABLED
+    info.next_ = registry_head;
+    registry_head = &info;
+    on_registered(info);
+#else
+    (void)info;
+#endif
+  }
+  /// Applies the environment (HOOKSCOPE_TRACE) to a newly registered function.
+  static void on_registered(const function_info& info) noexcept;
+};
+}  // namespace detail
+
+/// A forward range over every registered observable (most recently registered first).
+class registry_range {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = function_info;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const function_info*;
+    using reference = const function_info&;
+    iterator() noexcept = default;
+    explicit iterator(const function_info* at) noexcept : at_(at) {}
+    reference operator*() const noexcept { return *at_; }
+    pointer operator->() const noexcept { return at_; }
+    iterator& operator++() noexcept {
+      at_ = at_->next_;
+      return *this;
+    }
+    iterator operator++(int) noexcept {
+      iterator before = *this;
+      ++*this;
+      return before;
+    }
+    friend bool operator==(iterator a, iterator b) noexcept { return a.at_ == b.at_; }
+
+   private:
+    const function_info* at_ = nullptr;
+  };
+
+  iterator begin() const noexcept {
+#if HOOKSCOPE_ENABLED
+    return iterator(detail::registry_head);
+#else
+    return iterator();
+#endif
+  }
+  iterator end() const noexcept { return iterator(); }
+  std::size_t size() const noexcept {
+    std::size_t n = 0;
+    for (auto it = begin(); it != end(); ++it) ++n;
+    return n;
+  }
+};
+
+/// Every observable of the program (empty in disabled builds).
+inline registry_range registry() noexcept { return {}; }
+
+/// The observable registered under `name`, or null.
+inline const function_info* find_observable(std::string_view name) noexcept {
+  for (const function_info& f : registry()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,289 @@
+#include "hookscope/observable.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace passes {
+
+struct graph {
+  std::vector<int> nodes;
+};
+struct settings {
+  int level = 0;
+};
+
+namespace impl {
+inline graph lower(graph gm, const settings& s) {
+  gm.nodes.push_back(s.level);
+  return gm;
+}
+inline int fail_if_negative(int x) {
+  if (x < 0) throw std::invalid_argument("negative input");
+  return x;
+}
+inline void touch(int& counter) noexcept { ++counter; }
+inline int factorial(int n);
+}  // namespace impl
+
+HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);
+HOOKSCOPE_OBSERVABLE(fail_if_negative, impl::fail_if_negative, x);
+HOOKSCOPE_OBSERVABLE(touch, impl::touch, counter);
+HOOKSCOPE_OBSERVABLE(factorial, impl::factorial, n);
+
+inline int impl::factorial(int n) { return n <= 1 ? 1 : n * passes::factorial(n - 1); }
+
+}  // namespace passes
+
+namespace counting {
+
+// Counts the copies and moves made of it, to show what an observed call adds to a plain one.
+struct tracked {
+  static inline int copies = 0;
+  static inline int moves = 0;
+  int value = 0;
+  explicit tracked(int v) : value(v) {}
+  tracked(const tracked& o) : value(o.value) { ++copies; }
+  tracked(tracked&& o) noexcept : value(o.value) { ++moves; }
+  tracked& operator=(const tracked&) = default;
+  tracked& operator=(tracked&&) = default;
+  ~tracked() = default;
+  static void reset() { copies = moves = 0; }
+};
+
+inline int by_value(tracked t) { return t.value; }
+inline int by_const_ref(const tracked& t) { return t.value; }
+inline int by_rvalue_ref(tracked&& t) { return t.value; }
+inline int move_only(std::unique_ptr<int> p) { return *p; }
+
+HOOKSCOPE_OBSERVABLE(observed_by_value, by_value, t);
+HOOKSCOPE_OBSERVABLE(observed_by_const_ref, by_const_ref, t);
+HOOKSCOPE_OBSERVABLE(observed_by_rvalue_ref, by_rvalue_ref, t);
+HOOKSCOPE_OBSERVABLE(observed_move_only, move_only, p);
+
+}  // namespace counting
+
+namespace shapes {
+namespace impl {
+inline double area(double radius) { return 3.0 * radius * radius; }
+inline double area(double width, double height) { return width * height; }
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE_OVERLOAD(circle_area, double(double), impl::area, radius);
+HOOKSCOPE_OBSERVABLE_OVERLOAD(rectangle_area, double(double, double), impl::area, width, height);
+}  // namespace shapes
+
+class model {
+ public:
+  int forward_impl(int ids, int mask) { return ids * 10 + mask + bias_; }
+  int score_impl(int x) const noexcept { return x + bias_; }
+  static int vocab_impl(int n) { return n * 2; }
+
+  HOOKSCOPE_OBSERVABLE_METHOD(model, forward, forward_impl, ids, mask);
+  HOOKSCOPE_OBSERVABLE_METHOD(model, score, score_impl, x);
+
+ private:
+  int bias_ = 1;
+};
+HOOKSCOPE_OBSERVABLE(model_vocab, model::vocab_impl, n);  // a static method is a function
+
+TEST_CASE("observable call operator has the function's signature") {
+  STATIC_REQUIRE(std::is_same_v<decltype(passes::lower(passes::graph{}, passes::settings{})), passes::graph>);
+  STATIC_REQUIRE(std::is_nothrow_invocable_v<decltype(passes::touch), int&>);
+  STATIC_REQUIRE_FALSE(std::is_nothrow_invocable_v<decltype(passes::lower), passes::graph, const passes::settings&>);
+  STATIC_REQUIRE_FALSE(std::is_invocable_v<decltype(passes::touch), const int&>);  // int& stays int&
+  STATIC_REQUIRE(passes::lower.orig == &passes::impl::lower);
+  STATIC_REQUIRE(std::is_empty_v<std::remove_cv_t<decltype(passes::lower)>>);
+
+  int counter = 0;
+  passes::touch(counter);
+  CHECK(counter == 1);
+  CHECK(passes::lower(passes::graph{{1}}, passes::settings{7}).nodes == std::vector<int>{1, 7});
+}
+
+TEST_CASE("observable::info") {
+  const hookscope::function_info& info = passes::lower.info;
+  CHECK(info.name == "lower");
+  REQUIRE(info.param_names.size() == 2);
+  CHECK(info.param_names[0] == "gm");
+  CHECK(info.param_names[1] == "settings");
+  CHECK(info.signature.find("passes::graph") != std::string_view::npos);
+  CHECK(info.signature.find("const passes::settings&") != std::string_view::npos);
+  CHECK(info.file.ends_with("observable.test.cpp"));
+  CHECK(info.line > 0);
+  CHECK(shapes::rectangle_area.info.param_names.size() == 2);
+}
+
+#if HOOKSCOPE_ENABLED
+
+TEST_CASE("observable pre and post callbacks") {
+  std::vector<std::string> events;
+  auto pre = passes::lower.observers.pre.add([&](const auto& ctx) {
+    CHECK_FALSE(ctx.is_post());
+    CHECK(ctx.return_value() == nullptr);
+    CHECK(ctx.function().name == "lower");
+    events.push_back("pre " + std::to_string(ctx.template arg<0>().nodes.size()) + " " +
+                     std::to_string(ctx.template arg<"settings">().level));
+  });
+  auto post = passes::lower.observers.post.add([&](const auto& ctx) {
+    CHECK(ctx.is_post());
+    CHECK_FALSE(ctx.exception());
+    REQUIRE(ctx.return_value() != nullptr);
+    events.push_back("post " + std::to_string(ctx.return_value()->nodes.size()));
+  });
+  const passes::graph g{{1, 2}};
+  const passes::graph out = passes::lower(g, passes::settings{5});
+  CHECK(out.nodes == std::vector<int>{1, 2, 5});
+  CHECK(events == std::vector<std::string>{"pre 2 5", "post 3"});
+
+  SECTION("a callback may name the context type") {
+    using context = hookscope::call_context<passes::graph(passes::graph, const passes::settings&)>;
+    int seen = 0;
+    auto typed = passes::lower.observers.pre.add([&](const context& ctx) { seen = std::get<1>(ctx.args()).level; });
+    passes::lower(g, passes::settings{9});
+    CHECK(seen == 9);
+  }
+  SECTION("the callbacks end with their subscriptions") {
+    pre.reset();
+    post.reset();
+    passes::lower(g, passes::settings{5});
+    CHECK(events.size() == 2);
+  }
+}
+
+TEST_CASE("observable post callbacks run when the function throws") {
+  std::string seen;
+  auto post = passes::fail_if_negative.observers.post.add([&](const auto& ctx) {
+    if (!ctx.exception()) {
+      seen = "returned " + std::to_string(*ctx.return_value());
+      return;
+    }
+    CHECK(ctx.return_value() == nullptr);
+    try {
+      std::rethrow_exception(ctx.exception());
+    } catch (const std::invalid_argument& e) {
+      seen = e.what();
+    }
+  });
+  CHECK_THROWS_MATCHES(passes::fail_if_negative(-1), std::invalid_argument, Catch::Message("negative input"));
+  CHECK(seen == "negative input");
+  CHECK(passes::fail_if_negative(3) == 3);
+  CHECK(seen == "returned 3");
+}
+
+TEST_CASE("observable passes arguments without extra copies") {
+  using counting::tracked;
+  int calls = 0;
+  auto count = [&](const auto&) { ++calls; };
+  auto s1 = counting::observed_by_value.observers.pre.add(count);
+  auto s2 = counting::observed_by_const_ref.observers.pre.add(count);
+  auto s3 = counting::observed_by_rvalue_ref.observers.pre.add(count);
+  auto s4 = counting::observed_move_only.observers.post.add(count);
+  tracked t(4);
+
+  SECTION("by value, from an lvalue: one copy, as the plain call; one extra move into the function") {
+    tracked::reset();
+    counting::by_value(t);
+    const int plain_copies = tracked::copies;
+    const int plain_moves = tracked::moves;
+    tracked::reset();
+    CHECK(counting::observed_by_value(t) == 4);
+    CHECK(tracked::copies == plain_copies);
+    CHECK(tracked::moves == plain_moves + 1);
+    CHECK(calls == 1);
+  }
+  SECTION("by value, from an rvalue: no copy") {
+    tracked::reset();
+    CHECK(counting::observed_by_value(std::move(t)) == 4);
+    CHECK(tracked::copies == 0);
+    CHECK(calls == 1);
+  }
+  SECTION("by const reference and by rvalue reference: no copy, no move") {
+    tracked::reset();
+    CHECK(counting::observed_by_const_ref(t) == 4);
+    CHECK(counting::observed_by_rvalue_ref(std::move(t)) == 4);
+    CHECK(tracked::copies == 0);
+    CHECK(tracked::moves == 0);
+    CHECK(calls == 2);
+  }
+  SECTION("move-only") {
+    CHECK(counting::observed_move_only(std::make_unique<int>(6)) == 6);
+    CHECK(calls == 1);
+  }
+}
+
+TEST_CASE("observable recursion fires pre and post per call") {
+  std::vector<int> pre_args;
+  std::vector<int> post_results;
+  auto pre = passes::factorial.observers.pre.add([&](const auto& ctx) { pre_args.push_back(ctx.template arg<"n">()); });
+  auto post = passes::factorial.observers.post.add([&](const auto& ctx) { post_results.push_back(*ctx.return_value()); });
+  CHECK(passes::factorial(4) == 24);
+  CHECK(pre_args == std::vector<int>{4, 3, 2, 1});
+  CHECK(post_results == std::vector<int>{1, 2, 6, 24});
+}
+
+TEST_CASE("observable overloads are distinct") {
+  int circles = 0;
+  int rectangles = 0;
+  auto a = shapes::circle_area.observers.pre.add([&](const auto&) { ++circles; });
+  auto b = shapes::rectangle_area.observers.pre.add([&](const auto&) { ++rectangles; });
+  CHECK(shapes::circle_area(1.0) == 3.0);
+  CHECK(shapes::rectangle_area(2.0, 3.0) == 6.0);
+  CHECK(shapes::rectangle_area(2.0, 4.0) == 8.0);
+  CHECK(circles == 1);
+  CHECK(rectangles == 2);
+}
+
+TEST_CASE("HOOKSCOPE_OBSERVABLE_METHOD") {
+  model m;
+  std::vector<std::string> events;
+  auto pre = model::forward_observers().pre.add([&](const auto& ctx) {
+    events.push_back(std::string(ctx.function().name) + " ids=" + std::to_string(ctx.template arg<"ids">()));
+  });
+  auto post = model::forward_observers().post.add(
+      [&](const auto& ctx) { events.push_back("-> " + std::to_string(*ctx.return_value())); });
+  CHECK(m.forward(3, 2) == 33);
+  CHECK(events == std::vector<std::string>{"model::forward ids=3", "-> 33"});
+
+  SECTION("const and noexcept methods") {
+    int scored = 0;
+    auto s = model::score_observers().pre.add([&](const auto& ctx) { scored = ctx.template arg<"x">(); });
+    const model& cm = m;
+    STATIC_REQUIRE(noexcept(model::score_observable{}(cm, 1)));
+    CHECK(cm.score(41) == 42);
+    CHECK(scored == 41);
+  }
+  SECTION("static methods") {
+    int seen = 0;
+    auto s = model_vocab.observers.post.add([&](const auto& ctx) { seen = *ctx.return_value(); });
+    CHECK(model_vocab(21) == 42);
+    CHECK(seen == 42);
+  }
+}
+
+TEST_CASE("observable callbacks belong to the context that added them") {
+  int calls = 0;
+  auto pre = passes::factorial.observers.pre.add([&](const auto&) { ++calls; });
+  std::thread([] { passes::factorial(3); }).join();
+  CHECK(calls == 0);
+  passes::factorial(1);
+  CHECK(calls == 1);
+}
+
+#else
+
+TEST_CASE("observable in a disabled build is the plain call") {
+  int calls = 0;
+  auto pre = passes::lower.observers.pre.add([&](const auto&) { ++calls; });
+  CHECK(passes::lower(passes::graph{}, passes::settings{1}).nodes == std::vector<int>{1});
+  CHECK(calls == 0);
+  CHECK_FALSE(pre.active());
+  model m;
+  CHECK(m.forward(1, 2) == 13);
+}
+
+#endif
