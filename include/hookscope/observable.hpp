@@ -89,7 +89,12 @@ class named_call_context<R(Args...), Params> : public call_context<R(Args...)> {
   static constexpr std::array<std::string_view, sizeof...(Args)> names = split_names<sizeof...(Args)>(Params.view());
 
   using call_context<R(Args...)>::call_context;
-  using call_context<R(Args...)>::arg;
+
+  /// Argument `I` as a const reference (redeclared: a using-declaration would be hidden by the overload below).
+  template <std::size_t I>
+  const auto& arg() const noexcept {
+    return call_context<R(Args...)>::template arg<I>();
+  }
 
   /// The argument named `Name` in the annotation; a name not there does not compile.
   template <fixed_string Name>

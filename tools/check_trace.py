@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Runs a program with and without HOOKSCOPE_TRACE and checks what the trace wrote to stderr.
+
+Usage: check_trace.py PROGRAM ENABLED(0|1)
+"""
+import os
+import subprocess
+import sys
+
+EXPECTED_TRACE = [
+    'hookscope: trace: lower_graph(nodes=5, name="main")',
+    "hookscope: trace: lower_graph returned 4",
+    "hookscope: trace: lower_fail(code=7)",
+    "hookscope: trace: lower_fail threw: cannot lower",
+]
+EXPECTED_STDOUT = "result 4\ncaught cannot lower\n"
+
+
+def run(program, trace):
+    env = {k: v for k, v in os.environ.items() if k != "HOOKSCOPE_TRACE"}
+    if trace is not None:
+        env["HOOKSCOPE_TRACE"] = trace
+    done = subprocess.run([program], env=env, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 or done.stdout != EXPECTED_STDOUT:
+        sys.exit(f"{program} (HOOKSCOPE_TRACE={trace!r}) exited {done.returncode} with stdout {done.stdout!r}")
+    return done.stderr.splitlines()
+
+
+def expect(what, got, want):
+    if got != want:
+        sys.exit(f"{what}:\n  expected {want}\n  got      {got}")
+    print(f"ok: {what}")
+
+
+def main() -> int:
+    program, enabled = sys.argv[1], sys.argv[2] == "1"
+    expect("no trace without HOOKSCOPE_TRACE", run(program, None), [])
+    expect("no trace for a glob that matches nothing", run(program, "nothing*"), [])
+    traced = run(program, "lower_*, other")
+    expect("the calls of matching functions, in order", traced, EXPECTED_TRACE if enabled else [])
+    expect("several globs", run(program, "lower_graph,lower_fail"), EXPECTED_TRACE if enabled else [])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
