@@ -19,8 +19,12 @@
 #include "hookscope/observer.hpp"
 #include "hookscope/registry.hpp"
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <exception>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -101,9 +105,9 @@ class named_call_context<R(Args...), Params> : public call_context<R(Args...)> {
   const auto& arg() const noexcept {
     constexpr std::size_t index = index_of(names, Name.view());
     static_assert(index < sizeof...(Args),
-                  "hookscope: call_context::arg<\"name\">(): no parameter of that name in this observable; "
-                  "use one of the names given to HOOKSCOPE_OBSERVABLE (see the template arguments below)");
-    return std::get<index>(this->args_);
+                  "hookscope: call_context::arg<Name>(): no parameter has that name in this observable; "
+                  "use one of the names given to HOOKSCOPE_OBSERVABLE (listed in the template arguments below)");
+    return std::get<(index < sizeof...(Args) ? index : 0)>(this->args_);  // only the message above on misuse
   }
 
   // Internal, for the observable (callbacks only ever see a const context).
@@ -157,6 +161,73 @@ struct no_object {
 };
 template <class Self>
 using object_ref = std::conditional_t<std::is_void_v<Self>, no_object, Self>&;
+
+#if HOOKSCOPE_ENABLED
+template <class Context>
+std::string format_arg_of(const void* call, std::size_t i) {
+  return format_element(static_cast<const Context*>(call)->args(), i);
+}
+
+template <class Context>
+std::string format_result_of(const void* call) {
+  const auto& ctx = *static_cast<const Context*>(call);
+  if constexpr (requires { ctx.return_value(); }) {
+    return ctx.return_value() != nullptr ? format_value(*ctx.return_value()) : std::string{};
+  } else {
+    return {};
+  }
+}
+
+template <class Context>
+inline constexpr erased_call::formatters formatters_for{&format_arg_of<Context>, &format_result_of<Context>};
+
+/// The four observers around one observable function, and how a call runs between them.
+template <class Context>
+struct hook_set {
+  const observer<const Context&>& pre;
+  const observer<const Context&>& post;
+  const erased_observer& erased_pre;
+  const erased_observer& erased_post;
+  const function_info& info;
+
+  bool listening() const noexcept {
+    return hookscope_detail_worth_walking(pre) || hookscope_detail_worth_walking(post) ||
+           hookscope_detail_worth_walking(erased_pre) || hookscope_detail_worth_walking(erased_post);
+  }
+
+  void fire(const observer<const Context&>& typed, const erased_observer& erased, const Context& ctx) const {
+    typed.observe(ctx);
+    if (hookscope_detail_worth_walking(erased)) {
+      erased.observe(erased_call(info, &ctx, formatters_for<Context>, ctx.is_post(), ctx.exception()));
+    }
+  }
+
+  /// Runs `call` between the pre and post callbacks; post callbacks also run when it throws, then it propagates.
+  template <class R, class Call>
+  R run(Context& ctx, Call&& call) const {
+    fire(pre, erased_pre, ctx);
+    auto guarded = [&]() -> R {
+      try {
+        return call();
+      } catch (...) {
+        ctx.fail(std::current_exception());
+        fire(post, erased_post, ctx);
+        throw;
+      }
+    };
+    if constexpr (std::is_void_v<R>) {
+      guarded();
+      ctx.finish(nullptr);
+      fire(post, erased_post, ctx);
+    } else {
+      R result = guarded();
+      ctx.finish(&result);
+      fire(post, erased_post, ctx);
+      return static_cast<R&&>(result);
+    }
+  }
+};
+#endif
 
 }  // namespace detail
 
@@ -233,62 +304,173 @@ class observable<Fn, Name, Params, File, Line, detail::callable_shape<Self, R, N
 
  private:
 #if HOOKSCOPE_ENABLED
-  static bool listening() noexcept {
-    return hookscope_detail_worth_walking(pre_) || hookscope_detail_worth_walking(post_) ||
-           hookscope_detail_worth_walking(erased_pre_) || hookscope_detail_worth_walking(erased_post_);
-  }
+  static constexpr detail::hook_set<context_type> hooks_{pre_, post_, erased_pre_, erased_post_, info_};
 
-  static std::string format_arg(const void* call, std::size_t i) {
-    return detail::format_element(static_cast<const context_type*>(call)->args(), i);
-  }
-  static std::string format_result(const void* call) {
-    if constexpr (std::is_void_v<R>) {
-      return {};
-    } else {
-      const auto* result = static_cast<const context_type*>(call)->return_value();
-      return result != nullptr ? detail::format_value(*result) : std::string{};
-    }
-  }
-  static constexpr erased_call::formatters formatters_{&format_arg, &format_result};
-
-  static void fire(const observer_type& typed, const erased_observer& erased, const context_type& ctx) {
-    typed.observe(ctx);
-    if (hookscope_detail_worth_walking(erased)) {
-      erased.observe(erased_call(info_, &ctx, formatters_, ctx.is_post(), ctx.exception()));
-    }
-  }
+  static bool listening() noexcept { return hooks_.listening(); }
 
   using object_pointer = std::conditional_t<std::is_void_v<Self>, std::nullptr_t, Self*>;
 
   [[gnu::noinline]] static R observed(object_pointer object, A&... args) noexcept(NE) {
     context_type ctx(info_, args...);
-    fire(pre_, erased_pre_, ctx);
-    auto call = [&]() -> R {
-      try {
-        if constexpr (std::is_void_v<Self>) {
-          return Fn(static_cast<A&&>(args)...);
-        } else {
-          return (object->*Fn)(static_cast<A&&>(args)...);
-        }
-      } catch (...) {
-        ctx.fail(std::current_exception());
-        fire(post_, erased_post_, ctx);
-        throw;
+    return hooks_.template run<R>(ctx, [&]() -> R {
+      if constexpr (std::is_void_v<Self>) {
+        return Fn(static_cast<A&&>(args)...);
+      } else {
+        return (object->*Fn)(static_cast<A&&>(args)...);
       }
-    };
-    if constexpr (std::is_void_v<R>) {
-      call();
-      ctx.finish(nullptr);
-      fire(post_, erased_post_, ctx);
-    } else {
-      R result = call();
-      ctx.finish(&result);
-      fire(post_, erased_post_, ctx);
-      return static_cast<R&&>(result);
-    }
+    });
   }
 #endif
 };
+
+//=== make_observable ===//
+
+namespace detail {
+
+inline constexpr std::string_view positional_names[] = {"arg0", "arg1", "arg2",  "arg3",  "arg4",  "arg5",
+                                                        "arg6", "arg7", "arg8",  "arg9",  "arg10", "arg11",
+                                                        "arg12", "arg13", "arg14", "arg15"};
+
+template <class F>
+struct callable_signature_of : callable_signature_of<decltype(&F::operator())> {};
+template <class R, class... A, bool NE>
+struct callable_signature_of<R (*)(A...) noexcept(NE)> {
+  using type = R(A...);
+};
+template <class C, class R, class... A, bool NE>
+struct callable_signature_of<R (C::*)(A...) noexcept(NE)> {
+  using type = R(A...);
+};
+template <class C, class R, class... A, bool NE>
+struct callable_signature_of<R (C::*)(A...) const noexcept(NE)> {
+  using type = R(A...);
+};
+
+template <class Signature>
+struct trampolines;
+
+}  // namespace detail
+
+template <class Signature>
+class observable_function;
+
+/// A run-time observable wrapper around any callable: the same `observers` as an annotated function, for code
+/// you cannot annotate; `function_pointer()` swaps it into a table of plain function pointers.
+///
+/// Not copyable or movable (its function pointer refers to it); `make_observable` returns it by value.
+template <class R, class... A>
+class observable_function<R(A...)> {
+  static_assert(sizeof...(A) <= std::size(detail::positional_names),
+                "hookscope: make_observable: at most 16 parameters");
+
+ public:
+  using context_type = detail::named_call_context<R(A...), "">;
+  using observer_type = observer<const context_type&>;
+  using pointer = R (*)(A...);
+
+  template <class F>
+  observable_function(std::string_view name, F&& target)
+      : name_(name),
+        target_(new std::decay_t<F>(static_cast<F&&>(target))),
+        destroy_([](void* t) noexcept { delete static_cast<std::decay_t<F>*>(t); }),
+        call_([](void* t, A&&... args) -> R { return (*static_cast<std::decay_t<F>*>(t))(static_cast<A&&>(args)...); }),
+        observers{observer_type(name_), observer_type(name_)} {}
+  observable_function(const observable_function&) = delete;
+  observable_function& operator=(const observable_function&) = delete;
+  ~observable_function() {
+    if (pointer_ != nullptr) detail::trampolines<R(A...)>::release(this);
+    destroy_(target_);
+  }
+
+  /// Calls the wrapped callable, with the callbacks around it when anyone listens.
+  R operator()(A... args) const {
+#if HOOKSCOPE_ENABLED
+    if (hooks().listening()) [[unlikely]] {
+      context_type ctx(info_, args...);
+      return hooks().template run<R>(ctx, [&]() -> R { return call_(target_, static_cast<A&&>(args)...); });
+    }
+#endif
+    return call_(target_, static_cast<A&&>(args)...);
+  }
+
+  /// A plain function pointer that calls this object, for function-pointer tables; valid while it lives.
+  /// At most 16 such pointers per signature exist at once (std::length_error beyond).
+  pointer function_pointer() {
+    if (pointer_ == nullptr) pointer_ = detail::trampolines<R(A...)>::claim(this);
+    return pointer_;
+  }
+
+  /// Its description: the name given, parameters named arg0, arg1, ...; `info().pre()` for erased callbacks.
+  const function_info& info() const noexcept { return info_; }
+
+ private:
+  std::string name_;
+  void* target_;
+  void (*destroy_)(void*) noexcept;
+  R (*call_)(void*, A&&...);
+  pointer pointer_ = nullptr;
+  erased_observer erased_pre_{name_};
+  erased_observer erased_post_{name_};
+  function_info info_{name_, std::span(detail::positional_names).first(sizeof...(A)),
+                      detail::type_name<R(A...)>(), {}, 0, &erased_pre_, &erased_post_};
+
+ public:
+  /// The callbacks around every call: `pre` before it, `post` after it (also when it threw).
+  struct observers_type {
+    observer_type pre;
+    observer_type post;
+  } observers;
+
+ private:
+#if HOOKSCOPE_ENABLED
+  detail::hook_set<context_type> hooks() const noexcept {
+    return {observers.pre, observers.post, erased_pre_, erased_post_, info_};
+  }
+#endif
+};
+
+/// Wraps a function pointer or any callable into an observable_function named `name` (the seed's
+/// `_make_observable`): `auto lower = hookscope::make_observable("lower", &third_party::lower);`
+template <class F>
+observable_function<typename detail::callable_signature_of<std::decay_t<F>>::type> make_observable(
+    std::string_view name, F&& target) {
+  return {name, static_cast<F&&>(target)};
+}
+
+namespace detail {
+
+/// A fixed pool of plain functions per signature, each forwarding to the observable_function bound to it.
+template <class R, class... A>
+struct trampolines<R(A...)> {
+  static constexpr std::size_t capacity = 16;
+  static inline std::atomic<const observable_function<R(A...)>*> bound[capacity]{};
+
+  template <std::size_t I>
+  static R call(A... args) {
+    return (*bound[I].load(std::memory_order_acquire))(static_cast<A&&>(args)...);
+  }
+
+  static R (*claim(const observable_function<R(A...)>* f))(A...) {
+    static constexpr auto entries = []<std::size_t... I>(std::index_sequence<I...>) {
+      return std::array<R (*)(A...), capacity>{&call<I>...};
+    }(std::make_index_sequence<capacity>{});
+    for (std::size_t i = 0; i < capacity; ++i) {
+      const observable_function<R(A...)>* expected = nullptr;
+      if (bound[i].compare_exchange_strong(expected, f, std::memory_order_acq_rel)) return entries[i];
+    }
+    throw std::length_error("hookscope: observable_function::function_pointer: more than 16 function pointers of "
+                            "one signature are live; destroy unused observable_function objects");
+  }
+
+  static void release(const observable_function<R(A...)>* f) noexcept {
+    for (auto& slot : bound) {
+      const observable_function<R(A...)>* expected = f;
+      slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+    }
+  }
+};
+
+}  // namespace detail
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
 

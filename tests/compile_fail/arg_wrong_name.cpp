@@ -1,5 +1,5 @@
 // Arguments are found by the names given to the annotation; a misspelt name does not compile.
-// expect-error: hookscope: call_context::arg<"name">\(\): no parameter of that name in this observable
+// expect-error: hookscope: call_context::arg<Name>\(\): no parameter has that name in this observable
 #include "hookscope/observable.hpp"
 
 namespace impl {

@@ -38,16 +38,28 @@ constexpr std::size_t count_names(std::string_view list) noexcept {
   return n;
 }
 
-/// The names of a comma-separated list, trimmed.
+/// The names of a comma-separated list, trimmed. (Index loops rather than string_view::find, which GCC
+/// cannot evaluate at compile time on a template argument's characters under -fsanitize=undefined.)
 template <std::size_t N>
 constexpr std::array<std::string_view, N> split_names(std::string_view list) noexcept {
   std::array<std::string_view, N> names{};
-  for (std::size_t i = 0; i < N; ++i) {
-    const std::size_t comma = list.find(',');
-    names[i] = trim(list.substr(0, comma));
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  std::size_t start = 0;
+  std::size_t name = 0;
+  for (std::size_t i = 0; i <= list.size() && name < N; ++i) {
+    if (i == list.size() || list[i] == ',') {
+      names[name++] = trim(list.substr(start, i - start));
+      start = i + 1;
+    }
   }
   return names;
+}
+
+/// Position of `needle` in `text` at or after `from`, or `text.size()`.
+constexpr std::size_t find_text(std::string_view text, std::string_view needle, std::size_t from = 0) noexcept {
+  for (std::size_t i = from; i + needle.size() <= text.size(); ++i) {
+    if (text.substr(i, needle.size()) == needle) return i;
+  }
+  return text.size();
 }
 
 /// Index of `name` in `names`, or N when absent.
@@ -62,9 +74,10 @@ constexpr std::size_t index_of(const std::array<std::string_view, N>& names, std
 /// A readable name of T, read off the compiler's pretty function name (GCC and Clang).
 template <class T>
 constexpr std::string_view type_name() noexcept {
-  std::string_view p = __PRETTY_FUNCTION__;
-  const std::size_t start = p.find("T = ") + 4;
-  const std::size_t end = p.find_first_of(";]", start);
+  const std::string_view p = __PRETTY_FUNCTION__;
+  const std::size_t start = find_text(p, "T = ") + 4;
+  std::size_t end = start;
+  while (end < p.size() && p[end] != ';' && p[end] != ']') ++end;
   return p.substr(start, end - start);
 }
 
