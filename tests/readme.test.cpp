@@ -1,9 +1,11 @@
 // Every C++ block of README.md, compiled and run here; tools/check_readme_snippets.py checks that the
 // README shows exactly these lines.
 #include "hookscope/hookscope.hpp"
+#include "hookscope/observable.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <future>
 #include <stdexcept>
 #include <string>
@@ -35,6 +37,41 @@ inline std::vector<engine> compile(const std::vector<graph>& parts) {
   for (const auto& p : parts) out.push_back(convert_subgraph(p));
   return out;
 }
+
+struct settings {
+  int level = 0;
+};
+
+// [snippet: observable_declare]
+namespace passes {
+namespace impl {
+graph lower(graph gm, const settings& s);  // the implementation, unchanged
+}
+HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);  // name, function, parameter names
+}  // namespace passes
+// [/snippet]
+
+graph passes::impl::lower(graph gm, const settings& s) {
+  gm.nodes.resize(gm.nodes.size() / 2 + static_cast<std::size_t>(s.level));
+  return gm;
+}
+
+// [snippet: observable_method]
+class model {
+ public:
+  int forward_impl(int input_ids, int attention_mask) { return input_ids * 2 + attention_mask; }
+  HOOKSCOPE_OBSERVABLE_METHOD(model, forward, forward_impl, input_ids, attention_mask);
+};
+// [/snippet]
+
+namespace vendor {  // a library you cannot annotate
+inline int compile_module(int graph_id, double budget) { return graph_id + static_cast<int>(budget); }
+struct backend_table {
+  int (*compile_module)(int, double);
+};
+inline backend_table backend{&compile_module};
+inline int run_pipeline(int graph_id) { return backend.compile_module(graph_id, 1.0); }
+}  // namespace vendor
 
 }  // namespace readme
 
@@ -122,6 +159,65 @@ TEST_CASE("README: callback errors") {
   hookscope::set_log_sink({});  // back to stderr
   // [/snippet]
   CHECK(lines.size() == 1);
+}
+
+TEST_CASE("README: observable functions") {
+  std::vector<std::string> log;
+  // [snippet: observable_hooks]
+  auto before = passes::lower.observers.pre.add([&](const auto& ctx) {
+    log.push_back("lowering " + std::to_string(ctx.template arg<"gm">().nodes.size()) + " nodes at level " +
+                  std::to_string(ctx.template arg<1>().level));  // by name (checked at compile time) or position
+  });
+  auto after = passes::lower.observers.post.add([&](const auto& ctx) {
+    if (ctx.return_value()) log.push_back("-> " + std::to_string(ctx.return_value()->nodes.size()) + " nodes");
+    if (ctx.exception()) log.push_back("-> threw");  // post callbacks run even when the call throws
+  });
+  graph lowered = passes::lower(graph{{1, 2, 3, 4}}, settings{1});  // called exactly as before
+  // [/snippet]
+  CHECK(lowered.nodes.size() == 3);
+  CHECK(log == std::vector<std::string>{"lowering 4 nodes at level 1", "-> 3 nodes"});
+}
+
+TEST_CASE("README: observable methods") {
+  int seen = 0;
+  // [snippet: observable_method_use]
+  model m;
+  auto sub = model::forward_observers().pre.add([&](const auto& ctx) { seen = ctx.template arg<"input_ids">(); });
+  m.forward(7, 1);  // the observed call; registered as "model::forward"
+  // [/snippet]
+  CHECK(seen == 7);
+  CHECK(hookscope::find_observable("model::forward") != nullptr);
+}
+
+TEST_CASE("README: functions you do not own") {
+  std::vector<int> results;
+  // [snippet: make_observable]
+  auto observed = hookscope::make_observable("compile_module", &vendor::compile_module);
+  auto original = std::exchange(vendor::backend.compile_module, observed.function_pointer());
+  {
+    auto sub = observed.observers.post.add([&](const auto& ctx) { results.push_back(*ctx.return_value()); });
+    vendor::run_pipeline(41);  // the vendor's own code now calls through the observable
+  }
+  vendor::backend.compile_module = original;  // restore
+  // [/snippet]
+  CHECK(results == std::vector<int>{42});
+}
+
+TEST_CASE("README: the registry") {
+  std::vector<std::string> lines;
+  // [snippet: registry]
+  for (const hookscope::function_info& f : hookscope::registry()) {
+    std::printf("%.*s: %.*s\n", int(f.name.size()), f.name.data(), int(f.signature.size()), f.signature.data());
+  }
+  const hookscope::function_info* lower = hookscope::find_observable("lower");  // by name only: no types needed
+  auto sub = lower->pre().add([&](const hookscope::erased_call& call) {
+    std::string line(call.function().name);
+    for (std::size_t i = 0; i < call.arg_count(); ++i) line += " " + std::string(call.arg_name(i)) + "=" + call.format_arg(i);
+    lines.push_back(line);
+  });
+  passes::lower(graph{{1, 2}}, settings{0});
+  // [/snippet]
+  CHECK(lines == std::vector<std::string>{"lower gm=<readme::graph> settings=<readme::settings>"});
 }
 
 #endif
