@@ -1,0 +1,89 @@
+// hookscope/tensor.hpp — what hookscope knows of a tensor: its shape and element type, through tensor_traits.
+//
+// Any type becomes a tensor by specialising `hookscope::tensor_traits<T>` with `shape(t)` and `dtype(t)`
+// (and optionally `make_empty(shape, dtype)`); `tensor_spec` is the built-in one, and what captures hold.
+#pragma once
+
+#include "hookscope/config.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+/// Element types, named as in the record format (`dtype::boolean` is "bool").
+enum class dtype : std::uint8_t { float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, boolean };
+
+namespace detail {
+inline constexpr std::array<std::string_view, 10> dtype_names = {"float64", "float32", "float16", "bfloat16", "int64",
+                                                                  "int32",   "int16",   "int8",    "uint8",    "bool"};
+}  // namespace detail
+
+/// The record format's name of `t`: "float32", "int64", "bool", ...
+constexpr std::string_view to_string(dtype t) noexcept { return detail::dtype_names[static_cast<std::size_t>(t)]; }
+
+/// The dtype named `name` in the record format, or nothing.
+constexpr std::optional<dtype> parse_dtype(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < detail::dtype_names.size(); ++i) {
+    if (detail::dtype_names[i] == name) return static_cast<dtype>(i);
+  }
+  return std::nullopt;
+}
+
+/// The dtype of C++ element type T (float, double, the fixed-width integers, bool); no value for others.
+template <class T>
+inline constexpr std::optional<dtype> dtype_of = std::nullopt;
+template <> inline constexpr std::optional<dtype> dtype_of<double> = dtype::float64;
+template <> inline constexpr std::optional<dtype> dtype_of<float> = dtype::float32;
+template <> inline constexpr std::optional<dtype> dtype_of<std::int64_t> = dtype::int64;
+template <> inline constexpr std::optional<dtype> dtype_of<std::int32_t> = dtype::int32;
+template <> inline constexpr std::optional<dtype> dtype_of<std::int16_t> = dtype::int16;
+template <> inline constexpr std::optional<dtype> dtype_of<std::int8_t> = dtype::int8;
+template <> inline constexpr std::optional<dtype> dtype_of<std::uint8_t> = dtype::uint8;
+template <> inline constexpr std::optional<dtype> dtype_of<bool> = dtype::boolean;
+
+/// A tensor as hookscope records it: its shape and element type (never its contents, unless asked).
+struct tensor_spec {
+  std::vector<std::int64_t> shape;
+  hookscope::dtype dtype = hookscope::dtype::float32;
+
+  /// Number of elements (1 for a scalar tensor of rank 0).
+  std::int64_t numel() const noexcept {
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) n *= d;
+    return n;
+  }
+  friend bool operator==(const tensor_spec&, const tensor_spec&) = default;
+};
+
+/// Specialise for a type to make it a tensor: `static auto shape(const T&)` (a range of integers),
+/// `static hookscope::dtype dtype(const T&)`, optionally `static T make_empty(std::vector<std::int64_t>, dtype)`.
+template <class T>
+struct tensor_traits {};
+
+template <>
+struct tensor_traits<tensor_spec> {
+  static const std::vector<std::int64_t>& shape(const tensor_spec& t) noexcept { return t.shape; }
+  static hookscope::dtype dtype(const tensor_spec& t) noexcept { return t.dtype; }
+  static tensor_spec make_empty(std::vector<std::int64_t> shape, hookscope::dtype type) { return {std::move(shape), type}; }
+};
+
+/// True for types with a tensor_traits specialisation.
+template <class T>
+concept tensor = requires(const T& t) {
+  tensor_traits<std::remove_cvref_t<T>>::shape(t);
+  { tensor_traits<std::remove_cvref_t<T>>::dtype(t) } -> std::convertible_to<dtype>;
+};
+
+/// The shape and dtype of any tensor.
+template <tensor T>
+tensor_spec spec_of(const T& t) {
+  const auto& shape = tensor_traits<std::remove_cvref_t<T>>::shape(t);
+  return {std::vector<std::int64_t>(std::begin(shape), std::end(shape)), tensor_traits<std::remove_cvref_t<T>>::dtype(t)};
+}
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

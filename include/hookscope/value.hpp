@@ -1,0 +1,126 @@
+// hookscope/value.hpp — the run-time value tree: what a captured call holds, what records store, what the shape
+// engine consumes. Nodes: none, tensor, scalars (int, float, bool, str), tuple, list, dict, struct.
+//
+// It converts to and from the JSON value encoding of the record format:
+//   {"shape":[1,7],"dtype":"int64"}  null  {"int":3}  {"float":0.5}  {"bool":true}  {"str":"x"}
+//   {"tuple":[...]}  {"list":[...]}  {"dict":[["key",V],...]}  {"struct":"DynamicCache","fields":[["key_0",V],...]}
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/tensor.hpp"
+
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+class value;
+
+/// Ordered (name, value) pairs: the entries of a dict, the fields of a struct.
+using value_fields = std::vector<std::pair<std::string, value>>;
+
+/// Thrown when a value is used as a kind it is not; the message names both kinds.
+class value_error : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+/// Thrown when text is not a valid value encoding; the message names the JSON path and what was wrong.
+class format_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+struct value_tuple {
+  std::vector<value> items;
+};
+struct value_list {
+  std::vector<value> items;
+};
+struct value_dict {
+  value_fields entries;
+};
+struct value_struct {
+  std::string name;
+  value_fields fields;
+};
+}  // namespace detail
+
+/// A node of the value tree. Default-constructed: none (an absent optional, a null pointer, None).
+class value {
+ public:
+  enum class kind : std::uint8_t { none, tensor, integer, floating, boolean, string, tuple, list, dict, structure };
+
+  value() noexcept = default;
+  value(tensor_spec t) : node_(std::move(t)) {}  // NOLINT(google-explicit-constructor): a tensor is a value
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  value(I i) noexcept : node_(static_cast<std::int64_t>(i)) {}  // NOLINT(google-explicit-constructor)
+  template <std::floating_point F>
+  value(F f) noexcept : node_(static_cast<double>(f)) {}  // NOLINT(google-explicit-constructor)
+  value(bool b) noexcept : node_(b) {}                     // NOLINT(google-explicit-constructor)
+  value(std::string s) noexcept : node_(std::move(s)) {}  // NOLINT(google-explicit-constructor)
+  value(const char* s) : node_(std::string(s)) {}        // NOLINT(google-explicit-constructor)
+
+  static value tuple(std::vector<value> items) { return value(node(detail::value_tuple{std::move(items)})); }
+  static value list(std::vector<value> items) { return value(node(detail::value_list{std::move(items)})); }
+  static value dict(value_fields entries) { return value(node(detail::value_dict{std::move(entries)})); }
+  static value structure(std::string name, value_fields fields) {
+    return value(node(detail::value_struct{std::move(name), std::move(fields)}));
+  }
+
+  kind type() const noexcept { return static_cast<kind>(node_.index()); }
+  bool is_none() const noexcept { return type() == kind::none; }
+  bool is_tensor() const noexcept { return type() == kind::tensor; }
+  bool is_container() const noexcept { return type() >= kind::tuple; }
+
+  const tensor_spec& as_tensor() const { return get<tensor_spec>(kind::tensor); }
+  std::int64_t as_int() const { return get<std::int64_t>(kind::integer); }
+  double as_float() const { return get<double>(kind::floating); }
+  bool as_bool() const { return get<bool>(kind::boolean); }
+  const std::string& as_string() const { return get<std::string>(kind::string); }
+  /// The elements of a tuple or a list.
+  const std::vector<value>& items() const;
+  /// The entries of a dict or the fields of a struct, in order.
+  const value_fields& fields() const;
+  /// The class name of a struct.
+  const std::string& struct_name() const { return get<detail::value_struct>(kind::structure).name; }
+
+  /// Leaves of the flattened tree (tensors, scalars and nones; containers contribute their leaves).
+  std::size_t leaf_count() const noexcept;
+
+  friend bool operator==(const value& a, const value& b) noexcept;
+
+ private:
+  using node = std::variant<std::monostate, tensor_spec, std::int64_t, double, bool, std::string, detail::value_tuple,
+                            detail::value_list, detail::value_dict, detail::value_struct>;
+  explicit value(node n) noexcept : node_(std::move(n)) {}
+
+  template <class T>
+  const T& get(kind expected) const {
+    if (const T* p = std::get_if<T>(&node_)) return *p;
+    throw_wrong_kind(expected);
+  }
+  [[noreturn]] void throw_wrong_kind(kind expected) const;
+
+  node node_;
+};
+
+/// The record format's name of a kind: "none", "tensor", "int", "float", "bool", "str", "tuple", ...
+std::string_view to_string(value::kind k) noexcept;
+
+/// The value in the record format's JSON encoding, compact, keys in a fixed order.
+std::string to_json(const value& v);
+
+/// Reads one value in the JSON encoding; a format_error names the path (e.g. `$.tuple[1].shape[0]`) and the fault.
+value value_from_json(std::string_view text);
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,290 @@
+// The value tree's operations and its JSON encoding (read with Boost.JSON, written by hand so that the text is
+// compact, ordered and prints floats in their shortest round-trip form).
+#include "hookscope/value.hpp"
+
+#include <boost/json/src.hpp>  // Boost.JSON compiled into this library only: no extra package, one TU
+
+#include <charconv>
+#include <cmath>
+#include <system_error>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+//=== value ===//
+
+const std::vector<value>& value::items() const {
+  if (const auto* t = std::get_if<detail::value_tuple>(&node_)) return t->items;
+  if (const auto* l = std::get_if<detail::value_list>(&node_)) return l->items;
+  throw value_error("hookscope: value: expected a tuple or a list, found " + std::string(to_string(type())));
+}
+
+const value_fields& value::fields() const {
+  if (const auto* d = std::get_if<detail::value_dict>(&node_)) return d->entries;
+  if (const auto* s = std::get_if<detail::value_struct>(&node_)) return s->fields;
+  throw value_error("hookscope: value: expected a dict or a struct, found " + std::string(to_string(type())));
+}
+
+void value::throw_wrong_kind(kind expected) const {
+  throw value_error("hookscope: value: expected " + std::string(to_string(expected)) + ", found " +
+                    std::string(to_string(type())));
+}
+
+std::size_t value::leaf_count() const noexcept {
+  switch (type()) {
+    case kind::tuple:
+    case kind::list: {
+      std::size_t n = 0;
+      for (const value& v : items()) n += v.leaf_count();
+      return n;
+    }
+    case kind::dict:
+    case kind::structure: {
+      std::size_t n = 0;
+      for (const auto& [name, v] : fields()) n += v.leaf_count();
+      return n;
+    }
+    default:
+      return 1;
+  }
+}
+
+namespace detail {
+static bool operator==(const value_tuple& a, const value_tuple& b) { return a.items == b.items; }
+static bool operator==(const value_list& a, const value_list& b) { return a.items == b.items; }
+static bool operator==(const value_dict& a, const value_dict& b) { return a.entries == b.entries; }
+static bool operator==(const value_struct& a, const value_struct& b) { return a.name == b.name && a.fields == b.fields; }
+}  // namespace detail
+
+bool operator==(const value& a, const value& b) noexcept { return a.node_ == b.node_; }
+
+std::string_view to_string(value::kind k) noexcept {
+  static constexpr std::string_view names[] = {"none", "tensor", "int",   "float", "bool",
+                                               "str",  "tuple",  "list", "dict",  "struct"};
+  return names[static_cast<std::size_t>(k)];
+}
+
+//=== writing ===//
+
+namespace {
+
+void write_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static constexpr char hex[] = "0123456789abcdef";
+          out += "\\u00";
+          out.push_back(hex[(c >> 4) & 0xf]);
+          out.push_back(hex[c & 0xf]);
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+template <class Number>
+void write_number(std::string& out, Number n) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, n);
+  out.append(buffer, ec == std::errc{} ? end : buffer);
+}
+
+void write(std::string& out, const value& v);
+
+void write_items(std::string& out, const std::vector<value>& items) {
+  out.push_back('[');
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    write(out, items[i]);
+  }
+  out.push_back(']');
+}
+
+void write_fields(std::string& out, const value_fields& fields) {
+  out.push_back('[');
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    out.push_back('[');
+    write_string(out, fields[i].first);
+    out.push_back(',');
+    write(out, fields[i].second);
+    out.push_back(']');
+  }
+  out.push_back(']');
+}
+
+void write(std::string& out, const value& v) {
+  switch (v.type()) {
+    case value::kind::none: out += "null"; return;
+    case value::kind::tensor: {
+      out += "{\"shape\":[";
+      const auto& shape = v.as_tensor().shape;
+      for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i != 0) out.push_back(',');
+        write_number(out, shape[i]);
+      }
+      out += "],\"dtype\":\"";
+      out += to_string(v.as_tensor().dtype);
+      out += "\"}";
+      return;
+    }
+    case value::kind::integer: out += "{\"int\":"; write_number(out, v.as_int()); break;
+    case value::kind::floating: {
+      out += "{\"float\":";
+      const double f = v.as_float();
+      if (std::isfinite(f)) {
+        write_number(out, f);
+      } else {
+        write_string(out, std::isnan(f) ? "nan" : f > 0 ? "inf" : "-inf");  // JSON has no non-finite numbers
+      }
+      break;
+    }
+    case value::kind::boolean: out += v.as_bool() ? "{\"bool\":true" : "{\"bool\":false"; break;
+    case value::kind::string: out += "{\"str\":"; write_string(out, v.as_string()); break;
+    case value::kind::tuple: out += "{\"tuple\":"; write_items(out, v.items()); break;
+    case value::kind::list: out += "{\"list\":"; write_items(out, v.items()); break;
+    case value::kind::dict: out += "{\"dict\":"; write_fields(out, v.fields()); break;
+    case value::kind::structure:
+      out += "{\"struct\":";
+      write_string(out, v.struct_name());
+      out += ",\"fields\":";
+      write_fields(out, v.fields());
+      break;
+  }
+  out.push_back('}');
+}
+
+//=== reading ===//
+
+namespace json = boost::json;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw format_error(path + ": " + what); }
+
+std::string kind_of(const json::value& j) {
+  switch (j.kind()) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_: return "a number";
+    case json::kind::string: return "a string";
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+  }
+  return "?";
+}
+
+value read(const json::value& j, const std::string& path);
+
+std::vector<value> read_items(const json::value& j, const std::string& path) {
+  if (!j.is_array()) fail(path, "expected an array, found " + kind_of(j));
+  std::vector<value> items;
+  items.reserve(j.as_array().size());
+  for (std::size_t i = 0; i < j.as_array().size(); ++i) items.push_back(read(j.as_array()[i], path + "[" + std::to_string(i) + "]"));
+  return items;
+}
+
+value_fields read_fields(const json::value& j, const std::string& path) {
+  if (!j.is_array()) fail(path, "expected an array of [name, value] pairs, found " + kind_of(j));
+  value_fields fields;
+  for (std::size_t i = 0; i < j.as_array().size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    const json::value& pair = j.as_array()[i];
+    if (!pair.is_array() || pair.as_array().size() != 2 || !pair.as_array()[0].is_string()) {
+      fail(at, "expected a [\"name\", value] pair");
+    }
+    fields.emplace_back(std::string(pair.as_array()[0].as_string()), read(pair.as_array()[1], at + "[1]"));
+  }
+  return fields;
+}
+
+std::int64_t read_integer(const json::value& j, const std::string& path) {
+  if (j.is_int64()) return j.as_int64();
+  if (j.is_uint64() && j.as_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(j.as_uint64());
+  if (j.is_double() && std::trunc(j.as_double()) == j.as_double() && std::abs(j.as_double()) < 9.0e18) {
+    return static_cast<std::int64_t>(j.as_double());
+  }
+  fail(path, "expected an integer, found " + (j.is_number() ? json::serialize(j) : kind_of(j)));
+}
+
+value read_tensor(const json::object& o, const std::string& path) {
+  if (o.size() != 2 || !o.contains("dtype")) fail(path, "a tensor has exactly the keys \"shape\" and \"dtype\"");
+  const json::value& shape = o.at("shape");
+  if (!shape.is_array()) fail(path + ".shape", "expected an array of dimensions, found " + kind_of(shape));
+  tensor_spec t;
+  for (std::size_t i = 0; i < shape.as_array().size(); ++i) {
+    const std::string at = path + ".shape[" + std::to_string(i) + "]";
+    const std::int64_t d = read_integer(shape.as_array()[i], at);
+    if (d < 0) fail(at, "negative dimension " + std::to_string(d));
+    t.shape.push_back(d);
+  }
+  const json::value& type = o.at("dtype");
+  if (!type.is_string()) fail(path + ".dtype", "expected a string, found " + kind_of(type));
+  const auto parsed = parse_dtype(std::string_view(type.as_string()));
+  if (!parsed) {
+    fail(path + ".dtype", "unknown dtype \"" + std::string(type.as_string()) +
+                              "\" (expected one of float64 float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool)");
+  }
+  t.dtype = *parsed;
+  return value(std::move(t));
+}
+
+value read(const json::value& j, const std::string& path) {
+  if (j.is_null()) return {};
+  if (!j.is_object()) fail(path, "expected null or an object, found " + kind_of(j));
+  const json::object& o = j.as_object();
+  if (o.contains("shape")) return read_tensor(o, path);
+  if (o.contains("struct")) {
+    if (o.size() != 2 || !o.contains("fields")) fail(path, "a struct has exactly the keys \"struct\" and \"fields\"");
+    if (!o.at("struct").is_string()) fail(path + ".struct", "expected the class name, found " + kind_of(o.at("struct")));
+    return value::structure(std::string(o.at("struct").as_string()), read_fields(o.at("fields"), path + ".fields"));
+  }
+  if (o.size() != 1) fail(path, "expected one key (int, float, bool, str, tuple, list, dict), found " + std::to_string(o.size()));
+  const auto& [key, inner] = *o.begin();
+  const std::string at = path + "." + std::string(key);
+  if (key == "int") return value(read_integer(inner, at));
+  if (key == "float") {
+    if (inner.is_number()) return value(inner.to_number<double>());
+    if (inner.is_string() && (inner.as_string() == "nan" || inner.as_string() == "inf" || inner.as_string() == "-inf")) {
+      return value(std::stod(std::string(inner.as_string())));
+    }
+    fail(at, "expected a number, found " + kind_of(inner));
+  }
+  if (key == "bool") {
+    if (!inner.is_bool()) fail(at, "expected true or false, found " + kind_of(inner));
+    return value(inner.as_bool());
+  }
+  if (key == "str") {
+    if (!inner.is_string()) fail(at, "expected a string, found " + kind_of(inner));
+    return value(std::string(inner.as_string()));
+  }
+  if (key == "tuple") return value::tuple(read_items(inner, at));
+  if (key == "list") return value::list(read_items(inner, at));
+  if (key == "dict") return value::dict(read_fields(inner, at));
+  fail(path, "unknown value kind \"" + std::string(key) + "\"");
+}
+
+}  // namespace
+
+std::string to_json(const value& v) {
+  std::string out;
+  write(out, v);
+  return out;
+}
+
+value value_from_json(std::string_view text) {
+  boost::system::error_code ec;
+  const json::value j = json::parse(json::string_view(text.data(), text.size()), ec);
+  if (ec) throw format_error("$: not JSON: " + ec.message());
+  return read(j, "$");
+}
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,116 @@
+#include "hookscope/value.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using hookscope::dtype;
+using hookscope::tensor_spec;
+using hookscope::value;
+
+namespace {
+
+value kv_cache() {
+  return value::structure("DynamicCache", {{"key_0", tensor_spec{{1, 8, 5, 64}, dtype::float16}},
+                                           {"value_0", tensor_spec{{1, 8, 5, 64}, dtype::float16}}});
+}
+
+// Checks that `json` decodes to `v` and that `v` encodes to exactly `json` (written here by hand).
+void check_both_ways(const value& v, const std::string& json) {
+  CHECK(hookscope::to_json(v) == json);
+  CHECK(hookscope::value_from_json(json) == v);
+}
+
+std::string error_of(const std::string& json) {
+  try {
+    (void)hookscope::value_from_json(json);
+  } catch (const hookscope::format_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("value kinds") {
+  CHECK(value().type() == value::kind::none);
+  CHECK(value(tensor_spec{{2}, dtype::int32}).type() == value::kind::tensor);
+  CHECK(value(3).type() == value::kind::integer);
+  CHECK(value(std::int64_t{3}).as_int() == 3);
+  CHECK(value(0.5).as_float() == 0.5);
+  CHECK(value(true).as_bool());
+  CHECK(value("x").as_string() == "x");
+  CHECK(value::tuple({1, 2}).items().size() == 2);
+  CHECK(value::list({}).type() == value::kind::list);
+  CHECK(value::dict({{"a", 1}}).fields().at(0).first == "a");
+  CHECK(kv_cache().struct_name() == "DynamicCache");
+  CHECK(hookscope::to_string(value::kind::structure) == "struct");
+
+  SECTION("using a value as another kind names both") {
+    CHECK_THROWS_WITH(value(3).as_tensor(), "hookscope: value: expected tensor, found int");
+    CHECK_THROWS_WITH(value().items(), "hookscope: value: expected a tuple or a list, found none");
+    CHECK_THROWS_WITH(value::list({}).fields(), "hookscope: value: expected a dict or a struct, found list");
+    CHECK_THROWS_AS(value(1.0).as_int(), hookscope::value_error);
+  }
+}
+
+TEST_CASE("value::leaf_count") {
+  CHECK(value().leaf_count() == 1);  // an absent input is one (placeholder) leaf
+  CHECK(value(1).leaf_count() == 1);
+  CHECK(value::tuple({}).leaf_count() == 0);
+  CHECK(value::list({value(), tensor_spec{}, value::tuple({1, 2})}).leaf_count() == 4);
+  CHECK(kv_cache().leaf_count() == 2);
+  CHECK(value::dict({{"past_key_values", kv_cache()}, {"mask", value()}}).leaf_count() == 3);
+}
+
+TEST_CASE("value equality") {
+  CHECK(value() == value());
+  CHECK(value(1) == value(std::int64_t{1}));
+  CHECK_FALSE(value(1) == value(1.0));  // int and float are different kinds
+  CHECK_FALSE(value::tuple({1}) == value::list({1}));
+  CHECK_FALSE(value::dict({{"a", 1}, {"b", 2}}) == value::dict({{"b", 2}, {"a", 1}}));  // dicts are ordered
+  CHECK(kv_cache() == kv_cache());
+}
+
+TEST_CASE("value JSON encoding, every kind both ways") {
+  check_both_ways(value(), "null");
+  check_both_ways(tensor_spec{{1, 7}, dtype::int64}, R"({"shape":[1,7],"dtype":"int64"})");
+  check_both_ways(tensor_spec{{}, dtype::boolean}, R"({"shape":[],"dtype":"bool"})");
+  check_both_ways(value(3), R"({"int":3})");
+  check_both_ways(value(-9007199254740993LL), R"({"int":-9007199254740993})");
+  check_both_ways(value(0.5), R"({"float":0.5})");
+  check_both_ways(value(0.1), R"({"float":0.1})");  // shortest round-trip form
+  check_both_ways(value(true), R"({"bool":true})");
+  check_both_ways(value("say \"hi\"\n"), R"({"str":"say \"hi\"\n"})");
+  check_both_ways(value::tuple({1, value()}), R"({"tuple":[{"int":1},null]})");
+  check_both_ways(value::list({}), R"({"list":[]})");
+  check_both_ways(value::dict({{"b", 1}, {"a", value()}}), R"({"dict":[["b",{"int":1}],["a",null]]})");
+  check_both_ways(kv_cache(),
+                  R"({"struct":"DynamicCache","fields":[["key_0",{"shape":[1,8,5,64],"dtype":"float16"}],)"
+                  R"(["value_0",{"shape":[1,8,5,64],"dtype":"float16"}]]})");
+  check_both_ways(value::list({value::tuple({tensor_spec{{2, 3}, dtype::float32}, tensor_spec{{2, 3}, dtype::float32}})}),
+                  R"({"list":[{"tuple":[{"shape":[2,3],"dtype":"float32"},{"shape":[2,3],"dtype":"float32"}]}]})");
+
+  SECTION("reading is lenient where JSON is: spaces, key order, integral floats") {
+    CHECK(hookscope::value_from_json(R"( { "dtype" : "int8", "shape" : [ 2 ] } )") == value(tensor_spec{{2}, dtype::int8}));
+    CHECK(hookscope::value_from_json(R"({"float":2})") == value(2.0));
+  }
+}
+
+TEST_CASE("value_from_json errors name the path and the fault") {
+  CHECK(error_of("{") .find("$: not JSON") == 0);
+  CHECK(error_of("3") == "$: expected null or an object, found a number");
+  CHECK(error_of(R"({"shape":[1,-3],"dtype":"int64"})") == "$.shape[1]: negative dimension -3");
+  CHECK(error_of(R"({"shape":[1,2.5],"dtype":"int64"})") == "$.shape[1]: expected an integer, found 2.5E0");
+  CHECK(error_of(R"({"shape":[1],"dtype":"float8"})") ==
+        "$.dtype: unknown dtype \"float8\" (expected one of float64 float32 float16 bfloat16 int64 int32 int16 int8 "
+        "uint8 bool)");
+  CHECK(error_of(R"({"shape":[1]})") == "$: a tensor has exactly the keys \"shape\" and \"dtype\"");
+  CHECK(error_of(R"({"shape":"1x2","dtype":"int64"})") == "$.shape: expected an array of dimensions, found a string");
+  CHECK(error_of(R"({"tuple":[{"int":1},{"int":"2"}]})") == "$.tuple[1].int: expected an integer, found a string");
+  CHECK(error_of(R"({"dict":[["a"]]})") == "$.dict[0]: expected a [\"name\", value] pair");
+  CHECK(error_of(R"({"set":[]})") == "$: unknown value kind \"set\"");
+  CHECK(error_of(R"({"int":1,"float":2})") == "$: expected one key (int, float, bool, str, tuple, list, dict), found 2");
+  CHECK(error_of(R"({"struct":"C"})") == "$: a struct has exactly the keys \"struct\" and \"fields\"");
+  CHECK(error_of(R"({"bool":1})") == "$.bool: expected true or false, found a number");
+}
