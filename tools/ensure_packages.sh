@@ -15,4 +15,4 @@ ensure_packages() {
 
 # What building and testing hookscope needs (benchmark peers included, so `meson test` builds everything).
 HOOKSCOPE_BUILD_PACKAGES=(meson ninja-build g++ pkg-config python3 catch2 libboost1.81-dev
-                          libbenchmark-dev libsigc++-3.0-dev)
+                          libbenchmark-dev libsigc++-3.0-dev libeigen3-dev)

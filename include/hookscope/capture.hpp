@@ -114,17 +114,22 @@ concept pfr_aggregate = std::is_aggregate_v<T> && std::is_class_v<T> && !std::is
 template <class T>
 struct never_capturable : std::false_type {};
 
+// Types no rule matches: `supported` is false, and naming their captured type is a compile error.
 template <class T>
 struct capture_rule {
-  static_assert(never_capturable<T>::value,
-                "hookscope: this parameter type cannot be captured: make it a tensor (specialise "
-                "hookscope::tensor_traits<T>), an aggregate or a Hana struct, or name its children with a "
-                "hookscope::flatten_traits<T> specialisation. The type is the T of capture_rule<T> below.");
-  using type = void;
+  static constexpr bool supported = false;
 };
 
 template <class T>
-using captured_of = typename capture_rule<std::remove_cvref_t<T>>::type;
+struct checked_rule : capture_rule<T> {
+  static_assert(capture_rule<T>::supported,
+                "hookscope: this parameter type cannot be captured: make it a tensor (specialise "
+                "hookscope::tensor_traits<T>), an aggregate or a Hana struct, or name its children with a "
+                "hookscope::flatten_traits<T> specialisation. The type is the T of checked_rule<T> below.");
+};
+
+template <class T>
+using captured_of = typename checked_rule<std::remove_cvref_t<T>>::type;
 
 // Field names "0", "1", ... for aggregates (Boost.PFR before 1.84 has no names).
 inline constexpr std::string_view positional_field_names[] = {"0",  "1",  "2",  "3",  "4",  "5",  "6",  "7",
@@ -157,12 +162,14 @@ struct hana_fields {
 template <class T>
   requires tensor<T>
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   using type = tensor_spec;
   static type capture(const T& t) { return spec_of(t); }
 };
 
 template <>
 struct capture_rule<bool> {
+  static constexpr bool supported = true;
   using type = bool;
   static type capture(bool b) { return b; }
 };
@@ -170,6 +177,7 @@ struct capture_rule<bool> {
 template <class T>
   requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && !tensor<T>)
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   using type = std::conditional_t<std::is_integral_v<T>, std::int64_t, double>;
   static type capture(T v) { return static_cast<type>(v); }
 };
@@ -177,12 +185,14 @@ struct capture_rule<T> {
 template <class T>
   requires(string_like<T> && !tensor<T>)
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   using type = std::string;
   static type capture(const T& s) { return std::string(std::string_view(s)); }
 };
 
 template <>
 struct capture_rule<std::nullptr_t> {
+  static constexpr bool supported = true;
   using type = std::monostate;
   static type capture(std::nullptr_t) { return {}; }
 };
@@ -190,6 +200,7 @@ struct capture_rule<std::nullptr_t> {
 template <class T>
   requires is_optional<T>
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   using type = std::optional<captured_of<typename T::value_type>>;
   static type capture(const T& o) {
     if (!o) return std::nullopt;
@@ -200,6 +211,7 @@ struct capture_rule<T> {
 template <class T>
   requires((std::is_pointer_v<T> && !string_like<T>) || is_smart_pointer<T>)
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   using pointee = std::remove_cvref_t<decltype(*std::declval<const T&>())>;
   using type = std::optional<captured_of<pointee>>;
   static type capture(const T& p) {
@@ -211,6 +223,7 @@ struct capture_rule<T> {
 template <class T>
   requires(flattenable<T> && !tensor<T>)
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   using children = captured_of<decltype(flatten_traits<T>::flatten(std::declval<const T&>()))>;
   using type = captured_class<children>;
   static type capture(const T& t) {
@@ -224,6 +237,7 @@ struct capture_rule<T> {
 template <class T>
   requires(string_keyed_map<T> && !tensor<T> && !flattenable<T>)
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   using type = captured_dict<captured_of<typename T::mapped_type>>;
   static type capture(const T& m) {
     type out;
@@ -238,6 +252,7 @@ struct capture_rule<T> {
 template <class T>
   requires(std::ranges::range<const T> && !string_like<T> && !string_keyed_map<T> && !tensor<T> && !flattenable<T>)
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   using element = std::remove_cvref_t<std::ranges::range_reference_t<const T>>;
   using type = std::vector<captured_of<element>>;
   static type capture(const T& r) {
@@ -251,6 +266,7 @@ struct capture_rule<T> {
 template <class T>
   requires(tuple_like<T> && !tensor<T> && !flattenable<T>)
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   template <std::size_t... I>
   static auto types(std::index_sequence<I...>) -> std::tuple<captured_of<std::tuple_element_t<I, T>>...>;
   using type = decltype(types(std::make_index_sequence<std::tuple_size_v<T>>{}));
@@ -264,6 +280,7 @@ struct capture_rule<T> {
 template <class T>
   requires(hana_struct<T> && !tensor<T> && !flattenable<T>)
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   using type = captured_struct<typename hana_fields<T>::type>;
   static type capture(const T& t) {
     return boost::hana::unpack(boost::hana::accessors<T>(), [&](auto... pairs) {
@@ -278,6 +295,7 @@ template <class T>
   requires(pfr_aggregate<T> && !hana_struct<T> && !tensor<T> && !flattenable<T> && !std::ranges::range<const T> &&
            !tuple_like<T>)
 struct capture_rule<T> {
+  static constexpr bool supported = true;
   static_assert(boost::pfr::tuple_size_v<T> <= std::size(positional_field_names),
                 "hookscope: capture: aggregates of more than 32 fields are not supported");
   using type = captured_struct<typename pfr_fields<T>::type>;
@@ -365,6 +383,11 @@ value to_value_of(const captured_class<C>& c) {
 
 }  // namespace detail
 
+/// True when hookscope can capture a T (checked at the top level of T: a container of uncapturable
+/// elements passes here and fails to compile when captured).
+template <class T>
+concept capturable = detail::capture_rule<std::remove_cvref_t<T>>::supported;
+
 /// The owned, storable form of a `T` argument (see the table at the top of this header).
 template <class T>
 using captured_t = detail::captured_of<T>;
@@ -372,7 +395,7 @@ using captured_t = detail::captured_of<T>;
 /// Captures `v`: shapes and dtypes of tensors, copies of scalars and strings, containers element by element.
 template <class T>
 captured_t<T> capture(const T& v) {
-  return detail::capture_rule<std::remove_cvref_t<T>>::capture(v);
+  return detail::checked_rule<std::remove_cvref_t<T>>::capture(v);
 }
 
 /// The run-time value tree of a captured value.

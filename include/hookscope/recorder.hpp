@@ -1,0 +1,183 @@
+// hookscope/recorder.hpp — records the calls of an observable for a scope: captured arguments, result, latency.
+//
+// ```cpp
+// hookscope::call_recorder rec(model_forward);       // any observable: function, method, make_observable
+// generate(model, prompt);                           // the first store_n_calls calls are captured
+// rec.write_jsonl("forward.jsonl");                  // the record format, one call per line
+// ```
+#pragma once
+
+#include "hookscope/capture.hpp"
+#include "hookscope/config.hpp"
+#include "hookscope/observable.hpp"
+#include "hookscope/registry.hpp"
+#include "hookscope/value.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+/// `store_n_calls` value that keeps every call.
+inline constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
+
+/// One recorded call.
+struct recorded_call {
+  value_fields kwargs;          ///< every parameter, named by the annotation, captured
+  std::optional<value> result;  ///< the captured result; absent for void, uncapturable results and calls that threw
+  bool threw = false;           ///< the call ended with an exception
+  std::int64_t latency_ns = 0;  ///< from just before the call to just after it (hooks excluded)
+};
+
+struct recorder_options {
+  std::size_t store_n_calls = 3;  ///< calls kept (the first ones); `hookscope::unlimited` keeps all
+  bool global = false;            ///< record calls from every thread, not only the current context's
+};
+
+/// Records the calls of one observable while it lives (a scope, like the seed's `with` block).
+///
+/// Like any callback, it sees the calls of its context: the current thread's, or threads that attach it;
+/// `recorder_options::global` records every thread. In disabled builds it compiles and records nothing.
+class call_recorder {
+ public:
+  /// Records `target`: an observable (`passes::lower`, `Model::forward_observable{}`) or a live
+  /// observable_function.
+  template <class Observable>
+  explicit call_recorder(Observable&& target, recorder_options options = {})
+      : function_(&info_of(target)), options_(options) {
+    using context_type = typename std::remove_cvref_t<Observable>::context_type;
+    auto pre = [this](const context_type& ctx) { on_pre(ctx); };
+    auto post = [this](const context_type& ctx) { on_post(ctx); };
+    auto& observers = target.observers;
+    pre_ = options.global ? observers.pre.add_global(pre) : observers.pre.add(pre);
+    post_ = options.global ? observers.post.add_global(post) : observers.post.add(post);
+  }
+  call_recorder(const call_recorder&) = delete;
+  call_recorder& operator=(const call_recorder&) = delete;
+  ~call_recorder() { stop(); }
+
+  /// Stops recording (the calls recorded so far stay available).
+  void stop() noexcept {
+    pre_.reset();
+    post_.reset();
+  }
+
+  /// The recorded function.
+  const function_info& function() const noexcept { return *function_; }
+  /// Number of calls recorded so far.
+  std::size_t num_calls() const {
+    const std::lock_guard lock(mutex_);
+    return calls_.size();
+  }
+  /// The recorded calls, in the order they finished.
+  std::vector<recorded_call> calls() const {
+    const std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+  /// Writes the calls in the JSON Lines record format (the first line carries the signature); throws
+  /// std::system_error naming the file when it cannot be written.
+  void write_jsonl(const std::filesystem::path& path) const;
+
+  /// The calls as JSON Lines text (what write_jsonl writes).
+  std::string to_jsonl() const;
+
+ private:
+  struct pending {
+    value_fields kwargs;
+    std::chrono::steady_clock::time_point start;
+  };
+
+  template <class Observable>
+  static const function_info& info_of(const Observable& target) {
+    if constexpr (requires { target.info(); }) {
+      return target.info();
+    } else {
+      return std::remove_cvref_t<Observable>::info;
+    }
+  }
+
+  template <class Context>
+  void on_pre(const Context& ctx) {
+#if HOOKSCOPE_ENABLED
+    {
+      const std::lock_guard lock(mutex_);
+      if (calls_.size() + pending_.size() >= options_.store_n_calls) return;
+    }
+    pending entry{capture_args(ctx), {}};
+    const std::lock_guard lock(mutex_);
+    if (calls_.size() + pending_.size() >= options_.store_n_calls) return;  // others were quicker
+    entry.start = std::chrono::steady_clock::now();
+    pending_.emplace(&ctx, std::move(entry));
+#else
+    (void)ctx;
+#endif
+  }
+
+  template <class Context>
+  void on_post(const Context& ctx) {
+#if HOOKSCOPE_ENABLED
+    const auto end = std::chrono::steady_clock::now();
+    pending entry;
+    {
+      const std::lock_guard lock(mutex_);
+      const auto it = pending_.find(&ctx);
+      if (it == pending_.end()) return;  // not recorded (over the limit, or started before the recorder)
+      entry = std::move(it->second);
+      pending_.erase(it);
+    }
+    recorded_call call;
+    call.kwargs = std::move(entry.kwargs);
+    call.latency_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - entry.start).count();
+    call.threw = static_cast<bool>(ctx.exception());
+    if constexpr (requires { ctx.return_value(); }) {
+      using result_type = std::remove_cvref_t<decltype(*ctx.return_value())>;
+      if constexpr (capturable<result_type>) {
+        if (ctx.return_value() != nullptr) call.result = capture_value(*ctx.return_value());
+      }
+    }
+    const std::lock_guard lock(mutex_);
+    calls_.push_back(std::move(call));
+#else
+    (void)ctx;
+#endif
+  }
+
+  template <class Context>
+  value_fields capture_args(const Context& ctx) const {
+    value_fields kwargs;
+    const auto& names = ctx.function().param_names;
+    kwargs.reserve(names.size());
+    std::apply(
+        [&](const auto&... args) {
+          std::size_t i = 0;
+          (kwargs.emplace_back(std::string(names[i++]), capture_value(args)), ...);
+        },
+        ctx.args());
+    return kwargs;
+  }
+
+  const function_info* function_;
+  recorder_options options_;
+  mutable std::mutex mutex_;
+  std::vector<recorded_call> calls_;
+  std::unordered_map<const void*, pending> pending_;  // keyed by the call's context: one per call in flight
+  subscription pre_;
+  subscription post_;
+};
+
+/// One call as a line of the record format (`signature` on request: the first line of a function's records).
+std::string record_line(const function_info& function, const recorded_call& call, bool with_signature);
+
+HOOKSCOPE_DETAIL_END_NAMESPACE
