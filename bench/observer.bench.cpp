@@ -106,7 +106,7 @@ void observer_other_thread_callback(benchmark::State& state) {
   std::promise<void> registered;
   std::promise<void> finished;
   std::thread listener([&] {
-    const hookscope::subscription sub = on_pair.add(add_to_sink{});
+    [[maybe_unused]] const hookscope::subscription sub = on_pair.add(add_to_sink{});
     registered.set_value();
     finished.get_future().wait();  // the context, and with it the callback, ends with this thread
   });
@@ -117,12 +117,12 @@ void observer_other_thread_callback(benchmark::State& state) {
 }
 
 void observer_one_context_callback(benchmark::State& state) {
-  const hookscope::subscription sub = on_pair.add(add_to_sink{});
+  [[maybe_unused]] const hookscope::subscription sub = on_pair.add(add_to_sink{});
   run(state, callbacks_if_enabled(1), [](int a, int b) { on_pair.observe(a, b); });
 }
 
 void observer_one_global_callback(benchmark::State& state) {
-  const hookscope::subscription sub = on_pair.add_global(add_to_sink{});
+  [[maybe_unused]] const hookscope::subscription sub = on_pair.add_global(add_to_sink{});
   run(state, callbacks_if_enabled(1), [](int a, int b) { on_pair.observe(a, b); });
 }
 

@@ -212,7 +212,9 @@ TEST_CASE("README: the registry") {
   const hookscope::function_info* lower = hookscope::find_observable("lower");  // by name only: no types needed
   auto sub = lower->pre().add([&](const hookscope::erased_call& call) {
     std::string line(call.function().name);
-    for (std::size_t i = 0; i < call.arg_count(); ++i) line += " " + std::string(call.arg_name(i)) + "=" + call.format_arg(i);
+    for (std::size_t i = 0; i < call.arg_count(); ++i) {
+      line.append(" ").append(call.arg_name(i)).append("=").append(call.format_arg(i));
+    }
     lines.push_back(line);
   });
   passes::lower(graph{{1, 2}}, settings{0});

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Prints the observer benchmark table on a Debian 12 machine, from any directory:
+# Prints the benchmark tables on a Debian 12 machine, from any directory:
 #
 #   tools/bench.sh [bench_table.py options, e.g. --repetitions 10 or --check]
 #
 # Installs the missing build packages (as root, or through sudo), configures the release build directory
-# build-bench at the repository root if needed, compiles observer_bench and runs tools/bench_table.py on it.
+# build-bench at the repository root if needed (HOOKSCOPE_BENCH_BUILD_DIR=DIR picks another one, absolute or
+# relative to the repository root), compiles the benchmarks and runs tools/bench_table.py on them: the
+# observer table, then the observable functions' table (hooks enabled), then the same observable benchmarks
+# built with hooks compiled out.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
 cd "$repo_root"
-build_dir=build-bench
+build_dir="${HOOKSCOPE_BENCH_BUILD_DIR:-build-bench}"
 
 source tools/ensure_packages.sh
 ensure_packages "${HOOKSCOPE_BUILD_PACKAGES[@]}"
@@ -28,5 +31,6 @@ sys.exit(0 if all(have.get(k) == v for k, v in want.items()) else 1)' "$options"
   fi
 fi
 
-meson compile -C "$build_dir" observer_bench
-python3 tools/bench_table.py "$build_dir/bench/observer_bench" "$@"
+benches=(observer_bench observable_bench observable_bench_disabled)
+meson compile -C "$build_dir" "${benches[@]}"
+python3 tools/bench_table.py "${benches[@]/#/$build_dir/bench/}" "$@"

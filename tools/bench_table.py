@@ -1,19 +1,31 @@
 #!/usr/bin/env python3
-"""Prints the observer benchmarks as a Markdown table and checks them against the DESIGN.md targets.
+"""Prints the hookscope benchmarks as Markdown tables and checks them against the DESIGN.md targets.
 
     python3 tools/bench_table.py BUILD/bench/observer_bench [--repetitions 5]   # runs the benchmark
-    python3 tools/bench_table.py --json observer.json                         # reads saved output
+    python3 tools/bench_table.py BUILD/bench/observer_bench BUILD/bench/observable_bench \
+        BUILD/bench/observable_bench_disabled                                 # several, one table each
+    python3 tools/bench_table.py --json observer.json [--json more.json]      # reads saved output
 
 Saved output comes from `observer_bench --benchmark_format=json --benchmark_repetitions=N
---benchmark_report_aggregates_only=true` (without aggregates, the median of the runs is taken).
+--benchmark_report_aggregates_only=true` (without aggregates, the median of the runs is taken). A file may
+hold several such outputs one after the other (what --save-json writes for several binaries, or
+meson-logs/testlog.txt of `meson test --benchmark`): each gets its table.
 
-Every benchmark makes the same non-inlined call as `plain_call` and then emits once, so "over plain_call"
-is the cost of the emission alone. "hookscope is X× faster" compares those emission costs, measured in
-the same run: (peer − plain_call) / (hookscope − plain_call). Standard library only.
+Observers (bench/observer.bench.cpp): every benchmark makes the same non-inlined call as `plain_call` and
+then emits once, so "over plain_call" is the cost of the emission alone. "hookscope is X× faster" compares
+those emission costs, measured in the same run: (peer − plain_call) / (hookscope − plain_call).
+
+Observable functions (bench/observable.bench.cpp, benchmarks named observable_*): every benchmark calls the
+same non-inlined function, directly in `observable_plain_call` and through the annotation in the others, so
+"over observable_plain_call" is the cost of the observation alone. Built with hooks disabled, the annotated
+call must cost what the plain one does: their ratio is checked against 1.00 within ±3% (run-to-run noise).
+
+Standard library only.
 """
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -34,78 +46,132 @@ NO_CALLBACK_MAX_NS = 0.5
 ONE_CALLBACK_MAX_NS = 3.0
 MIN_SPEEDUP = {SIGC: 15.0, SIGNALS2: 30.0}
 
+# bench/observable.bench.cpp: its benchmarks share this prefix; each is compared to its plain-call baseline.
+OBSERVABLE_PREFIX = "observable_"
+OBSERVABLE_BASELINE = "observable_plain_call"
+OBSERVABLE_NO_CALLBACK = "observable_no_callback"
+OBSERVABLE_PRE_POST = "observable_pre_post_callbacks"
+PRE_POST_MAX_NS = 8.0
+DISABLED_RATIO = 1.00
+DISABLED_RATIO_TOLERANCE = 0.03  # run-to-run noise of two identical calls on a busy 2-core VM
+
 NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("binary", nargs="?", help="observer_bench executable to run")
-    source.add_argument("--json", metavar="FILE",
-                        help="read saved Google Benchmark JSON, or a log holding it ('-' for stdin)")
+    parser.add_argument("binaries", nargs="*", metavar="binary",
+                        help="benchmark executable to run (observer_bench, observable_bench, ...); "
+                             "several give one table each, in order")
+    parser.add_argument("--json", metavar="FILE", action="append",
+                        help="read saved Google Benchmark JSON, or a log holding it ('-' for stdin); repeatable")
     parser.add_argument("--repetitions", type=int, default=5, help="repetitions when running (default 5)")
     parser.add_argument("--min-time", type=float, metavar="SECONDS",
                         help="minimum time per repetition when running (Google Benchmark's default 0.5)")
     parser.add_argument("--filter", metavar="REGEX", help="only the benchmarks matching REGEX (when running)")
-    parser.add_argument("--save-json", metavar="FILE", help="also write the benchmark's JSON output to FILE")
+    parser.add_argument("--interleave", choices=["auto", "on", "off"], default="auto",
+                        help="run repetitions of different benchmarks in random order (Google Benchmark's "
+                             "--benchmark_enable_random_interleaving); auto (default): for the observable "
+                             "benchmarks only, which compare near-identical loops")
+    parser.add_argument("--save-json", metavar="FILE",
+                        help="also write the benchmark's JSON output to FILE (several runs: one after the other)")
     parser.add_argument("--time", choices=["cpu", "real"], default="cpu",
                         help="which time to report (default cpu: less hurt by preemption on a busy machine)")
     parser.add_argument("--check", action="store_true", help="exit with status 1 if a target is not met")
     args = parser.parse_args(argv)
+    if bool(args.binaries) == bool(args.json):
+        parser.error("give either benchmark executables to run or --json FILE, not both" if args.binaries
+                     else "give a benchmark executable to run or --json FILE")
     if args.repetitions < 1:
         parser.error("--repetitions must be at least 1")
     return args
 
 
-def run_benchmark(args):
-    command = [args.binary, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+def list_benchmarks(binary, args):
+    command = [binary, "--benchmark_list_tests=true"]
+    if args.filter:
+        command.append(f"--benchmark_filter={args.filter}")
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=False)
+    except OSError as e:
+        sys.exit(f"bench_table: cannot run {binary}: {e.strerror}")
+    return done.stdout.split()
+
+
+def interleaved(args, binary):
+    """Whether to shuffle the repetitions of `binary`'s benchmarks.
+
+    This machine has slow phases, seconds long, in which the same loop runs up to 25% slower; run one after
+    the other, two benchmarks can land in different phases. The observable benchmarks compare loops that
+    differ by a fraction of a nanosecond (or not at all, hooks disabled), so by default their repetitions
+    are shuffled and every benchmark samples every phase alike. The observer benchmarks keep their order.
+    """
+    if args.interleave != "auto":
+        return args.interleave == "on"
+    return is_observable_run(list_benchmarks(binary, args))
+
+
+def run_benchmark(args, binary):
+    command = [binary, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
                "--benchmark_report_aggregates_only=true"]
     if args.min_time is not None:
         command.append(f"--benchmark_min_time={args.min_time}")
     if args.filter:
         command.append(f"--benchmark_filter={args.filter}")
+    if interleaved(args, binary):
+        command.append("--benchmark_enable_random_interleaving=true")
     print(f"running: {' '.join(command)}", file=sys.stderr)
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
     except OSError as e:
-        sys.exit(f"bench_table: cannot run {args.binary}: {e.strerror}")
+        sys.exit(f"bench_table: cannot run {binary}: {e.strerror}")
     if done.returncode != 0:
-        sys.exit(f"bench_table: {args.binary} exited with status {done.returncode}")
+        sys.exit(f"bench_table: {binary} exited with status {done.returncode}")
     return done.stdout
 
 
-def read_json(args):
+def read_json(path):
     try:
-        if args.json == "-":
+        if path == "-":
             return sys.stdin.read()
-        with open(args.json, encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             return f.read()
     except OSError as e:
-        sys.exit(f"bench_table: cannot read {args.json}: {e.strerror}")
+        sys.exit(f"bench_table: cannot read {path}: {e.strerror}")
 
 
-def parse_json(text):
-    """The benchmark's JSON, alone or inside a log (meson-logs/testlog.txt of `meson test --benchmark`)."""
+def parse_json(text, source):
+    """Every benchmark JSON document in `text`: one alone, or several inside a log (meson-logs/testlog.txt of
+    `meson test --benchmark`) or one after the other (--save-json of several runs)."""
+    marker = '{\n  "context"'
     try:
-        return json.loads(text)
+        return [json.loads(text)]
     except json.JSONDecodeError as e:
-        start = text.find('{\n  "context"')
+        start = text.find(marker)
         if start < 0:
-            sys.exit(f"bench_table: not Google Benchmark JSON (line {e.lineno}: {e.msg}); "
+            sys.exit(f"bench_table: {source}: not Google Benchmark JSON (line {e.lineno}: {e.msg}); "
                      "run the benchmark with --benchmark_format=json")
-    try:
-        return json.JSONDecoder().raw_decode(text, start)[0]
-    except json.JSONDecodeError as e:
-        sys.exit(f"bench_table: the benchmark JSON in the log is cut short or broken (line {e.lineno}: {e.msg})")
+    documents = []
+    decoder = json.JSONDecoder()
+    while start >= 0:
+        try:
+            document, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as e:
+            sys.exit(f"bench_table: {source}: the benchmark JSON in the log is cut short or broken "
+                     f"(line {e.lineno}: {e.msg})")
+        documents.append(document)
+        start = text.find(marker, end)
+    return documents
 
 
 def medians(data, basis):
-    """Returns ({name: median ns}, {name: error message}, names in run order)."""
-    aggregated, samples, errors, order = {}, {}, {}, []
+    """Returns ({name: median ns}, {name: error message}, names in registration order)."""
+    aggregated, samples, errors, order, family = {}, {}, {}, [], {}
     for run in data.get("benchmarks", []):
         name = run.get("run_name") or run["name"]
         if name not in order:
             order.append(name)
+            family[name] = (run.get("family_index", 0), run.get("per_family_instance_index", 0))
         if run.get("error_occurred"):
             errors[name] = run.get("error_message", "error")
             continue
@@ -117,13 +183,31 @@ def medians(data, basis):
             samples.setdefault(name, []).append(ns)
     result = {name: statistics.median(values) for name, values in samples.items()}
     result.update(aggregated)
+    # Registration order, also when the repetitions ran shuffled (--benchmark_enable_random_interleaving).
+    order.sort(key=lambda name: family[name])
     return result, errors, order
 
 
-def over_plain(times, name):
-    if name not in times or BASELINE not in times:
+def ran_shuffled(data):
+    """True when the output lists benchmarks out of registration order: run with random interleaving."""
+    seen = []
+    for run in data.get("benchmarks", []):
+        index = run.get("family_index", 0)
+        if not seen or seen[-1] != index:
+            seen.append(index)
+    return seen != sorted(seen)
+
+
+def over_plain(times, name, baseline=BASELINE):
+    if name not in times or baseline not in times:
         return None
-    return times[name] - times[BASELINE]
+    return times[name] - times[baseline]
+
+
+def ratio_to_plain(times, name, baseline):
+    if name not in times or times.get(baseline, 0) <= 0:
+        return None
+    return times[name] / times[baseline]
 
 
 def speedup(times, ours, theirs):
@@ -191,7 +275,52 @@ def targets(times):
     return results
 
 
-def describe(context, basis, repetitions):
+def observable_table(times, errors, order):
+    base = OBSERVABLE_BASELINE
+    lines = [f"| benchmark | median ns | ns over {base} | × {base} |",
+             "| --- | ---: | ---: | ---: |"]
+    for name in order:
+        if name in errors and name not in times:
+            lines.append(f"| {name} | error: {errors[name]} | | |")
+            continue
+        delta, ratio = over_plain(times, name, base), ratio_to_plain(times, name, base)
+        delta_text = "—" if name == base or delta is None else f"{delta:+.2f}"
+        ratio_text = "—" if name == base or ratio is None else f"{ratio:.2f}"
+        lines.append(f"| {name} | {format_ns(times[name])} | {delta_text} | {ratio_text} |")
+    return lines
+
+
+def observable_targets(times, hooks_enabled):
+    """As targets(), for the observable benchmarks of an enabled build, or of a hooks-disabled one."""
+    results = []
+    base = OBSERVABLE_BASELINE
+    if hooks_enabled:
+        for label, name, limit in (
+                ("enabled, no callback anywhere, over the plain call", OBSERVABLE_NO_CALLBACK, NO_CALLBACK_MAX_NS),
+                ("observable with pre + post callbacks, over the plain call", OBSERVABLE_PRE_POST, PRE_POST_MAX_NS)):
+            delta = over_plain(times, name, base)
+            if delta is None:
+                results.append((None, f"{label} ≤ {limit} ns: not measured ({name} or {base} missing)"))
+            else:
+                results.append((delta <= limit, f"{label} ≤ {limit} ns: {delta:+.2f} ns ({name} − {base})"))
+        return results
+    name = OBSERVABLE_NO_CALLBACK
+    label = (f"disabled build, annotated vs plain, ratio {DISABLED_RATIO:.2f} "
+             f"(±{DISABLED_RATIO_TOLERANCE:.0%} noise)")
+    ratio = ratio_to_plain(times, name, base)
+    if ratio is None:
+        results.append((None, f"{label}: not measured ({name} or {base} missing)"))
+    else:
+        met = abs(ratio - DISABLED_RATIO) <= DISABLED_RATIO_TOLERANCE
+        results.append((met, f"{label}: {ratio:.3f} ({name} {times[name]:.3f} ns / {base} {times[base]:.3f} ns)"))
+    return results
+
+
+def is_observable_run(order):
+    return any(name.startswith(OBSERVABLE_PREFIX) for name in order)
+
+
+def describe(context, basis, repetitions, interleaved_run=False):
     parts = []
     if "hookscope_hooks" in context:
         parts.append(f"hooks {context['hookscope_hooks']}")
@@ -204,36 +333,85 @@ def describe(context, basis, repetitions):
     if "date" in context:
         parts.append(context["date"])
     parts.append(f"{basis} time, median of {repetitions}" if repetitions else f"{basis} time")
+    if interleaved_run:
+        parts.append("repetitions shuffled")
     return "; ".join(parts)
+
+
+def print_targets(results):
+    print("DESIGN.md targets:")
+    for met, text_line in results:
+        verdict = "not measured" if met is None else ("met" if met else "NOT met")
+        print(f"- {verdict}: {text_line}")
+
+
+def report(data, args):
+    """Prints one benchmark run's table and targets; returns the targets checked, as targets() does."""
+    times, errors, order = medians(data, args.time)
+    repetitions = max((run.get("repetitions", 1) for run in data.get("benchmarks", [])), default=1)
+    context = data.get("context", {})
+    enabled = context.get("hookscope_hooks") != "disabled"
+    shuffled = ran_shuffled(data)
+
+    if is_observable_run(order):
+        print("\n".join(observable_table(times, errors, order)))
+        print()
+        print(f"_{describe(context, args.time, repetitions, shuffled)}. Differences and ratios are to "
+              f"{OBSERVABLE_BASELINE} measured in this run._")
+        print()
+        if not enabled:
+            print(f"Hooks are disabled in this build: every observable_* row should match {OBSERVABLE_BASELINE}.")
+        results = observable_targets(times, enabled)
+        print_targets(results)
+        return results
+
+    print("\n".join(table(times, errors, order)))
+    print()
+    print(f"_{describe(context, args.time, repetitions, shuffled)}. Ratios compare emission costs "
+          f"(median − {BASELINE}) measured in this run._")
+    print()
+    if not enabled:
+        print("Hooks are disabled in this build: every observer_* row should match plain_call. "
+              "The DESIGN.md targets are for enabled builds; none is checked.")
+        return []
+    results = targets(times)
+    print_targets(results)
+    return results
 
 
 def main(argv):
     args = parse_args(argv)
-    text = run_benchmark(args) if args.binary else read_json(args)
+    if args.binaries:
+        sources = []
+        for binary in args.binaries:
+            text = run_benchmark(args, binary)
+            if text.strip():
+                sources.append((binary, text))
+            else:  # --filter matched none of its benchmarks: it printed nothing
+                print(f"bench_table: {binary}: no benchmark ran", file=sys.stderr)
+        if not sources:
+            sys.exit("bench_table: no benchmark ran")
+    else:
+        sources = [(path, read_json(path)) for path in args.json]
     if args.save_json:
         with open(args.save_json, "w", encoding="utf-8") as f:
-            f.write(text)
-    data = parse_json(text)
-    times, errors, order = medians(data, args.time)
-    if not order:
-        sys.exit("bench_table: the JSON holds no benchmark")
-    repetitions = max((run.get("repetitions", 1) for run in data.get("benchmarks", [])), default=1)
-    context = data.get("context", {})
+            f.write("\n".join(text.rstrip("\n") for _, text in sources) + "\n")
+    runs = [(source, data) for source, text in sources for data in parse_json(text, source)]
 
-    print("\n".join(table(times, errors, order)))
-    print()
-    print(f"_{describe(context, args.time, repetitions)}. Ratios compare emission costs "
-          f"(median − {BASELINE}) measured in this run._")
-    print()
-    if context.get("hookscope_hooks") == "disabled":
-        print("Hooks are disabled in this build: every observer_* row should match plain_call. "
-              "The DESIGN.md targets are for enabled builds; none is checked.")
-        return 0
-    print("DESIGN.md targets:")
-    results = targets(times)
-    for met, text_line in results:
-        verdict = "not measured" if met is None else ("met" if met else "NOT met")
-        print(f"- {verdict}: {text_line}")
+    results, shown = [], 0
+    for source, data in runs:
+        if not data.get("benchmarks"):
+            print(f"bench_table: {source}: a run holds no benchmark", file=sys.stderr)
+            continue
+        if shown:
+            print()
+        if len(runs) > 1:
+            print(f"### {os.path.basename(data.get('context', {}).get('executable') or source)}")
+            print()
+        results += report(data, args)
+        shown += 1
+    if not shown:
+        sys.exit("bench_table: the JSON holds no benchmark")
     if args.check and not all(met for met, _ in results):
         return 1
     return 0
