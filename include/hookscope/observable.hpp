@@ -195,7 +195,8 @@ struct hook_set {
            hookscope_detail_worth_walking(erased_pre) || hookscope_detail_worth_walking(erased_post);
   }
 
-  void fire(const observer<const Context&>& typed, const erased_observer& erased, const Context& ctx) const {
+  [[gnu::always_inline]] inline void fire(const observer<const Context&>& typed, const erased_observer& erased,
+                                          const Context& ctx) const {
     typed.observe(ctx);
     if (hookscope_detail_worth_walking(erased)) {
       erased.observe(erased_call(info, &ctx, formatters_for<Context>, ctx.is_post(), ctx.exception()));
