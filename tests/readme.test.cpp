@@ -2,11 +2,14 @@
 // README shows exactly these lines.
 #include "hookscope/hookscope.hpp"
 #include "hookscope/observable.hpp"
+#include "hookscope/recorder.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <future>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -73,6 +76,40 @@ inline backend_table backend{&compile_module};
 inline int run_pipeline(int graph_id) { return backend.compile_module(graph_id, 1.0); }
 }  // namespace vendor
 
+// [snippet: capture_types]
+struct generation_config {  // an aggregate: captured field by field (Boost.PFR)
+  int max_new_tokens = 0;
+  std::optional<hookscope::tensor_spec> pixel_values;
+};
+
+class kv_cache {  // private members: it names its children, like registering a pytree node
+ public:
+  std::vector<hookscope::tensor_spec> keys, values;  // (public here only to keep the example short)
+};
+}  // namespace readme
+
+template <>
+struct hookscope::flatten_traits<readme::kv_cache> {
+  static constexpr std::string_view name = "DynamicCache";
+  static std::vector<std::pair<std::string, hookscope::tensor_spec>> flatten(const readme::kv_cache& c) {
+    std::vector<std::pair<std::string, hookscope::tensor_spec>> children;
+    for (std::size_t i = 0; i < c.keys.size(); ++i) {
+      children.emplace_back("key_" + std::to_string(i), c.keys[i]);
+      children.emplace_back("value_" + std::to_string(i), c.values[i]);
+    }
+    return children;
+  }
+};
+// [/snippet]
+
+namespace readme {
+namespace impl {
+inline hookscope::tensor_spec forward(const hookscope::tensor_spec& input_ids, const std::optional<hookscope::tensor_spec>& attention_mask) {
+  (void)attention_mask;
+  return {{input_ids.shape.at(0), input_ids.shape.at(1), 64}, hookscope::dtype::float32};
+}
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask);
 }  // namespace readme
 
 using namespace readme;
@@ -220,6 +257,37 @@ TEST_CASE("README: the registry") {
   passes::lower(graph{{1, 2}}, settings{0});
   // [/snippet]
   CHECK(lines == std::vector<std::string>{"lower gm=<readme::graph> settings=<readme::settings>"});
+}
+
+TEST_CASE("README: capture") {
+  using hookscope::dtype;
+  // [snippet: capture]
+  const hookscope::value config = hookscope::capture_value(generation_config{16, std::nullopt});
+  CHECK(hookscope::to_json(config) ==
+        R"({"struct":"readme::generation_config","fields":[["0",{"int":16}],["1",null]]})");
+
+  kv_cache cache{{{{1, 8, 7, 64}, dtype::float16}}, {{{1, 8, 7, 64}, dtype::float16}}};
+  const hookscope::value captured = hookscope::capture_value(cache);  // shapes and dtypes, never the data
+  CHECK(captured.struct_name() == "DynamicCache");
+  CHECK(captured.leaf_count() == 2);
+  // [/snippet]
+}
+
+TEST_CASE("README: recording") {
+  using hookscope::dtype;
+  const auto path = std::filesystem::temp_directory_path() / "hookscope_readme_forward.jsonl";
+  // [snippet: recording]
+  {
+    hookscope::call_recorder rec(forward);  // this thread's calls (or {.global = true}), the first 3 by default
+    forward({{1, 7}, dtype::int64}, hookscope::tensor_spec{{1, 7}, dtype::int64});  // prefill
+    forward({{1, 1}, dtype::int64}, std::nullopt);                                 // one decode step
+    CHECK(rec.num_calls() == 2);
+    CHECK(rec.calls()[1].kwargs[1].second.is_none());  // attention_mask was absent
+    rec.write_jsonl(path);  // one JSON object per call; the first line carries the signature
+  }                         // recording ends with the recorder
+  // [/snippet]
+  CHECK(std::filesystem::file_size(path) > 0);
+  std::filesystem::remove(path);
 }
 
 #endif
