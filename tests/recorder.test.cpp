@@ -45,6 +45,9 @@ tensor_spec ids(std::int64_t batch, std::int64_t length) { return {{batch, lengt
 
 }  // namespace llm
 
+
+#if HOOKSCOPE_ENABLED
+
 namespace {
 // Replaces every latency figure by N (no <regex>: GCC 12 warns inside it under ASan).
 std::string without_latencies(std::string text) {
@@ -58,8 +61,6 @@ std::string without_latencies(std::string text) {
   return text;
 }
 }  // namespace
-
-#if HOOKSCOPE_ENABLED
 
 TEST_CASE("call_recorder records arguments by name, result and latency") {
   hookscope::call_recorder rec(llm::forward);
