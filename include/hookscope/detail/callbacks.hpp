@@ -136,7 +136,9 @@ inline void publish(std::atomic<const T*>& slot, const T* value) noexcept {
 /// One walk over an observer's list: protects it, filters by context, marks the running callback.
 class emission {
  public:
-  explicit emission(const std::atomic<callback_list*>& head) noexcept
+  // Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
+  // registers instead of a stack object whose address the cleanup would need.
+  [[gnu::always_inline]] explicit emission(const std::atomic<callback_list*>& head) noexcept
       : record_(this_thread_record()), slot_(slot_for(record_)), ctx_(record_.ctx) {
     const callback_list* list = head.load(std::memory_order_acquire);
     for (;;) {
@@ -150,7 +152,7 @@ class emission {
   }
   emission(const emission&) = delete;
   emission& operator=(const emission&) = delete;
-  ~emission() {
+  [[gnu::always_inline]] ~emission() {
     --record_.depth;
     slot_.node.store(nullptr, std::memory_order_release);
     slot_.list.store(nullptr, std::memory_order_release);
@@ -159,7 +161,7 @@ class emission {
   const callback_list* list() const noexcept { return list_; }
 
   /// True if `entry` belongs here and is still registered; it is then marked as running.
-  bool enter(const callback_entry& entry) noexcept {
+  [[gnu::always_inline]] bool enter(const callback_entry& entry) noexcept {
     if (entry.ctx != nullptr && entry.ctx != ctx_) return false;
     publish(slot_.node, static_cast<const callback_node*>(entry.node));
     return !entry.node->removed.load(std::memory_order_seq_cst);
