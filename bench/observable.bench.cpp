@@ -13,6 +13,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_context.hpp"
+
 #include <cstdint>
 
 namespace {
@@ -85,18 +87,6 @@ void run(benchmark::State& state, int expected, Call&& call) {
   }
 }
 
-// Written into the output's "context", so that a saved JSON file says what it measured.
-[[maybe_unused]] const bool context_recorded = [] {
-  benchmark::AddCustomContext("hookscope_hooks", hookscope::hooks_enabled ? "enabled" : "disabled");
-  benchmark::AddCustomContext("hookscope_compiler",
-#if defined(__clang__)
-                              "clang " __clang_version__
-#else
-                              "gcc " __VERSION__
-#endif
-  );
-  return true;
-}();
 
 /// Every benchmark of the annotation starts with no callback of anyone else's on `scale`.
 bool unobserved(benchmark::State& state) {

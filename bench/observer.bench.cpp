@@ -8,6 +8,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_context.hpp"
+
 #include <cstdint>
 #include <future>
 #include <thread>
@@ -57,18 +59,6 @@ void run(benchmark::State& state, int expected, Fire&& fire) {
   }
 }
 
-// Written into the output's "context", so that a saved JSON file says what it measured.
-[[maybe_unused]] const bool context_recorded = [] {
-  benchmark::AddCustomContext("hookscope_hooks", hookscope::hooks_enabled ? "enabled" : "disabled");
-  benchmark::AddCustomContext("hookscope_compiler",
-#if defined(__clang__)
-                              "clang " __clang_version__
-#else
-                              "gcc " __VERSION__
-#endif
-  );
-  return true;
-}();
 
 constinit hookscope::observer<int, int> on_nothing{"bench.on_nothing"};  // nothing ever registers here
 constinit hookscope::observer<int, int> on_pair{"bench.on_pair"};        // each benchmark cleans up after itself
