@@ -122,6 +122,27 @@ TEST_CASE("call_recorder scope and contexts") {
   }
 }
 
+TEST_CASE("call_recorder from many threads at once") {
+  hookscope::call_recorder all(llm::forward, {.store_n_calls = hookscope::unlimited, .global = true});
+  hookscope::call_recorder first_ten(llm::forward, {.store_n_calls = 10, .global = true});
+  std::vector<std::thread> threads;
+  for (int t = 1; t <= 4; ++t) {
+    threads.emplace_back([t] {
+      for (int i = 0; i < 100; ++i) llm::forward(llm::ids(t, i + 1), std::nullopt, true);
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(all.num_calls() == 400);
+  CHECK(first_ten.num_calls() == 10);  // exactly the limit, however the threads raced
+
+  SECTION("clear starts the count afresh") {
+    first_ten.clear();
+    CHECK(first_ten.num_calls() == 0);
+    for (int i = 0; i < 20; ++i) llm::forward(llm::ids(1, 1), std::nullopt, true);
+    CHECK(first_ten.num_calls() == 10);
+  }
+}
+
 TEST_CASE("call_recorder: calls that throw, uncapturable results, latency") {
   hookscope::call_recorder rec(llm::forward);
   CHECK_THROWS_AS(llm::forward(tensor_spec{{}, dtype::int64}, std::nullopt, true), std::invalid_argument);

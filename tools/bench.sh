@@ -31,6 +31,6 @@ sys.exit(0 if all(have.get(k) == v for k, v in want.items()) else 1)' "$options"
   fi
 fi
 
-benches=(observer_bench observable_bench observable_bench_disabled)
+benches=(observer_bench observable_bench observable_bench_disabled recorder_bench)
 meson compile -C "$build_dir" "${benches[@]}"
 python3 tools/bench_table.py "${benches[@]/#/$build_dir/bench/}" "$@"

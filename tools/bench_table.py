@@ -275,8 +275,7 @@ def targets(times):
     return results
 
 
-def observable_table(times, errors, order):
-    base = OBSERVABLE_BASELINE
+def observable_table(times, errors, order, base=OBSERVABLE_BASELINE):
     lines = [f"| benchmark | median ns | ns over {base} | × {base} |",
              "| --- | ---: | ---: | ---: |"]
     for name in order:
@@ -320,6 +319,28 @@ def is_observable_run(order):
     return any(name.startswith(OBSERVABLE_PREFIX) for name in order)
 
 
+RECORDER_BASELINE = "recorder_plain_call"
+RECORD_MAX_NS = 150.0
+
+
+def is_recorder_run(order):
+    return any(name.startswith("recorder_") for name in order)
+
+
+def recorder_targets(times):
+    """Recording one call of 3 tensors within its budget; capture beside a hand-written copy (reported)."""
+    name, base = "recorder_record_3_tensors", RECORDER_BASELINE
+    label = "recording one call with 3 tensor arguments, over the plain call"
+    delta = over_plain(times, name, base)
+    if delta is None:
+        return [(None, f"{label} ≤ {RECORD_MAX_NS:.0f} ns: not measured ({name} or {base} missing)")]
+    results = [(delta <= RECORD_MAX_NS, f"{label} ≤ {RECORD_MAX_NS:.0f} ns: {delta:+.1f} ns ({name} − {base})")]
+    capture, hand = times.get("recorder_capture_3_tensors"), times.get("recorder_hand_copy_3_tensors")
+    if capture and hand:
+        print(f"Capture into the value tree vs a hand-written copy of the same shapes: {capture / hand:.2f}×")
+    return results
+
+
 def describe(context, basis, repetitions, interleaved_run=False):
     parts = []
     if "hookscope_hooks" in context:
@@ -352,6 +373,16 @@ def report(data, args):
     context = data.get("context", {})
     enabled = context.get("hookscope_hooks") != "disabled"
     shuffled = ran_shuffled(data)
+
+    if is_recorder_run(order):
+        print("\n".join(observable_table(times, errors, order, RECORDER_BASELINE)))
+        print()
+        print(f"_{describe(context, args.time, repetitions, shuffled)}. Differences and ratios are to "
+              f"{RECORDER_BASELINE} measured in this run._")
+        print()
+        results = recorder_targets(times) if enabled else []
+        print_targets(results)
+        return results
 
     if is_observable_run(order):
         print("\n".join(observable_table(times, errors, order)))

@@ -13,6 +13,7 @@
 #include "hookscope/registry.hpp"
 #include "hookscope/value.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +24,6 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -86,6 +86,13 @@ class call_recorder {
     return calls_;
   }
 
+  /// Forgets the calls recorded so far; recording goes on, with store_n_calls counted afresh.
+  void clear() {
+    const std::lock_guard lock(mutex_);
+    reserved_.fetch_sub(calls_.size(), std::memory_order_relaxed);
+    calls_.clear();
+  }
+
   /// Writes the calls in the JSON Lines record format (the first line carries the signature); throws
   /// std::system_error naming the file when it cannot be written.
   void write_jsonl(const std::filesystem::path& path) const;
@@ -111,15 +118,21 @@ class call_recorder {
   template <class Context>
   void on_pre(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
-    {
-      const std::lock_guard lock(mutex_);
-      if (calls_.size() + pending_.size() >= options_.store_n_calls) return;
+    // Reserve a place first, without the lock: once the limit is reached, calls cost one atomic add.
+    if (reserved_.fetch_add(1, std::memory_order_relaxed) >= options_.store_n_calls) {
+      reserved_.fetch_sub(1, std::memory_order_relaxed);
+      return;
     }
-    pending entry{capture_args(ctx), {}};
-    const std::lock_guard lock(mutex_);
-    if (calls_.size() + pending_.size() >= options_.store_n_calls) return;  // others were quicker
+    pending entry;
+    try {
+      entry.kwargs = capture_args(ctx);
+    } catch (...) {
+      reserved_.fetch_sub(1, std::memory_order_relaxed);
+      throw;
+    }
     entry.start = std::chrono::steady_clock::now();
-    pending_.emplace(&ctx, std::move(entry));
+    const std::lock_guard lock(mutex_);
+    pending_.emplace_back(&ctx, std::move(entry));
 #else
     (void)ctx;
 #endif
@@ -129,17 +142,18 @@ class call_recorder {
   void on_post(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
     const auto end = std::chrono::steady_clock::now();
-    pending entry;
+    recorded_call call;
     {
       const std::lock_guard lock(mutex_);
-      const auto it = pending_.find(&ctx);
+      // Few calls are in flight at once (one per thread and nesting level): a vector beats a hash map here.
+      auto it = pending_.begin();
+      while (it != pending_.end() && it->first != &ctx) ++it;
       if (it == pending_.end()) return;  // not recorded (over the limit, or started before the recorder)
-      entry = std::move(it->second);
-      pending_.erase(it);
+      call.kwargs = std::move(it->second.kwargs);
+      call.latency_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - it->second.start).count();
+      *it = std::move(pending_.back());
+      pending_.pop_back();
     }
-    recorded_call call;
-    call.kwargs = std::move(entry.kwargs);
-    call.latency_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - entry.start).count();
     call.threw = static_cast<bool>(ctx.exception());
     if constexpr (requires { ctx.return_value(); }) {
       using result_type = std::remove_cvref_t<decltype(*ctx.return_value())>;
@@ -172,7 +186,8 @@ class call_recorder {
   recorder_options options_;
   mutable std::mutex mutex_;
   std::vector<recorded_call> calls_;
-  std::unordered_map<const void*, pending> pending_;  // keyed by the call's context: one per call in flight
+  std::vector<std::pair<const void*, pending>> pending_;  // keyed by the call's context: one per call in flight
+  std::atomic<std::size_t> reserved_{0};                  // calls recorded or in flight, against store_n_calls
   subscription pre_;
   subscription post_;
 };
