@@ -312,6 +312,8 @@ struct capture_rule<T> {
 //=== to value ===//
 
 inline value to_value_of(const tensor_spec& t) { return value(t); }
+inline value to_value_of(tensor_spec&& t) { return value(std::move(t)); }  // a fresh capture moves, no copy
+inline value to_value_of(std::string&& s) { return value(std::move(s)); }
 inline value to_value_of(bool b) { return value(b); }
 inline value to_value_of(std::int64_t i) { return value(i); }
 inline value to_value_of(double f) { return value(f); }
@@ -321,7 +323,11 @@ inline value to_value_of(std::monostate) { return {}; }
 template <class C>
 value to_value_of(const std::optional<C>& o);
 template <class C>
+value to_value_of(std::optional<C>&& o);
+template <class C>
 value to_value_of(const std::vector<C>& v);
+template <class C>
+value to_value_of(std::vector<C>&& v);
 template <class... C>
 value to_value_of(const std::tuple<C...>& t);
 template <class C>
@@ -334,6 +340,17 @@ value to_value_of(const captured_class<C>& c);
 template <class C>
 value to_value_of(const std::optional<C>& o) {
   return o ? to_value_of(*o) : value();
+}
+template <class C>
+value to_value_of(std::optional<C>&& o) {
+  return o ? to_value_of(std::move(*o)) : value();
+}
+template <class C>
+value to_value_of(std::vector<C>&& v) {
+  std::vector<value> items;
+  items.reserve(v.size());
+  for (C& c : v) items.push_back(to_value_of(std::move(c)));
+  return value::list(std::move(items));
 }
 template <class C>
 value to_value_of(const std::vector<C>& v) {
@@ -404,10 +421,10 @@ value to_value(const C& captured) {
   return detail::to_value_of(captured);
 }
 
-/// Captures `v` straight into the value tree.
+/// Captures `v` straight into the value tree (the captured parts are moved in, not copied).
 template <class T>
 value capture_value(const T& v) {
-  return to_value(capture(v));
+  return detail::to_value_of(capture(v));
 }
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
