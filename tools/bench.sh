@@ -34,3 +34,7 @@ fi
 benches=(observer_bench observable_bench observable_bench_disabled recorder_bench)
 meson compile -C "$build_dir" "${benches[@]}"
 python3 tools/bench_table.py "${benches[@]/#/$build_dir/bench/}" "$@"
+echo
+echo "### include cost"
+echo
+python3 tools/include_cost.py include
