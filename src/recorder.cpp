@@ -7,33 +7,25 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
-namespace {
-
-void append_string(std::string& out, std::string_view s) {
-  // A string is a str value's JSON minus its wrapper: reuse the value encoder's escaping.
-  const std::string encoded = to_json(value(std::string(s)));  // {"str":"..."}
-  out.append(encoded, 7, encoded.size() - 8);
-}
-
-}  // namespace
-
 std::string record_line(const function_info& function, const recorded_call& call, bool with_signature) {
   std::string line = "{\"function\":";
-  append_string(line, function.name);
+  detail::append_json_string(line, function.name);
   if (with_signature) {
     line += ",\"signature\":[";
     for (std::size_t i = 0; i < function.param_names.size(); ++i) {
       if (i != 0) line.push_back(',');
       line += "{\"name\":";
-      append_string(line, function.param_names[i]);
+      detail::append_json_string(line, function.param_names[i]);
       line.push_back('}');
     }
     line.push_back(']');
   }
   line += ",\"args\":[],\"kwargs\":";
-  const std::string kwargs = to_json(value::dict(call.kwargs));  // {"dict":[...]}
-  line.append(kwargs, 8, kwargs.size() - 9);
-  if (call.result) line += ",\"result\":" + to_json(*call.result);
+  detail::append_json_fields(line, call.kwargs);
+  if (call.result) {
+    line += ",\"result\":";
+    detail::append_json(line, *call.result);
+  }
   if (call.threw) line += ",\"threw\":true";
   line += ",\"latency_ns\":" + std::to_string(call.latency_ns) + "}";
   return line;

@@ -280,6 +280,12 @@ std::string to_json(const value& v) {
   return out;
 }
 
+namespace detail {
+void append_json(std::string& out, const value& v) { write(out, v); }
+void append_json_string(std::string& out, std::string_view s) { write_string(out, s); }
+void append_json_fields(std::string& out, const value_fields& fields) { write_fields(out, fields); }
+}  // namespace detail
+
 value value_from_json(std::string_view text) {
   boost::system::error_code ec;
   const json::value j = json::parse(json::string_view(text.data(), text.size()), ec);
