@@ -304,7 +304,6 @@ callback_node* observer_core::add_node(callable_base* callable, bool global) {
 bool observer_core::remove_id(std::uint64_t id) noexcept {
   callback_node* found = nullptr;
   {
-    garbage trash;
     const std::lock_guard lock(registry().mutex);
     if (const callback_list* list = list_.load(std::memory_order_relaxed)) {
       for (const callback_entry& e : *list) {
@@ -312,14 +311,9 @@ bool observer_core::remove_id(std::uint64_t id) noexcept {
       }
     }
     if (found == nullptr) return false;
-    ++found->refs;  // keep it alive while we wait for it
-    unlink(found);
-    reclaim(trash);
+    ++found->refs;  // a handle of our own, so that the node outlives the wait
   }
-  wait_until_idle(found);
-  garbage trash;
-  const std::lock_guard lock(registry().mutex);
-  unref_node(found, trash);
+  release_node(found, true);  // as a subscription's reset: unlink, wait until idle, drop the handle
   return true;
 }
 
