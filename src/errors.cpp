@@ -67,18 +67,21 @@ void log_line(std::string_view line) noexcept {
   }
 }
 
+std::string describe_exception(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
 void handle_callback_exception(std::string_view observer_name) {
   if (rethrow_callback_exceptions()) throw;
   try {
     std::string message = "hookscope: a callback of observer '";
-    message.append(observer_name).append("' threw: ");
-    try {
-      throw;
-    } catch (const std::exception& e) {
-      message.append(e.what());
-    } catch (...) {
-      message.append("an exception not derived from std::exception");
-    }
+    message.append(observer_name).append("' threw: ").append(describe_exception(std::current_exception()));
     log_line(message);
   } catch (...) {
     log_line("hookscope: a callback threw, and reporting it failed (out of memory)");

@@ -9,7 +9,6 @@
 #include <fnmatch.h>
 
 #include <cstdlib>
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -56,14 +55,7 @@ void trace_return(const erased_call& call) {
   std::string line = "hookscope: trace: ";
   line.append(call.function().name);
   if (call.exception()) {
-    line.append(" threw: ");
-    try {
-      std::rethrow_exception(call.exception());
-    } catch (const std::exception& e) {
-      line.append(e.what());
-    } catch (...) {
-      line.append("an exception not derived from std::exception");
-    }
+    line.append(" threw: ").append(describe_exception(call.exception()));
   } else {
     const std::string result = call.format_return_value();
     line.append(result.empty() ? " returned" : " returned " + result);

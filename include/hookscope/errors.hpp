@@ -7,7 +7,9 @@
 
 #include "hookscope/config.hpp"
 
+#include <exception>
 #include <functional>
+#include <string>
 #include <string_view>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -42,6 +44,9 @@ class [[nodiscard]] rethrow_callback_exceptions_scope {
 namespace detail {
 /// Writes one line through the current sink; never throws.
 void log_line(std::string_view line) noexcept;
+
+/// The exception's what(), or a sentence saying it is not a std::exception.
+std::string describe_exception(const std::exception_ptr& e);
 
 /// Called from inside a catch block around a callback: logs the exception or rethrows it.
 void handle_callback_exception(std::string_view observer_name);
