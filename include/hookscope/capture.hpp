@@ -363,20 +363,22 @@ template <class... C>
 value to_value_of(const std::tuple<C...>& t) {
   return std::apply([](const auto&... c) { return value::tuple({to_value_of(c)...}); }, t);
 }
-template <class C>
-value_fields fields_of(const captured_dict<C>& d) {
-  value_fields fields;
-  fields.reserve(d.entries.size());
-  for (const auto& [key, c] : d.entries) fields.emplace_back(key, to_value_of(c));
-  return fields;
-}
-// flatten_traits children given as a range of (name, child) pairs.
-template <class C>
-value_fields fields_of(const std::vector<std::tuple<std::string, C>>& pairs) {
+// (name, captured) pairs -> fields, for dicts and for flatten_traits children.
+template <class Pairs>
+value_fields fields_from_pairs(const Pairs& pairs) {
   value_fields fields;
   fields.reserve(pairs.size());
   for (const auto& [key, c] : pairs) fields.emplace_back(key, to_value_of(c));
   return fields;
+}
+template <class C>
+value_fields fields_of(const captured_dict<C>& d) {
+  return fields_from_pairs(d.entries);
+}
+// flatten_traits children given as a range of (name, child) pairs.
+template <class C>
+value_fields fields_of(const std::vector<std::tuple<std::string, C>>& pairs) {
+  return fields_from_pairs(pairs);
 }
 template <class C>
 value to_value_of(const captured_dict<C>& d) {
