@@ -249,19 +249,20 @@ def table(times, errors, order):
     return lines
 
 
+def at_most(times, label, name, limit, base=BASELINE):
+    """(met, text) for "`name` costs at most `limit` ns over `base`"; met is None when either is missing."""
+    delta = over_plain(times, name, base)
+    if delta is None:
+        return (None, f"{label} ≤ {limit} ns: not measured ({name} or {base} missing)")
+    return (delta <= limit, f"{label} ≤ {limit} ns: {delta:+.2f} ns ({name} − {base})")
+
+
 def targets(times):
     """One (met: bool | None, text) per DESIGN.md target; None means it could not be measured."""
-    results = []
-
-    def at_most(label, name, limit):
-        delta = over_plain(times, name)
-        if delta is None:
-            results.append((None, f"{label} ≤ {limit} ns: not measured ({name} or {BASELINE} missing)"))
-        else:
-            results.append((delta <= limit, f"{label} ≤ {limit} ns: {delta:+.2f} ns ({name} − {BASELINE})"))
-
-    at_most("enabled, no callback anywhere, over the plain call", "observer_no_callback", NO_CALLBACK_MAX_NS)
-    at_most("one context callback, per observe", "observer_one_context_callback", ONE_CALLBACK_MAX_NS)
+    results = [
+        at_most(times, "enabled, no callback anywhere, over the plain call", "observer_no_callback", NO_CALLBACK_MAX_NS),
+        at_most(times, "one context callback, per observe", "observer_one_context_callback", ONE_CALLBACK_MAX_NS),
+    ]
     ours = "observer_one_context_callback"
     for library, minimum in MIN_SPEEDUP.items():
         theirs = PEERS_OF[ours][library]
@@ -297,11 +298,7 @@ def observable_targets(times, hooks_enabled):
         for label, name, limit in (
                 ("enabled, no callback anywhere, over the plain call", OBSERVABLE_NO_CALLBACK, NO_CALLBACK_MAX_NS),
                 ("observable with pre + post callbacks, over the plain call", OBSERVABLE_PRE_POST, PRE_POST_MAX_NS)):
-            delta = over_plain(times, name, base)
-            if delta is None:
-                results.append((None, f"{label} ≤ {limit} ns: not measured ({name} or {base} missing)"))
-            else:
-                results.append((delta <= limit, f"{label} ≤ {limit} ns: {delta:+.2f} ns ({name} − {base})"))
+            results.append(at_most(times, label, name, limit, base))
         return results
     name = OBSERVABLE_NO_CALLBACK
     label = (f"disabled build, annotated vs plain, ratio {DISABLED_RATIO:.2f} "
@@ -320,7 +317,7 @@ def is_observable_run(order):
 
 
 RECORDER_BASELINE = "recorder_plain_call"
-RECORD_MAX_NS = 150.0
+RECORD_MAX_NS = 150
 
 
 def is_recorder_run(order):
@@ -329,12 +326,8 @@ def is_recorder_run(order):
 
 def recorder_targets(times):
     """Recording one call of 3 tensors within its budget; capture beside a hand-written copy (reported)."""
-    name, base = "recorder_record_3_tensors", RECORDER_BASELINE
     label = "recording one call with 3 tensor arguments, over the plain call"
-    delta = over_plain(times, name, base)
-    if delta is None:
-        return [(None, f"{label} ≤ {RECORD_MAX_NS:.0f} ns: not measured ({name} or {base} missing)")]
-    results = [(delta <= RECORD_MAX_NS, f"{label} ≤ {RECORD_MAX_NS:.0f} ns: {delta:+.1f} ns ({name} − {base})")]
+    results = [at_most(times, label, "recorder_record_3_tensors", RECORD_MAX_NS, RECORDER_BASELINE)]
     capture, hand = times.get("recorder_capture_3_tensors"), times.get("recorder_hand_copy_3_tensors")
     if capture and hand:
         print(f"Capture into the value tree vs a hand-written copy of the same shapes: {capture / hand:.2f}×")
