@@ -10,6 +10,7 @@
 #include "hookscope/capture.hpp"
 #include "hookscope/config.hpp"
 #include "hookscope/observable.hpp"
+#include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"
 #include "hookscope/value.hpp"
 
@@ -28,9 +29,6 @@
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
-
-/// `store_n_calls` value that keeps every call.
-inline constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
 
 /// One recorded call.
 struct recorded_call {

@@ -1,0 +1,111 @@
+// hookscope/records.hpp — the record format (JSON Lines, one call per line) read back: what `call_recorder`
+// and `HOOKSCOPE_RECORD` write and what any other process may produce, so files from anywhere merge.
+//
+// ```cpp
+// std::ifstream in("forward.jsonl");
+// hookscope::record_reader reader(in, "forward.jsonl");
+// hookscope::call_record r;
+// while (reader.next(r)) engine.add_call(r.inputs);      // a bad line throws "forward.jsonl:12: ..."
+// ```
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/value.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+/// `store_n_calls` value that keeps every call.
+inline constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
+
+/// How a parameter takes its arguments (Python's parameter kinds; C++ parameters are all `positional_or_keyword`).
+enum class parameter_kind : std::uint8_t {
+  positional_or_keyword,  ///< a named parameter ("kind" omitted in records)
+  var_positional,         ///< `*args`: the extra positional arguments ("kind":"var_positional")
+  var_keyword,            ///< `**kwargs`: the extra keyword arguments ("kind":"var_keyword")
+};
+
+/// One parameter of a recorded function's signature.
+struct parameter {
+  std::string name;
+  parameter_kind kind = parameter_kind::positional_or_keyword;
+  /// The default value: absent when there is none; a none value for a default of None / nullptr.
+  std::optional<value> default_value;
+
+  friend bool operator==(const parameter&, const parameter&) = default;
+};
+
+/// A function's parameters, in order.
+using signature = std::vector<parameter>;
+
+/// The inputs of one call: positional arguments, then keyword arguments in call order.
+struct call_inputs {
+  std::vector<value> args;
+  value_fields kwargs;
+
+  friend bool operator==(const call_inputs&, const call_inputs&) = default;
+};
+
+/// One line of a record file.
+struct call_record {
+  std::string function;                    ///< the observable's name, e.g. "Model::forward"
+  std::optional<std::vector<parameter>> signature;///< given on (at least) the first record of a function
+  call_inputs inputs;
+  std::optional<value> result;             ///< absent for void results, uncapturable ones and calls that threw
+  bool threw = false;
+  std::optional<std::int64_t> latency_ns;  ///< absent when the producer did not measure it
+};
+
+/// Thrown for a record that is not valid; `what()` is "<source>:<line>: <what was wrong>" and names the JSON path.
+class record_error : public format_error {
+ public:
+  record_error(std::string source, std::size_t line, const std::string& message);
+  const std::string& source() const noexcept { return source_; }
+  std::size_t line() const noexcept { return line_; }
+
+ private:
+  std::string source_;
+  std::size_t line_;
+};
+
+/// Parses one record line (no trailing newline needed); throws format_error naming the JSON path.
+call_record parse_record(std::string_view line);
+
+/// Reads records from a stream, one per line, in constant memory; blank lines are skipped.
+///
+/// Checks what a single line cannot: the signature of a function never changes within a stream. A last line
+/// without its newline that is not valid JSON is reported as truncated.
+class record_reader {
+ public:
+  /// `source` names the stream in errors (usually the file name).
+  record_reader(std::istream& in, std::string source);
+
+  /// Reads the next record into `out`; false at the end of the stream. Throws record_error on a bad line,
+  /// std::system_error when the stream fails to read.
+  bool next(call_record& out);
+
+  /// The line number of the record last returned (1-based).
+  std::size_t line() const noexcept { return line_; }
+  const std::string& source() const noexcept { return source_; }
+
+ private:
+  std::istream* in_;
+  std::string source_;
+  std::size_t line_ = 0;
+  std::string buffer_;
+  std::vector<std::pair<std::string, std::vector<parameter>>> signatures_;  // first signature seen per function
+};
+
+/// One call as a line of the record format, without the newline (`signature` only when given).
+std::string to_record_line(const call_record& record);
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

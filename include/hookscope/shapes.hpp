@@ -1,0 +1,198 @@
+// hookscope/shapes.hpp — the shape engine: from recorded calls (value trees), the dynamic shapes and the
+// representative arguments a model exporter needs (torch.export, TensorRT, ONNX Runtime).
+//
+// It knows nothing of hooks: calls come from `input_observer` (in-process) or from record files
+// (`record_reader`, the `hookscope-shapes` command). Behaviour follows yobx's InputObserver rule by rule.
+//
+// ```cpp
+// hookscope::shape_engine engine;
+// engine.set_signature({{"input_ids"}, {"attention_mask"}, {"past_key_values"}});
+// engine.begin_recording();
+// for (const auto& call : calls) engine.add_call(call);
+// auto ds = engine.infer_dynamic_shapes({.batch_dimension_for = {"input_ids"}});
+// std::cout << ds.to_json();               // {"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},...}
+// ```
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/records.hpp"
+#include "hookscope/value.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+/// Thrown when the recorded calls do not allow an inference (nothing recorded, ranks that differ, ...); the
+/// message is a sentence naming the argument path and the shapes seen.
+class inference_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Names an argument: by parameter name, or by position among the positional arguments.
+class input_key {
+ public:
+  input_key(std::string name) : key_(std::move(name)) {}  // NOLINT(google-explicit-constructor)
+  input_key(const char* name) : key_(std::string(name)) {}  // NOLINT(google-explicit-constructor)
+  input_key(std::size_t position) : key_(position) {}       // NOLINT(google-explicit-constructor)
+  input_key(int position);                                   // NOLINT(google-explicit-constructor); < 0 throws
+  /// "input_ids" is a name, "2" a position (how the command line writes keys).
+  static input_key parse(std::string_view text);
+
+  bool is_position() const noexcept { return std::holds_alternative<std::size_t>(key_); }
+  const std::string& name() const { return std::get<std::string>(key_); }
+  std::size_t position() const { return std::get<std::size_t>(key_); }
+  std::string to_string() const;
+  friend bool operator==(const input_key&, const input_key&) = default;
+
+ private:
+  std::variant<std::string, std::size_t> key_;
+};
+
+struct engine_options {
+  std::size_t store_n_calls = 3;  ///< calls kept per recording (`hookscope::unlimited`: all; see recorder.hpp)
+  /// false: calls are folded into per-dimension summaries and not kept (constant memory on any number of
+  /// calls); info() then lists the best candidate only and infer_arguments() needs no stored call index.
+  bool keep_calls = true;
+};
+
+/// An explicit label for one dimension of an argument (every tensor leaf of it).
+struct dim_label {
+  input_key input;
+  std::size_t dim = 0;
+  std::string label;
+};
+
+struct dynamic_shapes_options {
+  /// Arguments (names, or positions as "0") whose dimension 0 is dynamic whatever was observed.
+  std::vector<std::string> batch_dimension_for;
+  /// Dimension 0 of every argument is dynamic.
+  bool batch_dimension_for_all = false;
+  /// Automatic labels: dynamic dims with identical observed values share one, well-known LLM names first.
+  bool dim_names = false;
+  /// Explicit labels (fallback "<input>_dim_<d>" for the other dynamic dims of a labelled input's call).
+  std::vector<dim_label> dim_labels;
+};
+
+/// What was seen of one dynamic dimension.
+struct dynamic_dim {
+  std::size_t dim = 0;
+  std::string label;         ///< "DYNAMIC", or a name from dim_names / dim_labels
+  std::string shared_name;   ///< one name for dims equal in every call (e.g. batch across inputs), always set
+  std::int64_t min = 0;      ///< observed
+  std::int64_t max = 0;
+  std::int64_t opt = 0;      ///< the most frequent value (the smallest on a tie)
+  bool forced = false;       ///< dynamic because of batch_dimension_for, not because it varied
+  bool only_zero_or_one() const noexcept { return min >= 0 && max <= 1; }
+};
+
+/// One tensor input, flattened: its name follows the path (`past_key_values.0.key`, `args.1`).
+struct tensor_input {
+  std::string name;
+  std::vector<std::string> path;      ///< the path's components
+  hookscope::dtype dtype = hookscope::dtype::float32;
+  std::size_t rank = 0;
+  std::vector<std::int64_t> min_shape, opt_shape, max_shape;  ///< per dim; static dims have min = opt = max
+  std::vector<dynamic_dim> dynamic_dims;                     ///< ascending dim
+  std::vector<std::vector<std::int64_t>> shapes_seen;        ///< distinct shapes, in first-seen order (bounded)
+  bool shapes_seen_truncated = false;                        ///< more distinct shapes than kept
+};
+
+/// The inferred dynamic shapes: a tree mirroring the inputs, with exporters.
+class dynamic_shapes {
+ public:
+  /// A node of the torch.export structure: null (non-tensor), a tensor (index into inputs()), or a container.
+  struct node {
+    enum class kind : std::uint8_t { null, tensor, tuple, list, dict } type = kind::null;
+    std::size_t tensor = 0;
+    std::vector<std::pair<std::string, node>> children;  ///< keys empty for tuple/list
+  };
+
+  const node& root() const noexcept { return root_; }
+  const std::vector<tensor_input>& inputs() const noexcept { return inputs_; }
+  /// Sentences: a dynamic dim seen only as 0 or 1 (torch.export specialises it), a truncated summary, ...
+  const std::vector<std::string>& warnings() const noexcept { return warnings_; }
+
+  /// torch.export `dynamic_shapes` as JSON (`--format torch`): an object by parameter name (an array when every
+  /// argument is positional), per tensor {"<dim>":"DYNAMIC"|"<label>"} ({} when static), null for non-tensors.
+  std::string to_json() const;
+  /// `--minShapes=a:1x7,b:1x7 --optShapes=... --maxShapes=...` for trtexec (every tensor input, static ones too).
+  std::string to_trtexec() const;
+  /// ONNX Runtime TensorRT provider options, one per line: `trt_profile_min_shapes=a:1x7,...` then opt, max.
+  std::string to_ort_options() const;
+  /// A human-readable table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings.
+  std::string report() const;
+
+ private:
+  friend class shape_engine;
+  node root_;
+  std::vector<tensor_input> inputs_;
+  std::vector<std::string> warnings_;
+};
+
+struct argument_options {
+  /// Which call to start from: none = the first stored call with as many positional and keyword arguments as the
+  /// best candidate; an index = that stored call; call_inputs = new inputs aligned on the best candidate.
+  std::variant<std::monostate, std::size_t, call_inputs> candidate;
+  bool flat = false;            ///< the aligned leaves as a list
+  bool as_args_kwargs = false;  ///< {"tuple":[{"tuple":args},{"dict":kwargs}]}
+};
+
+/// One recorded call as the engine holds it, and how it aligns on the best candidate.
+struct call_info {
+  call_inputs inputs;          ///< after value_if_missing, kwargs in signature order
+  value_fields constants;      ///< constant scalar keyword arguments kept apart
+  std::size_t leaf_count = 0;
+  std::vector<value> aligned;  ///< leaves aligned on the best candidate (none = placeholder)
+};
+
+struct engine_info {
+  std::vector<call_info> calls;
+  std::size_t best_candidate = 0;  ///< index into calls
+  std::vector<parameter> signature;
+};
+
+/// The C++ InputObserver's engine: records calls (value trees), then infers.
+class shape_engine {
+ public:
+  explicit shape_engine(engine_options options = {});
+  ~shape_engine();
+  shape_engine(shape_engine&&) noexcept;
+  shape_engine& operator=(shape_engine&&) noexcept;
+
+  /// The observed function's parameters. Set once; setting a different one throws inference_error.
+  void set_signature(signature sig);
+  const signature& get_signature() const noexcept;
+
+  /// A value for an argument a call may leave out (by name: only when absent; by position: always replaces).
+  void value_if_missing(input_key key, value v);
+
+  /// Starts a recording: the next store_n_calls calls are kept (the seed's `with` block).
+  void begin_recording();
+  /// Adds one call; false when the recording's limit is reached (the call is ignored). Throws inference_error
+  /// for a value_if_missing key the signature does not allow.
+  bool add_call(call_inputs inputs);
+
+  /// Number of calls kept (or summarised).
+  std::size_t num_obs() const noexcept;
+
+  dynamic_shapes infer_dynamic_shapes(const dynamic_shapes_options& options = {}) const;
+  /// Representative arguments with placeholders filled, in the record value encoding's structure.
+  value infer_arguments(const argument_options& options = {}) const;
+  /// Forgets these inputs everywhere; returns how many were removed. Throws for *args / **kwargs names.
+  std::size_t remove_inputs(const std::vector<std::string>& names);
+  engine_info info() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,1 @@
+#include "hookscope/records.hpp"
