@@ -92,6 +92,40 @@ TEST_CASE("captured_t maps every parameter type at compile time") {
   STATIC_REQUIRE(std::is_same_v<captured_t<std::map<std::string, int>>, hookscope::captured_dict<std::int64_t>>);
 }
 
+namespace model {
+struct engine_handle {  // nothing can capture it
+  virtual ~engine_handle() = default;
+};
+struct holds_handle {  // an aggregate with an uncapturable field
+  int id;
+  engine_handle* handle;
+};
+}  // namespace model
+
+TEST_CASE("capturable") {
+  using hookscope::capturable;
+  SECTION("capturable types, all the way down") {
+    STATIC_REQUIRE(capturable<const tensor_spec&>);
+    STATIC_REQUIRE(capturable<std::vector<std::pair<tensor_spec, tensor_spec>>>);
+    STATIC_REQUIRE(capturable<std::map<std::string, std::vector<int>>>);
+    STATIC_REQUIRE(capturable<model::generation_config>);
+    STATIC_REQUIRE(capturable<model::sampling>);
+    STATIC_REQUIRE(capturable<model::legacy_options>);
+    STATIC_REQUIRE(capturable<model::kv_cache>);
+    STATIC_REQUIRE(capturable<const char*>);
+  }
+  SECTION("an uncapturable type anywhere inside makes the whole type uncapturable, without a compile error") {
+    STATIC_REQUIRE_FALSE(capturable<model::engine_handle>);
+    STATIC_REQUIRE_FALSE(capturable<std::vector<model::engine_handle>>);
+    STATIC_REQUIRE_FALSE(capturable<std::optional<std::vector<model::engine_handle>>>);
+    STATIC_REQUIRE_FALSE(capturable<std::tuple<int, model::engine_handle>>);
+    STATIC_REQUIRE_FALSE(capturable<std::map<std::string, model::engine_handle>>);
+    STATIC_REQUIRE_FALSE(capturable<model::holds_handle>);
+    STATIC_REQUIRE_FALSE(capturable<void*>);
+    STATIC_REQUIRE_FALSE(capturable<void (*)(int)>);
+  }
+}
+
 TEST_CASE("capture of tensors, scalars and strings") {
   CHECK(hookscope::capture_value(ids) == value(ids));
   CHECK(hookscope::capture_value(3) == value(3));

@@ -309,6 +309,70 @@ struct capture_rule<T> {
   }
 };
 
+//=== deep capturability ===//
+
+// Mirrors the rules above without naming any captured type, so asking about a vector of uncapturable elements
+// answers false instead of failing to compile (the rules name their element types as soon as they are used).
+template <class T>
+consteval bool deep_capturable();
+
+template <class... T>
+consteval bool all_deep_capturable() {
+  return (deep_capturable<std::remove_cvref_t<T>>() && ...);
+}
+
+template <class T, std::size_t... I>
+consteval bool tuple_deep_capturable(std::index_sequence<I...>) {
+  return all_deep_capturable<std::tuple_element_t<I, T>...>();
+}
+
+template <class T, std::size_t... I>
+consteval bool pfr_deep_capturable(std::index_sequence<I...>) {
+  return all_deep_capturable<boost::pfr::tuple_element_t<I, T>...>();
+}
+
+template <class T>
+consteval bool deep_capturable() {
+  if constexpr (tensor<T> || std::is_arithmetic_v<T> || std::is_same_v<T, std::nullptr_t>) {
+    return true;
+  } else if constexpr (flattenable<T>) {
+    return all_deep_capturable<decltype(flatten_traits<T>::flatten(std::declval<const T&>()))>();
+  } else if constexpr (string_like<T>) {
+    return true;
+  } else if constexpr (is_optional<T>) {
+    return all_deep_capturable<typename T::value_type>();
+  } else if constexpr (is_smart_pointer<T> || std::is_pointer_v<T>) {
+    if constexpr (std::is_void_v<std::remove_pointer_t<T>> || std::is_function_v<std::remove_pointer_t<T>>) {
+      return false;
+    } else {
+      return all_deep_capturable<decltype(*std::declval<const T&>())>();
+    }
+  } else if constexpr (string_keyed_map<T>) {
+    return all_deep_capturable<typename T::mapped_type>();
+  } else if constexpr (std::ranges::range<const T>) {
+    using element = std::remove_cvref_t<std::ranges::range_reference_t<const T>>;
+    if constexpr (std::is_same_v<element, T>) {
+      return false;  // a range of itself (std::filesystem::path) would never end
+    } else {
+      return all_deep_capturable<element>();
+    }
+  } else if constexpr (tuple_like<T>) {
+    return tuple_deep_capturable<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else if constexpr (hana_struct<T>) {
+    return boost::hana::unpack(boost::hana::accessors<T>(), [](auto... pairs) {
+      return all_deep_capturable<decltype(boost::hana::second(pairs)(std::declval<const T&>()))...>();
+    });
+  } else if constexpr (pfr_aggregate<T>) {
+    if constexpr (boost::pfr::tuple_size_v<T> > std::size(positional_field_names)) {
+      return false;
+    } else {
+      return pfr_deep_capturable<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+    }
+  } else {
+    return false;
+  }
+}
+
 //=== to value ===//
 
 inline value to_value_of(const tensor_spec& t) { return value(t); }
@@ -402,10 +466,10 @@ value to_value_of(const captured_class<C>& c) {
 
 }  // namespace detail
 
-/// True when hookscope can capture a T (checked at the top level of T: a container of uncapturable
-/// elements passes here and fails to compile when captured).
+/// True when hookscope can capture a T, all the way down: `std::vector<U>` is capturable when U is. Asking never
+/// fails to compile, so generic code can capture what it can and skip the rest.
 template <class T>
-concept capturable = detail::capture_rule<std::remove_cvref_t<T>>::supported;
+concept capturable = detail::deep_capturable<std::remove_cvref_t<T>>();
 
 /// The owned, storable form of a `T` argument (see the table at the top of this header).
 template <class T>
