@@ -1,4 +1,5 @@
-// What the environment asks of every observable as it registers: HOOKSCOPE_TRACE=<glob>[,<glob>...].
+// What the environment asks of every observable as it registers: HOOKSCOPE_TRACE=<glob>[,<glob>...] here,
+// HOOKSCOPE_RECORD=<glob>=<path>[,...] in recorder.cpp.
 #include "hookscope/registry.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
@@ -66,6 +67,7 @@ void trace_return(const erased_call& call) {
 }  // namespace
 
 void registry_link::on_registered(const function_info& info) noexcept {
+  record_from_environment(info);
   try {
     if (!traced(info.name)) return;
     (void)info.pre().add_global(&trace_call).release();

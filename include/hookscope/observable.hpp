@@ -13,6 +13,7 @@
 // With nobody listening a call costs a few relaxed loads; in disabled builds it is the plain call.
 #pragma once
 
+#include "hookscope/capture.hpp"
 #include "hookscope/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/format.hpp"
@@ -23,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -179,7 +181,46 @@ std::string format_result_of(const void* call) {
 }
 
 template <class Context>
-inline constexpr erased_call::formatters formatters_for{&format_arg_of<Context>, &format_result_of<Context>};
+value_fields capture_args_of(const void* call) {
+  const auto& ctx = *static_cast<const Context*>(call);
+  const auto& names = ctx.function().param_names;
+  value_fields kwargs;
+  kwargs.reserve(names.size());
+  std::apply(
+      [&](const auto&... args) {
+        std::size_t i = 0;
+        (kwargs.emplace_back(std::string(names[i++]), capture_value(args)), ...);
+      },
+      ctx.args());
+  return kwargs;
+}
+
+template <class Context>
+std::optional<value> capture_result_of(const void* call) {
+  const auto& ctx = *static_cast<const Context*>(call);
+  if constexpr (requires { ctx.return_value(); }) {
+    if constexpr (capturable<std::remove_cvref_t<decltype(*ctx.return_value())>>) {
+      if (ctx.return_value() != nullptr) return capture_value(*ctx.return_value());
+    }
+  }
+  return std::nullopt;
+}
+
+// Uncapturable parameter types leave the capture out: annotating such a function still compiles.
+template <class Context>
+constexpr auto capture_args_for() noexcept -> value_fields (*)(const void*) {
+  return []<class... A>(std::tuple<const A&...>*) -> value_fields (*)(const void*) {
+    if constexpr ((capturable<A> && ...)) {
+      return &capture_args_of<Context>;
+    } else {
+      return nullptr;
+    }
+  }(static_cast<typename Context::args_type*>(nullptr));
+}
+
+template <class Context>
+inline constexpr erased_call::formatters formatters_for{&format_arg_of<Context>, &format_result_of<Context>,
+                                                        capture_args_for<Context>(), &capture_result_of<Context>};
 
 /// The four observers around one observable function, and how a call runs between them.
 template <class Context>

@@ -12,10 +12,12 @@
 
 #include "hookscope/config.hpp"
 #include "hookscope/observer.hpp"
+#include "hookscope/value.hpp"
 
 #include <cstddef>
 #include <exception>
 #include <iterator>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -65,6 +67,10 @@ class erased_call {
   struct formatters {
     std::string (*arg)(const void* call, std::size_t index);
     std::string (*return_value)(const void* call);
+    /// Null when a parameter type cannot be captured.
+    value_fields (*capture_args)(const void* call);
+    /// Nothing for void and uncapturable results, before the call and when it threw.
+    std::optional<value> (*capture_return_value)(const void* call);
   };
 
   erased_call(const function_info& f, const void* call, const formatters& fmt, bool post,
@@ -81,7 +87,23 @@ class erased_call {
   std::string format_arg(std::size_t i) const { return i < arg_count() ? fmt_->arg(call_, i) : std::string{}; }
   /// The result as text in post callbacks; "" before the call, for void, and when the call threw.
   std::string format_return_value() const { return post_ ? fmt_->return_value(call_) : std::string{}; }
+  /// True when every parameter type can be captured (hookscope::capturable), so capture_args() works.
+  bool can_capture_args() const noexcept { return fmt_->capture_args != nullptr; }
+  /// Every argument captured, named by the annotation; throws value_error when !can_capture_args().
+  value_fields capture_args() const {
+    if (!can_capture_args()) {
+      throw value_error("hookscope: erased_call::capture_args: a parameter type of '" + std::string(function_->name) +
+                        "' cannot be captured (see hookscope::capturable)");
+    }
+    return fmt_->capture_args(call_);
+  }
+  /// The captured result in post callbacks; nothing for void and uncapturable results, and when the call threw.
+  std::optional<value> capture_return_value() const {
+    return post_ && !exception_ ? fmt_->capture_return_value(call_) : std::nullopt;
+  }
   bool is_post() const noexcept { return post_; }
+  /// Identifies the call: the same for its pre and post callbacks, unique among the calls in flight.
+  const void* call_id() const noexcept { return call_; }
   /// The exception the call threw (post callbacks only), else null.
   const std::exception_ptr& exception() const noexcept { return exception_; }
 
@@ -109,8 +131,10 @@ struct registry_link {
     (void)info;
 #endif
   }
-  /// Applies the environment (HOOKSCOPE_TRACE) to a newly registered function.
+  /// Applies the environment (HOOKSCOPE_TRACE, HOOKSCOPE_RECORD) to a newly registered function.
   static void on_registered(const function_info& info) noexcept;
+  /// HOOKSCOPE_RECORD's part of on_registered (in recorder.cpp, next to the record writer).
+  static void record_from_environment(const function_info& info) noexcept;
 };
 }  // namespace detail
 
