@@ -24,6 +24,16 @@ const value_fields& value::fields() const {
   throw value_error("hookscope: value: expected a dict or a struct, found " + std::string(to_string(type())));
 }
 
+namespace detail {
+void throw_tensor_data_size(const tensor_spec& spec, std::size_t bytes) {
+  std::string shape;
+  for (std::int64_t d : spec.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  throw value_error("hookscope: capture: tensor_traits<T>::data gave " + std::to_string(bytes) +
+                    " bytes for a tensor of shape [" + shape + "] and dtype " + std::string(to_string(spec.dtype)) +
+                    ", which holds " + std::to_string(static_cast<std::size_t>(spec.numel()) * dtype_size(spec.dtype)));
+}
+}  // namespace detail
+
 void value::throw_wrong_kind(kind expected) const {
   throw value_error("hookscope: value: expected " + std::string(to_string(expected)) + ", found " +
                     std::string(to_string(type())));
@@ -121,6 +131,25 @@ void write_fields(std::string& out, const value_fields& fields) {
   out.push_back(']');
 }
 
+// Tensor contents travel as base64 (RFC 4648, with padding): compact, exact, and every language reads it.
+constexpr std::string_view base64_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+void write_base64(std::string& out, const std::vector<std::byte>& bytes) {
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const auto n = std::to_integer<unsigned>(bytes[i]) << 16 | std::to_integer<unsigned>(bytes[i + 1]) << 8 |
+                   std::to_integer<unsigned>(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out.push_back(base64_alphabet[(n >> shift) & 63]);
+  }
+  if (i == bytes.size()) return;
+  const bool two = i + 1 < bytes.size();
+  const auto n = std::to_integer<unsigned>(bytes[i]) << 16 | (two ? std::to_integer<unsigned>(bytes[i + 1]) << 8 : 0U);
+  out.push_back(base64_alphabet[(n >> 18) & 63]);
+  out.push_back(base64_alphabet[(n >> 12) & 63]);
+  out.push_back(two ? base64_alphabet[(n >> 6) & 63] : '=');
+  out.push_back('=');
+}
+
 void write(std::string& out, const value& v) {
   switch (v.type()) {
     case value::kind::none: out += "null"; return;
@@ -133,7 +162,13 @@ void write(std::string& out, const value& v) {
       }
       out += "],\"dtype\":\"";
       out += to_string(v.as_tensor().dtype);
-      out += "\"}";
+      out += '"';
+      if (!v.as_tensor().data.empty()) {
+        out += ",\"data\":\"";
+        write_base64(out, v.as_tensor().data);
+        out += '"';
+      }
+      out += '}';
       return;
     }
     case value::kind::integer: out += "{\"int\":"; write_number(out, v.as_int()); break;
@@ -215,8 +250,35 @@ std::int64_t read_integer(const json::value& j, const std::string& path) {
   fail(path, "expected an integer, found " + (j.is_number() ? json::serialize(j) : kind_of(j)));
 }
 
+std::vector<std::byte> read_base64(std::string_view text, const std::string& path) {
+  if (text.size() % 4 != 0) fail(path, "base64 text of " + std::to_string(text.size()) + " characters (not a multiple of 4)");
+  std::vector<std::byte> bytes;
+  bytes.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    unsigned n = 0;
+    int padding = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const char c = text[i + k];
+      const std::size_t digit = base64_alphabet.find(c);
+      const bool pad = c == '=' && i + 4 == text.size() && k >= 2 && (k == 3 || text[i + 3] == '=');
+      if (digit == std::string_view::npos && !pad) {
+        fail(path, "invalid base64 character at offset " + std::to_string(i + k));
+      }
+      padding += pad ? 1 : 0;
+      n = n << 6 | (pad ? 0U : static_cast<unsigned>(digit));
+    }
+    bytes.push_back(static_cast<std::byte>(n >> 16));
+    if (padding < 2) bytes.push_back(static_cast<std::byte>(n >> 8 & 0xFF));
+    if (padding < 1) bytes.push_back(static_cast<std::byte>(n & 0xFF));
+  }
+  return bytes;
+}
+
 value read_tensor(const json::object& o, const std::string& path) {
-  if (o.size() != 2 || !o.contains("dtype")) fail(path, "a tensor has exactly the keys \"shape\" and \"dtype\"");
+  const std::size_t keys = o.contains("data") ? 3 : 2;
+  if (o.size() != keys || !o.contains("dtype")) {
+    fail(path, "a tensor has the keys \"shape\" and \"dtype\" (and \"data\" when its contents were captured)");
+  }
   const json::value& shape = o.at("shape");
   if (!shape.is_array()) fail(path + ".shape", "expected an array of dimensions, found " + kind_of(shape));
   tensor_spec t;
@@ -234,6 +296,19 @@ value read_tensor(const json::object& o, const std::string& path) {
                               "\" (expected one of float64 float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool)");
   }
   t.dtype = *parsed;
+  if (const json::value* data = o.if_contains("data")) {
+    if (!data->is_string()) fail(path + ".data", "expected base64 text, found " + kind_of(*data));
+    t.data = read_base64(std::string_view(data->as_string()), path + ".data");
+    std::size_t expected = dtype_size(t.dtype);
+    for (std::int64_t d : t.shape) {
+      if (__builtin_mul_overflow(expected, static_cast<std::size_t>(d), &expected)) {
+        fail(path + ".shape", "too many elements for contents to be given");
+      }
+    }
+    if (t.data.size() != expected) {
+      fail(path + ".data", std::to_string(t.data.size()) + " bytes for a tensor that holds " + std::to_string(expected));
+    }
+  }
   return value(std::move(t));
 }
 

@@ -5,7 +5,9 @@
 #include <boost/hana/adapt_struct.hpp>
 #include <boost/hana/define_struct.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -165,12 +167,17 @@ TEST_CASE("capture of ranges, tuples and maps") {
 TEST_CASE("capture of aggregates via Boost.PFR, with optionals inside") {
   const model::generation_config config{16, std::nullopt, tensor_spec{{1, 3, 224, 224}, dtype::float32}};
   const value captured = hookscope::capture_value(config);
-  CHECK(captured == value::structure("model::generation_config", {{"0", 16},
-                                                                  {"1", value()},
-                                                                  {"2", tensor_spec{{1, 3, 224, 224}, dtype::float32}}}));
+#if HOOKSCOPE_DETAIL_PFR_NAMES  // Boost >= 1.84 reads the field names
+  const char* names[] = {"max_new_tokens", "temperature", "pixel_values"};
+#else
+  const char* names[] = {"0", "1", "2"};
+#endif
+  CHECK(captured == value::structure("model::generation_config", {{names[0], 16},
+                                                                  {names[1], value()},
+                                                                  {names[2], tensor_spec{{1, 3, 224, 224}, dtype::float32}}}));
   CHECK(hookscope::to_json(captured) ==
-        R"({"struct":"model::generation_config","fields":[["0",{"int":16}],["1",null],)"
-        R"(["2",{"shape":[1,3,224,224],"dtype":"float32"}]]})");
+        R"({"struct":"model::generation_config","fields":[[")" + std::string(names[0]) + R"(",{"int":16}],[")" +
+            names[1] + R"(",null],[")" + names[2] + R"(",{"shape":[1,3,224,224],"dtype":"float32"}]]})");
 }
 
 TEST_CASE("capture of Hana structs, with their field names") {
@@ -197,6 +204,57 @@ TEST_CASE("capture of a class through flatten_traits") {
     const value nested = hookscope::capture_value(std::make_tuple(ids, std::optional<model::kv_cache>(cache)));
     CHECK(nested.leaf_count() == 5);
     CHECK(hookscope::capture_value(std::optional<model::kv_cache>()) == value());
+  }
+}
+
+namespace user {
+struct grid {  // a tensor whose traits give its contents
+  std::vector<float> cells;
+  std::int64_t rows = 0;
+};
+struct shape_only {  // a tensor without data(): contents are never captured
+  std::int64_t n = 0;
+};
+}  // namespace user
+
+template <>
+struct hookscope::tensor_traits<user::grid> {
+  static std::array<std::int64_t, 2> shape(const user::grid& g) {
+    return {g.rows, static_cast<std::int64_t>(g.cells.size()) / std::max<std::int64_t>(g.rows, 1)};
+  }
+  static hookscope::dtype dtype(const user::grid&) { return hookscope::dtype::float32; }
+  static const std::vector<float>& data(const user::grid& g) { return g.cells; }
+};
+template <>
+struct hookscope::tensor_traits<user::shape_only> {
+  static std::array<std::int64_t, 1> shape(const user::shape_only& s) { return {s.n}; }
+  static hookscope::dtype dtype(const user::shape_only&) { return hookscope::dtype::int64; }
+};
+
+TEST_CASE("capture_options::tensor_data") {
+  const user::grid g{{1.0F, 2.0F, 3.0F, 4.0F}, 2};
+  SECTION("off by default: shapes and dtypes only") {
+    CHECK(hookscope::capture(g) == tensor_spec{{2, 2}, dtype::float32});
+    CHECK(hookscope::capture(g, {}).data.empty());
+  }
+  SECTION("on request: the contents' bytes, everywhere in the value") {
+    const auto captured = hookscope::capture_value(std::make_tuple(g, std::optional<user::grid>(g)), {.tensor_data = true});
+    for (const value& item : captured.items()) {
+      REQUIRE(item.as_tensor().data.size() == 4 * sizeof(float));
+      std::array<float, 4> cells{};
+      std::memcpy(cells.data(), item.as_tensor().data.data(), sizeof cells);
+      CHECK(cells == std::array<float, 4>{1.0F, 2.0F, 3.0F, 4.0F});
+    }
+    CHECK(hookscope::capture(g).data.empty());  // the option held for that capture only
+  }
+  SECTION("tensors without data() in their traits keep shapes only") {
+    CHECK(hookscope::capture(user::shape_only{5}, {.tensor_data = true}) == tensor_spec{{5}, dtype::int64});
+  }
+  SECTION("contents that do not fit the shape are an error naming both") {
+    const user::grid odd{{1.0F, 2.0F, 3.0F}, 2};  // shape {2, 1}: 2 elements, 3 given
+    CHECK_THROWS_WITH(hookscope::capture(odd, {.tensor_data = true}),
+                      "hookscope: capture: tensor_traits<T>::data gave 12 bytes for a tensor of shape [2,1] and dtype "
+                      "float32, which holds 8");
   }
 }
 

@@ -4,6 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cstring>
+#include <vector>
+
 using hookscope::dtype;
 using hookscope::tensor_spec;
 
@@ -34,5 +38,23 @@ TEST_CASE("Eigen matrices and arrays are tensors") {
     const Eigen::VectorXd v = hookscope::tensor_traits<Eigen::VectorXd>::make_empty({4}, dtype::float64);
     CHECK(v.size() == 4);
     CHECK(v.isZero());
+  }
+}
+
+TEST_CASE("Eigen contents captured on request, in row-major order") {
+  Eigen::Matrix<std::int32_t, 2, 3> m;  // column-major storage: 1 4 2 5 3 6
+  m << 1, 2, 3, 4, 5, 6;
+  CHECK(hookscope::capture(m).data.empty());  // shapes only unless asked
+  const tensor_spec with_data = hookscope::capture(m, {.tensor_data = true});
+  REQUIRE(with_data.data.size() == 6 * sizeof(std::int32_t));
+  std::array<std::int32_t, 6> elements{};
+  std::memcpy(elements.data(), with_data.data.data(), with_data.data.size());
+  CHECK(elements == std::array<std::int32_t, 6>{1, 2, 3, 4, 5, 6});
+
+  SECTION("bool matrices: one byte per element") {
+    Eigen::Matrix<bool, 1, 3> mask;
+    mask << true, false, true;
+    const tensor_spec captured = hookscope::capture(mask, {.tensor_data = true});
+    CHECK(captured.data == std::vector<std::byte>{std::byte{1}, std::byte{0}, std::byte{1}});
   }
 }

@@ -172,6 +172,19 @@ TEST_CASE("call_recorder on methods and make_observable wrappers") {
   CHECK(rec.calls()[0].kwargs[0] == std::pair<std::string, value>{"arg0", 4});
 }
 
+TEST_CASE("recorder_options::tensor_data") {
+  tensor_spec ids = llm::ids(1, 2);
+  for (int b : {7, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0}) ids.data.push_back(static_cast<std::byte>(b));
+  hookscope::call_recorder shapes_only(llm::forward);
+  hookscope::call_recorder with_data(llm::forward, {.tensor_data = true});
+  llm::forward(ids, std::nullopt, false);
+  CHECK(shapes_only.calls()[0].kwargs[0].second == value(llm::ids(1, 2)));
+  CHECK(with_data.calls()[0].kwargs[0].second == value(ids));
+  // int64 7 and 9, little-endian: 07 00 00 | 00 00 00 | 00 00 09 | 00 00 00 | 00 00 00 | 00 -> base64 by hand
+  CHECK(with_data.to_jsonl().find(R"(["input_ids",{"shape":[1,2],"dtype":"int64","data":"BwAAAAAAAAAJAAAAAAAAAA=="}])") !=
+        std::string::npos);
+}
+
 TEST_CASE("call_recorder::write_jsonl") {
   hookscope::call_recorder rec(llm::forward);
   llm::forward(llm::ids(1, 7), std::nullopt, true);

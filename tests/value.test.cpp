@@ -97,6 +97,34 @@ TEST_CASE("value JSON encoding, every kind both ways") {
   }
 }
 
+namespace {
+tensor_spec with_bytes(std::vector<std::int64_t> shape, dtype type, std::initializer_list<int> bytes) {
+  tensor_spec t{std::move(shape), type};
+  for (int b : bytes) t.data.push_back(static_cast<std::byte>(b));
+  return t;
+}
+}  // namespace
+
+TEST_CASE("value JSON encoding of tensor contents (base64)") {
+  // Worked out by hand from RFC 4648: 01 00 00 | 00 02 00 | 00 00 -> AQAA AAIA AAA=
+  check_both_ways(with_bytes({2}, dtype::int32, {1, 0, 0, 0, 2, 0, 0, 0}),
+                  R"({"shape":[2],"dtype":"int32","data":"AQAAAAIAAAA="})");
+  check_both_ways(with_bytes({3}, dtype::uint8, {0xFF, 0x00, 0x7F}), R"({"shape":[3],"dtype":"uint8","data":"/wB/"})");
+  check_both_ways(with_bytes({2}, dtype::uint8, {'a', 'b'}), R"({"shape":[2],"dtype":"uint8","data":"YWI="})");
+  check_both_ways(with_bytes({1, 1}, dtype::int8, {'a'}), R"({"shape":[1,1],"dtype":"int8","data":"YQ=="})");
+
+  SECTION("bad contents name the path and the fault") {
+    CHECK(error_of(R"({"shape":[2],"dtype":"uint8","data":"YWI"})") ==
+          "$.data: base64 text of 3 characters (not a multiple of 4)");
+    CHECK(error_of(R"({"shape":[2],"dtype":"uint8","data":"YW*="})") == "$.data: invalid base64 character at offset 2");
+    CHECK(error_of(R"({"shape":[2],"dtype":"uint8","data":"Y=I="})") == "$.data: invalid base64 character at offset 1");
+    CHECK(error_of(R"({"shape":[3],"dtype":"uint8","data":"YWI="})") == "$.data: 2 bytes for a tensor that holds 3");
+    CHECK(error_of(R"({"shape":[2],"dtype":"uint8","data":2})") == "$.data: expected base64 text, found a number");
+    CHECK(error_of(R"({"shape":[4611686018427387904,8],"dtype":"int64","data":""})") ==
+          "$.shape: too many elements for contents to be given");
+  }
+}
+
 TEST_CASE("value_from_json errors name the path and the fault") {
   CHECK(error_of("{") .find("$: not JSON") == 0);
   CHECK(error_of("3") == "$: expected null or an object, found a number");
@@ -105,7 +133,8 @@ TEST_CASE("value_from_json errors name the path and the fault") {
   CHECK(error_of(R"({"shape":[1],"dtype":"float8"})") ==
         "$.dtype: unknown dtype \"float8\" (expected one of float64 float32 float16 bfloat16 int64 int32 int16 int8 "
         "uint8 bool)");
-  CHECK(error_of(R"({"shape":[1]})") == "$: a tensor has exactly the keys \"shape\" and \"dtype\"");
+  CHECK(error_of(R"({"shape":[1]})") ==
+        "$: a tensor has the keys \"shape\" and \"dtype\" (and \"data\" when its contents were captured)");
   CHECK(error_of(R"({"shape":"1x2","dtype":"int64"})") == "$.shape: expected an array of dimensions, found a string");
   CHECK(error_of(R"({"tuple":[{"int":1},{"int":"2"}]})") == "$.tuple[1].int: expected an integer, found a string");
   CHECK(error_of(R"({"dict":[["a"]]})") == "$.dict[0]: expected a [\"name\", value] pair");

@@ -1,14 +1,15 @@
 // hookscope/capture.hpp — turns any argument into an owned value that outlives the call, chosen at compile time
 // from its type, and converts it to the run-time value tree.
 //
-//   tensors (tensor_traits)        -> tensor_spec{shape, dtype}
+//   tensors (tensor_traits)        -> tensor_spec{shape, dtype}      (contents too with capture_options)
 //   bool, integers, floats         -> bool, std::int64_t, double
 //   strings                        -> std::string
 //   std::optional, pointers        -> std::optional<captured>          (absent: none)
 //   vector, array, span, ranges    -> std::vector<captured>            (list)
 //   tuple, pair                    -> std::tuple<captured...>          (tuple)
 //   map<string, T>                 -> captured_dict<captured>          (dict, in iteration order)
-//   aggregates (Boost.PFR)         -> captured_struct                  (struct, fields "0", "1", ...)
+//   aggregates (Boost.PFR)         -> captured_struct                  (struct, fields by name on Boost >= 1.84,
+//                                                                       "0", "1", ... before)
 //   Hana-adapted structs           -> captured_struct                  (struct, fields by name)
 //   other classes                  -> flatten_traits<T> specialisation (struct, the children it names)
 //
@@ -28,10 +29,24 @@
 #include <boost/hana/unpack.hpp>
 #include <boost/pfr/core.hpp>
 #include <boost/pfr/tuple_size.hpp>
+#include <boost/version.hpp>
+
+#if BOOST_VERSION >= 108400
+#include <boost/pfr/config.hpp>
+#if BOOST_PFR_CORE_NAME_ENABLED
+#include <boost/pfr/core_name.hpp>
+#define HOOKSCOPE_DETAIL_PFR_NAMES 1
+#endif
+#endif
+#ifndef HOOKSCOPE_DETAIL_PFR_NAMES
+#define HOOKSCOPE_DETAIL_PFR_NAMES 0
+#endif
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <ranges>
@@ -76,7 +91,45 @@ struct captured_class {
   friend bool operator==(const captured_class&, const captured_class&) = default;
 };
 
+/// How much to capture. Tensor contents are opt-in (for replay): records hold shapes and dtypes by default.
+struct capture_options {
+  bool tensor_data = false;  ///< also copy tensor contents, for tensor types whose tensor_traits has data()
+};
+
 namespace detail {
+
+// Set for the duration of a capture with tensor_data: the capture rules keep their one-argument form.
+inline thread_local bool capturing_tensor_data = false;
+
+class tensor_data_scope {
+ public:
+  explicit tensor_data_scope(bool on) noexcept : previous_(capturing_tensor_data) { capturing_tensor_data = on; }
+  tensor_data_scope(const tensor_data_scope&) = delete;
+  tensor_data_scope& operator=(const tensor_data_scope&) = delete;
+  ~tensor_data_scope() { capturing_tensor_data = previous_; }
+
+ private:
+  bool previous_;
+};
+
+[[noreturn]] void throw_tensor_data_size(const tensor_spec& spec, std::size_t bytes);
+
+template <class T>
+void copy_tensor_data(const T& t, tensor_spec& spec) {
+  if constexpr (requires { tensor_traits<T>::data(t); }) {
+    static_assert(std::endian::native == std::endian::little,
+                  "hookscope: capture of tensor contents assumes a little-endian machine (the record format's order)");
+    const auto& elements = tensor_traits<T>::data(t);  // may be a temporary (a row-major copy): lifetime extended
+    using element = std::remove_cvref_t<std::ranges::range_value_t<decltype(elements)>>;
+    static_assert(std::is_trivially_copyable_v<element>,
+                  "hookscope: tensor_traits<T>::data(t) must return a contiguous range of plain elements or bytes");
+    const std::size_t bytes = std::ranges::size(elements) * sizeof(element);
+    if (bytes == 0) return;  // contents not at hand (a tensor_spec captured without them): shape only
+    if (bytes != static_cast<std::size_t>(spec.numel()) * dtype_size(spec.dtype)) throw_tensor_data_size(spec, bytes);
+    spec.data.resize(bytes);
+    std::memcpy(spec.data.data(), std::ranges::data(elements), bytes);
+  }
+}
 
 template <class T>
 inline constexpr bool is_optional = false;
@@ -137,6 +190,20 @@ inline constexpr std::string_view positional_field_names[] = {"0",  "1",  "2",  
                                                               "16", "17", "18", "19", "20", "21", "22", "23",
                                                               "24", "25", "26", "27", "28", "29", "30", "31"};
 
+// Field names of an aggregate: its real names where Boost.PFR can read them (Boost >= 1.84 with
+// BOOST_PFR_CORE_NAME_ENABLED), positional names otherwise.
+template <class T>
+struct pfr_names {
+#if HOOKSCOPE_DETAIL_PFR_NAMES
+  static constexpr auto names = boost::pfr::names_as_array<T>();
+  static constexpr std::span<const std::string_view> get() noexcept { return names; }
+#else
+  static constexpr std::span<const std::string_view> get() noexcept {
+    return {positional_field_names, boost::pfr::tuple_size_v<T>};
+  }
+#endif
+};
+
 template <class T, class = std::make_index_sequence<boost::pfr::tuple_size_v<T>>>
 struct pfr_fields;
 template <class T, std::size_t... I>
@@ -164,7 +231,11 @@ template <class T>
 struct capture_rule<T> {
   static constexpr bool supported = true;
   using type = tensor_spec;
-  static type capture(const T& t) { return spec_of(t); }
+  static type capture(const T& t) {
+    type spec = spec_of(t);
+    if (capturing_tensor_data) copy_tensor_data(t, spec);
+    return spec;
+  }
 };
 
 template <>
@@ -301,8 +372,7 @@ struct capture_rule<T> {
   using type = captured_struct<typename pfr_fields<T>::type>;
   static type capture(const T& t) {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return type{type_name<T>(),
-                  std::span<const std::string_view>(positional_field_names, sizeof...(I)),
+      return type{type_name<T>(), pfr_names<T>::get(),
                   {capture_rule<std::remove_cvref_t<boost::pfr::tuple_element_t<I, T>>>::capture(
                       boost::pfr::get<I>(t))...}};
     }(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
@@ -481,6 +551,13 @@ captured_t<T> capture(const T& v) {
   return detail::checked_rule<std::remove_cvref_t<T>>::capture(v);
 }
 
+/// Captures `v` as `options` say (tensor contents too, with `.tensor_data = true`).
+template <class T>
+captured_t<T> capture(const T& v, capture_options options) {
+  const detail::tensor_data_scope scope(options.tensor_data);
+  return capture(v);
+}
+
 /// The run-time value tree of a captured value.
 template <class C>
 value to_value(const C& captured) {
@@ -491,6 +568,13 @@ value to_value(const C& captured) {
 template <class T>
 value capture_value(const T& v) {
   return detail::to_value_of(capture(v));
+}
+
+/// Captures `v` straight into the value tree, as `options` say.
+template <class T>
+value capture_value(const T& v, capture_options options) {
+  const detail::tensor_data_scope scope(options.tensor_data);
+  return capture_value(v);
 }
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

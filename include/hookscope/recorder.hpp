@@ -41,6 +41,7 @@ struct recorded_call {
 struct recorder_options {
   std::size_t store_n_calls = 3;  ///< calls kept (the first ones); `hookscope::unlimited` keeps all
   bool global = false;            ///< record calls from every thread, not only the current context's
+  bool tensor_data = false;       ///< also capture tensor contents (for replay); shapes and dtypes only by default
 };
 
 /// Records the calls of one observable while it lives (a scope, like the seed's `with` block).
@@ -156,7 +157,7 @@ class call_recorder {
     if constexpr (requires { ctx.return_value(); }) {
       using result_type = std::remove_cvref_t<decltype(*ctx.return_value())>;
       if constexpr (capturable<result_type>) {
-        if (ctx.return_value() != nullptr) call.result = capture_value(*ctx.return_value());
+        if (ctx.return_value() != nullptr) call.result = capture_value(*ctx.return_value(), what_to_capture());
       }
     }
     const std::lock_guard lock(mutex_);
@@ -166,6 +167,8 @@ class call_recorder {
 #endif
   }
 
+  capture_options what_to_capture() const noexcept { return {.tensor_data = options_.tensor_data}; }
+
   template <class Context>
   value_fields capture_args(const Context& ctx) const {
     value_fields kwargs;
@@ -174,7 +177,7 @@ class call_recorder {
     std::apply(
         [&](const auto&... args) {
           std::size_t i = 0;
-          (kwargs.emplace_back(std::string(names[i++]), capture_value(args)), ...);
+          (kwargs.emplace_back(std::string(names[i++]), capture_value(args, what_to_capture())), ...);
         },
         ctx.args());
     return kwargs;

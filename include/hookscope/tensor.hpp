@@ -7,6 +7,7 @@
 #include "hookscope/config.hpp"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -34,6 +35,12 @@ constexpr std::optional<dtype> parse_dtype(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+/// Bytes per element of `t`.
+constexpr std::size_t dtype_size(dtype t) noexcept {
+  constexpr std::array<std::uint8_t, 10> sizes = {8, 4, 2, 2, 8, 4, 2, 1, 1, 1};
+  return sizes[static_cast<std::size_t>(t)];
+}
+
 /// The dtype of C++ element type T (float, double, the fixed-width integers, bool); no value for others.
 template <class T>
 inline constexpr std::optional<dtype> dtype_of = std::nullopt;
@@ -50,6 +57,9 @@ template <> inline constexpr std::optional<dtype> dtype_of<bool> = dtype::boolea
 struct tensor_spec {
   std::vector<std::int64_t> shape;
   hookscope::dtype dtype = hookscope::dtype::float32;
+  /// The contents, only when captured with `capture_options::tensor_data`: numel() elements in row-major order,
+  /// little-endian bytes (recorded as base64). Empty otherwise.
+  std::vector<std::byte> data{};
 
   /// Number of elements (1 for a scalar tensor of rank 0).
   std::int64_t numel() const noexcept {
@@ -61,7 +71,9 @@ struct tensor_spec {
 };
 
 /// Specialise for a type to make it a tensor: `static auto shape(const T&)` (a range of integers),
-/// `static hookscope::dtype dtype(const T&)`, optionally `static T make_empty(std::vector<std::int64_t>, dtype)`.
+/// `static hookscope::dtype dtype(const T&)`, optionally `static T make_empty(std::vector<std::int64_t>, dtype)`
+/// and `static auto data(const T&)`: the elements in row-major order as a contiguous range (of bytes, or of
+/// elements of the dtype's size; empty when the contents are not at hand), for the opt-in capture of contents.
 template <class T>
 struct tensor_traits {};
 
@@ -70,6 +82,7 @@ struct tensor_traits<tensor_spec> {
   static const std::vector<std::int64_t>& shape(const tensor_spec& t) noexcept { return t.shape; }
   static hookscope::dtype dtype(const tensor_spec& t) noexcept { return t.dtype; }
   static tensor_spec make_empty(std::vector<std::int64_t> shape, hookscope::dtype type) { return {std::move(shape), type}; }
+  static const std::vector<std::byte>& data(const tensor_spec& t) noexcept { return t.data; }
 };
 
 /// True for types with a tensor_traits specialisation.

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -30,6 +31,15 @@ struct eigen_tensor_traits {
                   "hookscope: Eigen adapter: the scalar type has no dtype (use float, double, a fixed-width "
                   "integer or bool)");
     return *dtype_of<scalar>;
+  }
+  /// The elements in row-major order (Eigen stores column-major by default), for the opt-in capture of contents.
+  static auto data(const M& m) {
+    std::vector<std::conditional_t<std::is_same_v<scalar, bool>, std::uint8_t, scalar>> elements;  // no vector<bool>
+    elements.reserve(static_cast<std::size_t>(m.size()));
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+      for (Eigen::Index j = 0; j < m.cols(); ++j) elements.push_back(m(i, j));
+    }
+    return elements;
   }
   /// A zero-filled matrix of `shape` (for placeholders); the dtype must be the scalar's.
   static M make_empty(const std::vector<std::int64_t>& shape, hookscope::dtype) {
