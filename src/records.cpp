@@ -1,1 +1,293 @@
+// The record reader: JSON Lines records to call_record, with errors naming the file, the line and the JSON path;
+// and the writer of one record line (to_record_line).
+//
+// Values are read by value.cpp's reader of parsed documents (json_reader.hpp), the one value_from_json uses.
+//
+// Speed matters (the command reads millions of records): one Boost.JSON parser is reused from line to line, each
+// line's document lives in a monotonic buffer kept by the reader; JSON paths for errors are built only on failure,
+// from a chain of stack frames.
 #include "hookscope/records.hpp"
+
+#include "json_reader.hpp"
+
+#include <boost/json.hpp>  // compiled into the library by src/value.cpp
+
+#include <algorithm>
+#include <charconv>
+#include <cerrno>
+#include <cstddef>
+#include <cmath>
+#include <cstdint>
+#include <istream>
+#include <system_error>
+#include <utility>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+namespace json = boost::json;
+
+record_error::record_error(std::string source, std::size_t line, const std::string& message)
+    : format_error(source + ":" + std::to_string(line) + ": " + message), source_(std::move(source)), line_(line) {}
+
+using detail::fail_at;
+using detail::json_kind_of;
+using detail::json_path;
+using detail::json_quoted;
+using detail::read_json_fields_into;
+using detail::read_json_integer;
+using detail::read_json_value;
+
+namespace {
+
+//=== records ===//
+
+// Names are compared pairwise: calls have few keyword arguments, and this allocates nothing.
+void check_unique_names(const value_fields& kwargs, const json_path& at) {
+  for (std::size_t i = 1; i < kwargs.size(); ++i) {
+    for (std::size_t k = 0; k < i; ++k) {
+      if (kwargs[i].first == kwargs[k].first) fail_at(at[i][0], "duplicate keyword argument " + json_quoted(kwargs[i].first));
+    }
+  }
+}
+
+const json::value& required(const json::object& o, std::string_view key, const json_path& at) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) fail_at(at, "missing \"" + std::string(key) + "\"");
+  return *v;
+}
+
+std::string_view read_string(const json::value& j, const json_path& at) {
+  if (!j.is_string()) fail_at(at, "expected a string, found " + json_kind_of(j));
+  return {j.get_string().data(), j.get_string().size()};
+}
+
+parameter_kind read_kind(const json::value& j, const json_path& at) {
+  const std::string_view kind = read_string(j, at);
+  if (kind == "positional_or_keyword") return parameter_kind::positional_or_keyword;
+  if (kind == "var_positional") return parameter_kind::var_positional;
+  if (kind == "var_keyword") return parameter_kind::var_keyword;
+  fail_at(at, "unknown parameter kind " + json_quoted(kind) + " (expected positional_or_keyword, var_positional or var_keyword)");
+}
+
+parameter read_parameter(const json::value& j, const json_path& at) {
+  const json::object* o = j.if_object();
+  if (o == nullptr) fail_at(at, "expected a parameter {\"name\", \"kind\", \"default\"}, found " + json_kind_of(j));
+  parameter p;
+  p.name = read_string(required(*o, "name", at), at / "name");
+  if (p.name.empty()) fail_at(at / "name", "empty parameter name");
+  if (const json::value* kind = o->if_contains("kind")) p.kind = read_kind(*kind, at / "kind");
+  if (const json::value* def = o->if_contains("default")) p.default_value = read_json_value(*def, at / "default");
+  return p;
+}
+
+signature read_signature(const json::value& j, const json_path& at) {
+  if (!j.is_array()) fail_at(at, "expected an array of parameters, found " + json_kind_of(j));
+  signature sig;
+  sig.reserve(j.get_array().size());
+  for (std::size_t i = 0; i < j.get_array().size(); ++i) {
+    parameter p = read_parameter(j.get_array()[i], at[i]);
+    for (const parameter& before : sig) {
+      if (before.name == p.name) fail_at(at[i] / "name", "duplicate parameter " + json_quoted(p.name));
+      if (before.kind == p.kind && p.kind != parameter_kind::positional_or_keyword) {
+        fail_at(at[i] / "kind", "a second " + std::string(p.kind == parameter_kind::var_positional ? "var_positional"
+                                                                                               : "var_keyword") +
+                                 " parameter");
+      }
+    }
+    sig.push_back(std::move(p));
+  }
+  return sig;
+}
+
+void read_inputs(const json::object& o, call_inputs& inputs, const json_path& root) {
+  const json::value& args = required(o, "args", root);
+  if (!args.is_array()) fail_at(root / "args", "expected an array of values, found " + json_kind_of(args));
+  inputs.args.clear();
+  inputs.args.reserve(args.get_array().size());
+  for (std::size_t i = 0; i < args.get_array().size(); ++i) {
+    inputs.args.push_back(read_json_value(args.get_array()[i], (root / "args")[i]));
+  }
+  const json::value& kwargs = required(o, "kwargs", root);
+  read_json_fields_into(inputs.kwargs, kwargs, root / "kwargs");
+  check_unique_names(inputs.kwargs, root / "kwargs");
+}
+
+void read_record(const json::value& j, call_record& out) {
+  const json_path root;
+  const json::object* o = j.if_object();
+  if (o == nullptr) fail_at(root, "expected a record {\"function\", \"args\", \"kwargs\", ...}, found " + json_kind_of(j));
+  out.function = read_string(required(*o, "function", root), root / "function");
+  if (out.function.empty()) fail_at(root / "function", "empty function name");
+  out.signature.reset();
+  if (const json::value* sig = o->if_contains("signature")) out.signature = read_signature(*sig, root / "signature");
+  read_inputs(*o, out.inputs, root);
+  out.result.reset();
+  if (const json::value* result = o->if_contains("result")) out.result = read_json_value(*result, root / "result");
+  out.threw = false;
+  if (const json::value* threw = o->if_contains("threw")) {
+    if (!threw->is_bool()) fail_at(root / "threw", "expected true or false, found " + json_kind_of(*threw));
+    out.threw = threw->get_bool();
+  }
+  out.latency_ns.reset();
+  if (const json::value* latency = o->if_contains("latency_ns")) {
+    const std::int64_t ns = read_json_integer(*latency, root / "latency_ns");
+    if (ns < 0) fail_at(root / "latency_ns", "negative latency " + std::to_string(ns));
+    out.latency_ns = ns;
+  }
+}
+
+}  // namespace
+
+//=== the parser kept from line to line ===//
+
+namespace detail {
+
+class record_parser {
+ public:
+  record_parser() : parser_(json::storage_ptr(), options()) {}
+
+  /// Parses `line` into `out`; `unterminated`: the stream ended without a newline after it.
+  void parse(std::string_view line, call_record& out, bool unterminated) {
+    // A fresh resource per line over the same first block: a typical line allocates nothing, a long one
+    // allocates its own blocks and frees them at once. (Reusing one resource through release() would let its
+    // next block size double with every long line until allocation fails.)
+    json::monotonic_resource memory(first_block_, sizeof first_block_);
+    parser_.reset(&memory);
+    boost::system::error_code ec;
+    const std::size_t used = parser_.write(line.data(), line.size(), ec);
+    if (ec) {
+      parser_.reset();  // drops the partial document while its memory is alive
+      const std::string what = ec.message() + " at column " + std::to_string(used + 1);
+      throw format_error(unterminated ? "truncated last line (no newline at the end, and not JSON: " + what + ")"
+                                      : "not JSON: " + what);
+    }
+    const json::value j = parser_.release();
+    read_record(j, out);
+  }
+
+ private:
+  static json::parse_options options() {
+    json::parse_options o;
+    o.max_depth = 128;  // values nest deeper than Boost's default 32 allows; the readers recurse this deep at most
+    return o;
+  }
+
+  alignas(std::max_align_t) unsigned char first_block_[16 * 1024];
+  json::parser parser_;
+};
+
+}  // namespace detail
+
+call_record parse_record(std::string_view line) {
+  detail::record_parser parser;
+  call_record record;
+  parser.parse(line, record, false);
+  return record;
+}
+
+//=== record_reader ===//
+
+record_reader::record_reader(std::istream& in, std::string source)
+    : in_(&in), source_(std::move(source)), parser_(std::make_unique<detail::record_parser>()) {}
+
+record_reader::~record_reader() = default;
+record_reader::record_reader(record_reader&&) noexcept = default;
+record_reader& record_reader::operator=(record_reader&&) noexcept = default;
+
+void record_reader::open(std::istream& in, std::string source) {
+  in_ = &in;
+  source_ = std::move(source);
+  line_ = 0;
+}
+
+void record_reader::fail(const std::string& message) const { throw record_error(source_, line_, message); }
+
+namespace {
+bool is_blank(std::string_view line) {
+  return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t'; });
+}
+}  // namespace
+
+bool record_reader::next(call_record& out) {
+  while (std::getline(*in_, buffer_)) {
+    ++line_;
+    const bool unterminated = in_->eof();  // getline stopped at the end, not at a newline
+    std::string_view text = buffer_;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (is_blank(text)) continue;
+    try {
+      parser_->parse(text, out, unterminated);
+    } catch (const format_error& e) {
+      fail(e.what());
+    }
+    check_signature(out);
+    return true;
+  }
+  if (in_->bad()) {
+    throw std::system_error(errno != 0 ? errno : EIO, std::generic_category(),
+                            "hookscope: cannot read " + source_ + " after line " + std::to_string(line_));
+  }
+  return false;
+}
+
+void record_reader::check_signature(const call_record& record) {
+  const auto it = functions_.find(record.function);
+  if (it == functions_.end()) {
+    functions_.emplace(record.function, seen_function{record.signature, source_ + ":" + std::to_string(line_)});
+    return;
+  }
+  if (!record.signature) return;
+  const seen_function& seen = it->second;
+  if (!seen.signature) {
+    fail("$.signature: " + json_quoted(record.function) + " had no signature on its first record (" + seen.where +
+         "); a signature comes with a function's first record");
+  }
+  if (*record.signature != *seen.signature) {
+    fail("$.signature: the signature of " + json_quoted(record.function) + " changed since " + seen.where +
+         " (it must stay the same for every record of a function)");
+  }
+}
+
+//=== writing ===//
+
+namespace {
+void append_signature(std::string& line, const signature& sig) {
+  line += ",\"signature\":[";
+  for (std::size_t i = 0; i < sig.size(); ++i) {
+    if (i != 0) line.push_back(',');
+    line += "{\"name\":";
+    detail::append_json_string(line, sig[i].name);
+    if (sig[i].kind == parameter_kind::var_positional) line += ",\"kind\":\"var_positional\"";
+    if (sig[i].kind == parameter_kind::var_keyword) line += ",\"kind\":\"var_keyword\"";
+    if (sig[i].default_value) {
+      line += ",\"default\":";
+      detail::append_json(line, *sig[i].default_value);
+    }
+    line.push_back('}');
+  }
+  line.push_back(']');
+}
+}  // namespace
+
+std::string to_record_line(const call_record& record) {
+  std::string line = "{\"function\":";
+  detail::append_json_string(line, record.function);
+  if (record.signature) append_signature(line, *record.signature);
+  line += ",\"args\":[";
+  for (std::size_t i = 0; i < record.inputs.args.size(); ++i) {
+    if (i != 0) line.push_back(',');
+    detail::append_json(line, record.inputs.args[i]);
+  }
+  line += "],\"kwargs\":";
+  detail::append_json_fields(line, record.inputs.kwargs);
+  if (record.result) {
+    line += ",\"result\":";
+    detail::append_json(line, *record.result);
+  }
+  if (record.threw) line += ",\"threw\":true";
+  if (record.latency_ns) line += ",\"latency_ns\":" + std::to_string(*record.latency_ns);
+  line.push_back('}');
+  return line;
+}
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -2,9 +2,13 @@
 // compact, ordered and prints floats in their shortest round-trip form).
 #include "hookscope/value.hpp"
 
+#include "json_reader.hpp"
+
 #include <boost/json/src.hpp>  // Boost.JSON compiled into this library only: no extra package, one TU
 
 #include <charconv>
+#include <cstddef>
+#include <cstdint>
 #include <cmath>
 #include <system_error>
 
@@ -197,13 +201,29 @@ void write(std::string& out, const value& v) {
   out.push_back('}');
 }
 
+}  // namespace
+
 //=== reading ===//
 
 namespace json = boost::json;
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) { throw format_error(path + ": " + what); }
+namespace detail {
 
-std::string kind_of(const json::value& j) {
+std::string json_path::to_string() const {
+  if (parent == nullptr) return "$";
+  std::string text = parent->to_string();
+  if (!key.empty()) {
+    text.push_back('.');
+    text += key;
+  } else {
+    text += "[" + std::to_string(index) + "]";
+  }
+  return text;
+}
+
+void fail_at(const json_path& at, const std::string& what) { throw format_error(at.to_string() + ": " + what); }
+
+std::string json_kind_of(const json::value& j) {
   switch (j.kind()) {
     case json::kind::null: return "null";
     case json::kind::bool_: return "a boolean";
@@ -217,41 +237,67 @@ std::string kind_of(const json::value& j) {
   return "?";
 }
 
-value read(const json::value& j, const std::string& path);
+// Numbers as written in records (Boost's serializer would print 1.5 as "1.5E0").
+std::string number_text(const json::value& j) {
+  if (j.is_int64()) return std::to_string(j.get_int64());
+  if (j.is_uint64()) return std::to_string(j.get_uint64());
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, j.get_double());
+  return std::string(buffer, ec == std::errc{} ? end : buffer);
+}
 
-std::vector<value> read_items(const json::value& j, const std::string& path) {
-  if (!j.is_array()) fail(path, "expected an array, found " + kind_of(j));
+std::string json_quoted(std::string_view s) {
+  std::string text;
+  append_json_string(text, s);
+  return text;
+}
+
+
+//=== values: the encoding of value.hpp, with value_from_json's messages ===//
+
+value read_json_value(const json::value& j, const json_path& at);
+
+std::vector<value> read_items(const json::value& j, const json_path& at) {
+  if (!j.is_array()) fail_at(at, "expected an array, found " + json_kind_of(j));
+  const json::array& a = j.get_array();
   std::vector<value> items;
-  items.reserve(j.as_array().size());
-  for (std::size_t i = 0; i < j.as_array().size(); ++i) items.push_back(read(j.as_array()[i], path + "[" + std::to_string(i) + "]"));
+  items.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) items.push_back(read_json_value(a[i], at[i]));
   return items;
 }
 
-value_fields read_fields(const json::value& j, const std::string& path) {
-  if (!j.is_array()) fail(path, "expected an array of [name, value] pairs, found " + kind_of(j));
-  value_fields fields;
-  for (std::size_t i = 0; i < j.as_array().size(); ++i) {
-    const std::string at = path + "[" + std::to_string(i) + "]";
-    const json::value& pair = j.as_array()[i];
-    if (!pair.is_array() || pair.as_array().size() != 2 || !pair.as_array()[0].is_string()) {
-      fail(at, "expected a [\"name\", value] pair");
-    }
-    fields.emplace_back(std::string(pair.as_array()[0].as_string()), read(pair.as_array()[1], at + "[1]"));
+void read_json_fields_into(value_fields& fields, const json::value& j, const json_path& at) {
+  if (!j.is_array()) fail_at(at, "expected an array of [name, value] pairs, found " + json_kind_of(j));
+  const json::array& a = j.get_array();
+  fields.clear();
+  fields.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const json::array* pair = a[i].if_array();
+    if (pair == nullptr || pair->size() != 2 || !(*pair)[0].is_string()) fail_at(at[i], "expected a [\"name\", value] pair");
+    const json::string& name = (*pair)[0].get_string();
+    fields.emplace_back(std::string(name.data(), name.size()), read_json_value((*pair)[1], at[i][1]));
   }
+}
+
+value_fields read_fields(const json::value& j, const json_path& at) {
+  value_fields fields;
+  read_json_fields_into(fields, j, at);
   return fields;
 }
 
-std::int64_t read_integer(const json::value& j, const std::string& path) {
-  if (j.is_int64()) return j.as_int64();
-  if (j.is_uint64() && j.as_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(j.as_uint64());
-  if (j.is_double() && std::trunc(j.as_double()) == j.as_double() && std::abs(j.as_double()) < 9.0e18) {
-    return static_cast<std::int64_t>(j.as_double());
+std::int64_t read_json_integer(const json::value& j, const json_path& at) {
+  if (j.is_int64()) return j.get_int64();
+  if (j.is_uint64() && j.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(j.get_uint64());
+  if (j.is_double() && std::trunc(j.get_double()) == j.get_double() && std::abs(j.get_double()) < 9.0e18) {
+    return static_cast<std::int64_t>(j.get_double());
   }
-  fail(path, "expected an integer, found " + (j.is_number() ? json::serialize(j) : kind_of(j)));
+  fail_at(at, "expected an integer, found " + (j.is_number() ? number_text(j) : json_kind_of(j)));
 }
 
-std::vector<std::byte> read_base64(std::string_view text, const std::string& path) {
-  if (text.size() % 4 != 0) fail(path, "base64 text of " + std::to_string(text.size()) + " characters (not a multiple of 4)");
+// Tensor contents, captured on request (value.cpp writes them as standard base64 with padding).
+std::vector<std::byte> read_base64(const json::string& text, const json_path& at) {
+  static constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  if (text.size() % 4 != 0) fail_at(at, "base64 text of " + std::to_string(text.size()) + " characters (not a multiple of 4)");
   std::vector<std::byte> bytes;
   bytes.reserve(text.size() / 4 * 3);
   for (std::size_t i = 0; i < text.size(); i += 4) {
@@ -259,11 +305,9 @@ std::vector<std::byte> read_base64(std::string_view text, const std::string& pat
     int padding = 0;
     for (std::size_t k = 0; k < 4; ++k) {
       const char c = text[i + k];
-      const std::size_t digit = base64_alphabet.find(c);
+      const std::size_t digit = alphabet.find(c);
       const bool pad = c == '=' && i + 4 == text.size() && k >= 2 && (k == 3 || text[i + 3] == '=');
-      if (digit == std::string_view::npos && !pad) {
-        fail(path, "invalid base64 character at offset " + std::to_string(i + k));
-      }
+      if (digit == std::string_view::npos && !pad) fail_at(at, "invalid base64 character at offset " + std::to_string(i + k));
       padding += pad ? 1 : 0;
       n = n << 6 | (pad ? 0U : static_cast<unsigned>(digit));
     }
@@ -274,80 +318,94 @@ std::vector<std::byte> read_base64(std::string_view text, const std::string& pat
   return bytes;
 }
 
-value read_tensor(const json::object& o, const std::string& path) {
-  const std::size_t keys = o.contains("data") ? 3 : 2;
-  if (o.size() != keys || !o.contains("dtype")) {
-    fail(path, "a tensor has the keys \"shape\" and \"dtype\" (and \"data\" when its contents were captured)");
+void read_tensor_data(tensor_spec& t, const json::value& data, const json_path& at) {
+  if (!data.is_string()) fail_at(at / "data", "expected base64 text, found " + json_kind_of(data));
+  t.data = read_base64(data.get_string(), at / "data");
+  std::size_t expected = dtype_size(t.dtype);
+  for (const std::int64_t d : t.shape) {
+    if (__builtin_mul_overflow(expected, static_cast<std::size_t>(d), &expected)) {
+      fail_at(at / "shape", "too many elements for contents to be given");
+    }
+  }
+  if (t.data.size() != expected) {
+    fail_at(at / "data", std::to_string(t.data.size()) + " bytes for a tensor that holds " + std::to_string(expected));
+  }
+}
+
+value read_tensor(const json::object& o, const json_path& at) {
+  const json::value* dtype_name = o.if_contains("dtype");
+  const json::value* data = o.if_contains("data");
+  if (o.size() != (data != nullptr ? 3U : 2U) || dtype_name == nullptr) {
+    fail_at(at, "a tensor has the keys \"shape\" and \"dtype\" (and \"data\" when its contents were captured)");
   }
   const json::value& shape = o.at("shape");
-  if (!shape.is_array()) fail(path + ".shape", "expected an array of dimensions, found " + kind_of(shape));
+  if (!shape.is_array()) fail_at(at / "shape", "expected an array of dimensions, found " + json_kind_of(shape));
   tensor_spec t;
-  for (std::size_t i = 0; i < shape.as_array().size(); ++i) {
-    const std::string at = path + ".shape[" + std::to_string(i) + "]";
-    const std::int64_t d = read_integer(shape.as_array()[i], at);
-    if (d < 0) fail(at, "negative dimension " + std::to_string(d));
+  t.shape.reserve(shape.get_array().size());
+  for (std::size_t i = 0; i < shape.get_array().size(); ++i) {
+    const std::int64_t d = read_json_integer(shape.get_array()[i], (at / "shape")[i]);
+    if (d < 0) fail_at((at / "shape")[i], "negative dimension " + std::to_string(d));
     t.shape.push_back(d);
   }
-  const json::value& type = o.at("dtype");
-  if (!type.is_string()) fail(path + ".dtype", "expected a string, found " + kind_of(type));
-  const auto parsed = parse_dtype(std::string_view(type.as_string()));
+  if (!dtype_name->is_string()) fail_at(at / "dtype", "expected a string, found " + json_kind_of(*dtype_name));
+  const json::string& name = dtype_name->get_string();
+  const auto parsed = parse_dtype(std::string_view(name.data(), name.size()));
   if (!parsed) {
-    fail(path + ".dtype", "unknown dtype \"" + std::string(type.as_string()) +
-                              "\" (expected one of float64 float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool)");
+    fail_at(at / "dtype", "unknown dtype " + json_quoted(name) +
+                           " (expected one of float64 float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool)");
   }
   t.dtype = *parsed;
-  if (const json::value* data = o.if_contains("data")) {
-    if (!data->is_string()) fail(path + ".data", "expected base64 text, found " + kind_of(*data));
-    t.data = read_base64(std::string_view(data->as_string()), path + ".data");
-    std::size_t expected = dtype_size(t.dtype);
-    for (std::int64_t d : t.shape) {
-      if (__builtin_mul_overflow(expected, static_cast<std::size_t>(d), &expected)) {
-        fail(path + ".shape", "too many elements for contents to be given");
-      }
-    }
-    if (t.data.size() != expected) {
-      fail(path + ".data", std::to_string(t.data.size()) + " bytes for a tensor that holds " + std::to_string(expected));
-    }
-  }
+  if (data != nullptr) read_tensor_data(t, *data, at);
   return value(std::move(t));
 }
 
-value read(const json::value& j, const std::string& path) {
-  if (j.is_null()) return {};
-  if (!j.is_object()) fail(path, "expected null or an object, found " + kind_of(j));
-  const json::object& o = j.as_object();
-  if (o.contains("shape")) return read_tensor(o, path);
-  if (o.contains("struct")) {
-    if (o.size() != 2 || !o.contains("fields")) fail(path, "a struct has exactly the keys \"struct\" and \"fields\"");
-    if (!o.at("struct").is_string()) fail(path + ".struct", "expected the class name, found " + kind_of(o.at("struct")));
-    return value::structure(std::string(o.at("struct").as_string()), read_fields(o.at("fields"), path + ".fields"));
-  }
-  if (o.size() != 1) fail(path, "expected one key (int, float, bool, str, tuple, list, dict), found " + std::to_string(o.size()));
-  const auto& [key, inner] = *o.begin();
-  const std::string at = path + "." + std::string(key);
-  if (key == "int") return value(read_integer(inner, at));
-  if (key == "float") {
-    if (inner.is_number()) return value(inner.to_number<double>());
-    if (inner.is_string() && (inner.as_string() == "nan" || inner.as_string() == "inf" || inner.as_string() == "-inf")) {
-      return value(std::stod(std::string(inner.as_string())));
-    }
-    fail(at, "expected a number, found " + kind_of(inner));
-  }
-  if (key == "bool") {
-    if (!inner.is_bool()) fail(at, "expected true or false, found " + kind_of(inner));
-    return value(inner.as_bool());
-  }
-  if (key == "str") {
-    if (!inner.is_string()) fail(at, "expected a string, found " + kind_of(inner));
-    return value(std::string(inner.as_string()));
-  }
-  if (key == "tuple") return value::tuple(read_items(inner, at));
-  if (key == "list") return value::list(read_items(inner, at));
-  if (key == "dict") return value::dict(read_fields(inner, at));
-  fail(path, "unknown value kind \"" + std::string(key) + "\"");
+value read_struct(const json::object& o, const json_path& at) {
+  const json::value* fields = o.if_contains("fields");
+  if (o.size() != 2 || fields == nullptr) fail_at(at, "a struct has exactly the keys \"struct\" and \"fields\"");
+  const json::value& name = o.at("struct");
+  if (!name.is_string()) fail_at(at / "struct", "expected the class name, found " + json_kind_of(name));
+  return value::structure(std::string(name.get_string()), read_fields(*fields, at / "fields"));
 }
 
-}  // namespace
+value read_float(const json::value& j, const json_path& at) {
+  if (j.is_number()) return value(j.to_number<double>());
+  if (j.is_string()) {
+    const json::string& s = j.get_string();
+    if (s == "nan") return value(std::nan(""));
+    if (s == "inf") return value(HUGE_VAL);
+    if (s == "-inf") return value(-HUGE_VAL);
+  }
+  fail_at(at, "expected a number, found " + json_kind_of(j));
+}
+
+value read_json_value(const json::value& j, const json_path& at) {
+  if (j.is_null()) return {};
+  const json::object* o = j.if_object();
+  if (o == nullptr) fail_at(at, "expected null or an object, found " + json_kind_of(j));
+  if (o->contains("shape")) return read_tensor(*o, at);
+  if (o->contains("struct")) return read_struct(*o, at);
+  if (o->size() != 1) fail_at(at, "expected one key (int, float, bool, str, tuple, list, dict), found " + std::to_string(o->size()));
+  const json::key_value_pair& entry = *o->begin();
+  const std::string_view key(entry.key().data(), entry.key().size());
+  const json::value& inner = entry.value();
+  const json_path inner_at = at / key;
+  if (key == "int") return value(read_json_integer(inner, inner_at));
+  if (key == "float") return read_float(inner, inner_at);
+  if (key == "bool") {
+    if (!inner.is_bool()) fail_at(inner_at, "expected true or false, found " + json_kind_of(inner));
+    return value(inner.get_bool());
+  }
+  if (key == "str") {
+    if (!inner.is_string()) fail_at(inner_at, "expected a string, found " + json_kind_of(inner));
+    return value(std::string(inner.get_string()));
+  }
+  if (key == "tuple") return value::tuple(read_items(inner, inner_at));
+  if (key == "list") return value::list(read_items(inner, inner_at));
+  if (key == "dict") return value::dict(read_fields(inner, inner_at));
+  fail_at(at, "unknown value kind " + json_quoted(key));
+}
+
+}  // namespace detail
 
 std::string to_json(const value& v) {
   std::string out;
@@ -365,7 +423,7 @@ value value_from_json(std::string_view text) {
   boost::system::error_code ec;
   const json::value j = json::parse(json::string_view(text.data(), text.size()), ec);
   if (ec) throw format_error("$: not JSON: " + ec.message());
-  return read(j, "$");
+  return detail::read_json_value(j, detail::json_path{});
 }
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -7,6 +7,11 @@
 // hookscope::call_record r;
 // while (reader.next(r)) engine.add_call(r.inputs);      // a bad line throws "forward.jsonl:12: ..."
 // ```
+//
+// A record is an object with "function" (string), "args" (array of values), "kwargs" (array of ["name", value]
+// pairs), and optionally "signature" (array of {"name", "kind"?, "default"?}), "result" (a value), "threw" (bool)
+// and "latency_ns" (integer >= 0). Keys a record or a parameter does not know are ignored, so that readers keep
+// reading the records of newer writers (forward compatibility).
 #pragma once
 
 #include "hookscope/config.hpp"
@@ -14,8 +19,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <limits>
+#include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -34,12 +42,15 @@ enum class parameter_kind : std::uint8_t {
   var_keyword,            ///< `**kwargs`: the extra keyword arguments ("kind":"var_keyword")
 };
 
+// Members without an initializer get `{}` (here and below): GCC's -Wmissing-field-initializers then accepts
+// aggregates written in part, such as `{"input_ids"}`.
+
 /// One parameter of a recorded function's signature.
 struct parameter {
-  std::string name;
+  std::string name{};
   parameter_kind kind = parameter_kind::positional_or_keyword;
   /// The default value: absent when there is none; a none value for a default of None / nullptr.
-  std::optional<value> default_value;
+  std::optional<value> default_value{};
 
   friend bool operator==(const parameter&, const parameter&) = default;
 };
@@ -49,20 +60,20 @@ using signature = std::vector<parameter>;
 
 /// The inputs of one call: positional arguments, then keyword arguments in call order.
 struct call_inputs {
-  std::vector<value> args;
-  value_fields kwargs;
+  std::vector<value> args{};
+  value_fields kwargs{};
 
   friend bool operator==(const call_inputs&, const call_inputs&) = default;
 };
 
 /// One line of a record file.
 struct call_record {
-  std::string function;                    ///< the observable's name, e.g. "Model::forward"
-  std::optional<std::vector<parameter>> signature;///< given on (at least) the first record of a function
-  call_inputs inputs;
-  std::optional<value> result;             ///< absent for void results, uncapturable ones and calls that threw
+  std::string function{};                          ///< the observable's name, e.g. "Model::forward"
+  std::optional<hookscope::signature> signature{};  ///< given on (at least) the first record of a function
+  call_inputs inputs{};
+  std::optional<value> result{};             ///< absent for void results, uncapturable ones and calls that threw
   bool threw = false;
-  std::optional<std::int64_t> latency_ns;  ///< absent when the producer did not measure it
+  std::optional<std::int64_t> latency_ns{};  ///< absent when the producer did not measure it
 };
 
 /// Thrown for a record that is not valid; `what()` is "<source>:<line>: <what was wrong>" and names the JSON path.
@@ -77,20 +88,33 @@ class record_error : public format_error {
   std::size_t line_;
 };
 
-/// Parses one record line (no trailing newline needed); throws format_error naming the JSON path.
+/// Parses one record line (no trailing newline needed); throws format_error naming the JSON path, e.g.
+/// `$.kwargs[1][1].shape[0]: negative dimension -3` (value errors read as those of value_from_json).
 call_record parse_record(std::string_view line);
 
-/// Reads records from a stream, one per line, in constant memory; blank lines are skipped.
+namespace detail {
+class record_parser;  // Boost.JSON's parser and memory, reused from line to line (records.cpp)
+}  // namespace detail
+
+/// Reads records from a stream, one per line, in constant memory; blank lines (and a CR before the newline)
+/// are skipped.
 ///
-/// Checks what a single line cannot: the signature of a function never changes within a stream. A last line
-/// without its newline that is not valid JSON is reported as truncated.
+/// Checks what a single line cannot: the signature of a function never changes within a stream, and comes with
+/// its first record if at all. A last line without its newline that is not valid JSON is reported as truncated.
 class record_reader {
  public:
   /// `source` names the stream in errors (usually the file name).
   record_reader(std::istream& in, std::string source);
+  ~record_reader();
+  record_reader(record_reader&&) noexcept;
+  record_reader& operator=(record_reader&&) noexcept;
 
-  /// Reads the next record into `out`; false at the end of the stream. Throws record_error on a bad line,
-  /// std::system_error when the stream fails to read.
+  /// Goes on with another stream as if it were concatenated to the previous ones (files merge so): the
+  /// signatures seen so far still bind; line numbers restart at 1 under the new `source`.
+  void open(std::istream& in, std::string source);
+
+  /// Reads the next record into `out` (reusing its memory); false at the end of the stream. Throws record_error
+  /// on a bad line, std::system_error when the stream fails to read.
   bool next(call_record& out);
 
   /// The line number of the record last returned (1-based).
@@ -98,11 +122,19 @@ class record_reader {
   const std::string& source() const noexcept { return source_; }
 
  private:
+  struct seen_function {
+    std::optional<hookscope::signature> signature;  // as given by the function's first record
+    std::string where;                              // "source:line" of that record
+  };
+  [[noreturn]] void fail(const std::string& message) const;
+  void check_signature(const call_record& record);
+
   std::istream* in_;
   std::string source_;
   std::size_t line_ = 0;
-  std::string buffer_;
-  std::vector<std::pair<std::string, std::vector<parameter>>> signatures_;  // first signature seen per function
+  std::string buffer_;                                        // the current line; its capacity is reused
+  std::unique_ptr<detail::record_parser> parser_;
+  std::map<std::string, seen_function, std::less<>> functions_;  // by name: one entry per function seen
 };
 
 /// One call as a line of the record format, without the newline (`signature` only when given).

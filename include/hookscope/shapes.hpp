@@ -58,8 +58,9 @@ class input_key {
 
 struct engine_options {
   std::size_t store_n_calls = 3;  ///< calls kept per recording (`hookscope::unlimited`: all; see recorder.hpp)
-  /// false: calls are folded into per-dimension summaries and not kept (constant memory on any number of
-  /// calls); info() then lists the best candidate only and infer_arguments() needs no stored call index.
+  /// false: calls are not kept, only the per-argument/leaf/dimension summaries every inference reads anyway
+  /// (constant memory on any number of calls), so the results are the same; info() then lists the best candidate
+  /// only and infer_arguments() cannot take a stored call index.
   bool keep_calls = true;
 };
 
@@ -71,14 +72,16 @@ struct dim_label {
 };
 
 struct dynamic_shapes_options {
-  /// Arguments (names, or positions as "0") whose dimension 0 is dynamic whatever was observed.
-  std::vector<std::string> batch_dimension_for;
+  /// Arguments (names, or positions as "0") whose dimension 0 is dynamic whatever was observed. A position also
+  /// matches the parameter at that place in the signature when a call names it (C++ records name every parameter).
+  std::vector<std::string> batch_dimension_for{};  // `{}`: no -Wmissing-field-initializers in `{.dim_names = true}`
   /// Dimension 0 of every argument is dynamic.
   bool batch_dimension_for_all = false;
   /// Automatic labels: dynamic dims with identical observed values share one, well-known LLM names first.
   bool dim_names = false;
-  /// Explicit labels (fallback "<input>_dim_<d>" for the other dynamic dims of a labelled input's call).
-  std::vector<dim_label> dim_labels;
+  /// Explicit labels; when given, every other dynamic dim is labelled "<input>_dim_<d>" (or automatically with
+  /// dim_names). An argument's entries by position are used in preference to those by name, as in the reference.
+  std::vector<dim_label> dim_labels{};
 };
 
 /// What was seen of one dynamic dimension.
@@ -93,7 +96,8 @@ struct dynamic_dim {
   bool only_zero_or_one() const noexcept { return min >= 0 && max <= 1; }
 };
 
-/// One tensor input, flattened: its name follows the path (`past_key_values.0.key`, `args.1`).
+/// One tensor input, flattened: its name follows the path (`past_key_values.0.key`, `args.1`); a keyword absorbed
+/// by `**kwargs` keeps its own name; a position without a parameter is `arg<i>`.
 struct tensor_input {
   std::string name;
   std::vector<std::string> path;      ///< the path's components
@@ -113,6 +117,15 @@ class dynamic_shapes {
     enum class kind : std::uint8_t { null, tensor, tuple, list, dict } type = kind::null;
     std::size_t tensor = 0;
     std::vector<std::pair<std::string, node>> children;  ///< keys empty for tuple/list
+
+    // Defaulted after the class: Clang 14 with libstdc++ otherwise checks pair<string, node> while node is
+    // still incomplete and rejects the implicit ones.
+    node() = default;
+    node(const node&);
+    node(node&&) noexcept;
+    node& operator=(const node&);
+    node& operator=(node&&) noexcept;
+    ~node();
   };
 
   const node& root() const noexcept { return root_; }
@@ -123,9 +136,12 @@ class dynamic_shapes {
   /// torch.export `dynamic_shapes` as JSON (`--format torch`): an object by parameter name (an array when every
   /// argument is positional), per tensor {"<dim>":"DYNAMIC"|"<label>"} ({} when static), null for non-tensors.
   std::string to_json() const;
-  /// `--minShapes=a:1x7,b:1x7 --optShapes=... --maxShapes=...` for trtexec (every tensor input, static ones too).
+  /// `--minShapes=a:1x7,b:1x7 --optShapes=... --maxShapes=...` for trtexec (every tensor input, static ones too;
+  /// rank-0 tensors are left out: the syntax has no spelling for an empty shape, and they never vary). One line,
+  /// no newline; empty when there is no tensor of rank >= 1.
   std::string to_trtexec() const;
-  /// ONNX Runtime TensorRT provider options, one per line: `trt_profile_min_shapes=a:1x7,...` then opt, max.
+  /// ONNX Runtime TensorRT provider options, one per line: `trt_profile_min_shapes=a:1x7,...` then opt, max (same
+  /// spec syntax and rank-0 rule as to_trtexec); each line ends with a newline.
   std::string to_ort_options() const;
   /// A human-readable table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings.
   std::string report() const;
@@ -140,7 +156,7 @@ class dynamic_shapes {
 struct argument_options {
   /// Which call to start from: none = the first stored call with as many positional and keyword arguments as the
   /// best candidate; an index = that stored call; call_inputs = new inputs aligned on the best candidate.
-  std::variant<std::monostate, std::size_t, call_inputs> candidate;
+  std::variant<std::monostate, std::size_t, call_inputs> candidate{};
   bool flat = false;            ///< the aligned leaves as a list
   bool as_args_kwargs = false;  ///< {"tuple":[{"tuple":args},{"dict":kwargs}]}
 };
@@ -194,5 +210,11 @@ class shape_engine {
   struct impl;
   std::unique_ptr<impl> impl_;
 };
+
+inline dynamic_shapes::node::node(const node&) = default;
+inline dynamic_shapes::node::node(node&&) noexcept = default;
+inline dynamic_shapes::node& dynamic_shapes::node::operator=(const node&) = default;
+inline dynamic_shapes::node& dynamic_shapes::node::operator=(node&&) noexcept = default;
+inline dynamic_shapes::node::~node() = default;
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

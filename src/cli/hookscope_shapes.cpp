@@ -1,0 +1,425 @@
+// hookscope-shapes — the command-line front end of the shape engine: reads record files (JSON Lines, from any
+// process), infers the dynamic shapes (`infer`, in torch.export, trtexec, ONNX Runtime or report form) or the
+// representative arguments (`args`, in the record value encoding).
+//
+// Exit status: 0 done; 1 the calls do not allow an inference (hookscope::inference_error); 2 bad input or usage
+// (the message names the file and the line). It streams: one line in memory at a time, whatever the file size.
+#include "hookscope/records.hpp"
+#include "hookscope/shapes.hpp"
+#include "hookscope/value.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace {
+
+constexpr std::string_view program = "hookscope-shapes";
+
+constexpr std::string_view usage_text = R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|report]
+       hookscope-shapes args FILE.jsonl... [options] [--index N] [--as-args-kwargs | --flat]
+       hookscope-shapes --help
+
+Reads calls recorded as JSON Lines (one call per line; several files merge, in order; - is standard input)
+and infers the dynamic dimensions of their inputs (infer) or representative arguments (args).
+
+options:
+  --function NAME           the function whose records to use (required when the files hold several)
+  --store-n-calls N|all     use the first N calls of the function (default 3); all: every call, summarised
+                            as it streams (constant memory)
+  --batch KEY,...           dimension 0 of these inputs is dynamic whatever was seen
+  --batch-all               dimension 0 of every input is dynamic
+  --value-if-missing KEY=JSON
+                            a value (in the record encoding) for an input some calls leave out; repeatable
+  --dim-names               name dynamic dimensions (batch_size, sequence_length, ...) instead of DYNAMIC
+  --dim-name KEY:DIM=LABEL  name dimension DIM of input KEY; repeatable
+  --format FORMAT           infer: torch (default; torch.export dynamic_shapes as JSON), trtexec
+                            (--minShapes/--optShapes/--maxShapes), ort (TensorRT provider options) or report
+  --index N                 args: start from stored call N instead of the first complete one
+  --as-args-kwargs          args: {"tuple":[{"tuple":args},{"dict":kwargs}]}
+  --flat                    args: the aligned leaves as a list
+A KEY is a parameter name or a position (0, 1, ...).
+
+exit status: 0 done, 1 the calls do not allow an inference, 2 bad input or usage.
+)";
+
+// Bad command line: exit 2 with a hint to --help.
+class usage_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bad input that is not a record line (a file that does not open, a function that is not there): exit 2.
+class input_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The library's messages start with "hookscope: "; after the program's name that would say it twice.
+std::string_view without_library_prefix(std::string_view message) {
+  constexpr std::string_view prefix = "hookscope: ";
+  if (message.substr(0, prefix.size()) == prefix) message.remove_prefix(prefix.size());
+  return message;
+}
+
+enum class command { infer, args };
+enum class output_format { torch, trtexec, ort, report };
+
+struct options {
+  bool help = false;
+  command what = command::infer;
+  std::vector<std::string> files;
+  std::optional<std::string> function;
+  std::size_t store_n_calls = 3;
+  std::vector<std::pair<hookscope::input_key, hookscope::value>> values_if_missing;
+  hookscope::dynamic_shapes_options shapes;
+  output_format format = output_format::torch;
+  std::optional<std::size_t> index;
+  bool as_args_kwargs = false;
+  bool flat = false;
+};
+
+//=== the command line ===//
+
+std::size_t parse_count(std::string_view option, std::string_view text) {
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
+    throw usage_error(std::string(option) + ": expected a non-negative integer, got '" + std::string(text) + "'");
+  }
+  return n;
+}
+
+hookscope::input_key parse_key(std::string_view option, std::string_view text) {
+  if (text.empty()) throw usage_error(std::string(option) + ": empty input name");
+  return hookscope::input_key::parse(text);
+}
+
+void parse_value_if_missing(options& o, std::string_view text) {
+  const std::size_t equal = text.find('=');
+  if (equal == std::string_view::npos) throw usage_error("--value-if-missing: expected KEY=JSON, got '" + std::string(text) + "'");
+  try {
+    o.values_if_missing.emplace_back(parse_key("--value-if-missing", text.substr(0, equal)),
+                                     hookscope::value_from_json(text.substr(equal + 1)));
+  } catch (const hookscope::format_error& e) {
+    throw usage_error("--value-if-missing " + std::string(text) + ": " + e.what());
+  }
+}
+
+bool is_label(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (const char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+void parse_dim_name(options& o, std::string_view text) {
+  const std::size_t equal = text.find('=');
+  const std::size_t colon = text.substr(0, equal).rfind(':');
+  if (equal == std::string_view::npos || colon == std::string_view::npos) {
+    throw usage_error("--dim-name: expected KEY:DIM=LABEL, got '" + std::string(text) + "'");
+  }
+  const std::string_view label = text.substr(equal + 1);
+  // torch.export's Dim names are identifiers, and trtexec / ONNX Runtime specs split on ':', ',' and 'x'.
+  if (!is_label(label)) throw usage_error("--dim-name: the label '" + std::string(label) + "' is not an identifier");
+  o.shapes.dim_labels.push_back({parse_key("--dim-name", text.substr(0, colon)),
+                                 parse_count("--dim-name", text.substr(colon + 1, equal - colon - 1)), std::string(label)});
+}
+
+output_format parse_format(std::string_view text) {
+  if (text == "torch") return output_format::torch;
+  if (text == "trtexec") return output_format::trtexec;
+  if (text == "ort") return output_format::ort;
+  if (text == "report") return output_format::report;
+  throw usage_error("--format: expected torch, trtexec, ort or report, got '" + std::string(text) + "'");
+}
+
+void parse_batch(options& o, std::string_view text) {
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view key = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+    if (key.empty()) throw usage_error("--batch: expected KEY,..., got '" + std::string(text) + "'");
+    o.shapes.batch_dimension_for.emplace_back(key);
+    if (comma == std::string_view::npos) return;
+    start = comma + 1;
+  }
+}
+
+// Walks argv: `--name value` or `--name=value`, flags, and FILE operands (`--` ends the options).
+class arguments {
+ public:
+  arguments(int argc, char** argv) : args_(argv + 1, argv + argc) {}
+
+  bool done() const noexcept { return next_ == args_.size(); }
+  std::string_view take() { return args_[next_++]; }
+  // The value of option `name`: after '=' in `arg`, or the next argument.
+  std::string_view value_of(std::string_view name, std::optional<std::string_view> inline_value) {
+    if (inline_value) return *inline_value;
+    if (done()) throw usage_error(std::string(name) + ": missing its value");
+    return take();
+  }
+
+ private:
+  std::vector<std::string_view> args_;
+  std::size_t next_ = 0;
+};
+
+void parse_option(options& o, std::string_view name, std::optional<std::string_view> inline_value, arguments& args) {
+  auto value = [&] { return args.value_of(name, inline_value); };
+  auto flag = [&](bool& target) {
+    if (inline_value) throw usage_error(std::string(name) + ": takes no value");
+    target = true;
+  };
+  if (name == "--function") {
+    o.function = std::string(value());
+  } else if (name == "--store-n-calls") {
+    const std::string_view n = value();
+    o.store_n_calls = n == "all" ? hookscope::unlimited : parse_count(name, n);
+    if (o.store_n_calls == 0) throw usage_error("--store-n-calls: expected at least 1 (or all)");
+  } else if (name == "--batch") {
+    parse_batch(o, value());
+  } else if (name == "--batch-all") {
+    flag(o.shapes.batch_dimension_for_all);
+  } else if (name == "--value-if-missing") {
+    parse_value_if_missing(o, value());
+  } else if (name == "--dim-names") {
+    flag(o.shapes.dim_names);
+  } else if (name == "--dim-name") {
+    parse_dim_name(o, value());
+  } else if (name == "--format") {
+    o.format = parse_format(value());
+  } else if (name == "--index") {
+    o.index = parse_count(name, value());
+  } else if (name == "--as-args-kwargs") {
+    flag(o.as_args_kwargs);
+  } else if (name == "--flat") {
+    flag(o.flat);
+  } else if (name == "--help" || name == "-h") {
+    o.help = true;
+  } else {
+    throw usage_error("unknown option '" + std::string(name) + "'");
+  }
+}
+
+// What one command accepts and the other does not, and options that exclude each other.
+void check_combinations(const options& o, bool format_given) {
+  if (!o.shapes.batch_dimension_for.empty() && o.shapes.batch_dimension_for_all) {
+    throw usage_error("--batch and --batch-all exclude each other");
+  }
+  if (o.what == command::infer && (o.index || o.as_args_kwargs || o.flat)) {
+    throw usage_error(std::string(o.index ? "--index" : o.flat ? "--flat" : "--as-args-kwargs") + " is for 'args' only");
+  }
+  if (o.what == command::args && format_given) throw usage_error("--format is for 'infer' only");
+  if (o.as_args_kwargs && o.flat) throw usage_error("--as-args-kwargs and --flat exclude each other");
+  if (o.index && o.store_n_calls == hookscope::unlimited) {
+    throw usage_error("--index needs stored calls: use --store-n-calls N, not all");
+  }
+  if (o.files.empty()) throw usage_error("no input file (give FILE.jsonl..., or - for standard input)");
+}
+
+options parse_options(int argc, char** argv) {
+  options o;
+  arguments args(argc, argv);
+  bool command_seen = false;
+  bool format_given = false;
+  bool options_ended = false;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    if (!options_ended && arg == "--") {
+      options_ended = true;
+    } else if (!options_ended && arg.size() > 1 && arg[0] == '-') {
+      const std::size_t equal = arg.find('=');
+      const std::string_view name = arg.substr(0, equal);
+      parse_option(o, name, equal == arg.npos ? std::nullopt : std::optional(arg.substr(equal + 1)), args);
+      format_given = format_given || name == "--format";
+    } else if (!command_seen) {
+      if (arg != "infer" && arg != "args") throw usage_error("unknown command '" + std::string(arg) + "' (expected infer or args)");
+      o.what = arg == "infer" ? command::infer : command::args;
+      command_seen = true;
+    } else {
+      o.files.emplace_back(arg);
+    }
+  }
+  if (o.help) return o;
+  if (!command_seen) throw usage_error("no command (expected infer or args)");
+  check_combinations(o, format_given);
+  return o;
+}
+
+//=== reading the records into the engine ===//
+
+// Feeds the records of the chosen function to the engine, and notes the other functions seen.
+class call_feeder {
+ public:
+  explicit call_feeder(const options& o)
+      : options_(o),
+        engine_(hookscope::engine_options{.store_n_calls = o.store_n_calls,
+                                          .keep_calls = o.store_n_calls != hookscope::unlimited}) {}
+
+  void add(hookscope::call_record& record, const hookscope::record_reader& where) {
+    note_function(record.function);
+    if (record.function != chosen()) return;
+    if (calls_ == 0) start(record);
+    ++calls_;
+    if (full_) return;  // later calls are still read, so that the whole input is checked
+    try {
+      full_ = !engine_.add_call(std::move(record.inputs));
+    } catch (const hookscope::inference_error& e) {
+      throw hookscope::inference_error(where.source() + ":" + std::to_string(where.line()) + ": " +
+                                       std::string(without_library_prefix(e.what())));
+    }
+  }
+
+  // The engine with every call, once the function chosen is known to be the only one, or the one asked for.
+  hookscope::shape_engine& finish(const std::vector<std::string>& files) {
+    if (!options_.function && functions_.size() > 1) {
+      throw input_error("the records hold several functions (" + names() + "); choose one with --function NAME");
+    }
+    if (calls_ == 0 && options_.function && !functions_.empty()) {
+      throw input_error("no record of function '" + *options_.function + "' (the records hold " + names() + ")");
+    }
+    if (calls_ == 0) {
+      std::string sources;
+      for (const std::string& f : files) sources += (sources.empty() ? "" : ", ") + f;
+      throw hookscope::inference_error("no call recorded in " + sources);
+    }
+    return engine_;
+  }
+
+ private:
+  const std::string& chosen() const { return options_.function ? *options_.function : functions_.front(); }
+
+  void note_function(const std::string& name) {
+    if (!functions_.empty() && functions_.back() == name) return;  // the usual case: one function
+    for (const std::string& seen : functions_) {
+      if (seen == name) return;
+    }
+    functions_.push_back(name);
+  }
+
+  std::string names() const {
+    std::string text;
+    for (const std::string& name : functions_) text += (text.empty() ? "'" : ", '") + name + "'";
+    return text;
+  }
+
+  // The first call: the signature (the reader checks that later records keep it), then the options that
+  // depend on it.
+  void start(const hookscope::call_record& record) {
+    if (record.signature) engine_.set_signature(*record.signature);
+    for (const auto& [key, v] : options_.values_if_missing) engine_.value_if_missing(key, v);
+    engine_.begin_recording();
+  }
+
+  const options& options_;
+  hookscope::shape_engine engine_;
+  std::vector<std::string> functions_;  // in first-seen order; few
+  std::size_t calls_ = 0;
+  bool full_ = false;
+};
+
+void read_stream(std::istream& in, const std::string& name, std::optional<hookscope::record_reader>& reader,
+                 call_feeder& feeder) {
+  if (reader) {
+    reader->open(in, name);
+  } else {
+    reader.emplace(in, name);
+  }
+  hookscope::call_record record;
+  while (reader->next(record)) feeder.add(record, *reader);
+}
+
+void read_files(const std::vector<std::string>& files, call_feeder& feeder) {
+  std::optional<hookscope::record_reader> reader;  // one for every file: signatures bind across files
+  for (const std::string& file : files) {
+    if (file == "-") {
+      read_stream(std::cin, "<stdin>", reader, feeder);
+      continue;
+    }
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) throw input_error(file + ": cannot read: it is a directory");
+    errno = 0;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw input_error(file + ": cannot open: " + std::generic_category().message(errno != 0 ? errno : ENOENT));
+    read_stream(in, file, reader, feeder);
+  }
+}
+
+//=== output ===//
+
+void print(const std::string& text) {
+  std::cout << text;
+  if (text.empty() || text.back() != '\n') std::cout << '\n';
+}
+
+void print_result(const hookscope::shape_engine& engine, const options& o) {
+  if (o.what == command::args) {
+    hookscope::argument_options a;
+    if (o.index) a.candidate = *o.index;
+    a.flat = o.flat;
+    a.as_args_kwargs = o.as_args_kwargs;
+    print(hookscope::to_json(engine.infer_arguments(a)));
+    return;
+  }
+  const hookscope::dynamic_shapes ds = engine.infer_dynamic_shapes(o.shapes);
+  switch (o.format) {
+    case output_format::torch: print(ds.to_json()); break;
+    case output_format::trtexec: print(ds.to_trtexec()); break;
+    case output_format::ort: print(ds.to_ort_options()); break;
+    case output_format::report: print(ds.report()); return;  // the report lists the warnings itself
+  }
+  for (const std::string& warning : ds.warnings()) {
+    std::cerr << program << ": warning: " << without_library_prefix(warning) << '\n';
+  }
+}
+
+int fail(int status, std::string_view message) {
+  std::cout.flush();
+  std::cerr << program << ": " << without_library_prefix(message) << '\n';
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const options o = parse_options(argc, argv);
+    if (o.help) {
+      std::cout << usage_text;
+      return 0;
+    }
+    call_feeder feeder(o);
+    read_files(o.files, feeder);
+    print_result(feeder.finish(o.files), o);
+    std::cout.flush();
+    return std::cout ? 0 : fail(2, "cannot write the output");
+  } catch (const usage_error& e) {
+    std::cerr << program << ": " << e.what() << "\nTry 'hookscope-shapes --help'.\n";
+    return 2;
+  } catch (const hookscope::format_error& e) {  // record_error: "file:line: $.path: what"
+    return fail(2, e.what());
+  } catch (const input_error& e) {
+    return fail(2, e.what());
+  } catch (const std::system_error& e) {  // a file that fails to read
+    return fail(2, e.what());
+  } catch (const hookscope::inference_error& e) {
+    return fail(1, e.what());
+  } catch (const std::exception& e) {
+    return fail(1, e.what());
+  } catch (...) {
+    return fail(1, "unknown error");
+  }
+}

@@ -1,0 +1,42 @@
+// Reading the value encoding from a parsed Boost.JSON document: shared by value_from_json (value.cpp) and the
+// record reader (records.cpp), so that one set of rules and messages serves both. Internal to the library.
+#pragma once
+
+#include "hookscope/value.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+// One step from the root "$" down to the JSON value being read; lives on the reader's stack, so paths for
+// error messages cost nothing until something fails.
+struct json_path {
+  const json_path* parent = nullptr;  // null: this is the root
+  std::string_view key;               // ".key" when not empty, else "[index]"
+  std::size_t index = 0;
+
+  json_path operator/(std::string_view k) const { return {this, k, 0}; }
+  json_path operator[](std::size_t i) const { return {this, {}, i}; }
+  std::string to_string() const;
+};
+
+/// Throws format_error("<path>: <what>").
+[[noreturn]] void fail_at(const json_path& at, const std::string& what);
+/// "null", "a boolean", "a number", "a string", "an array", "an object".
+std::string json_kind_of(const boost::json::value& j);
+/// `s` as a JSON string literal, for messages.
+std::string json_quoted(std::string_view s);
+
+value read_json_value(const boost::json::value& j, const json_path& at);
+/// [["name", value], ...] into `fields` (cleared first, its capacity reused).
+void read_json_fields_into(value_fields& fields, const boost::json::value& j, const json_path& at);
+std::int64_t read_json_integer(const boost::json::value& j, const json_path& at);
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE

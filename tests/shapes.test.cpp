@@ -1,0 +1,727 @@
+// Tests of the shape engine (hookscope/shapes.hpp) against reference/INPUT_OBSERVER_RULES.md, rule by rule. Every
+// expected text below was worked out by hand from the rules; the comments give the reasoning where it is not obvious.
+#include "hookscope/shapes.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+using Catch::Matchers::Contains;
+using hookscope::argument_options;
+using hookscope::call_inputs;
+using hookscope::dtype;
+using hookscope::dynamic_shapes_options;
+using hookscope::engine_options;
+using hookscope::parameter;
+using hookscope::parameter_kind;
+using hookscope::shape_engine;
+using hookscope::tensor_spec;
+using hookscope::value;
+using hookscope::value_fields;
+
+namespace {
+
+value t(std::vector<std::int64_t> shape, dtype type = dtype::float32) { return tensor_spec{std::move(shape), type}; }
+value ids(std::vector<std::int64_t> shape) { return t(std::move(shape), dtype::int64); }
+// A parameter: `parameter` itself has no initialiser for its default, which -Wextra reports in `{"x"}`.
+parameter param(std::string name, parameter_kind kind = parameter_kind::positional_or_keyword,
+                std::optional<value> default_value = std::nullopt) {
+  return parameter{std::move(name), kind, std::move(default_value)};
+}
+parameter param(std::string name, value default_value) {
+  return param(std::move(name), parameter_kind::positional_or_keyword, std::move(default_value));
+}
+
+call_inputs named(value_fields kwargs) { return {{}, std::move(kwargs)}; }
+call_inputs positional(std::vector<value> args) { return {std::move(args), {}}; }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const hookscope::inference_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+value cache(std::int64_t past) {
+  return value::structure("DynamicCache", {{"key_0", t({1, 2, past, 4}, dtype::float16)},
+                                           {"value_0", t({1, 2, past, 4}, dtype::float16)}});
+}
+
+// An LLM's forward as C++ records it (every parameter by name): prefill without a cache, then two decode steps.
+// use_cache equals its default every time, so it is dropped (A3); past_key_values=None is dropped too.
+shape_engine llm(engine_options options = {}) {
+  shape_engine e(options);
+  e.set_signature({param("input_ids"),
+                   param("attention_mask", value()),
+                   param("past_key_values", value()),
+                   param("use_cache", value(true))});
+  e.begin_recording();
+  e.add_call(named({{"input_ids", ids({1, 7})}, {"attention_mask", ids({1, 7})}, {"past_key_values", value()},
+                    {"use_cache", true}}));
+  e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 8})}, {"past_key_values", cache(7)},
+                    {"use_cache", true}}));
+  e.add_call(named({{"attention_mask", ids({1, 9})}, {"input_ids", ids({1, 1})}, {"past_key_values", cache(8)}}));
+  return e;
+}
+
+// A vision-language model: pixel_values at prefill only, the cache as a list of (key, value) tuples afterwards.
+shape_engine vision(bool with_missing, engine_options options = {}) {
+  shape_engine e(options);
+  e.set_signature({param("input_ids"),
+                   param("pixel_values", value()),
+                   param("attention_mask", value()),
+                   param("past_key_values", value())});
+  if (with_missing) e.value_if_missing("pixel_values", t({0, 3, 896, 896}, dtype::float16));
+  const auto kv = [](std::int64_t past) {
+    return value::list({value::tuple({t({1, 2, past, 4}), t({1, 2, past, 4})})});
+  };
+  e.add_call(named({{"input_ids", ids({1, 10})}, {"pixel_values", t({1, 3, 896, 896}, dtype::float16)},
+                    {"attention_mask", ids({1, 10})}}));
+  e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 11})}, {"past_key_values", kv(10)}}));
+  e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 12})}, {"past_key_values", kv(11)}}));
+  return e;
+}
+
+// Two positional tensors whose dim 1 takes 6, 7, 8 together.
+shape_engine two_positional() {
+  shape_engine e;
+  e.set_signature({param("x"), param("y")});
+  for (std::int64_t n : {6, 7, 8}) e.add_call(positional({t({2, n}), t({3, n})}));
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("input_key") {
+  CHECK(hookscope::input_key::parse("2").is_position());
+  CHECK(hookscope::input_key::parse("2").position() == 2);
+  CHECK(hookscope::input_key::parse("input_ids").name() == "input_ids");
+  CHECK(hookscope::input_key::parse("2a").name() == "2a");
+  CHECK(hookscope::input_key(3).to_string() == "3");
+  CHECK_THROWS_AS(hookscope::input_key(-1), hookscope::inference_error);
+}
+
+TEST_CASE("shape_engine::add_call") {
+  SECTION("store_n_calls per recording, and begin_recording adds as many again (A1)") {
+    shape_engine e(engine_options{.store_n_calls = 2});
+    e.begin_recording();
+    CHECK(e.add_call(positional({t({1})})));
+    CHECK(e.add_call(positional({t({2})})));
+    CHECK_FALSE(e.add_call(positional({t({3})})));
+    CHECK(e.num_obs() == 2);
+    e.begin_recording();
+    CHECK(e.add_call(positional({t({4})})));
+    CHECK(e.add_call(positional({t({5})})));
+    CHECK_FALSE(e.add_call(positional({t({6})})));
+    CHECK(e.num_obs() == 4);
+    // The ignored calls (3 and 6) are not in the summaries: dim 0 took 1, 2, 4, 5.
+    auto ds = e.infer_dynamic_shapes();
+    CHECK(ds.inputs()[0].min_shape == std::vector<std::int64_t>{1});
+    CHECK(ds.inputs()[0].max_shape == std::vector<std::int64_t>{5});
+  }
+  SECTION("unlimited") {
+    shape_engine e(engine_options{.store_n_calls = hookscope::unlimited});
+    e.begin_recording();
+    for (int i = 0; i < 10; ++i) CHECK(e.add_call(positional({t({i + 1})})));
+    e.begin_recording();  // saturates instead of overflowing
+    CHECK(e.add_call(positional({t({11})})));
+    CHECK(e.num_obs() == 11);
+  }
+  SECTION("the best candidate is the first call with the most leaves, None included (A6, A7)") {
+    shape_engine e;
+    e.set_signature({param("a"), param("b"), param("c")});
+    e.add_call(positional({t({1}), value()}));          // 2 leaves
+    e.add_call(positional({t({2}), value(), value()}));  // 3 leaves: the best
+    e.add_call(positional({t({3}), t({3}), t({3})}));    // 3 leaves, not strictly more
+    CHECK(e.info().best_candidate == 1);
+    CHECK(e.info().calls[1].leaf_count == 3);
+  }
+  SECTION("keyword arguments in signature order, then the others in call order (A5)") {
+    shape_engine e;
+    e.set_signature({param("a"), param("b"), param("kwargs", parameter_kind::var_keyword)});
+    e.add_call(named({{"z", t({1})}, {"b", t({1})}, {"y", t({1})}, {"a", t({1})}}));
+    const auto info = e.info();
+    const auto& kw = info.calls[0].inputs.kwargs;
+    REQUIRE(kw.size() == 4);
+    CHECK(kw[0].first == "a");
+    CHECK(kw[1].first == "b");
+    CHECK(kw[2].first == "z");
+    CHECK(kw[3].first == "y");
+  }
+  SECTION("an argument given twice is an error, not a crash") {
+    shape_engine e;
+    e.set_signature({param("a")});
+    CHECK_THAT(error_of([&] { e.add_call({{t({1})}, {{"a", t({1})}}}); }), Contains("'a' is given twice"));
+    CHECK(e.num_obs() == 0);
+  }
+  SECTION("calls without a signature, and arguments beyond it") {
+    shape_engine e;
+    e.add_call(positional({t({1, 2}), t({3})}));
+    e.add_call(positional({t({1, 3}), t({4})}));
+    // No parameter names: positions are named arg<i>.
+    auto ds = e.infer_dynamic_shapes({.dim_names = true});
+    CHECK(ds.to_json() == R"([{"1":"arg0_dim_1"},{"0":"arg1_dim_0"}])");
+    CHECK(ds.inputs()[1].name == "arg1");
+  }
+}
+
+TEST_CASE("shape_engine::value_if_missing") {
+  SECTION("by name: only when the call leaves it out (A4)") {
+    auto e = vision(true);
+    // pixel_values is inserted in the decode calls and sorted to its signature place; it took 1, then 0 twice.
+    CHECK(e.infer_dynamic_shapes().to_json() ==
+          R"({"input_ids":{"1":"DYNAMIC"},"pixel_values":{"0":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},)"
+          R"("past_key_values":[[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]]})");
+    const auto info = e.info();
+    CHECK(info.calls[0].inputs.kwargs[1].second == t({1, 3, 896, 896}, dtype::float16));
+    CHECK(info.calls[1].inputs.kwargs[1].second == t({0, 3, 896, 896}, dtype::float16));
+  }
+  SECTION("by position: always replaces") {
+    shape_engine e;
+    e.set_signature({param("x"), param("y")});
+    e.value_if_missing(1, t({0, 4}));
+    e.add_call(positional({t({2, 3}), t({2, 3})}));
+    e.add_call(positional({t({2, 4}), t({2, 5})}));
+    // y is [0,4] in both calls, so static.
+    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"1":"DYNAMIC"},{}])");
+  }
+  SECTION("errors") {
+    shape_engine e;
+    e.set_signature({param("x"), param("y")});
+    e.value_if_missing("pixel_values", t({0}));
+    CHECK_THAT(error_of([&] { e.add_call(positional({t({1})})); }),
+               Contains("unexpected keyword argument 'pixel_values'") && Contains("(x, y)"));
+    shape_engine f;
+    f.set_signature({param("x"), param("y")});
+    f.value_if_missing(5, t({0}));
+    CHECK_THAT(error_of([&] { f.add_call(positional({t({1})})); }), Contains("position 5 is beyond"));
+    shape_engine g;
+    g.set_signature({param("x"), param("y")});
+    g.value_if_missing(1, t({0}));
+    CHECK_THAT(error_of([&] { g.add_call(positional({t({1})})); }),
+               Contains("position 1 is not given in this call") && Contains("only 1 positional"));
+    CHECK(g.num_obs() == 0);
+  }
+  SECTION("a name accepted by **kwargs") {
+    shape_engine e;
+    e.set_signature({param("x"), param("kwargs", parameter_kind::var_keyword)});
+    e.value_if_missing("extra", t({0, 2}));
+    e.add_call(named({{"x", t({1})}}));
+    e.add_call(named({{"x", t({2})}, {"extra", t({1, 2})}}));
+    CHECK(e.infer_dynamic_shapes().to_json() == R"({"x":{"0":"DYNAMIC"},"kwargs":{"extra":{"0":"DYNAMIC"}}})");
+  }
+}
+
+TEST_CASE("shape_engine::infer_dynamic_shapes") {
+  SECTION("LLM prefill and decode with a DynamicCache") {
+    auto e = llm();
+    // Best candidate: call 1 (4 leaves). input_ids dim 1 took 7,1,1; attention_mask dim 1 7,8,9; cache dim 2 7,8.
+    auto ds = e.infer_dynamic_shapes();
+    CHECK(ds.to_json() == R"({"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},)"
+                          R"("past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]})");
+    REQUIRE(ds.inputs().size() == 4);
+    CHECK(ds.inputs()[2].name == "past_key_values.key_0");
+    CHECK(ds.inputs()[2].path == std::vector<std::string>{"past_key_values", "key_0"});
+    CHECK(ds.inputs()[2].dtype == dtype::float16);
+    CHECK(ds.inputs()[0].dtype == dtype::int64);
+    CHECK(ds.warnings().empty());
+  }
+  SECTION("batch forcing by name") {
+    auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"input_ids", "attention_mask"}});
+    CHECK(ds.to_json() == R"({"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},)"
+                          R"("past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]})");
+    const auto& d0 = ds.inputs()[0].dynamic_dims[0];
+    CHECK(d0.forced);
+    CHECK(d0.min == 1);
+    CHECK(d0.max == 1);
+    // Both forced batch dims were only seen as 1: one warning each (C5).
+    REQUIRE(ds.warnings().size() == 2);
+    CHECK_THAT(ds.warnings()[0], Contains("dimension 0 of 'input_ids'") && Contains("only seen as 1"));
+    CHECK_THAT(ds.warnings()[1], Contains("dimension 0 of 'attention_mask'"));
+  }
+  SECTION("batch forcing reaches every leaf of a nested argument") {
+    auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"past_key_values"}});
+    CHECK(ds.to_json() == R"({"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},)"
+                          R"("past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]})");
+  }
+  SECTION("batch forcing by position, by name of a positional argument, for all") {
+    CHECK(two_positional().infer_dynamic_shapes({.batch_dimension_for = {"1"}}).to_json() ==
+          R"([{"1":"DYNAMIC"},{"0":"DYNAMIC","1":"DYNAMIC"}])");
+    CHECK(two_positional().infer_dynamic_shapes({.batch_dimension_for = {"y"}}).to_json() ==
+          R"([{"1":"DYNAMIC"},{"0":"DYNAMIC","1":"DYNAMIC"}])");
+    CHECK(two_positional().infer_dynamic_shapes({.batch_dimension_for_all = true}).to_json() ==
+          R"([{"0":"DYNAMIC","1":"DYNAMIC"},{"0":"DYNAMIC","1":"DYNAMIC"}])");
+    CHECK(two_positional().infer_dynamic_shapes({.batch_dimension_for = {"nothing", "7"}}).to_json() ==
+          R"([{"1":"DYNAMIC"},{"1":"DYNAMIC"}])");
+  }
+  SECTION("a position also matches a parameter given by name (C++ records every parameter by name)") {
+    auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"1"}});  // attention_mask
+    CHECK(ds.to_json() == R"({"input_ids":{"1":"DYNAMIC"},"attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},)"
+                          R"("past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]})");
+  }
+  SECTION("automatic labels: well-known names, shared by identical sequences") {
+    auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"input_ids", "attention_mask"}, .dim_names = true});
+    CHECK(ds.to_json() ==
+          R"({"input_ids":{"0":"batch_size","1":"sequence_length"},)"
+          R"("attention_mask":{"0":"batch_size","1":"total_sequence_length"},)"
+          R"("past_key_values":[{"2":"past_sequence_length"},{"2":"past_sequence_length"}]})");
+    // x dim 1 and y dim 1 both took 6, 7, 8: y shares x's name (C3's example).
+    CHECK(two_positional().infer_dynamic_shapes({.dim_names = true}).to_json() == R"([{"1":"x_dim_1"},{"1":"x_dim_1"}])");
+    // Forced batches: x dim 0 took 2,2,2 and y dim 0 3,3,3: different sequences, different names.
+    CHECK(two_positional().infer_dynamic_shapes({.batch_dimension_for_all = true, .dim_names = true}).to_json() ==
+          R"([{"0":"x_dim_0","1":"x_dim_1"},{"0":"y_dim_0","1":"x_dim_1"}])");
+  }
+  SECTION("shared_name is always computed; labels stay DYNAMIC by default") {
+    auto ds = two_positional().infer_dynamic_shapes();
+    CHECK(ds.inputs()[0].dynamic_dims[0].label == "DYNAMIC");
+    CHECK(ds.inputs()[0].dynamic_dims[0].shared_name == "x_dim_1");
+    CHECK(ds.inputs()[1].dynamic_dims[0].shared_name == "x_dim_1");
+    auto llm_ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"input_ids", "attention_mask"}});
+    CHECK(llm_ds.inputs()[0].dynamic_dims[0].shared_name == "batch_size");
+    CHECK(llm_ds.inputs()[1].dynamic_dims[0].shared_name == "batch_size");
+  }
+  SECTION("explicit labels, with the fallback <input>_dim_<d>") {
+    using hookscope::dim_label;
+    CHECK(two_positional().infer_dynamic_shapes({.dim_labels = {dim_label{0, 1, "seq"}}}).to_json() ==
+          R"([{"1":"seq"},{"1":"y_dim_1"}])");
+    CHECK(two_positional().infer_dynamic_shapes({.dim_labels = {dim_label{"x", 1, "seq"}}}).to_json() ==
+          R"([{"1":"seq"},{"1":"y_dim_1"}])");
+    // The entries by position win over those by name: x's dim 1 is only named through "x", so it falls back.
+    CHECK(two_positional()
+              .infer_dynamic_shapes({.dim_labels = {dim_label{0, 0, "a"}, dim_label{"x", 1, "b"}}})
+              .to_json() == R"([{"1":"x_dim_1"},{"1":"y_dim_1"}])");
+    // With dim_names too, the dims without an explicit label get the automatic one.
+    CHECK(two_positional().infer_dynamic_shapes({.dim_names = true, .dim_labels = {dim_label{1, 1, "n"}}}).to_json() ==
+          R"([{"1":"x_dim_1"},{"1":"n"}])");
+  }
+  SECTION("min, max and opt (most frequent, smallest on a tie)") {
+    shape_engine e(engine_options{.store_n_calls = hookscope::unlimited});
+    for (std::int64_t n : {4, 2, 4, 8, 2}) e.add_call(positional({t({n, 3})}));
+    const auto ds = e.infer_dynamic_shapes();
+    const auto& d = ds.inputs()[0].dynamic_dims.at(0);
+    CHECK(d.min == 2);
+    CHECK(d.max == 8);
+    CHECK(d.opt == 2);  // 2 and 4 twice each
+    CHECK(ds.inputs()[0].opt_shape == std::vector<std::int64_t>{2, 3});
+    CHECK(ds.inputs()[0].shapes_seen == std::vector<std::vector<std::int64_t>>{{4, 3}, {2, 3}, {8, 3}});
+  }
+  SECTION("extra positional arguments align as the keywords of the best candidate (B3)") {
+    shape_engine e;
+    e.set_signature({param("x"), param("y")});
+    e.add_call({{t({1, 2})}, {{"y", t({1, 2})}}});  // the best: first with 2 leaves
+    e.add_call(positional({t({1, 3}), t({1, 4})}));  // y by position here
+    CHECK(e.infer_dynamic_shapes().to_json() == R"({"x":{"1":"DYNAMIC"},"y":{"1":"DYNAMIC"}})");
+    CHECK(e.infer_arguments() == value::dict({{"x", t({1, 2})}, {"y", t({1, 2})}}));
+  }
+  SECTION("list and tuple items are named by index") {
+    auto ds = vision(true).infer_dynamic_shapes();
+    CHECK(ds.inputs()[3].name == "past_key_values.0.0");
+    CHECK(ds.inputs()[4].name == "past_key_values.0.1");
+  }
+  SECTION("0/1 warnings: a value_if_missing placeholder of size 0 next to a real 1") {
+    auto ds = vision(true).infer_dynamic_shapes();
+    REQUIRE(ds.warnings().size() == 1);
+    CHECK_THAT(ds.warnings()[0], Contains("dimension 0 of 'pixel_values'") && Contains("only seen as 0 and 1"));
+    CHECK(ds.inputs()[1].dynamic_dims[0].opt == 0);
+  }
+  SECTION("*args grouped under its name, extra keywords nested under the **kwargs name") {
+    shape_engine e;
+    e.set_signature({param("x"),
+                     param("args", parameter_kind::var_positional),
+                     param("y", value()),
+                     param("kwargs", parameter_kind::var_keyword)});
+    e.add_call({{t({2, 3}), t({4})}, {{"y", t({5, 1})}, {"z", t({6})}}});
+    e.add_call({{t({2, 4}), t({5})}, {{"z", t({7})}, {"y", t({5, 2})}}});
+    auto ds = e.infer_dynamic_shapes();
+    CHECK(ds.to_json() ==
+          R"({"x":{"1":"DYNAMIC"},"args":[{"0":"DYNAMIC"}],"y":{"1":"DYNAMIC"},"kwargs":{"z":{"0":"DYNAMIC"}}})");
+    CHECK(ds.inputs()[1].name == "args.0");
+    CHECK(ds.inputs()[3].name == "z");
+  }
+  SECTION("nested dicts, lists and custom classes; non-tensors are null") {
+    shape_engine e;
+    e.set_signature({param("inputs"), param("cache")});
+    for (std::int64_t n : {1, 2}) {
+      value inputs = value::dict({{"a", t({2, n + 2})}, {"b", value::list({t({4, n}), t({4, n})})}, {"c", value()}});
+      e.add_call(named({{"inputs", inputs},
+                        {"cache", value::structure("Cache", {{"k", t({1, n + 2})}, {"v", t({1, n + 2})}})}}));
+    }
+    auto ds = e.infer_dynamic_shapes();
+    CHECK(ds.to_json() == R"({"inputs":{"a":{"1":"DYNAMIC"},"b":[{"1":"DYNAMIC"},{"1":"DYNAMIC"}],"c":null},)"
+                          R"("cache":[{"1":"DYNAMIC"},{"1":"DYNAMIC"}]})");
+    std::vector<std::string> names;
+    for (const auto& in : ds.inputs()) names.push_back(in.name);
+    CHECK(names == std::vector<std::string>{"inputs.a", "inputs.b.0", "inputs.b.1", "cache.k", "cache.v"});
+    // The root mirrors it: inputs is a dict node, cache a list node (a custom class), c a null node.
+    using kind = hookscope::dynamic_shapes::node::kind;
+    CHECK(ds.root().type == kind::dict);
+    CHECK(ds.root().children[0].second.type == kind::dict);
+    CHECK(ds.root().children[0].second.children[2].second.type == kind::null);
+    CHECK(ds.root().children[1].second.type == kind::list);
+  }
+  SECTION("constants: equal values give null entries; values equal to the default are dropped") {
+    shape_engine e;
+    e.set_signature({param("x"),
+                     param("use_cache", value(true)),
+                     param("temperature", value(1.0)),
+                     param("mode", value("a")),
+                     param("n", parameter_kind::positional_or_keyword)});
+    // temperature 1 == 1.0 and mode "a" equal their defaults; n has no scalar default: all dropped.
+    e.add_call(named({{"x", t({1, 2})}, {"use_cache", false}, {"temperature", 1}, {"mode", "a"}, {"n", 3}}));
+    e.add_call(named({{"x", t({1, 3})}, {"use_cache", false}}));
+    CHECK(e.infer_dynamic_shapes().to_json() == R"({"x":{"1":"DYNAMIC"},"use_cache":null})");
+    CHECK(e.info().calls[0].constants == value_fields{{"use_cache", false}});
+    CHECK(e.infer_arguments() == value::dict({{"x", t({1, 2})}, {"use_cache", false}}));
+
+    shape_engine d;
+    d.set_signature({param("x"), param("use_cache", value(true))});
+    d.add_call(named({{"x", t({1, 2})}, {"use_cache", 1}}));  // 1 == True: dropped
+    d.add_call(named({{"x", t({1, 3})}, {"use_cache", true}}));
+    CHECK(d.infer_dynamic_shapes().to_json() == R"({"x":{"1":"DYNAMIC"}})");
+  }
+  SECTION("a rank-0 tensor is static and written {}") {
+    shape_engine e;
+    e.add_call(positional({t({}), t({2})}));
+    e.add_call(positional({t({}), t({3})}));
+    auto ds = e.infer_dynamic_shapes();
+    CHECK(ds.to_json() == R"([{},{"0":"DYNAMIC"}])");
+    CHECK(ds.inputs()[0].rank == 0);
+  }
+  SECTION("a slot no call gives a tensor for is null (the reference fails there)") {
+    shape_engine e;
+    e.set_signature({param("x"), param("flag")});
+    e.add_call(positional({t({2}), value(3)}));
+    e.add_call(positional({t({3}), value(4)}));
+    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC"},null])");
+  }
+  SECTION("shapes_seen is bounded") {
+    shape_engine e(engine_options{.store_n_calls = hookscope::unlimited});
+    for (std::int64_t n = 1; n <= 20; ++n) e.add_call(positional({t({n})}));
+    auto ds = e.infer_dynamic_shapes();
+    CHECK(ds.inputs()[0].shapes_seen.size() == 16);
+    CHECK(ds.inputs()[0].shapes_seen_truncated);
+    CHECK(ds.inputs()[0].dynamic_dims[0].max == 20);
+    CHECK_THAT(ds.warnings().back(), Contains("more than 16 distinct shapes"));
+  }
+}
+
+TEST_CASE("shape_engine errors") {
+  SECTION("nothing recorded") {
+    shape_engine e;
+    CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }), Contains("no call was recorded"));
+    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }), Contains("no call was recorded"));
+    CHECK(e.info().calls.empty());
+  }
+  SECTION("different ranks (C1)") {
+    shape_engine e;
+    e.set_signature({param("x")});
+    e.add_call(named({{"x", t({2, 3})}}));
+    e.add_call(named({{"x", t({2, 3, 4})}}));
+    CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }),
+               Contains("'x'") && Contains("same rank") && Contains("2x3x4") && Contains("2x3,"));
+  }
+  SECTION("a named argument missing from the best candidate (B1)") {
+    auto e = vision(false);  // pixel_values only at prefill, no value_if_missing
+    CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }),
+               Contains("must contain all the named arguments") && Contains("call 0 names 'pixel_values'") &&
+                   Contains("input_ids, attention_mask, past_key_values"));
+  }
+  SECTION("different constants (B2)") {
+    shape_engine e;
+    e.set_signature({param("x"), param("use_cache", value(true))});
+    e.add_call(named({{"x", t({1, 2})}, {"use_cache", false}}));
+    e.add_call(named({{"x", t({1, 3})}}));
+    e.add_call(named({{"x", t({1, 4})}, {"use_cache", true}}));
+    CHECK(error_of([&] { (void)e.infer_dynamic_shapes(); }) ==
+          "hookscope: two calls were made with different constant values, {} (call 1) != {use_cache: false} "
+          "(best candidate, call 0)");
+  }
+  SECTION("different leaf counts (B4)") {
+    shape_engine e;
+    e.set_signature({param("x"), param("cache")});
+    e.add_call(named({{"x", t({1})}, {"cache", value::list({t({1}), t({1})})}}));
+    e.add_call(named({{"x", t({2})}, {"cache", value::list({t({1}), t({1}), t({1})})}}));
+    CHECK(error_of([&] { (void)e.infer_dynamic_shapes(); }) ==
+          "hookscope: named argument 'cache' has 3 flattened leaves in call 1 but previously got 2; inference is "
+          "impossible in that case");
+    shape_engine p;
+    p.add_call(positional({value::tuple({t({1}), t({1})})}));
+    p.add_call(positional({value::tuple({t({1})})}));
+    CHECK_THAT(error_of([&] { (void)p.infer_dynamic_shapes(); }),
+               Contains("positional argument 0 ('arg0') has 1 flattened leaves in call 1 but previously got 2"));
+  }
+  SECTION("calls that cannot align (B5)") {
+    shape_engine e;
+    e.set_signature({param("x"), param("mask"), param("z")});
+    e.add_call(positional({t({1, 2}), value(), t({5})}));                          // 3 leaves: the best
+    e.add_call(positional({t({1, 3}), value::list({t({1, 3}), t({1, 3})})}));  // 3 leaves, mask has 2
+    CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }),
+               Contains("positional argument 1 ('mask') has 2 flattened leaves in the calls that give it but 1 in the "
+                        "best candidate"));
+  }
+  SECTION("a keyword named like the **kwargs parameter") {
+    shape_engine e;
+    e.set_signature({param("x"), param("kwargs", parameter_kind::var_keyword)});
+    e.add_call(named({{"x", t({1})}, {"kwargs", t({1})}, {"z", t({1})}}));
+    CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }), Contains("name collision") && Contains("**kwargs"));
+  }
+  SECTION("a signature that changes") {
+    shape_engine e;
+    e.set_signature({param("x")});
+    e.set_signature({param("x")});  // the same again is fine
+    CHECK_THAT(error_of([&] { e.set_signature({param("y")}); }), Contains("cannot change"));
+  }
+}
+
+TEST_CASE("shape_engine::infer_arguments") {
+  SECTION("default candidate: the first call with the best candidate's argument counts (D1)") {
+    // Call 1 has three keywords like the best (call 1): nothing to fill.
+    CHECK(llm().infer_arguments() ==
+          value::dict({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 8})}, {"past_key_values", cache(7)}}));
+  }
+  SECTION("placeholders from the last call with a tensor, highest dynamic dim set to 0 (D2)") {
+    // Call 0 has no cache: the last one seen is 1x2x8x4, whose dim 2 varies.
+    argument_options o;
+    o.candidate = std::size_t{0};
+    CHECK(llm().infer_arguments(o) ==
+          value::dict({{"input_ids", ids({1, 7})}, {"attention_mask", ids({1, 7})}, {"past_key_values", cache(0)}}));
+    o.flat = true;
+    CHECK(llm().infer_arguments(o) == value::list({ids({1, 7}), ids({1, 7}), t({1, 2, 0, 4}, dtype::float16),
+                                                   t({1, 2, 0, 4}, dtype::float16)}));
+  }
+  SECTION("placeholders: an empty tensor is reused, a static one is copied, batch forcing plays no part") {
+    shape_engine e;
+    e.set_signature({param("x"), param("m", value()),
+                     param("e", value())});
+    e.add_call(named({{"x", t({1, 2})}}));
+    e.add_call(named({{"x", t({1, 3})}, {"m", t({1, 5})}, {"e", t({1, 0})}}));
+    e.add_call(named({{"x", t({1, 4})}, {"m", t({1, 5})}, {"e", t({2, 0})}}));
+    argument_options o;
+    o.candidate = std::size_t{0};
+    // m never varies: zeros of 1x5. e's last tensor 2x0 is empty: reused as is.
+    CHECK(e.infer_arguments(o) == value::dict({{"x", t({1, 2})}, {"m", t({1, 5})}, {"e", t({2, 0})}}));
+  }
+  SECTION("new inputs aligned on the best candidate") {
+    argument_options o;
+    o.candidate = named({{"input_ids", ids({2, 3})}, {"attention_mask", ids({2, 3})}});
+    CHECK(llm().infer_arguments(o) ==
+          value::dict({{"input_ids", ids({2, 3})}, {"attention_mask", ids({2, 3})}, {"past_key_values", cache(0)}}));
+    o.candidate = named({{"input_ids", ids({2, 3})}, {"use_cache", false}});  // a constant the best does not have
+    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }), Contains("different constant values"));
+    o.candidate = named({{"input_ids", ids({2, 3})},
+                         {"past_key_values", value::structure("DynamicCache", {{"key_0", t({1})}})}});
+    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }),
+               Contains("named argument 'past_key_values' has 1 flattened leaves but previously got 2"));
+  }
+  SECTION("value_if_missing gives the placeholder") {
+    argument_options o;
+    o.candidate = std::size_t{1};
+    auto args = vision(true).infer_arguments(o);
+    CHECK(args.fields()[1] == std::pair<std::string, value>{"pixel_values", t({0, 3, 896, 896}, dtype::float16)});
+  }
+  SECTION("tuple, dict, renamed dict, args/kwargs (D3)") {
+    CHECK(two_positional().infer_arguments() == value::tuple({t({2, 6}), t({3, 6})}));
+    argument_options o;
+    o.as_args_kwargs = true;
+    CHECK(two_positional().infer_arguments(o) ==
+          value::tuple({value::tuple({t({2, 6}), t({3, 6})}), value::dict({})}));
+    shape_engine m;
+    m.set_signature({param("input_ids"), param("attention_mask")});
+    m.add_call({{ids({1, 5})}, {{"attention_mask", ids({1, 5})}}});
+    m.add_call({{ids({1, 6})}, {{"attention_mask", ids({1, 6})}}});
+    CHECK(m.infer_arguments() == value::dict({{"input_ids", ids({1, 5})}, {"attention_mask", ids({1, 5})}}));
+    CHECK(m.infer_dynamic_shapes({.dim_names = true}).to_json() ==
+          R"({"input_ids":{"1":"sequence_length"},"attention_mask":{"1":"total_sequence_length"}})");
+  }
+  SECTION("*args needs as_args_kwargs; extra keywords stay flat") {
+    shape_engine e;
+    e.set_signature({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
+    e.add_call({{t({2, 3}), t({4})}, {{"z", t({6})}}});
+    e.add_call({{t({2, 4}), t({5})}, {{"z", t({7})}}});
+    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }), Contains("because of '*args'") && Contains("as_args_kwargs"));
+    argument_options o;
+    o.as_args_kwargs = true;
+    CHECK(e.infer_arguments(o) == value::tuple({value::tuple({t({2, 3}), t({4})}), value::dict({{"z", t({6})}})}));
+  }
+  SECTION("errors") {
+    argument_options o;
+    o.candidate = std::size_t{3};
+    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }), Contains("no stored call at index 3 (3 stored)"));
+    CHECK_THAT(error_of([&] { (void)llm(engine_options{.keep_calls = false}).infer_arguments(o); }),
+               Contains("keep_calls is false"));
+    // inputs.c is None in every call: nothing to build a placeholder from.
+    shape_engine e;
+    e.set_signature({param("inputs")});
+    e.add_call(named({{"inputs", value::dict({{"a", t({2})}, {"c", value()}})}}));
+    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }),
+               Contains("there is no tensor at position 1 ('inputs.c') in any flattened inputs"));
+  }
+}
+
+TEST_CASE("shape_engine::remove_inputs") {
+  SECTION("removes an argument everywhere and counts the calls that had it (D4)") {
+    auto e = llm();
+    CHECK(e.remove_inputs({"attention_mask"}) == 3);
+    CHECK(e.infer_dynamic_shapes().to_json() ==
+          R"({"input_ids":{"1":"DYNAMIC"},"past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]})");
+    CHECK(e.get_signature().size() == 3);
+    CHECK(e.remove_inputs({"unknown"}) == 0);
+    CHECK(e.infer_arguments() == value::dict({{"input_ids", ids({1, 1})}, {"past_key_values", cache(7)}}));
+  }
+  SECTION("by position, and constants") {
+    shape_engine e;
+    e.set_signature({param("x"), param("y"), param("flag", value(false))});
+    e.add_call({{t({1, 2}), t({3, 2})}, {{"flag", true}}});
+    e.add_call({{t({1, 3}), t({3, 3})}, {{"flag", true}}});
+    CHECK(e.remove_inputs({"0", "flag"}) == 4);
+    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"1":"DYNAMIC"}])");
+    CHECK(e.infer_arguments() == value::tuple({t({3, 2})}));
+  }
+  SECTION("errors") {
+    shape_engine e;
+    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"x"}); }), Contains("no input was captured"));
+    e.set_signature({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
+    e.add_call(positional({t({1})}));
+    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"args"}); }), Contains("cannot remove the variadic parameter 'args'"));
+    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"kwargs"}); }), Contains("variadic parameter 'kwargs'"));
+    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"1"}); }), Contains("variadic parameter 'args'"));
+  }
+}
+
+TEST_CASE("shape_engine::info") {
+  const auto info = llm().info();
+  REQUIRE(info.calls.size() == 3);
+  CHECK(info.best_candidate == 1);
+  CHECK(info.signature.size() == 4);
+  CHECK(info.calls[0].inputs.kwargs.size() == 2);  // None and use_cache=True dropped
+  CHECK(info.calls[0].aligned == std::vector<value>{ids({1, 7}), ids({1, 7}), value(), value()});
+  CHECK(info.calls[2].inputs.kwargs[0].first == "input_ids");  // signature order
+  const auto streamed = llm(engine_options{.keep_calls = false}).info();
+  REQUIRE(streamed.calls.size() == 1);
+  CHECK(streamed.best_candidate == 0);
+  CHECK(streamed.calls[0].leaf_count == 4);
+}
+
+TEST_CASE("shape_engine keep_calls=false gives the same results") {
+  const auto same = [](const std::function<shape_engine(engine_options)>& make) {
+    for (const dynamic_shapes_options& o :
+         {dynamic_shapes_options{}, dynamic_shapes_options{.batch_dimension_for_all = true, .dim_names = true}}) {
+      const auto kept = make({}).infer_dynamic_shapes(o);
+      const auto streamed = make({.keep_calls = false}).infer_dynamic_shapes(o);
+      CHECK(kept.to_json() == streamed.to_json());
+      CHECK(kept.report() == streamed.report());
+      CHECK(kept.to_trtexec() == streamed.to_trtexec());
+    }
+    CHECK(make({}).infer_arguments() == make({.keep_calls = false}).infer_arguments());
+    CHECK(make({}).num_obs() == make({.keep_calls = false}).num_obs());
+  };
+  same([](engine_options o) { return llm(o); });
+  same([](engine_options o) { return vision(true, o); });
+  // Many calls, streamed: summaries only.
+  shape_engine e(engine_options{.store_n_calls = hookscope::unlimited, .keep_calls = false});
+  for (std::int64_t n = 0; n < 1000; ++n) e.add_call(named({{"x", t({2, n % 10 + 1})}}));
+  const auto ds = e.infer_dynamic_shapes();
+  CHECK(ds.inputs()[0].dynamic_dims[0].min == 1);
+  CHECK(ds.inputs()[0].dynamic_dims[0].max == 10);
+  CHECK(ds.inputs()[0].dynamic_dims[0].opt == 1);  // every value 100 times
+  CHECK(e.info().calls.size() == 1);
+}
+
+TEST_CASE("dynamic_shapes exporters") {
+  const auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"input_ids"}});
+  SECTION("to_trtexec: min/opt/max over the observed values, static dims as seen") {
+    // input_ids dim 1: 7,1,1 -> min 1 opt 1 max 7; attention_mask dim 1: 7,8,9 -> 7/7/9; cache dim 2: 7,8 -> 7/7/8.
+    CHECK(ds.to_trtexec() ==
+          "--minShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"
+          " --optShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"
+          " --maxShapes=input_ids:1x7,attention_mask:1x9,past_key_values.key_0:1x2x8x4,past_key_values.value_0:1x2x8x4");
+  }
+  SECTION("to_ort_options") {
+    shape_engine e;
+    e.add_call(positional({t({1, 3}), t({})}));
+    e.add_call(positional({t({1, 5}), t({})}));
+    e.add_call(positional({t({1, 5}), t({})}));
+    // The rank-0 tensor has no spelling in the profile syntax: left out.
+    CHECK(e.infer_dynamic_shapes().to_ort_options() ==
+          "trt_profile_min_shapes=arg0:1x3\ntrt_profile_opt_shapes=arg0:1x5\ntrt_profile_max_shapes=arg0:1x5\n");
+    CHECK(e.infer_dynamic_shapes().to_trtexec() == "--minShapes=arg0:1x3 --optShapes=arg0:1x5 --maxShapes=arg0:1x5");
+  }
+  SECTION("report") {
+    shape_engine e;
+    e.set_signature({param("x")});
+    e.add_call(positional({t({1, 3})}));
+    e.add_call(positional({t({1, 5})}));
+    // Name column: max(5, 1) + 2 = 7 wide; dtype column 10 wide.
+    CHECK(e.infer_dynamic_shapes({.batch_dimension_for_all = true}).report() ==
+          "input  dtype     shapes seen\n"
+          "x      float32   1x3, 1x5\n"
+          "       dim 0: DYNAMIC (shared x_dim_0) min 1 opt 1 max 1, forced\n"
+          "       dim 1: DYNAMIC (shared x_dim_1) min 3 opt 3 max 5\n"
+          "warnings:\n"
+          "- hookscope: dimension 0 of 'x' (DYNAMIC) is dynamic but was only seen as 1: torch.export specialises "
+          "sizes 0 and 1, so record a call where it is at least 2\n");
+  }
+  SECTION("no tensor at all") {
+    shape_engine e;
+    e.add_call(positional({value(3)}));
+    const auto none = e.infer_dynamic_shapes();
+    CHECK(none.to_json() == "[null]");
+    CHECK(none.to_trtexec().empty());
+    CHECK(none.report() == "input  dtype     shapes seen\n(no tensor input)\n");
+  }
+}
+
+TEST_CASE("shape_engine odd inputs") {
+  // Every entry point on unusual calls: the only failure allowed is an inference_error.
+  const std::vector<std::vector<call_inputs>> recordings = {
+      {call_inputs{}},
+      {call_inputs{}, positional({value()})},
+      {positional({value(), value(0), value(""), value::list({}), value::dict({})})},
+      {positional({value::structure("Empty", {})}), positional({value::structure("Cache", {{"k", t({1})}})})},
+      {named({{"a", value()}}), named({{"b", value::tuple({})}})},
+      {positional({t({1}), t({2})}), positional({t({1, 2})})},
+      {positional({value::list({value::list({value::list({t({3})})})})}), positional({value::list({})})},
+      {named({{"kwargs", t({1})}}), named({{"kwargs", t({2})}, {"other", t({3})}})},
+  };
+  for (bool keep : {true, false}) {
+    for (const auto& calls : recordings) {
+      shape_engine e(engine_options{.store_n_calls = hookscope::unlimited, .keep_calls = keep});
+      e.set_signature({param("a"), param("args", parameter_kind::var_positional),
+                       param("kwargs", parameter_kind::var_keyword)});
+      e.value_if_missing("pixel_values", t({0, 3}));
+      for (const auto& c : calls) {
+        try {
+          e.add_call(c);
+        } catch (const hookscope::inference_error&) {
+        }
+      }
+      const auto tolerate = [](const std::function<void()>& f) {
+        try {
+          f();
+        } catch (const hookscope::inference_error&) {
+        }
+      };
+      tolerate([&] {
+        const auto ds = e.infer_dynamic_shapes({.batch_dimension_for_all = true, .dim_names = true});
+        (void)ds.to_json();
+        (void)ds.to_trtexec();
+        (void)ds.to_ort_options();
+        (void)ds.report();
+      });
+      tolerate([&] { (void)e.infer_arguments(); });
+      tolerate([&] {
+        argument_options o;
+        o.as_args_kwargs = true;
+        (void)e.infer_arguments(o);
+      });
+      (void)e.info();
+      tolerate([&] { (void)e.remove_inputs({"a", "0", "nothing"}); });
+      tolerate([&] { (void)e.infer_dynamic_shapes(); });
+    }
+  }
+  SUCCEED("no crash");
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Runs hookscope-shapes on the record files of tests/data and checks stdout, stderr and the exit code.
+
+Usage: check_cli.py HOOKSCOPE_SHAPES DATA_DIR
+
+Every expectation below was worked out by hand from the record files and the InputObserver rules
+(/work/shared/reference/INPUT_OBSERVER_RULES.md, cited as A1..D4): the command runs in DATA_DIR, so messages
+name the files as given. An expectation of None is not checked; a set holds strings the output must contain.
+"""
+import os
+import subprocess
+import sys
+
+USAGE_HINT = "Try 'hookscope-shapes --help'.\n"
+
+# llm.jsonl: Model::forward(input_ids, attention_mask, past_key_values=None), prefill then 3 decode steps.
+# Call 1 has no cache (None, dropped: A3), so the best candidate is call 2 (A7); input_ids dim 1 takes 7,1,1,
+# attention_mask dim 1 takes 7,8,9, each cache tensor dim 2 takes 7,8 (C1); a struct maps to a list (C4).
+LLM_TORCH = ('{"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},'
+             '"past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]}\n')
+KEY_7 = '{"shape":[2,4,7,16],"dtype":"float16"}'
+LLM_CALL_2 = ('[["input_ids",{"shape":[2,1],"dtype":"int64"}],["attention_mask",{"shape":[2,8],"dtype":"int64"}],'
+              f'["past_key_values",{{"struct":"DynamicCache","fields":[["key_0",{KEY_7}],["value_0",{KEY_7}]]}}]]')
+# Call 1 with its cache filled from the last call that has one (call 3, [2,4,8,16]), dynamic dim 2 set to 0 (D2).
+KEY_0 = '{"shape":[2,4,0,16],"dtype":"float16"}'
+LLM_CALL_1 = ('[["input_ids",{"shape":[2,7],"dtype":"int64"}],["attention_mask",{"shape":[2,7],"dtype":"int64"}],'
+              f'["past_key_values",{{"struct":"DynamicCache","fields":[["key_0",{KEY_0}],["value_0",{KEY_0}]]}}]]')
+
+# encoder.jsonl: encode(x, mask); x [1,5,16] [2,9,16] [2,5,16], mask likewise without the last dim.
+ENCODER_TORCH = '{"x":{"0":"DYNAMIC","1":"DYNAMIC"},"mask":{"0":"DYNAMIC","1":"DYNAMIC"}}\n'
+
+CASES = [
+    # --- infer, in each format ---
+    ("infer, torch format by default", ["infer", "llm.jsonl"], 0, LLM_TORCH, ""),
+    ("infer --format torch", ["infer", "encoder.jsonl", "--format", "torch"], 0, ENCODER_TORCH, ""),
+    # min/opt/max per dim, opt the most frequent value: dim 0 1,2,2 -> 1/2/2; dim 1 5,9,5 -> 5/5/9.
+    ("infer --format trtexec", ["infer", "encoder.jsonl", "--format=trtexec"], 0,
+     "--minShapes=x:1x5x16,mask:1x5 --optShapes=x:2x5x16,mask:2x5 --maxShapes=x:2x9x16,mask:2x9\n", ""),
+    ("infer --format ort", ["infer", "encoder.jsonl", "--format", "ort"], 0,
+     "trt_profile_min_shapes=x:1x5x16,mask:1x5\n"
+     "trt_profile_opt_shapes=x:2x5x16,mask:2x5\n"
+     "trt_profile_max_shapes=x:2x9x16,mask:2x9\n", ""),
+    ("infer --format report", ["infer", "encoder.jsonl", "--format", "report"], 0,
+     {"x", "mask", "1x5x16, 2x9x16, 2x5x16", "1x5, 2x9, 2x5"}, ""),
+    # Every argument positional: an array; the scalar stays a leaf (A3) and gets null (C4).
+    ("infer, positional arguments", ["infer", "positional.jsonl"], 0, '[{"0":"DYNAMIC"},null]\n', ""),
+    ("infer from standard input", ["infer", "-"], 0, ENCODER_TORCH, "", "encoder.jsonl"),
+
+    # --- options ---
+    # Only the first 2 calls: the cache is seen once, so it is static.
+    ("--store-n-calls 2", ["infer", "llm.jsonl", "--store-n-calls", "2"], 0,
+     '{"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},"past_key_values":[{},{}]}\n', ""),
+    ("--store-n-calls all", ["infer", "llm.jsonl", "--store-n-calls", "all"], 0, LLM_TORCH, ""),
+    # Dim 0 of input_ids and of every leaf of past_key_values (C2).
+    ("--batch", ["infer", "llm.jsonl", "--batch", "input_ids,past_key_values"], 0,
+     '{"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},'
+     '"past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]}\n', ""),
+    ("--batch-all", ["infer", "llm.jsonl", "--batch-all"], 0,
+     '{"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},'
+     '"past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]}\n', ""),
+    # Well-known LLM names (C3).
+    ("--dim-names, LLM names", ["infer", "llm.jsonl", "--dim-names"], 0,
+     '{"input_ids":{"1":"sequence_length"},"attention_mask":{"1":"total_sequence_length"},'
+     '"past_key_values":[{"2":"past_sequence_length"},{"2":"past_sequence_length"}]}\n', ""),
+    # Dims with identical observed values share the first one's name (C3): x dim 0 and mask dim 0 take 1,2,2.
+    ("--dim-names, shared names", ["infer", "encoder.jsonl", "--dim-names"], 0,
+     '{"x":{"0":"x_dim_0","1":"x_dim_1"},"mask":{"0":"x_dim_0","1":"x_dim_1"}}\n', ""),
+    ("--dim-name", ["infer", "llm.jsonl", "--dim-name", "input_ids:1=seq", "--dim-name", "attention_mask:1=total",
+                    "--dim-name=past_key_values:2=past"], 0,
+     '{"input_ids":{"1":"seq"},"attention_mask":{"1":"total"},"past_key_values":[{"2":"past"},{"2":"past"}]}\n', ""),
+    # Without a value, pixel_values is seen once: static. With one, calls 2 and 3 get [0,3,8,8] (A4).
+    ("optional input left out", ["infer", "optional.jsonl"], 0, '{"input_ids":{"1":"DYNAMIC"},"pixel_values":{}}\n', ""),
+    ("--value-if-missing", ["infer", "optional.jsonl", "--value-if-missing",
+                            'pixel_values={"shape":[0,3,8,8],"dtype":"float32"}'], 0,
+     '{"input_ids":{"1":"DYNAMIC"},"pixel_values":{"0":"DYNAMIC"}}\n',
+     {"hookscope-shapes: warning: ", "'pixel_values'", "0 and 1"}),  # torch.export specialises 0 and 1
+
+    ("two files merge", ["infer", "encoder_part1.jsonl", "encoder_part2_crlf.jsonl"], 0, ENCODER_TORCH, ""),
+    ("--function chooses among several", ["infer", "two_functions.jsonl", "--function", "decode"], 0,
+     '{"y":{"1":"DYNAMIC"}}\n', ""),
+
+    # --- args ---
+    # The first call with as many arguments as the best candidate is call 2 (D1): nothing to fill.
+    ("args", ["args", "llm.jsonl"], 0, '{"dict":' + LLM_CALL_2 + '}\n', ""),
+    ("args --index 0", ["args", "llm.jsonl", "--index", "0"], 0, '{"dict":' + LLM_CALL_1 + '}\n', ""),
+    ("args --as-args-kwargs", ["args", "llm.jsonl", "--as-args-kwargs"], 0,
+     '{"tuple":[{"tuple":[]},{"dict":' + LLM_CALL_2 + '}]}\n', ""),
+    ("args --flat", ["args", "optional.jsonl", "--flat"], 0,
+     '{"list":[{"shape":[1,5],"dtype":"int64"},{"shape":[1,3,8,8],"dtype":"float32"}]}\n', ""),
+    ("args, positional arguments", ["args", "positional.jsonl"], 0,
+     '{"tuple":[{"shape":[3,4],"dtype":"float32"},{"int":2}]}\n', ""),
+    # Call 3 misses pixel_values; no dim of it is dynamic, so a tensor of call 1's shape fills it (D2).
+    ("args --index 2, placeholder filled", ["args", "optional.jsonl", "--index", "2"], 0,
+     '{"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],["pixel_values",{"shape":[1,3,8,8],"dtype":"float32"}]]}\n',
+     ""),
+
+    # --- bad input: exit 2, one message naming the file and the line ---
+    ("not JSON", ["infer", "bad_not_json.jsonl"], 2, "",
+     "hookscope-shapes: bad_not_json.jsonl:2: not JSON: syntax error at column 38\n"),
+    ("wrong value kind", ["infer", "bad_kind.jsonl"], 2, "",
+     "hookscope-shapes: bad_kind.jsonl:1: $.args: expected an array of values, found an object\n"),
+    ("wrong scalar", ["args", "bad_kwarg_value.jsonl"], 2, "",
+     "hookscope-shapes: bad_kwarg_value.jsonl:1: $.kwargs[1][1].int: expected an integer, found a string\n"),
+    ("signature that changes", ["infer", "bad_signature_change.jsonl"], 2, "",
+     'hookscope-shapes: bad_signature_change.jsonl:3: $.signature: the signature of "f" changed since '
+     "bad_signature_change.jsonl:1 (it must stay the same for every record of a function)\n"),
+    ("signature that changes from one file to the next", ["infer", "encoder_part1.jsonl", "bad_other_signature.jsonl"],
+     2, "",
+     'hookscope-shapes: bad_other_signature.jsonl:1: $.signature: the signature of "encode" changed since '
+     "encoder_part1.jsonl:1 (it must stay the same for every record of a function)\n"),
+    ("negative dimension", ["infer", "bad_negative_dim.jsonl"], 2, "",
+     "hookscope-shapes: bad_negative_dim.jsonl:1: $.kwargs[1][1].shape[1]: negative dimension -3\n"),
+    ("unknown dtype", ["infer", "bad_dtype.jsonl"], 2, "",
+     'hookscope-shapes: bad_dtype.jsonl:1: $.args[0].dtype: unknown dtype "complex64" (expected one of float64 '
+     "float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool)\n"),
+    ("truncated last line", ["infer", "bad_truncated.jsonl"], 2, "",
+     "hookscope-shapes: bad_truncated.jsonl:2: truncated last line (no newline at the end, and not JSON: "
+     "incomplete JSON at column 31)\n"),
+    ("missing file", ["infer", "encoder.jsonl", "no_such_file.jsonl"], 2, "",
+     "hookscope-shapes: no_such_file.jsonl: cannot open: No such file or directory\n"),
+    ("several functions without --function", ["infer", "two_functions.jsonl"], 2, "",
+     "hookscope-shapes: the records hold several functions ('encode', 'decode'); choose one with --function NAME\n"),
+    ("--function that is not there", ["infer", "two_functions.jsonl", "--function", "generate"], 2, "",
+     "hookscope-shapes: no record of function 'generate' (the records hold 'encode', 'decode')\n"),
+
+    # --- usage errors: exit 2 with the hint ---
+    ("unknown option", ["infer", "llm.jsonl", "--frobnicate"], 2, "",
+     "hookscope-shapes: unknown option '--frobnicate'\n" + USAGE_HINT),
+    ("no command", ["llm.jsonl"], 2, "",
+     "hookscope-shapes: unknown command 'llm.jsonl' (expected infer or args)\n" + USAGE_HINT),
+    ("nothing at all", [], 2, "", "hookscope-shapes: no command (expected infer or args)\n" + USAGE_HINT),
+    ("no file", ["infer"], 2, "",
+     "hookscope-shapes: no input file (give FILE.jsonl..., or - for standard input)\n" + USAGE_HINT),
+    ("unknown format", ["infer", "llm.jsonl", "--format", "onnx"], 2, "",
+     "hookscope-shapes: --format: expected torch, trtexec, ort or report, got 'onnx'\n" + USAGE_HINT),
+    ("bad --store-n-calls", ["infer", "llm.jsonl", "--store-n-calls", "many"], 2, "",
+     "hookscope-shapes: --store-n-calls: expected a non-negative integer, got 'many'\n" + USAGE_HINT),
+    ("--store-n-calls 0", ["infer", "llm.jsonl", "--store-n-calls", "0"], 2, "",
+     "hookscope-shapes: --store-n-calls: expected at least 1 (or all)\n" + USAGE_HINT),
+    ("option without its value", ["infer", "llm.jsonl", "--function"], 2, "",
+     "hookscope-shapes: --function: missing its value\n" + USAGE_HINT),
+    ("--batch with --batch-all", ["infer", "llm.jsonl", "--batch", "input_ids", "--batch-all"], 2, "",
+     "hookscope-shapes: --batch and --batch-all exclude each other\n" + USAGE_HINT),
+    ("bad --value-if-missing JSON", ["infer", "optional.jsonl", "--value-if-missing",
+                                     'pixel_values={"shape":[-1],"dtype":"float32"}'], 2, "",
+     'hookscope-shapes: --value-if-missing pixel_values={"shape":[-1],"dtype":"float32"}: $.shape[0]: '
+     "negative dimension -1\n" + USAGE_HINT),
+    ("--value-if-missing without =", ["infer", "optional.jsonl", "--value-if-missing", "pixel_values"], 2, "",
+     "hookscope-shapes: --value-if-missing: expected KEY=JSON, got 'pixel_values'\n" + USAGE_HINT),
+    ("bad --dim-name", ["infer", "llm.jsonl", "--dim-name", "input_ids=seq"], 2, "",
+     "hookscope-shapes: --dim-name: expected KEY:DIM=LABEL, got 'input_ids=seq'\n" + USAGE_HINT),
+    ("--dim-name label not an identifier", ["infer", "llm.jsonl", "--dim-name", "input_ids:1=seq len"], 2, "",
+     "hookscope-shapes: --dim-name: the label 'seq len' is not an identifier\n" + USAGE_HINT),
+    ("--index given to infer", ["infer", "llm.jsonl", "--index", "1"], 2, "",
+     "hookscope-shapes: --index is for 'args' only\n" + USAGE_HINT),
+    ("--format given to args", ["args", "llm.jsonl", "--format", "torch"], 2, "",
+     "hookscope-shapes: --format is for 'infer' only\n" + USAGE_HINT),
+    ("--index with --store-n-calls all", ["args", "llm.jsonl", "--index", "1", "--store-n-calls", "all"], 2, "",
+     "hookscope-shapes: --index needs stored calls: use --store-n-calls N, not all\n" + USAGE_HINT),
+
+    # --- inference errors: exit 1 ---
+    ("rank that changes", ["infer", "rank_mismatch.jsonl"], 1, "", {"hookscope-shapes: ", "'x'", "2x3, 2x3x4"}),
+    ("--value-if-missing for no parameter", ["infer", "llm.jsonl", "--value-if-missing", 'nope={"int":1}'], 1, "",
+     {"hookscope-shapes: llm.jsonl:1: ", "'nope'"}),
+    ("no record at all", ["infer", "empty.jsonl"], 1, "", "hookscope-shapes: no call recorded in empty.jsonl\n"),
+]
+
+
+def matches(got, want):
+    if want is None:
+        return True
+    if isinstance(want, set):
+        return all(part in got for part in want)
+    return got == want
+
+
+def run_case(program, data_dir, case):
+    name, argv, code, out, err = case[:5]
+    stdin_file = case[5] if len(case) > 5 else None
+    stdin_text = open(f"{data_dir}/{stdin_file}", encoding="utf-8").read() if stdin_file else ""
+    try:
+        done = subprocess.run([program] + argv, cwd=data_dir, input=stdin_text, capture_output=True, text=True,
+                              timeout=60)
+    except subprocess.TimeoutExpired:
+        return [f"{name}: timed out"]
+    problems = []
+    if done.returncode != code:
+        problems.append(f"exit code {done.returncode}, expected {code}")
+    if not matches(done.stdout, out):
+        problems.append(f"stdout {done.stdout!r}\n      expected {out!r}")
+    if not matches(done.stderr, err):
+        problems.append(f"stderr {done.stderr!r}\n      expected {err!r}")
+    return [f"{name} ({' '.join(argv)}): {p}" for p in problems]
+
+
+def check_help(program):
+    done = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 or not done.stdout.startswith("usage: hookscope-shapes infer") or done.stderr:
+        return [f"--help: exit {done.returncode}, stdout {done.stdout[:80]!r}, stderr {done.stderr!r}"]
+    return []
+
+
+def main():
+    program, data_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
+    failures = check_help(program)
+    failed_cases = 1 if failures else 0
+    for case in CASES:
+        problems = run_case(program, data_dir, case)
+        print(("FAIL: " if problems else "ok: ") + case[0])
+        failures += problems
+        failed_cases += 1 if problems else 0
+    for failure in failures:
+        print("  " + failure)
+    print(f"{len(CASES) + 1 - failed_cases} checks passed, {failed_cases} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
