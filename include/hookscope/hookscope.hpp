@@ -6,6 +6,7 @@
 #include "hookscope/config.hpp"
 #include "hookscope/context.hpp"
 #include "hookscope/errors.hpp"
+#include "hookscope/input_observer.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/observer.hpp"
 #include "hookscope/recorder.hpp"
