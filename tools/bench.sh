@@ -7,7 +7,7 @@
 # build-bench at the repository root if needed (HOOKSCOPE_BENCH_BUILD_DIR=DIR picks another one, absolute or
 # relative to the repository root), compiles the benchmarks and runs tools/bench_table.py on them: the
 # observer table, then the observable functions' table (hooks enabled), then the same observable benchmarks
-# built with hooks compiled out.
+# built with hooks compiled out, the recorder's table, and the record reader + shape engine's records/s.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
@@ -31,7 +31,7 @@ sys.exit(0 if all(have.get(k) == v for k, v in want.items()) else 1)' "$options"
   fi
 fi
 
-benches=(observer_bench observable_bench observable_bench_disabled recorder_bench)
+benches=(observer_bench observable_bench observable_bench_disabled recorder_bench shapes_bench)
 meson compile -C "$build_dir" "${benches[@]}"
 python3 tools/bench_table.py "${benches[@]/#/$build_dir/bench/}" "$@"
 echo

@@ -20,6 +20,9 @@ same non-inlined function, directly in `observable_plain_call` and through the a
 "over observable_plain_call" is the cost of the observation alone. Built with hooks disabled, the annotated
 call must cost what the plain one does: their ratio is checked against 1.00 within ±3% (run-to-run noise).
 
+Record reading and streaming inference (bench/shapes.bench.cpp, benchmarks named shapes_*): records/s and the
+peak RSS before and after 100 k and 1 M records, checked against ">= 200 k records/s, memory flat".
+
 Standard library only.
 """
 
@@ -334,6 +337,57 @@ def recorder_targets(times):
     return results
 
 
+# bench/shapes.bench.cpp: reading records and streaming inference, counted in records/s (counters, not times).
+SHAPES_PREFIX = "shapes_"
+SHAPES_TARGET = "shapes_read_infer/1000000"
+MIN_RECORDS_PER_S = 200_000
+FLAT_MEMORY_MIB = 1.0  # peak RSS after 1 M records vs after 100 k: allocator noise, not growth
+
+
+def is_shapes_run(order):
+    return any(name.startswith(SHAPES_PREFIX) for name in order)
+
+
+def shapes_counters(data):
+    """{benchmark: counters} from the median aggregates (or the runs themselves without aggregates)."""
+    counters = {}
+    for run in data.get("benchmarks", []):
+        name = (run.get("run_name") or run["name"]).replace("/iterations:1", "")
+        if run.get("run_type") == "aggregate" and run.get("aggregate_name") != "median":
+            continue
+        if "records_per_s" in run:
+            counters[name] = run
+    return counters
+
+
+def shapes_table(counters):
+    lines = ["| benchmark | records/s | peak RSS before (MiB) | peak RSS after (MiB) |",
+             "| --- | ---: | ---: | ---: |"]
+    for name, run in counters.items():
+        lines.append(f"| {name} | {run['records_per_s'] / 1000:.0f} k | {run.get('peak_rss_before_MiB', 0):.1f} | "
+                     f"{run.get('peak_rss_after_MiB', 0):.1f} |")
+    return lines
+
+
+def shapes_targets(counters):
+    results = []
+    run = counters.get(SHAPES_TARGET)
+    label = f"hookscope-shapes on 1 M records, >= {MIN_RECORDS_PER_S // 1000} k records/s"
+    if run is None:
+        results.append((None, f"{label}: not measured ({SHAPES_TARGET} missing)"))
+    else:
+        results.append((run["records_per_s"] >= MIN_RECORDS_PER_S, f"{label}: {run['records_per_s'] / 1000:.0f} k/s"))
+    small = counters.get(SHAPES_TARGET.replace("1000000", "100000"))
+    label = f"memory flat: peak RSS after 1 M records within {FLAT_MEMORY_MIB} MiB of that after 100 k"
+    if run is None or small is None:
+        results.append((None, f"{label}: not measured"))
+    else:
+        growth = run["peak_rss_after_MiB"] - small["peak_rss_after_MiB"]
+        results.append((growth <= FLAT_MEMORY_MIB, f"{label}: {small['peak_rss_after_MiB']:.1f} -> "
+                                                   f"{run['peak_rss_after_MiB']:.1f} MiB"))
+    return results
+
+
 def describe(context, basis, repetitions, interleaved_run=False):
     parts = []
     if "hookscope_hooks" in context:
@@ -366,6 +420,15 @@ def report(data, args):
     context = data.get("context", {})
     enabled = context.get("hookscope_hooks") != "disabled"
     shuffled = ran_shuffled(data)
+
+    if is_shapes_run(order):
+        print("\n".join(shapes_table(shapes_counters(data))))
+        print()
+        print(f"_{describe(context, args.time, repetitions, shuffled)}. Records/s per CPU second._")
+        print()
+        results = shapes_targets(shapes_counters(data))
+        print_targets(results)
+        return results
 
     if is_recorder_run(order):
         print("\n".join(observable_table(times, errors, order, RECORDER_BASELINE)))

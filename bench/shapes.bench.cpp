@@ -1,0 +1,189 @@
+// bench/shapes.bench.cpp — what `hookscope-shapes infer --store-n-calls all` costs on long recordings: records
+// per second, and whether memory stays flat (DESIGN.md: 1 M records at >= 200 k records/s, memory flat).
+//
+// The input is LLM-like JSONL: generate() calls of varying batch and prompt length, each a prefill then decode
+// steps with a growing KV cache (a DynamicCache of 4 layers). A pool of distinct lines is generated once; a
+// stream buffer serves them in turn, so reading N records holds one pool in memory whatever N is, and the
+// peak RSS after 100 k and after 1 M records shows whether reading and inference stay flat.
+//
+// `shapes_json_parse` is the baseline: Boost.JSON parsing the same lines, no conversion, no inference.
+// `shapes_read` adds the record reader (value trees, checks); `shapes_read_infer` adds the streaming engine.
+#include "hookscope/records.hpp"
+#include "hookscope/shapes.hpp"
+
+#include <benchmark/benchmark.h>
+#include <boost/json.hpp>
+
+#include "bench_context.hpp"
+
+#include <sys/resource.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <istream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int layers = 4;
+
+std::string tensor(std::int64_t a, std::int64_t b, const char* dtype) {
+  return "{\"shape\":[" + std::to_string(a) + "," + std::to_string(b) + "],\"dtype\":\"" + dtype + "\"}";
+}
+
+std::string cache_tensor(std::int64_t batch, std::int64_t past) {
+  return "{\"shape\":[" + std::to_string(batch) + ",8," + std::to_string(past) + ",64],\"dtype\":\"float16\"}";
+}
+
+// One forward() call: `length` new tokens after `past` cached ones (past 0: the prefill, no cache).
+std::string forward_line(std::int64_t batch, std::int64_t length, std::int64_t past, bool with_signature) {
+  std::string line = "{\"function\":\"LlamaForCausalLM::forward\",";
+  if (with_signature) {
+    line += "\"signature\":[{\"name\":\"input_ids\"},{\"name\":\"attention_mask\"},{\"name\":\"position_ids\"},"
+            "{\"name\":\"past_key_values\",\"default\":null},{\"name\":\"use_cache\",\"default\":{\"bool\":true}}],";
+  }
+  line += "\"args\":[],\"kwargs\":[[\"input_ids\"," + tensor(batch, length, "int64") + "],[\"attention_mask\"," +
+          tensor(batch, past + length, "int64") + "],[\"position_ids\"," + tensor(batch, length, "int64") +
+          "],[\"past_key_values\",";
+  if (past == 0) {
+    line += "null";
+  } else {
+    line += "{\"struct\":\"DynamicCache\",\"fields\":[";
+    for (int l = 0; l < layers; ++l) {
+      if (l != 0) line += ",";
+      line += "[\"key_" + std::to_string(l) + "\"," + cache_tensor(batch, past) + "],[\"value_" + std::to_string(l) +
+              "\"," + cache_tensor(batch, past) + "]";
+    }
+    line += "]}";
+  }
+  line += "],[\"use_cache\",{\"bool\":true}]],\"result\":{\"shape\":[" + std::to_string(batch) + "," +
+          std::to_string(length) + ",32000],\"dtype\":\"float32\"},\"latency_ns\":" +
+          std::to_string(1000 + 37 * past) + "}\n";
+  return line;
+}
+
+// generate() calls of batch 1..8 and prompts of 5..180 tokens, 16 decode steps each, until `count` lines.
+std::vector<std::string> make_pool(std::size_t count) {
+  std::vector<std::string> pool;
+  pool.reserve(count);
+  for (std::int64_t round = 0; pool.size() < count; ++round) {
+    const std::int64_t batch = std::int64_t{1} << (round % 4);
+    const std::int64_t prompt = 5 + (round * 37) % 176;
+    pool.push_back(forward_line(batch, prompt, 0, pool.empty()));
+    for (std::int64_t step = 0; step < 16 && pool.size() < count; ++step) {
+      pool.push_back(forward_line(batch, 1, prompt + step, false));
+    }
+  }
+  return pool;
+}
+
+// Not const: std::streambuf::setg takes char*, though nothing writes to the lines.
+std::vector<std::string>& pool() {
+  static std::vector<std::string> lines = make_pool(4096);
+  return lines;
+}
+
+// Serves the pool's lines in turn, `records` of them, without copying: the stream of a long recording.
+class pool_buffer : public std::streambuf {
+ public:
+  explicit pool_buffer(std::size_t records) : left_(records) {}
+
+ protected:
+  int_type underflow() override {
+    if (left_ == 0) return traits_type::eof();
+    --left_;
+    std::string& line = pool()[next_];
+    next_ = (next_ + 1) % pool().size();
+    setg(line.data(), line.data(), line.data() + line.size());
+    return traits_type::to_int_type(line[0]);
+  }
+
+ private:
+  std::size_t left_;
+  std::size_t next_ = 0;
+};
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // kilobytes on Linux
+}
+
+void report(benchmark::State& state, std::size_t records, double rss_before) {
+  state.counters["records_per_s"] =
+      benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak_rss_before_MiB"] = rss_before;
+  state.counters["peak_rss_after_MiB"] = peak_rss_mib();
+}
+
+void shapes_json_parse(benchmark::State& state) {
+  const auto records = static_cast<std::size_t>(state.range(0));
+  const double rss_before = peak_rss_mib();
+  alignas(std::max_align_t) unsigned char first_block[16 * 1024];
+  for (auto _ : state) {
+    boost::json::parser parser;
+    std::size_t keys = 0;
+    for (std::size_t i = 0; i < records; ++i) {
+      const std::string& line = pool()[i % pool().size()];
+      boost::json::monotonic_resource memory(first_block, sizeof first_block);
+      parser.reset(&memory);
+      parser.write(line.data(), line.size());
+      keys += parser.release().as_object().size();
+    }
+    benchmark::DoNotOptimize(keys);
+  }
+  report(state, records, rss_before);
+}
+
+void shapes_read(benchmark::State& state) {
+  const auto records = static_cast<std::size_t>(state.range(0));
+  const double rss_before = peak_rss_mib();
+  for (auto _ : state) {
+    pool_buffer buffer(records);
+    std::istream in(&buffer);
+    hookscope::record_reader reader(in, "bench.jsonl");
+    hookscope::call_record record;
+    std::size_t read = 0;
+    while (reader.next(record)) ++read;
+    if (read != records) state.SkipWithError("records lost");
+  }
+  report(state, records, rss_before);
+}
+
+void shapes_read_infer(benchmark::State& state) {
+  const auto records = static_cast<std::size_t>(state.range(0));
+  const double rss_before = peak_rss_mib();
+  for (auto _ : state) {
+    pool_buffer buffer(records);
+    std::istream in(&buffer);
+    hookscope::record_reader reader(in, "bench.jsonl");
+    hookscope::shape_engine engine({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+    hookscope::call_record record;
+    bool started = false;
+    while (reader.next(record)) {
+      if (!started) {
+        engine.set_signature(*record.signature);
+        engine.begin_recording();
+        started = true;
+      }
+      engine.add_call(std::move(record.inputs));
+    }
+    hookscope::dynamic_shapes_options options;
+    options.batch_dimension_for = {"input_ids"};
+    const std::string ds = engine.infer_dynamic_shapes(options).to_json();
+    benchmark::DoNotOptimize(ds.data());
+    if (engine.num_obs() != records) state.SkipWithError("calls lost");
+  }
+  report(state, records, rss_before);
+}
+
+}  // namespace
+
+// 100 k then 1 M records in one process: equal peaks after both mean memory does not grow with the input.
+BENCHMARK(shapes_json_parse)->Arg(100'000)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(shapes_read)->Arg(100'000)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(shapes_read_infer)->Arg(100'000)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
