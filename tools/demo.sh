@@ -5,5 +5,7 @@ cd "$(dirname "$0")/.."
 source tools/ensure_packages.sh
 ensure_packages "${HOOKSCOPE_BUILD_PACKAGES[@]}"
 [ -f build/build.ninja ] || meson setup build >/dev/null
-meson compile -C build subgraph_conversion >/dev/null
-exec ./build/examples/subgraph_conversion
+# A build/ configured before Eigen was installed has no tiny_llm target yet: reconfigure once to find it.
+meson compile -C build tiny_llm >/dev/null 2>&1 || meson setup --reconfigure build >/dev/null
+meson compile -C build tiny_llm >/dev/null
+exec ./build/examples/tiny_llm
