@@ -79,14 +79,16 @@ class input_observer {
   template <class Observable>
   [[nodiscard]] recording record(Observable&& target) {
     using context_type = typename std::remove_cvref_t<Observable>::context_type;
-    const function_info& info = info_of(target);
+    const function_info& info = detail::function_info_of(target);
     {
       const std::lock_guard lock(state_->mutex);
       adopt_signature(info);
       state_->engine.begin_recording();
     }
     // The callback shares the state, so a recording that outlives its observer stays safe.
-    auto on_call = [s = state_](const context_type& ctx) { add_call(*s, capture_kwargs(ctx)); };
+    auto on_call = [s = state_](const context_type& ctx) {
+      add_call(*s, detail::capture_args(ctx, capture_options()));
+    };
     auto& observers = target.observers;
     return recording(state_->options.global ? observers.pre.add_global(std::move(on_call))
                                             : observers.pre.add(std::move(on_call)));
@@ -127,29 +129,6 @@ class input_observer {
     const function_info* function = nullptr;
     std::vector<std::pair<input_key, value>> missing;  // until the signature is known
   };
-
-  template <class Observable>
-  static const function_info& info_of(const Observable& target) {
-    if constexpr (requires { target.info(); }) {
-      return target.info();
-    } else {
-      return std::remove_cvref_t<Observable>::info;
-    }
-  }
-
-  template <class Context>
-  static value_fields capture_kwargs(const Context& ctx) {
-    value_fields kwargs;
-    const auto& names = ctx.function().param_names;
-    kwargs.reserve(names.size());
-    std::apply(
-        [&](const auto&... args) {
-          std::size_t i = 0;
-          (kwargs.emplace_back(std::string(names[i++]), capture_value(args)), ...);
-        },
-        ctx.args());
-    return kwargs;
-  }
 
   static void add_call(state& s, value_fields kwargs) {
     const std::lock_guard lock(s.mutex);

@@ -164,6 +164,31 @@ struct no_object {
 template <class Self>
 using object_ref = std::conditional_t<std::is_void_v<Self>, no_object, Self>&;
 
+/// Every argument of a call, captured and named by the annotation (what recorders store).
+template <class Context>
+value_fields capture_args(const Context& ctx, capture_options options) {
+  const auto& names = ctx.function().param_names;
+  value_fields kwargs;
+  kwargs.reserve(names.size());
+  std::apply(
+      [&](const auto&... args) {
+        std::size_t i = 0;
+        (kwargs.emplace_back(std::string(names[i++]), capture_value(args, options)), ...);
+      },
+      ctx.args());
+  return kwargs;
+}
+
+/// The registry entry of an observable given to a recorder: a live observable_function, or an annotation's type.
+template <class Observable>
+const function_info& function_info_of(const Observable& target) {
+  if constexpr (requires { target.info(); }) {
+    return target.info();
+  } else {
+    return std::remove_cvref_t<Observable>::info;
+  }
+}
+
 #if HOOKSCOPE_ENABLED
 template <class Context>
 std::string format_arg_of(const void* call, std::size_t i) {
@@ -182,17 +207,7 @@ std::string format_result_of(const void* call) {
 
 template <class Context>
 value_fields capture_args_of(const void* call) {
-  const auto& ctx = *static_cast<const Context*>(call);
-  const auto& names = ctx.function().param_names;
-  value_fields kwargs;
-  kwargs.reserve(names.size());
-  std::apply(
-      [&](const auto&... args) {
-        std::size_t i = 0;
-        (kwargs.emplace_back(std::string(names[i++]), capture_value(args)), ...);
-      },
-      ctx.args());
-  return kwargs;
+  return capture_args(*static_cast<const Context*>(call), capture_options());
 }
 
 template <class Context>

@@ -54,7 +54,7 @@ class call_recorder {
   /// observable_function.
   template <class Observable>
   explicit call_recorder(Observable&& target, recorder_options options = {})
-      : function_(&info_of(target)), options_(options) {
+      : function_(&detail::function_info_of(target)), options_(options) {
     using context_type = typename std::remove_cvref_t<Observable>::context_type;
     auto pre = [this](const context_type& ctx) { on_pre(ctx); };
     auto post = [this](const context_type& ctx) { on_post(ctx); };
@@ -105,15 +105,6 @@ class call_recorder {
     std::chrono::steady_clock::time_point start;
   };
 
-  template <class Observable>
-  static const function_info& info_of(const Observable& target) {
-    if constexpr (requires { target.info(); }) {
-      return target.info();
-    } else {
-      return std::remove_cvref_t<Observable>::info;
-    }
-  }
-
   template <class Context>
   void on_pre(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
@@ -124,7 +115,7 @@ class call_recorder {
     }
     pending entry;
     try {
-      entry.kwargs = capture_args(ctx);
+      entry.kwargs = detail::capture_args(ctx, what_to_capture());
     } catch (...) {
       reserved_.fetch_sub(1, std::memory_order_relaxed);
       throw;
@@ -168,20 +159,6 @@ class call_recorder {
   }
 
   capture_options what_to_capture() const noexcept { return {.tensor_data = options_.tensor_data}; }
-
-  template <class Context>
-  value_fields capture_args(const Context& ctx) const {
-    value_fields kwargs;
-    const auto& names = ctx.function().param_names;
-    kwargs.reserve(names.size());
-    std::apply(
-        [&](const auto&... args) {
-          std::size_t i = 0;
-          (kwargs.emplace_back(std::string(names[i++]), capture_value(args, what_to_capture())), ...);
-        },
-        ctx.args());
-    return kwargs;
-  }
 
   const function_info* function_;
   recorder_options options_;
