@@ -193,7 +193,14 @@ void registry_link::record_from_environment(const function_info& info) noexcept 
     const std::string subject(info.name);
     for (const record_target& target : targets) {
       if (fnmatch(target.glob.c_str(), subject.c_str(), 0) != 0) continue;
-      auto* f = new recorded_function{&info, &file_for(target.path)};
+      // Kept reachable from a static pointer (never destroyed, like the files): callbacks may outlive main().
+      static auto* functions = new std::vector<std::unique_ptr<recorded_function>>();
+      static std::mutex functions_mutex;
+      recorded_function* f = nullptr;
+      {
+        const std::lock_guard lock(functions_mutex);
+        f = functions->emplace_back(new recorded_function{&info, &file_for(target.path)}).get();
+      }
       (void)info.pre().add_global([f](const erased_call& call) { record_pre(*f, call); }).release();
       (void)info.post().add_global([f](const erased_call& call) { record_post(*f, call); }).release();
       return;  // the first matching target records the function
