@@ -30,11 +30,19 @@ const value_fields& value::fields() const {
 
 namespace detail {
 void throw_tensor_data_size(const tensor_spec& spec, std::size_t bytes) {
-  std::string shape;
-  for (std::int64_t d : spec.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-  throw value_error("hookscope: capture: tensor_traits<T>::data gave " + std::to_string(bytes) +
-                    " bytes for a tensor of shape [" + shape + "] and dtype " + std::string(to_string(spec.dtype)) +
-                    ", which holds " + std::to_string(static_cast<std::size_t>(spec.numel()) * dtype_size(spec.dtype)));
+  // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for `"literal" + std::string` (bug 105329).
+  std::string message = "hookscope: capture: tensor_traits<T>::data gave ";
+  message += std::to_string(bytes);
+  message += " bytes for a tensor of shape [";
+  for (std::size_t i = 0; i < spec.shape.size(); ++i) {
+    if (i != 0) message += ',';
+    message += std::to_string(spec.shape[i]);
+  }
+  message += "] and dtype ";
+  message += to_string(spec.dtype);
+  message += ", which holds ";
+  message += std::to_string(static_cast<std::size_t>(spec.numel()) * dtype_size(spec.dtype));
+  throw value_error(message);
 }
 }  // namespace detail
 
