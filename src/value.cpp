@@ -224,7 +224,9 @@ std::string json_path::to_string() const {
     text.push_back('.');
     text += key;
   } else {
-    text += "[" + std::to_string(index) + "]";
+    text.push_back('[');  // not `"[" + ...`: GCC 12 -O3 false -Wrestrict (bug 105329)
+    text += std::to_string(index);
+    text.push_back(']');
   }
   return text;
 }

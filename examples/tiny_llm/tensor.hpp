@@ -37,7 +37,10 @@ using id_tensor = basic_tensor<std::int64_t>;  // token ids, attention masks
 /// "1x7", "2x1x64": how the demo prints shapes.
 inline std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string text;
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i == 0 ? "" : "x") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) text += 'x';
+    text += std::to_string(shape[i]);
+  }
   return text;
 }
 
