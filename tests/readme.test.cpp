@@ -290,4 +290,26 @@ TEST_CASE("README: recording") {
   std::filesystem::remove(path);
 }
 
+TEST_CASE("README: input_observer") {
+  using hookscope::dtype;
+  // [snippet: input_observer]
+  hookscope::input_observer obs;  // keeps the first 3 calls of each recording, as the seed
+  {
+    auto rec = obs.record(forward);
+    forward({{2, 7}, dtype::int64}, hookscope::tensor_spec{{2, 7}, dtype::int64});  // prefill, 2 prompts
+    forward({{2, 1}, dtype::int64}, hookscope::tensor_spec{{2, 8}, dtype::int64});  // one decode step
+    forward({{1, 5}, dtype::int64}, hookscope::tensor_spec{{1, 5}, dtype::int64});  // another prompt
+  }
+  const hookscope::dynamic_shapes ds = obs.infer_dynamic_shapes({.dim_names = true});
+  CHECK(ds.to_json() == R"({"input_ids":{"0":"batch_size","1":"sequence_length"},)"
+                        R"("attention_mask":{"0":"batch_size","1":"total_sequence_length"}})");
+  CHECK(ds.to_trtexec() == "--minShapes=input_ids:1x1,attention_mask:1x5 "
+                           "--optShapes=input_ids:2x1,attention_mask:2x5 "
+                           "--maxShapes=input_ids:2x7,attention_mask:2x8");
+  const hookscope::value args = obs.infer_arguments();  // a representative call, placeholders filled
+  CHECK(hookscope::to_json(args) == R"({"dict":[["input_ids",{"shape":[2,7],"dtype":"int64"}],)"
+                                    R"(["attention_mask",{"shape":[2,7],"dtype":"int64"}]]})");
+  // [/snippet]
+}
+
 #endif
