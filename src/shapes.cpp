@@ -1,6 +1,7 @@
 // The shape engine: records calls as constant-size summaries (per argument, per flattened leaf, per dimension) and
 // infers from them the dynamic shapes and representative arguments, following yobx's InputObserver rule by rule
-// (reference/INPUT_OBSERVER_RULES.md: A recording, B alignment, C dynamic dimensions, D arguments).
+// (yobx/torch/input_observer.py; the rules are grouped as A recording, B alignment, C dynamic dimensions,
+// D arguments, the letters the comments below cite).
 //
 // Why summaries rather than calls: the command line folds millions of records, so every rule is evaluated on data
 // whose size does not grow with the number of calls. The summaries are keyed by ARGUMENT (a parameter name, or a
