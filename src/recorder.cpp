@@ -8,26 +8,15 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 std::string record_line(const function_info& function, const recorded_call& call, bool with_signature) {
-  std::string line = "{\"function\":";
-  detail::append_json_string(line, function.name);
+  std::string line;
+  detail::append_record_start(line, function.name);
   if (with_signature) {
-    line += ",\"signature\":[";
-    for (std::size_t i = 0; i < function.param_names.size(); ++i) {
-      if (i != 0) line.push_back(',');
-      line += "{\"name\":";
-      detail::append_json_string(line, function.param_names[i]);
-      line.push_back('}');
-    }
-    line.push_back(']');
+    std::vector<parameter> sig;  // C++ parameters: named, no defaults, none variadic
+    sig.reserve(function.param_names.size());
+    for (std::string_view name : function.param_names) sig.push_back({std::string(name)});
+    detail::append_record_signature(line, sig);
   }
-  line += ",\"args\":[],\"kwargs\":";
-  detail::append_json_fields(line, call.kwargs);
-  if (call.result) {
-    line += ",\"result\":";
-    detail::append_json(line, *call.result);
-  }
-  if (call.threw) line += ",\"threw\":true";
-  line += ",\"latency_ns\":" + std::to_string(call.latency_ns) + "}";
+  detail::append_record_end(line, {}, call.kwargs, call.result ? &*call.result : nullptr, call.threw, call.latency_ns);
   return line;
 }
 
