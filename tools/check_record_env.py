@@ -5,22 +5,18 @@ Usage: check_record_env.py PROGRAM ENABLED(0|1)
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+import env_program
+from env_program import expect
 
 EXPECTED_STDOUT = "3\n3\ncaught input_ids must have rank 2\n3\n3 3\n"
 IDS = {"shape": [1, 7], "dtype": "int64"}
 
 
 def run(program, record):
-    env = {k: v for k, v in os.environ.items() if k not in ("HOOKSCOPE_RECORD", "HOOKSCOPE_TRACE")}
-    if record is not None:
-        env["HOOKSCOPE_RECORD"] = record
-    done = subprocess.run([program], env=env, capture_output=True, text=True, timeout=60)
-    if done.returncode != 0 or done.stdout != EXPECTED_STDOUT:
-        sys.exit(f"{program} (HOOKSCOPE_RECORD={record!r}) exited {done.returncode} with stdout {done.stdout!r}")
-    return done.stderr.splitlines()
+    return env_program.run(program, "HOOKSCOPE_RECORD", record, EXPECTED_STDOUT)
 
 
 def read_records(path):
@@ -29,12 +25,6 @@ def read_records(path):
     if text and not text.endswith("\n"):
         sys.exit(f"{path}: the last line has no newline")
     return [json.loads(line) for line in text.splitlines()]
-
-
-def expect(what, got, want):
-    if got != want:
-        sys.exit(f"{what}:\n  expected {want}\n  got      {got}")
-    print(f"ok: {what}")
 
 
 def without_latency(records):

@@ -3,9 +3,10 @@
 
 Usage: check_trace.py PROGRAM ENABLED(0|1)
 """
-import os
-import subprocess
 import sys
+
+import env_program
+from env_program import expect
 
 EXPECTED_TRACE = [
     'hookscope: trace: lower_graph(nodes=5, name="main")',
@@ -17,19 +18,7 @@ EXPECTED_STDOUT = "result 4\ncaught cannot lower\n"
 
 
 def run(program, trace):
-    env = {k: v for k, v in os.environ.items() if k != "HOOKSCOPE_TRACE"}
-    if trace is not None:
-        env["HOOKSCOPE_TRACE"] = trace
-    done = subprocess.run([program], env=env, capture_output=True, text=True, timeout=60)
-    if done.returncode != 0 or done.stdout != EXPECTED_STDOUT:
-        sys.exit(f"{program} (HOOKSCOPE_TRACE={trace!r}) exited {done.returncode} with stdout {done.stdout!r}")
-    return done.stderr.splitlines()
-
-
-def expect(what, got, want):
-    if got != want:
-        sys.exit(f"{what}:\n  expected {want}\n  got      {got}")
-    print(f"ok: {what}")
+    return env_program.run(program, "HOOKSCOPE_TRACE", trace, EXPECTED_STDOUT)
 
 
 def main() -> int:
