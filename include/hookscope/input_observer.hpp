@@ -27,7 +27,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
