@@ -164,7 +164,7 @@ void shapes_read_infer(benchmark::State& state) {
     bool started = false;
     while (reader.next(record)) {
       if (!started) {
-        engine.set_signature(*record.signature);
+        engine.set_parameters(*record.parameters);
         engine.begin_recording();
         started = true;
       }

@@ -10,6 +10,10 @@
 #include <utility>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+record_error::record_error(std::string source, std::size_t line, const std::string& message)
+    : format_error(source + ":" + std::to_string(line) + ": " + message), source_(std::move(source)), line_(line) {}
+
 namespace {
 
 struct log_state {

@@ -26,9 +26,6 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace json = boost::json;
 
-record_error::record_error(std::string source, std::size_t line, const std::string& message)
-    : format_error(source + ":" + std::to_string(line) + ": " + message), source_(std::move(source)), line_(line) {}
-
 using detail::fail_at;
 using detail::json_kind_of;
 using detail::json_path;
@@ -80,9 +77,9 @@ parameter read_parameter(const json::value& j, const json_path& at) {
   return p;
 }
 
-signature read_signature(const json::value& j, const json_path& at) {
+parameter_list read_signature(const json::value& j, const json_path& at) {
   if (!j.is_array()) fail_at(at, "expected an array of parameters, found " + json_kind_of(j));
-  signature sig;
+  parameter_list sig;
   sig.reserve(j.get_array().size());
   for (std::size_t i = 0; i < j.get_array().size(); ++i) {
     parameter p = read_parameter(j.get_array()[i], at[i]);
@@ -118,8 +115,8 @@ void read_record(const json::value& j, call_record& out) {
   if (o == nullptr) fail_at(root, "expected a record {\"function\", \"args\", \"kwargs\", ...}, found " + json_kind_of(j));
   out.function = read_string(required(*o, "function", root), root / "function");
   if (out.function.empty()) fail_at(root / "function", "empty function name");
-  out.signature.reset();
-  if (const json::value* sig = o->if_contains("signature")) out.signature = read_signature(*sig, root / "signature");
+  out.parameters.reset();
+  if (const json::value* sig = o->if_contains("signature")) out.parameters = read_signature(*sig, root / "signature");
   read_inputs(*o, out.inputs, root);
   out.result.reset();
   if (const json::value* result = o->if_contains("result")) out.result = read_json_value(*result, root / "result");
@@ -233,16 +230,16 @@ bool record_reader::next(call_record& out) {
 void record_reader::check_signature(const call_record& record) {
   const auto it = functions_.find(record.function);
   if (it == functions_.end()) {
-    functions_.emplace(record.function, seen_function{record.signature, source_ + ":" + std::to_string(line_)});
+    functions_.emplace(record.function, seen_function{record.parameters, source_ + ":" + std::to_string(line_)});
     return;
   }
-  if (!record.signature) return;
+  if (!record.parameters) return;
   const seen_function& seen = it->second;
-  if (!seen.signature) {
+  if (!seen.parameters) {
     fail("$.signature: " + json_quoted(record.function) + " had no signature on its first record (" + seen.where +
          "); a signature comes with a function's first record");
   }
-  if (*record.signature != *seen.signature) {
+  if (*record.parameters != *seen.parameters) {
     fail("$.signature: the signature of " + json_quoted(record.function) + " changed since " + seen.where +
          " (it must stay the same for every record of a function)");
   }
@@ -300,7 +297,7 @@ void append_record_end(std::string& line, const std::vector<value>& args, const 
 std::string to_record_line(const call_record& record) {
   std::string line;
   detail::append_record_start(line, record.function);
-  if (record.signature) detail::append_record_signature(line, *record.signature);
+  if (record.parameters) detail::append_record_signature(line, *record.parameters);
   detail::append_record_end(line, record.inputs.args, record.inputs.kwargs, record.result ? &*record.result : nullptr,
                             record.threw, record.latency_ns);
   return line;

@@ -351,7 +351,7 @@ struct shapes_result {
 
 struct shape_engine::impl {
   engine_options options;
-  signature sig;
+  parameter_list sig;
   bool sig_set = false;
   std::size_t n_named = 0;  // leading positional-or-keyword parameters: what positions name
   std::vector<std::pair<input_key, value>> if_missing;
@@ -1144,7 +1144,7 @@ struct shape_engine::impl {
 
   engine_info info() {
     engine_info out;
-    out.signature = sig;
+    out.parameters = sig;
     if (!best) return out;
     std::vector<call_ptr> listed = options.keep_calls ? calls : std::vector<call_ptr>{best};
     const std::vector<slot> slots = best_slots();
@@ -1262,7 +1262,7 @@ shape_engine::~shape_engine() = default;
 shape_engine::shape_engine(shape_engine&&) noexcept = default;
 shape_engine& shape_engine::operator=(shape_engine&&) noexcept = default;
 
-void shape_engine::set_signature(signature sig) {
+void shape_engine::set_parameters(parameter_list sig) {
   if (impl_->sig_set) {
     if (sig == impl_->sig) return;
     throw inference_error("hookscope: set_signature: the signature is already set to " + impl_->signature_text() +
@@ -1276,7 +1276,7 @@ void shape_engine::set_signature(signature sig) {
   impl_->on_signature();
 }
 
-const signature& shape_engine::get_signature() const noexcept { return impl_->sig; }
+const parameter_list& shape_engine::parameters() const noexcept { return impl_->sig; }
 
 void shape_engine::value_if_missing(input_key key, value v) {
   for (auto& e : impl_->if_missing) {

@@ -57,7 +57,7 @@ std::string read_error(const std::string& text) {
 
 void check_same(const call_record& a, const call_record& b) {
   CHECK(a.function == b.function);
-  CHECK(a.signature == b.signature);
+  CHECK(a.parameters == b.parameters);
   CHECK(a.inputs == b.inputs);
   CHECK(a.result == b.result);
   CHECK(a.threw == b.threw);
@@ -95,8 +95,8 @@ TEST_CASE("parse_record") {
   SECTION("every field") {
     const call_record r = hookscope::parse_record(full_line);
     CHECK(r.function == "Model::forward");
-    REQUIRE(r.signature.has_value());
-    CHECK(*r.signature == hookscope::signature{
+    REQUIRE(r.parameters.has_value());
+    CHECK(*r.parameters == hookscope::parameter_list{
                              {"input_ids", parameter_kind::positional_or_keyword, std::nullopt},
                              {"attention_mask", parameter_kind::positional_or_keyword, value()},
                              {"use_cache", parameter_kind::positional_or_keyword, value(true)},
@@ -113,7 +113,7 @@ TEST_CASE("parse_record") {
   SECTION("optional fields left out") {
     const call_record r = hookscope::parse_record(R"({"function":"f","args":[],"kwargs":[]})");
     CHECK(r.function == "f");
-    CHECK_FALSE(r.signature.has_value());
+    CHECK_FALSE(r.parameters.has_value());
     CHECK(r.inputs.args.empty());
     CHECK(r.inputs.kwargs.empty());
     CHECK_FALSE(r.result.has_value());
@@ -161,13 +161,13 @@ TEST_CASE("parse_record") {
     const call_record r = hookscope::parse_record(
         R"({"version":2,"function":"f","signature":[{"name":"x","annotation":"Tensor"}],"args":[],)"
         R"("kwargs":[["x",null]],"thread":{"id":3}})");
-    CHECK(r.signature == hookscope::signature{{"x", parameter_kind::positional_or_keyword, std::nullopt}});
+    CHECK(r.parameters == hookscope::parameter_list{{"x", parameter_kind::positional_or_keyword, std::nullopt}});
     CHECK(r.inputs.kwargs == hookscope::value_fields{{"x", value()}});
   }
 
   SECTION("an explicit positional_or_keyword kind") {
     const call_record r = hookscope::parse_record(record_with(R"(,"signature":[{"name":"x","kind":"positional_or_keyword"}])"));
-    CHECK(r.signature == hookscope::signature{{"x", parameter_kind::positional_or_keyword, std::nullopt}});
+    CHECK(r.parameters == hookscope::parameter_list{{"x", parameter_kind::positional_or_keyword, std::nullopt}});
   }
 
   SECTION("text that is not JSON") {
@@ -366,7 +366,7 @@ TEST_CASE("record_reader") {
         R"({"function":"g","args":[],"kwargs":[["y",null]]})"
         "\n");
     REQUIRE(records.size() == 4);
-    CHECK(records[1].signature == hookscope::signature{{"y", parameter_kind::positional_or_keyword, std::nullopt},
+    CHECK(records[1].parameters == hookscope::parameter_list{{"y", parameter_kind::positional_or_keyword, std::nullopt},
                                                        {"z", parameter_kind::positional_or_keyword, std::nullopt}});
     CHECK(records[2].inputs.kwargs == hookscope::value_fields{{"x", 1}});
     CHECK(records[3].function == "g");
@@ -427,7 +427,7 @@ TEST_CASE("to_record_line") {
   SECTION("round trip through parse_record") {
     call_record r;
     r.function = "ns::step";
-    r.signature = hookscope::signature{{"a", parameter_kind::positional_or_keyword, value(0.25)},
+    r.parameters = hookscope::parameter_list{{"a", parameter_kind::positional_or_keyword, value(0.25)},
                                        {"rest", parameter_kind::var_positional, std::nullopt},
                                        {"options", parameter_kind::var_keyword, std::nullopt}};
     r.inputs.args = {value::structure("Cache", {{"k", ids(1, 2)}}), "text\nwith \"quotes\""};
@@ -448,7 +448,7 @@ TEST_CASE("to_record_line") {
     std::string written;
     REQUIRE(reader.next(r));
     CHECK(r.function == "embed");
-    CHECK(r.signature == hookscope::signature{{"input_ids", parameter_kind::positional_or_keyword, std::nullopt},
+    CHECK(r.parameters == hookscope::parameter_list{{"input_ids", parameter_kind::positional_or_keyword, std::nullopt},
                                               {"attention_mask", parameter_kind::positional_or_keyword, std::nullopt},
                                               {"layer", parameter_kind::positional_or_keyword, std::nullopt}});
     CHECK(r.inputs.kwargs == hookscope::value_fields{{"input_ids", ids(1, 7)}, {"attention_mask", ids(1, 7)}, {"layer", 2}});
@@ -456,7 +456,7 @@ TEST_CASE("to_record_line") {
     CHECK(r.latency_ns.has_value());
     written += hookscope::to_record_line(r) + "\n";
     REQUIRE(reader.next(r));
-    CHECK_FALSE(r.signature.has_value());
+    CHECK_FALSE(r.parameters.has_value());
     CHECK(r.inputs.kwargs == hookscope::value_fields{{"input_ids", ids(2, 1)}, {"attention_mask", value()}, {"layer", 3}});
     written += hookscope::to_record_line(r) + "\n";
     CHECK_FALSE(reader.next(r));

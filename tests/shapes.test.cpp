@@ -55,7 +55,7 @@ value cache(std::int64_t past) {
 // use_cache equals its default every time, so it is dropped (A3); past_key_values=None is dropped too.
 shape_engine llm(engine_options options = {}) {
   shape_engine e(options);
-  e.set_signature({param("input_ids"),
+  e.set_parameters({param("input_ids"),
                    param("attention_mask", value()),
                    param("past_key_values", value()),
                    param("use_cache", value(true))});
@@ -71,7 +71,7 @@ shape_engine llm(engine_options options = {}) {
 // A vision-language model: pixel_values at prefill only, the cache as a list of (key, value) tuples afterwards.
 shape_engine vision(bool with_missing, engine_options options = {}) {
   shape_engine e(options);
-  e.set_signature({param("input_ids"),
+  e.set_parameters({param("input_ids"),
                    param("pixel_values", value()),
                    param("attention_mask", value()),
                    param("past_key_values", value())});
@@ -89,7 +89,7 @@ shape_engine vision(bool with_missing, engine_options options = {}) {
 // Two positional tensors whose dim 1 takes 6, 7, 8 together.
 shape_engine two_positional() {
   shape_engine e;
-  e.set_signature({param("x"), param("y")});
+  e.set_parameters({param("x"), param("y")});
   for (std::int64_t n : {6, 7, 8}) e.add_call(positional({t({2, n}), t({3, n})}));
   return e;
 }
@@ -133,7 +133,7 @@ TEST_CASE("shape_engine::add_call") {
   }
   SECTION("the best candidate is the first call with the most leaves, None included (A6, A7)") {
     shape_engine e;
-    e.set_signature({param("a"), param("b"), param("c")});
+    e.set_parameters({param("a"), param("b"), param("c")});
     e.add_call(positional({t({1}), value()}));          // 2 leaves
     e.add_call(positional({t({2}), value(), value()}));  // 3 leaves: the best
     e.add_call(positional({t({3}), t({3}), t({3})}));    // 3 leaves, not strictly more
@@ -142,7 +142,7 @@ TEST_CASE("shape_engine::add_call") {
   }
   SECTION("keyword arguments in signature order, then the others in call order (A5)") {
     shape_engine e;
-    e.set_signature({param("a"), param("b"), param("kwargs", parameter_kind::var_keyword)});
+    e.set_parameters({param("a"), param("b"), param("kwargs", parameter_kind::var_keyword)});
     e.add_call(named({{"z", t({1})}, {"b", t({1})}, {"y", t({1})}, {"a", t({1})}}));
     const auto info = e.info();
     const auto& kw = info.calls[0].inputs.kwargs;
@@ -154,7 +154,7 @@ TEST_CASE("shape_engine::add_call") {
   }
   SECTION("an argument given twice is an error, not a crash") {
     shape_engine e;
-    e.set_signature({param("a")});
+    e.set_parameters({param("a")});
     CHECK_THAT(error_of([&] { e.add_call({{t({1})}, {{"a", t({1})}}}); }), Contains("'a' is given twice"));
     CHECK(e.num_obs() == 0);
   }
@@ -182,7 +182,7 @@ TEST_CASE("shape_engine::value_if_missing") {
   }
   SECTION("by position: always replaces") {
     shape_engine e;
-    e.set_signature({param("x"), param("y")});
+    e.set_parameters({param("x"), param("y")});
     e.value_if_missing(1, t({0, 4}));
     e.add_call(positional({t({2, 3}), t({2, 3})}));
     e.add_call(positional({t({2, 4}), t({2, 5})}));
@@ -191,16 +191,16 @@ TEST_CASE("shape_engine::value_if_missing") {
   }
   SECTION("errors") {
     shape_engine e;
-    e.set_signature({param("x"), param("y")});
+    e.set_parameters({param("x"), param("y")});
     e.value_if_missing("pixel_values", t({0}));
     CHECK_THAT(error_of([&] { e.add_call(positional({t({1})})); }),
                Contains("unexpected keyword argument 'pixel_values'") && Contains("(x, y)"));
     shape_engine f;
-    f.set_signature({param("x"), param("y")});
+    f.set_parameters({param("x"), param("y")});
     f.value_if_missing(5, t({0}));
     CHECK_THAT(error_of([&] { f.add_call(positional({t({1})})); }), Contains("position 5 is beyond"));
     shape_engine g;
-    g.set_signature({param("x"), param("y")});
+    g.set_parameters({param("x"), param("y")});
     g.value_if_missing(1, t({0}));
     CHECK_THAT(error_of([&] { g.add_call(positional({t({1})})); }),
                Contains("position 1 is not given in this call") && Contains("only 1 positional"));
@@ -208,7 +208,7 @@ TEST_CASE("shape_engine::value_if_missing") {
   }
   SECTION("a name accepted by **kwargs") {
     shape_engine e;
-    e.set_signature({param("x"), param("kwargs", parameter_kind::var_keyword)});
+    e.set_parameters({param("x"), param("kwargs", parameter_kind::var_keyword)});
     e.value_if_missing("extra", t({0, 2}));
     e.add_call(named({{"x", t({1})}}));
     e.add_call(named({{"x", t({2})}, {"extra", t({1, 2})}}));
@@ -311,7 +311,7 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
   SECTION("extra positional arguments align as the keywords of the best candidate (B3)") {
     shape_engine e;
-    e.set_signature({param("x"), param("y")});
+    e.set_parameters({param("x"), param("y")});
     e.add_call({{t({1, 2})}, {{"y", t({1, 2})}}});  // the best: first with 2 leaves
     e.add_call(positional({t({1, 3}), t({1, 4})}));  // y by position here
     CHECK(e.infer_dynamic_shapes().to_json() == R"({"x":{"1":"DYNAMIC"},"y":{"1":"DYNAMIC"}})");
@@ -330,7 +330,7 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
   SECTION("*args grouped under its name, extra keywords nested under the **kwargs name") {
     shape_engine e;
-    e.set_signature({param("x"),
+    e.set_parameters({param("x"),
                      param("args", parameter_kind::var_positional),
                      param("y", value()),
                      param("kwargs", parameter_kind::var_keyword)});
@@ -344,7 +344,7 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
   SECTION("nested dicts, lists and custom classes; non-tensors are null") {
     shape_engine e;
-    e.set_signature({param("inputs"), param("cache")});
+    e.set_parameters({param("inputs"), param("cache")});
     for (std::int64_t n : {1, 2}) {
       value inputs = value::dict({{"a", t({2, n + 2})}, {"b", value::list({t({4, n}), t({4, n})})}, {"c", value()}});
       e.add_call(named({{"inputs", inputs},
@@ -365,7 +365,7 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
   SECTION("constants: equal values give null entries; values equal to the default are dropped") {
     shape_engine e;
-    e.set_signature({param("x"),
+    e.set_parameters({param("x"),
                      param("use_cache", value(true)),
                      param("temperature", value(1.0)),
                      param("mode", value("a")),
@@ -378,7 +378,7 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
     CHECK(e.infer_arguments() == value::dict({{"x", t({1, 2})}, {"use_cache", false}}));
 
     shape_engine d;
-    d.set_signature({param("x"), param("use_cache", value(true))});
+    d.set_parameters({param("x"), param("use_cache", value(true))});
     d.add_call(named({{"x", t({1, 2})}, {"use_cache", 1}}));  // 1 == True: dropped
     d.add_call(named({{"x", t({1, 3})}, {"use_cache", true}}));
     CHECK(d.infer_dynamic_shapes().to_json() == R"({"x":{"1":"DYNAMIC"}})");
@@ -393,7 +393,7 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
   SECTION("a slot no call gives a tensor for is null (the reference fails there)") {
     shape_engine e;
-    e.set_signature({param("x"), param("flag")});
+    e.set_parameters({param("x"), param("flag")});
     e.add_call(positional({t({2}), value(3)}));
     e.add_call(positional({t({3}), value(4)}));
     CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC"},null])");
@@ -418,7 +418,7 @@ TEST_CASE("shape_engine errors") {
   }
   SECTION("different ranks (C1)") {
     shape_engine e;
-    e.set_signature({param("x")});
+    e.set_parameters({param("x")});
     e.add_call(named({{"x", t({2, 3})}}));
     e.add_call(named({{"x", t({2, 3, 4})}}));
     CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }),
@@ -432,7 +432,7 @@ TEST_CASE("shape_engine errors") {
   }
   SECTION("different constants (B2)") {
     shape_engine e;
-    e.set_signature({param("x"), param("use_cache", value(true))});
+    e.set_parameters({param("x"), param("use_cache", value(true))});
     e.add_call(named({{"x", t({1, 2})}, {"use_cache", false}}));
     e.add_call(named({{"x", t({1, 3})}}));
     e.add_call(named({{"x", t({1, 4})}, {"use_cache", true}}));
@@ -442,7 +442,7 @@ TEST_CASE("shape_engine errors") {
   }
   SECTION("different leaf counts (B4)") {
     shape_engine e;
-    e.set_signature({param("x"), param("cache")});
+    e.set_parameters({param("x"), param("cache")});
     e.add_call(named({{"x", t({1})}, {"cache", value::list({t({1}), t({1})})}}));
     e.add_call(named({{"x", t({2})}, {"cache", value::list({t({1}), t({1}), t({1})})}}));
     CHECK(error_of([&] { (void)e.infer_dynamic_shapes(); }) ==
@@ -456,7 +456,7 @@ TEST_CASE("shape_engine errors") {
   }
   SECTION("calls that cannot align (B5)") {
     shape_engine e;
-    e.set_signature({param("x"), param("mask"), param("z")});
+    e.set_parameters({param("x"), param("mask"), param("z")});
     e.add_call(positional({t({1, 2}), value(), t({5})}));                          // 3 leaves: the best
     e.add_call(positional({t({1, 3}), value::list({t({1, 3}), t({1, 3})})}));  // 3 leaves, mask has 2
     CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }),
@@ -465,15 +465,15 @@ TEST_CASE("shape_engine errors") {
   }
   SECTION("a keyword named like the **kwargs parameter") {
     shape_engine e;
-    e.set_signature({param("x"), param("kwargs", parameter_kind::var_keyword)});
+    e.set_parameters({param("x"), param("kwargs", parameter_kind::var_keyword)});
     e.add_call(named({{"x", t({1})}, {"kwargs", t({1})}, {"z", t({1})}}));
     CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }), Contains("name collision") && Contains("**kwargs"));
   }
   SECTION("a signature that changes") {
     shape_engine e;
-    e.set_signature({param("x")});
-    e.set_signature({param("x")});  // the same again is fine
-    CHECK_THAT(error_of([&] { e.set_signature({param("y")}); }), Contains("cannot change"));
+    e.set_parameters({param("x")});
+    e.set_parameters({param("x")});  // the same again is fine
+    CHECK_THAT(error_of([&] { e.set_parameters({param("y")}); }), Contains("cannot change"));
   }
 }
 
@@ -495,7 +495,7 @@ TEST_CASE("shape_engine::infer_arguments") {
   }
   SECTION("placeholders: an empty tensor is reused, a static one is copied, batch forcing plays no part") {
     shape_engine e;
-    e.set_signature({param("x"), param("m", value()),
+    e.set_parameters({param("x"), param("m", value()),
                      param("e", value())});
     e.add_call(named({{"x", t({1, 2})}}));
     e.add_call(named({{"x", t({1, 3})}, {"m", t({1, 5})}, {"e", t({1, 0})}}));
@@ -530,7 +530,7 @@ TEST_CASE("shape_engine::infer_arguments") {
     CHECK(two_positional().infer_arguments(o) ==
           value::tuple({value::tuple({t({2, 6}), t({3, 6})}), value::dict({})}));
     shape_engine m;
-    m.set_signature({param("input_ids"), param("attention_mask")});
+    m.set_parameters({param("input_ids"), param("attention_mask")});
     m.add_call({{ids({1, 5})}, {{"attention_mask", ids({1, 5})}}});
     m.add_call({{ids({1, 6})}, {{"attention_mask", ids({1, 6})}}});
     CHECK(m.infer_arguments() == value::dict({{"input_ids", ids({1, 5})}, {"attention_mask", ids({1, 5})}}));
@@ -539,7 +539,7 @@ TEST_CASE("shape_engine::infer_arguments") {
   }
   SECTION("*args needs as_args_kwargs; extra keywords stay flat") {
     shape_engine e;
-    e.set_signature({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
+    e.set_parameters({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
     e.add_call({{t({2, 3}), t({4})}, {{"z", t({6})}}});
     e.add_call({{t({2, 4}), t({5})}, {{"z", t({7})}}});
     CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }), Contains("because of '*args'") && Contains("as_args_kwargs"));
@@ -555,7 +555,7 @@ TEST_CASE("shape_engine::infer_arguments") {
                Contains("keep_calls is false"));
     // inputs.c is None in every call: nothing to build a placeholder from.
     shape_engine e;
-    e.set_signature({param("inputs")});
+    e.set_parameters({param("inputs")});
     e.add_call(named({{"inputs", value::dict({{"a", t({2})}, {"c", value()}})}}));
     CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }),
                Contains("there is no tensor at position 1 ('inputs.c') in any flattened inputs"));
@@ -568,13 +568,13 @@ TEST_CASE("shape_engine::remove_inputs") {
     CHECK(e.remove_inputs({"attention_mask"}) == 3);
     CHECK(e.infer_dynamic_shapes().to_json() ==
           R"({"input_ids":{"1":"DYNAMIC"},"past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]})");
-    CHECK(e.get_signature().size() == 3);
+    CHECK(e.parameters().size() == 3);
     CHECK(e.remove_inputs({"unknown"}) == 0);
     CHECK(e.infer_arguments() == value::dict({{"input_ids", ids({1, 1})}, {"past_key_values", cache(7)}}));
   }
   SECTION("by position, and constants") {
     shape_engine e;
-    e.set_signature({param("x"), param("y"), param("flag", value(false))});
+    e.set_parameters({param("x"), param("y"), param("flag", value(false))});
     e.add_call({{t({1, 2}), t({3, 2})}, {{"flag", true}}});
     e.add_call({{t({1, 3}), t({3, 3})}, {{"flag", true}}});
     CHECK(e.remove_inputs({"0", "flag"}) == 4);
@@ -584,7 +584,7 @@ TEST_CASE("shape_engine::remove_inputs") {
   SECTION("errors") {
     shape_engine e;
     CHECK_THAT(error_of([&] { (void)e.remove_inputs({"x"}); }), Contains("no input was captured"));
-    e.set_signature({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
+    e.set_parameters({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
     e.add_call(positional({t({1})}));
     CHECK_THAT(error_of([&] { (void)e.remove_inputs({"args"}); }), Contains("cannot remove the variadic parameter 'args'"));
     CHECK_THAT(error_of([&] { (void)e.remove_inputs({"kwargs"}); }), Contains("variadic parameter 'kwargs'"));
@@ -596,7 +596,7 @@ TEST_CASE("shape_engine::info") {
   const auto info = llm().info();
   REQUIRE(info.calls.size() == 3);
   CHECK(info.best_candidate == 1);
-  CHECK(info.signature.size() == 4);
+  CHECK(info.parameters.size() == 4);
   CHECK(info.calls[0].inputs.kwargs.size() == 2);  // None and use_cache=True dropped
   CHECK(info.calls[0].aligned == std::vector<value>{ids({1, 7}), ids({1, 7}), value(), value()});
   CHECK(info.calls[2].inputs.kwargs[0].first == "input_ids");  // signature order
@@ -652,7 +652,7 @@ TEST_CASE("dynamic_shapes exporters") {
   }
   SECTION("report") {
     shape_engine e;
-    e.set_signature({param("x")});
+    e.set_parameters({param("x")});
     e.add_call(positional({t({1, 3})}));
     e.add_call(positional({t({1, 5})}));
     // Name column: max(5, 1) + 2 = 7 wide; dtype column 10 wide.
@@ -690,7 +690,7 @@ TEST_CASE("shape_engine odd inputs") {
   for (bool keep : {true, false}) {
     for (const auto& calls : recordings) {
       shape_engine e(engine_options{.store_n_calls = hookscope::unlimited, .keep_calls = keep});
-      e.set_signature({param("a"), param("args", parameter_kind::var_positional),
+      e.set_parameters({param("a"), param("args", parameter_kind::var_positional),
                        param("kwargs", parameter_kind::var_keyword)});
       e.value_if_missing("pixel_values", t({0, 3}));
       for (const auto& c : calls) {

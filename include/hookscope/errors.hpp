@@ -1,4 +1,5 @@
-// hookscope/errors.hpp — what happens when a callback throws, and where hookscope's messages go.
+// hookscope/errors.hpp — what happens when a callback throws, where hookscope's messages go, and the exceptions
+// hookscope throws.
 //
 // By default an exception escaping a callback is caught, logged as one line naming the observer, and
 // the observed code goes on: instrumentation must never break the program it watches. Tests can ask
@@ -7,12 +8,49 @@
 
 #include "hookscope/config.hpp"
 
+#include <cstddef>
 #include <exception>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+//=== the exceptions hookscope throws ===//
+
+/// Thrown when a value is used as a kind it is not; the message names both kinds.
+class value_error : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+/// Thrown when text is not a valid value encoding; the message names the JSON path and what was wrong.
+class format_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Thrown for a record that is not valid; `what()` is "<source>:<line>: <what was wrong>" and names the JSON path.
+class record_error : public format_error {
+ public:
+  record_error(std::string source, std::size_t line, const std::string& message);
+  const std::string& source() const noexcept { return source_; }
+  std::size_t line() const noexcept { return line_; }
+
+ private:
+  std::string source_;
+  std::size_t line_;
+};
+
+/// Thrown when the recorded calls do not allow an inference (nothing recorded, ranks that differ, ...); the
+/// message is a sentence naming the argument path and the shapes seen.
+class inference_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+//=== callback errors and the log ===//
 
 /// Receives each line hookscope logs (no trailing newline); may be called from several threads at once.
 using log_sink = std::function<void(std::string_view)>;

@@ -141,9 +141,9 @@ class input_observer {
                             "', cannot also record '" + std::string(info.name) + "' (use one observer per function)");
     }
     if (state_->function == nullptr) {
-      signature sig;
+      parameter_list sig;
       for (std::string_view name : info.param_names) sig.push_back({std::string(name)});
-      state_->engine.set_signature(std::move(sig));
+      state_->engine.set_parameters(std::move(sig));
       state_->function = &info;
     }
     apply_missing_if_known();

@@ -14,7 +14,9 @@
 // reading the records of newer writers (forward compatibility).
 #pragma once
 
+#include "hookscope/call_inputs.hpp"
 #include "hookscope/config.hpp"
+#include "hookscope/errors.hpp"
 #include "hookscope/value.hpp"
 
 #include <cstddef>
@@ -32,60 +34,14 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
-/// `store_n_calls` value that keeps every call.
-inline constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
-
-/// How a parameter takes its arguments (Python's parameter kinds; C++ parameters are all `positional_or_keyword`).
-enum class parameter_kind : std::uint8_t {
-  positional_or_keyword,  ///< a named parameter ("kind" omitted in records)
-  var_positional,         ///< `*args`: the extra positional arguments ("kind":"var_positional")
-  var_keyword,            ///< `**kwargs`: the extra keyword arguments ("kind":"var_keyword")
-};
-
-// Members without an initializer get `{}` (here and below): GCC's -Wmissing-field-initializers then accepts
-// aggregates written in part, such as `{"input_ids"}`.
-
-/// One parameter of a recorded function's signature.
-struct parameter {
-  std::string name{};
-  parameter_kind kind = parameter_kind::positional_or_keyword;
-  /// The default value: absent when there is none; a none value for a default of None / nullptr.
-  std::optional<value> default_value{};
-
-  friend bool operator==(const parameter&, const parameter&) = default;
-};
-
-/// A function's parameters, in order.
-using signature = std::vector<parameter>;
-
-/// The inputs of one call: positional arguments, then keyword arguments in call order.
-struct call_inputs {
-  std::vector<value> args{};
-  value_fields kwargs{};
-
-  friend bool operator==(const call_inputs&, const call_inputs&) = default;
-};
-
 /// One line of a record file.
 struct call_record {
   std::string function{};                          ///< the observable's name, e.g. "Model::forward"
-  std::optional<hookscope::signature> signature{};  ///< given on (at least) the first record of a function
+  std::optional<parameter_list> parameters{};  ///< given on (at least) the first record of a function
   call_inputs inputs{};
   std::optional<value> result{};             ///< absent for void results, uncapturable ones and calls that threw
   bool threw = false;
   std::optional<std::int64_t> latency_ns{};  ///< absent when the producer did not measure it
-};
-
-/// Thrown for a record that is not valid; `what()` is "<source>:<line>: <what was wrong>" and names the JSON path.
-class record_error : public format_error {
- public:
-  record_error(std::string source, std::size_t line, const std::string& message);
-  const std::string& source() const noexcept { return source_; }
-  std::size_t line() const noexcept { return line_; }
-
- private:
-  std::string source_;
-  std::size_t line_;
 };
 
 /// Parses one record line (no trailing newline needed); throws format_error naming the JSON path, e.g.
@@ -123,7 +79,7 @@ class record_reader {
 
  private:
   struct seen_function {
-    std::optional<hookscope::signature> signature;  // as given by the function's first record
+    std::optional<parameter_list> parameters;  // as given by the function's first record
     std::string where;                              // "source:line" of that record
   };
   [[noreturn]] void fail(const std::string& message) const;

@@ -6,7 +6,7 @@
 //
 // ```cpp
 // hookscope::shape_engine engine;
-// engine.set_signature({{"input_ids"}, {"attention_mask"}, {"past_key_values"}});
+// engine.set_parameters({{"input_ids"}, {"attention_mask"}, {"past_key_values"}});
 // engine.begin_recording();
 // for (const auto& call : calls) engine.add_call(call);
 // auto ds = engine.infer_dynamic_shapes({.batch_dimension_for = {"input_ids"}});
@@ -15,7 +15,8 @@
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/records.hpp"
+#include "hookscope/errors.hpp"
+#include "hookscope/call_inputs.hpp"
 #include "hookscope/value.hpp"
 
 #include <cstddef>
@@ -28,13 +29,6 @@
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
-
-/// Thrown when the recorded calls do not allow an inference (nothing recorded, ranks that differ, ...); the
-/// message is a sentence naming the argument path and the shapes seen.
-class inference_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// Names an argument: by parameter name, or by position among the positional arguments.
 class input_key {
@@ -172,7 +166,7 @@ struct call_info {
 struct engine_info {
   std::vector<call_info> calls;
   std::size_t best_candidate = 0;  ///< index into calls
-  std::vector<parameter> signature;
+  parameter_list parameters;
 };
 
 /// The C++ InputObserver's engine: records calls (value trees), then infers.
@@ -184,8 +178,8 @@ class shape_engine {
   shape_engine& operator=(shape_engine&&) noexcept;
 
   /// The observed function's parameters. Set once; setting a different one throws inference_error.
-  void set_signature(signature sig);
-  const signature& get_signature() const noexcept;
+  void set_parameters(parameter_list parameters);
+  const parameter_list& parameters() const noexcept;
 
   /// A value for an argument a call may leave out (by name: only when absent; by position: always replaces).
   void value_if_missing(input_key key, value v);

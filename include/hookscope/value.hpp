@@ -7,6 +7,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
+#include "hookscope/errors.hpp"
 #include "hookscope/tensor.hpp"
 
 #include <concepts>
@@ -25,18 +26,6 @@ class value;
 
 /// Ordered (name, value) pairs: the entries of a dict, the fields of a struct.
 using value_fields = std::vector<std::pair<std::string, value>>;
-
-/// Thrown when a value is used as a kind it is not; the message names both kinds.
-class value_error : public std::logic_error {
- public:
-  using std::logic_error::logic_error;
-};
-
-/// Thrown when text is not a valid value encoding; the message names the JSON path and what was wrong.
-class format_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 namespace detail {
 struct value_tuple {

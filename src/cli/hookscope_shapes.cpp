@@ -319,7 +319,7 @@ class call_feeder {
   // The first call: the signature (the reader checks that later records keep it), then the options that
   // depend on it.
   void start(const hookscope::call_record& record) {
-    if (record.signature) engine_.set_signature(*record.signature);
+    if (record.parameters) engine_.set_parameters(*record.parameters);
     for (const auto& [key, v] : options_.values_if_missing) engine_.value_if_missing(key, v);
     engine_.begin_recording();
   }
