@@ -247,59 +247,47 @@ void record_reader::check_signature(const call_record& record) {
 
 //=== writing ===//
 
-namespace detail {
+namespace {
 
-void append_record_start(std::string& line, std::string_view function) {
-  line += "{\"function\":";
-  append_json_string(line, function);
-}
-
-void append_record_signature(std::string& line, const std::vector<parameter>& sig) {
+void append_parameters(std::string& line, const parameter_list& parameters) {
   line += ",\"signature\":[";
-  for (std::size_t i = 0; i < sig.size(); ++i) {
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    const parameter& p = parameters[i];
     if (i != 0) line.push_back(',');
     line += "{\"name\":";
-    append_json_string(line, sig[i].name);
-    if (sig[i].kind == parameter_kind::var_positional) line += ",\"kind\":\"var_positional\"";
-    if (sig[i].kind == parameter_kind::var_keyword) line += ",\"kind\":\"var_keyword\"";
-    if (sig[i].default_value) {
+    detail::append_json_string(line, p.name);
+    if (p.kind == parameter_kind::var_positional) line += ",\"kind\":\"var_positional\"";
+    if (p.kind == parameter_kind::var_keyword) line += ",\"kind\":\"var_keyword\"";
+    if (p.default_value) {
       line += ",\"default\":";
-      append_json(line, *sig[i].default_value);
+      detail::append_json(line, *p.default_value);
     }
     line.push_back('}');
   }
   line.push_back(']');
 }
 
-void append_record_end(std::string& line, const std::vector<value>& args, const value_fields& kwargs,
-                       const value* result, bool threw, std::optional<std::int64_t> latency_ns) {
+}  // namespace
+
+// Values are embedded through the value encoder's writers: nothing is copied into an intermediate document.
+std::string to_record_line(const call_record& record) {
+  std::string line = "{\"function\":";
+  detail::append_json_string(line, record.function);
+  if (record.parameters) append_parameters(line, *record.parameters);
   line += ",\"args\":[";
-  for (std::size_t i = 0; i < args.size(); ++i) {
+  for (std::size_t i = 0; i < record.inputs.args.size(); ++i) {
     if (i != 0) line.push_back(',');
-    append_json(line, args[i]);
+    detail::append_json(line, record.inputs.args[i]);
   }
   line += "],\"kwargs\":";
-  append_json_fields(line, kwargs);
-  if (result != nullptr) {
+  detail::append_json_fields(line, record.inputs.kwargs);
+  if (record.result) {
     line += ",\"result\":";
-    append_json(line, *result);
+    detail::append_json(line, *record.result);
   }
-  if (threw) line += ",\"threw\":true";
-  if (latency_ns) {
-    line += ",\"latency_ns\":";
-    line += std::to_string(*latency_ns);
-  }
+  if (record.threw) line += ",\"threw\":true";
+  if (record.latency_ns) line += ",\"latency_ns\":" + std::to_string(*record.latency_ns);
   line.push_back('}');
-}
-
-}  // namespace detail
-
-std::string to_record_line(const call_record& record) {
-  std::string line;
-  detail::append_record_start(line, record.function);
-  if (record.parameters) detail::append_record_signature(line, *record.parameters);
-  detail::append_record_end(line, record.inputs.args, record.inputs.kwargs, record.result ? &*record.result : nullptr,
-                            record.threw, record.latency_ns);
   return line;
 }
 

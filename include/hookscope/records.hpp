@@ -93,16 +93,7 @@ class record_reader {
   std::map<std::string, seen_function, std::less<>> functions_;  // by name: one entry per function seen
 };
 
-/// One call as a line of the record format, without the newline (`signature` only when given).
+/// One call as a line of the record format, without the newline (`"signature"` only when `parameters` is set).
 std::string to_record_line(const call_record& record);
-
-namespace detail {
-// The pieces of a record line, for writers that hold calls in another form (call_recorder, HOOKSCOPE_RECORD):
-// `{"function":...` then optionally `,"signature":[...]`, then the inputs and outcome, closing the object.
-void append_record_start(std::string& line, std::string_view function);
-void append_record_signature(std::string& line, const std::vector<parameter>& sig);
-void append_record_end(std::string& line, const std::vector<value>& args, const value_fields& kwargs,
-                       const value* result, bool threw, std::optional<std::int64_t> latency_ns);
-}  // namespace detail
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
