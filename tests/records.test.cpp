@@ -83,7 +83,7 @@ inline tensor_spec embed(const tensor_spec& input_ids, const std::optional<tenso
 HOOKSCOPE_OBSERVABLE(embed, impl::embed, input_ids, attention_mask, layer);
 }  // namespace llm
 
-// The example record of DESIGN.md section 6, with every field.
+// A record with every field of the format (docs/record_format.md).
 const std::string full_line =
     R"({"function":"Model::forward","signature":[{"name":"input_ids"},{"name":"attention_mask","default":null},)"
     R"({"name":"use_cache","default":{"bool":true}},{"name":"args","kind":"var_positional"},)"

@@ -4,7 +4,7 @@
 Usage: check_cli.py HOOKSCOPE_SHAPES DATA_DIR
 
 Every expectation below was worked out by hand from the record files and the InputObserver rules
-(/work/shared/reference/INPUT_OBSERVER_RULES.md, cited as A1..D4): the command runs in DATA_DIR, so messages
+(docs/input_observer_rules.md, cited as A1..D4): the command runs in DATA_DIR, so messages
 name the files as given. An expectation of None is not checked; a set holds strings the output must contain.
 """
 import os
