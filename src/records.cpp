@@ -139,6 +139,11 @@ void read_record(const json::value& j, call_record& out) {
 
 namespace detail {
 
+/// The last line of a stream that is not JSON and has no newline: what a writer that was stopped mid-line leaves.
+struct cut_last_line {
+  std::string what;
+};
+
 class record_parser {
  public:
   record_parser() : parser_(json::storage_ptr(), options()) {}
@@ -155,8 +160,8 @@ class record_parser {
     if (ec) {
       parser_.reset();  // drops the partial document while its memory is alive
       const std::string what = ec.message() + " at column " + std::to_string(used + 1);
-      throw format_error(unterminated ? "truncated last line (no newline at the end, and not JSON: " + what + ")"
-                                      : "not JSON: " + what);
+      if (unterminated) throw cut_last_line{"the last line is cut (no newline at the end, and not JSON: " + what + ")"};
+      throw format_error("not JSON: " + what);
     }
     const json::value j = parser_.release();
     read_record(j, out);
@@ -216,6 +221,11 @@ bool record_reader::next(call_record& out) {
       parser_->parse(text, out, unterminated);
     } catch (const format_error& e) {
       fail(e.what());
+    } catch (const detail::cut_last_line& cut) {
+      // Only a last line can be cut (a bad line inside a stream is an error): accept the rest, and say so.
+      warnings_.push_back(source_ + ":" + std::to_string(line_) + ": " + cut.what + "; ignored: its writer was "
+                          "probably stopped while writing it");
+      return false;
     }
     check_signature(out);
     return true;

@@ -56,7 +56,7 @@ class record_parser;  // Boost.JSON's parser and memory, reused from line to lin
 /// are skipped.
 ///
 /// Checks what a single line cannot: the signature of a function never changes within a stream, and comes with
-/// its first record if at all. A last line without its newline that is not valid JSON is reported as truncated.
+/// its first record if at all. A last line without its newline that is not valid JSON is left out (see warnings()).
 class record_reader {
  public:
   /// `source` names the stream in errors (usually the file name).
@@ -72,6 +72,10 @@ class record_reader {
   /// Reads the next record into `out` (reusing its memory); false at the end of the stream. Throws record_error
   /// on a bad line, std::system_error when the stream fails to read.
   bool next(call_record& out);
+
+  /// What was accepted with a doubt, as sentences naming the source and line: a last line cut short (no newline,
+  /// not JSON), which a writer stopped mid-line leaves, is left out with a warning rather than an error.
+  const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 
   /// The line number of the record last returned (1-based).
   std::size_t line() const noexcept { return line_; }
@@ -90,6 +94,7 @@ class record_reader {
   std::size_t line_ = 0;
   std::string buffer_;                                        // the current line; its capacity is reused
   std::unique_ptr<detail::record_parser> parser_;
+  std::vector<std::string> warnings_;
   std::map<std::string, seen_function, std::less<>> functions_;  // by name: one entry per function seen
 };
 
