@@ -39,6 +39,14 @@ class call_pairing {
   /// Number of calls begun and not yet ended.
   std::size_t in_flight() const;
 
+  /// For fork handlers: holds the pairing still across fork(); the child forgets the parent's calls in flight
+  /// (they end in the parent, which records them).
+  void lock_for_fork() { mutex_.lock(); }
+  void unlock_after_fork(bool in_child) noexcept {
+    if (in_child) pending_.clear();
+    mutex_.unlock();
+  }
+
  private:
   struct pending {
     const void* call_id;
