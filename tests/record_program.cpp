@@ -68,7 +68,10 @@ int run_mode(const std::string& mode, int n) {
   std::fflush(stdout);
   if (mode == "calls") return 0;
   // A real fault, not raise(); not through a null pointer, which UBSan would report (and end the process) first.
-  if (mode == "segv") *reinterpret_cast<volatile int*>(std::uintptr_t{8}) = 1;
+  if (mode == "segv") {
+    volatile std::uintptr_t address = 8;  // opaque to the compiler: a store it cannot reason about
+    *reinterpret_cast<volatile int*>(address) = 1;
+  }
   if (mode == "abort") std::abort();
   if (mode == "term") std::raise(SIGTERM);
   if (mode == "quick_exit") std::quick_exit(0);
