@@ -147,6 +147,7 @@ std::vector<flat_leaf> flatten_slots(const recorded_state& s, const std::vector<
   return flat;
 }
 
+// B3, B4: leaves by slot; an argument left out (or falsy) becomes placeholders.
 std::vector<value> align(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots, bool strict) {
   std::vector<value> out;
   for (const slot& sl : slots) {

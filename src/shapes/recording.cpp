@@ -62,6 +62,7 @@ std::optional<std::size_t> recorded_state::find_position(std::size_t p) const {
   return std::nullopt;
 }
 
+// A2: positions name the leading positional-or-keyword parameters.
 void on_signature(recorded_state& s) {
   s.n_named = 0;
   while (s.n_named < s.sig.size() && s.sig[s.n_named].kind == parameter_kind::positional_or_keyword) ++s.n_named;
@@ -92,6 +93,7 @@ void value_if_missing(recorded_state& s, input_key key, value v) {
   s.if_missing.emplace_back(std::move(key), std::move(v));
 }
 
+// A1: the next store_n_calls calls are kept.
 void begin_recording(recorded_state& s) {
   const std::size_t n = s.options.store_n_calls;
   s.limit = n > unlimited - s.n_calls ? unlimited : s.n_calls + n;
@@ -204,6 +206,7 @@ void order_kwargs(recorded_state& s, call_inputs& in) {
   for (const auto& [name, v] : in.kwargs) s.kwarg_keys.push_back(intern_name(s, name));
 }
 
+// A6: an argument given twice in one call is an error (rather than two summaries of one argument).
 void check_names(recorded_state& s, const call_inputs& in) {
   const std::size_t stamp = s.n_calls + 1;
   for (std::size_t i = 0; i < in.args.size(); ++i) s.keys[position_key(s, i)].stamp = stamp;
@@ -217,6 +220,7 @@ void check_names(recorded_state& s, const call_inputs& in) {
   }
 }
 
+// A6: every argument's summary, and the distinct constant sets (for B2).
 void summarise(recorded_state& s, const call_inputs& in, const value_fields& constants) {
   const std::size_t call = s.n_calls;
   for (std::size_t i = 0; i < in.args.size(); ++i) s.keys[position_key(s, i)].observe(in.args[i], call);
@@ -250,7 +254,7 @@ void keep(recorded_state& s, call_inputs&& in, value_fields&& constants, std::si
 }  // namespace
 
 bool add_call(recorded_state& s, call_inputs&& in) {
-  if (s.n_calls >= s.limit) return false;
+  if (s.n_calls >= s.limit) return false;  // A1
   value_fields constants = split_kwargs(s, in);
   apply_if_missing(s, in);
   order_kwargs(s, in);
