@@ -16,29 +16,64 @@ std::uint64_t mix(std::uint64_t h) noexcept {  // splitmix64's finaliser
   return h ^ (h >> 31);
 }
 
+//=== observing one call (local: each has one caller, into which it is inlined) ===//
+
+void observe_dim(dim_summary& s, std::int64_t v, bool first_time) {
+  if (first_time) {
+    s.first = s.min = s.max = v;
+  } else {
+    s.varies = s.varies || v != s.first;
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+  }
+  s.sequence_hash = mix(s.sequence_hash + static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ULL);
+  auto it = std::lower_bound(s.counts.begin(), s.counts.end(), v,
+                             [](const auto& entry, std::int64_t x) { return entry.first < x; });
+  if (it != s.counts.end() && it->first == v) {
+    ++it->second;
+  } else if (s.counts.size() < max_distinct_values) {
+    s.counts.insert(it, {v, 1});
+  } else {
+    s.counts_truncated = true;
+  }
+}
+
+void remember_shape(leaf_summary& l, const shape_t& shape) {
+  auto& seen = l.shapes_seen;
+  if (!seen.empty() && seen.back() == shape) return;  // the usual case: same as last time
+  if (std::find(seen.begin(), seen.end(), shape) != seen.end()) return;
+  if (seen.size() < max_shapes_seen) {
+    seen.push_back(shape);
+  } else {
+    l.shapes_truncated = true;
+  }
+}
+
+void observe_leaf(leaf_summary& l, const value& leaf, std::size_t call) {
+  if (!leaf.is_tensor()) {
+    if (!leaf.is_none()) l.last_other = leaf;
+    return;
+  }
+  const shape_t& shape = leaf.as_tensor().shape;
+  remember_shape(l, shape);
+  l.has_tensor = true;
+  l.last_tensor.shape.assign(shape.begin(), shape.end());  // reuses the capacity: no allocation per call
+  l.last_tensor.dtype = leaf.as_tensor().dtype;
+  if (l.observed == 0) {
+    l.rank = shape.size();
+    l.dtype = leaf.as_tensor().dtype;
+    l.dims.resize(l.rank);
+  } else if (shape.size() != l.rank) {
+    if (!l.rank_conflict_call) l.rank_conflict_call = call, l.rank_conflict_shape = shape;
+    return;
+  }
+  for (std::size_t d = 0; d < l.rank; ++d) observe_dim(l.dims[d], shape[d], l.observed == 0);
+  ++l.observed;
+}
+
 }  // namespace
 
 //=== dim_summary ===//
-
-void dim_summary::observe(std::int64_t v, bool first_time) {
-  if (first_time) {
-    first = min = max = v;
-  } else {
-    varies = varies || v != first;
-    min = std::min(min, v);
-    max = std::max(max, v);
-  }
-  sequence_hash = mix(sequence_hash + static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ULL);
-  auto it = std::lower_bound(counts.begin(), counts.end(), v,
-                             [](const auto& entry, std::int64_t x) { return entry.first < x; });
-  if (it != counts.end() && it->first == v) {
-    ++it->second;
-  } else if (counts.size() < max_distinct_values) {
-    counts.insert(it, {v, 1});
-  } else {
-    counts_truncated = true;
-  }
-}
 
 std::int64_t dim_summary::opt() const noexcept {
   std::int64_t best = first;
@@ -47,40 +82,6 @@ std::int64_t dim_summary::opt() const noexcept {
     if (n > best_count) best = v, best_count = n;
   }
   return best;
-}
-
-//=== leaf_summary ===//
-
-void leaf_summary::observe(const value& leaf, std::size_t call) {
-  if (!leaf.is_tensor()) {
-    if (!leaf.is_none()) last_other = leaf;
-    return;
-  }
-  const shape_t& shape = leaf.as_tensor().shape;
-  remember_shape(shape);
-  has_tensor = true;
-  last_tensor.shape.assign(shape.begin(), shape.end());  // reuses the capacity: no allocation per call
-  last_tensor.dtype = leaf.as_tensor().dtype;
-  if (observed == 0) {
-    rank = shape.size();
-    dtype = leaf.as_tensor().dtype;
-    dims.resize(rank);
-  } else if (shape.size() != rank) {
-    if (!rank_conflict_call) rank_conflict_call = call, rank_conflict_shape = shape;
-    return;
-  }
-  for (std::size_t d = 0; d < rank; ++d) dims[d].observe(shape[d], observed == 0);
-  ++observed;
-}
-
-void leaf_summary::remember_shape(const shape_t& shape) {
-  if (!shapes_seen.empty() && shapes_seen.back() == shape) return;  // the usual case: same as last time
-  if (std::find(shapes_seen.begin(), shapes_seen.end(), shape) != shapes_seen.end()) return;
-  if (shapes_seen.size() < max_shapes_seen) {
-    shapes_seen.push_back(shape);
-  } else {
-    shapes_truncated = true;
-  }
 }
 
 //=== key_summary ===//
@@ -98,7 +99,7 @@ void key_summary::observe(const value& v, std::size_t call) {
     return;
   }
   std::size_t j = 0;
-  for_each_leaf(v, [&](const value& leaf) { leaves[j++].observe(leaf, call); });
+  for_each_leaf(v, [&](const value& leaf) { observe_leaf(leaves[j++], leaf, call); });
 }
 
 }  // namespace detail::shapes

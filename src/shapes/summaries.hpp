@@ -30,7 +30,6 @@ struct dim_summary {
   std::uint64_t sequence_hash = 0;  // of the values in call order: equal sequences share a name (rule C3)
   std::vector<std::pair<std::int64_t, std::uint64_t>> counts;  // value -> calls, ascending value
 
-  void observe(std::int64_t v, bool first_time);
   /// The most frequent value, the smallest on a tie (counts are in ascending value order).
   std::int64_t opt() const noexcept;
 };
@@ -48,11 +47,6 @@ struct leaf_summary {
   bool has_tensor = false;
   tensor_spec last_tensor;          // for the placeholders of infer_arguments (rule D2)
   std::optional<value> last_other;  // last non-tensor, non-none value
-
-  void observe(const value& leaf, std::size_t call);
-
- private:
-  void remember_shape(const shape_t& shape);
 };
 
 /// One top-level argument: a parameter name (given by position or by keyword), or a position without a parameter.
@@ -68,6 +62,8 @@ struct key_summary {
   std::vector<leaf_summary> leaves;
   std::size_t stamp = 0;  // call number + 1 when last seen in a call: catches an argument given twice
 
+  /// One call's value for the argument: the counts, and every leaf's and dimension's summary (rules A6, B4, C1).
+  /// The leaves and dimensions are observed by functions local to summaries.cpp, which the compiler inlines here.
   void observe(const value& v, std::size_t call);
 };
 
