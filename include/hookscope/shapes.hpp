@@ -68,7 +68,7 @@ struct dim_label {
 /// A label the automatic naming gives one dimension of an argument by its name (`dim_names`): seeded before the
 /// dims are shared by identical sequences, so every dim with the same observed values gets it too.
 struct known_dim_name {
-  std::string input{};  ///< a parameter or keyword name (also a `*args` name, for its extra positions)
+  std::string input{};  ///< a parameter or keyword name; `arg<i>` for positional argument i without a parameter
   std::size_t dim = 0;
   std::string label{};
 };
