@@ -302,6 +302,12 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
           R"("past_key_values":[{"2":"past_key_values_dim_2"},{"2":"past_key_values_dim_2"}]})");
     o.dim_names = false;
     CHECK(llm().infer_dynamic_shapes(o).inputs()[0].dynamic_dims[0].shared_name == "input_ids_dim_0");
+    // A positional argument without a parameter is known by its label name, arg<i>.
+    shape_engine e;
+    e.add_call(positional({t({1, 2})}));
+    e.add_call(positional({t({1, 3})}));
+    CHECK(e.infer_dynamic_shapes({.dim_names = true, .known_dim_names = {known_dim_name{"arg0", 1, "seq"}}}).to_json() ==
+          R"([{"1":"seq"}])");
   }
   SECTION("explicit labels, with the fallback <input>_dim_<d>") {
     using hookscope::dim_label;
