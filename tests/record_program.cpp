@@ -39,6 +39,10 @@ HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask, use_cach
 HOOKSCOPE_OBSERVABLE(step, impl::step, n);
 HOOKSCOPE_OBSERVABLE(open_handle, impl::open_handle, h);
 
+int step_twice(int n);
+HOOKSCOPE_OBSERVABLE(twice, step_twice, n);
+int step_twice(int n) { return step(step(n)); }  // two calls nested in this one
+
 int fork_inside(int);
 HOOKSCOPE_OBSERVABLE(fork_in_flight, fork_inside, n);
 
@@ -67,6 +71,7 @@ int run_mode(const std::string& mode, int n) {
   for (int i = 0; i < n; ++i) step(i);
   std::fflush(stdout);
   if (mode == "calls") return 0;
+  if (mode == "nested") return twice(n) == n + 2 ? 0 : 1;
   // A real fault, not raise(); not through a null pointer, which UBSan would report (and end the process) first.
   if (mode == "segv") {
     volatile std::uintptr_t address = 8;  // opaque to the compiler: a store it cannot reason about

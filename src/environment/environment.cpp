@@ -1,4 +1,4 @@
-// Installs the environment features (HOOKSCOPE_TRACE, HOOKSCOPE_RECORD) from a static initialiser. Nothing in the
+// Installs the environment features (HOOKSCOPE_TRACE, _RECORD, _STATS, _TIMELINE) from a static initialiser. Nothing in the
 // library refers to this object — the registry below it must not know the features above it — so the dependency
 // objects (meson's hookscope_dep, hookscope.pc) name its anchor to the linker (`-Wl,--undefined=...`), which pulls
 // it out of the static library into every program.
@@ -15,6 +15,8 @@ namespace {
 #if HOOKSCOPE_ENABLED
   hookscope::detail::install_trace();
   hookscope::detail::install_record();
+  hookscope::detail::install_stats();
+  hookscope::detail::install_timeline();
 #endif
   return true;
 }();

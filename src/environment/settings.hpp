@@ -19,6 +19,8 @@ bool glob_matches(const std::string& glob, std::string_view name);
 /// Installs each environment feature's registration hook when its variable is set (once, at start-up).
 void install_trace() noexcept;
 void install_record() noexcept;
+void install_stats() noexcept;
+void install_timeline() noexcept;
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
