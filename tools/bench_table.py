@@ -337,6 +337,16 @@ def recorder_targets(times):
     return results
 
 
+# bench/environment.bench.cpp: each environment feature per traced call, over the plain call.
+ENVIRONMENT_BASELINE = "environment_plain_call"
+ENVIRONMENT_TARGETS = (("HOOKSCOPE_STATS per traced call, over the plain call", "environment_stats", 60),
+                       ("HOOKSCOPE_TIMELINE per traced call, over the plain call", "environment_timeline", 150))
+
+
+def is_environment_run(order):
+    return any(name.startswith("environment_") for name in order)
+
+
 # bench/shapes.bench.cpp: reading records and streaming inference, counted in records/s (counters, not times).
 SHAPES_PREFIX = "shapes_"
 SHAPES_TARGET = "shapes_read_infer/1000000"
@@ -427,6 +437,17 @@ def report(data, args):
         print(f"_{describe(context, args.time, repetitions, shuffled)}. Records/s per CPU second._")
         print()
         results = shapes_targets(shapes_counters(data))
+        print_targets(results)
+        return results
+
+    if is_environment_run(order):
+        print("\n".join(observable_table(times, errors, order, ENVIRONMENT_BASELINE)))
+        print()
+        print(f"_{describe(context, args.time, repetitions, shuffled)}. Differences and ratios are to "
+              f"{ENVIRONMENT_BASELINE} measured in this run._")
+        print()
+        results = [at_most(times, label, name, limit, ENVIRONMENT_BASELINE)
+                   for label, name, limit in ENVIRONMENT_TARGETS] if enabled else []
         print_targets(results)
         return results
 

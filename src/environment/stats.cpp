@@ -1,6 +1,7 @@
 // HOOKSCOPE_STATS=<glob>[,<glob>...][=<path>]: at exit (and on fatal signals) a table per matching function —
 // calls, total, mean, p50, p90, p99, max — to the log sink, or to `path`. Constant memory per function: the
-// latencies go into a log-bucketed histogram (percentiles within 12.5%, below 16 ns exact).
+// latencies go into a log-bucketed histogram of clock ticks (percentiles within 12.5% above the true value),
+// converted to nanoseconds when the table is written.
 #include "settings.hpp"
 
 #if HOOKSCOPE_ENABLED
@@ -31,7 +32,7 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 namespace {
 
-// Bucket of a latency: exact below 16 ns, then 8 buckets per power of two.
+// Bucket of a latency in ticks: exact below 16, then 8 buckets per power of two.
 constexpr std::size_t exact_buckets = 16;
 constexpr std::size_t bucket_count = exact_buckets + (64 - 4) * 8;
 
@@ -54,33 +55,39 @@ static_assert(bucket_of(15) == 15 && bucket_of(16) == 16 && bucket_of(17) == 16 
 static_assert(bucket_top(bucket_of(1000)) >= 1000 && bucket_top(bucket_of(1000)) < 1125);
 static_assert(bucket_of(~std::uint64_t{0}) == bucket_count - 1);
 
+// Per call: two relaxed additions (the bucket, the total) and a load (the maximum, rarely a CAS). The number of
+// calls is the sum of the buckets.
 struct function_stats {
   explicit function_stats(const function_info& f) : info(&f) {}
   const function_info* info;
-  std::atomic<std::uint64_t> calls{0};
-  std::atomic<std::uint64_t> total_ns{0};
-  std::atomic<std::uint64_t> max_ns{0};
+  std::atomic<std::uint64_t> total_ticks{0};
+  std::atomic<std::uint64_t> max_ticks{0};
   std::array<std::atomic<std::uint64_t>, bucket_count> buckets{};
   std::atomic<function_stats*> next{nullptr};
 
-  void add(std::uint64_t ns) noexcept {
-    calls.fetch_add(1, std::memory_order_relaxed);
-    total_ns.fetch_add(ns, std::memory_order_relaxed);
-    buckets[bucket_of(ns)].fetch_add(1, std::memory_order_relaxed);
-    std::uint64_t max = max_ns.load(std::memory_order_relaxed);
-    while (ns > max && !max_ns.compare_exchange_weak(max, ns, std::memory_order_relaxed)) {
+  void add(std::uint64_t ticks) noexcept {
+    buckets[bucket_of(ticks)].fetch_add(1, std::memory_order_relaxed);
+    total_ticks.fetch_add(ticks, std::memory_order_relaxed);
+    std::uint64_t max = max_ticks.load(std::memory_order_relaxed);
+    while (ticks > max && !max_ticks.compare_exchange_weak(max, ticks, std::memory_order_relaxed)) {
     }
   }
 
-  // The latency at or below which `permille` of the calls fall.
+  std::uint64_t calls() const noexcept {
+    std::uint64_t n = 0;
+    for (const auto& b : buckets) n += b.load(std::memory_order_relaxed);
+    return n;
+  }
+
+  // The latency (ticks) at or below which `permille` of the calls fall.
   std::uint64_t percentile(std::uint64_t count, unsigned permille) const noexcept {
     const std::uint64_t rank = (count * permille + 999) / 1000;  // 1-based, rounded up
     std::uint64_t seen = 0;
     for (std::size_t b = 0; b < bucket_count; ++b) {
       seen += buckets[b].load(std::memory_order_relaxed);
-      if (seen >= rank) return std::min(bucket_top(b), max_ns.load(std::memory_order_relaxed));
+      if (seen >= rank) return std::min(bucket_top(b), max_ticks.load(std::memory_order_relaxed));
     }
-    return max_ns.load(std::memory_order_relaxed);
+    return max_ticks.load(std::memory_order_relaxed);
   }
 };
 
@@ -100,7 +107,7 @@ void on_pre(const erased_call& call) { clock_of_thread.start(call.call_id()); }
 
 void on_post(function_stats& s, const erased_call& call) {
   const call_clock::timing t = clock_of_thread.stop(call.call_id());
-  if (t.duration_ns >= 0) s.add(static_cast<std::uint64_t>(t.duration_ns));
+  if (t.duration >= 0) s.add(static_cast<std::uint64_t>(t.duration));
 }
 
 // One table, written by `w` whose lines all start with `prefix`; functions that were never called are left out.
@@ -113,17 +120,18 @@ void write_table(fd_writer& w, std::string_view prefix) noexcept {
     if (i + 1 < std::size(headers)) w.pad_to(widths[i + 1]);
   }
   w.end_line();
+  const double ns_per_tick = tick_clock::ns_per_tick();
   for (const function_stats* s = state->head.load(std::memory_order_acquire); s != nullptr;
        s = s->next.load(std::memory_order_acquire)) {
-    const std::uint64_t calls = s->calls.load(std::memory_order_relaxed);
+    const std::uint64_t calls = s->calls();
     if (calls == 0) continue;
-    const std::uint64_t total = s->total_ns.load(std::memory_order_relaxed);
+    const std::uint64_t total = s->total_ticks.load(std::memory_order_relaxed);
     w.text(prefix).mark().text(s->info->name).text(" ").pad_to(widths[0]);
     w.mark().number(calls).pad_to(widths[1]);
     const std::uint64_t values[] = {total, total / calls, s->percentile(calls, 500), s->percentile(calls, 900),
-                                    s->percentile(calls, 990), s->max_ns.load(std::memory_order_relaxed)};
+                                    s->percentile(calls, 990), s->max_ticks.load(std::memory_order_relaxed)};
     for (std::size_t i = 0; i < std::size(values); ++i) {
-      w.mark().duration(values[i]);
+      w.mark().duration(static_cast<std::uint64_t>(static_cast<double>(values[i]) * ns_per_tick + 0.5));
       if (i + 1 < std::size(values)) w.pad_to(widths[i + 2]);
     }
     w.end_line();
@@ -186,6 +194,7 @@ void install_stats() noexcept {
     }
     s->globs = std::move(entries);
     state = s;
+    tick_clock::start();
     add_exit_action({&print_at_exit, &print_from_signal_handler});
     add_registration_hook(&count_if_matching);
   } catch (...) {

@@ -38,8 +38,8 @@ constexpr std::size_t args_capacity = 160;  // bytes of formatted arguments kept
 
 struct event {
   const function_info* function;
-  std::int64_t start_ns;
-  std::int64_t duration_ns;
+  std::int64_t start;  // ticks (call_clock.hpp)
+  std::int64_t duration;
   bool threw;
   std::uint16_t args_size;
   char args[args_capacity];  // `"name":"value",...` without the braces
@@ -60,7 +60,6 @@ struct timeline_state {
   std::vector<std::string> globs;
   std::string path;  // may hold %p
   std::size_t events = default_events;
-  std::int64_t origin_ns = 0;  // ts 0
   std::atomic<thread_ring*> head{nullptr};
 };
 timeline_state* state = nullptr;
@@ -87,21 +86,26 @@ thread_ring* ring_for_this_thread() {
 void format_args(const erased_call& call, event& e) {
   std::size_t size = 0;
   for (std::size_t i = 0; i < call.arg_count(); ++i) {
-    std::string member;
-    member.push_back('"');
-    member.append(call.arg_name(i));
-    member.append("\":\"");
+    const std::size_t before = size;
+    auto put = [&](char c) {
+      if (size < args_capacity) e.args[size] = c;
+      ++size;
+    };
+    if (i != 0) put(',');
+    put('"');
+    for (char c : call.arg_name(i)) put(c);
+    put('"');
+    put(':');
+    put('"');
     for (char c : call.format_arg(i)) {
-      if (c == '"' || c == '\\') member.push_back('\\');
-      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-      member.push_back(c);
+      if (c == '"' || c == '\\') put('\\');
+      put(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
     }
-    member.push_back('"');
-    const std::size_t needed = member.size() + (size > 0 ? 1 : 0);
-    if (size + needed > args_capacity) break;
-    if (size > 0) e.args[size++] = ',';
-    std::memcpy(e.args + size, member.data(), member.size());
-    size += member.size();
+    put('"');
+    if (size > args_capacity) {  // this argument does not fit: the event keeps the ones before it
+      size = before;
+      break;
+    }
   }
   e.args_size = static_cast<std::uint16_t>(size);
 }
@@ -110,13 +114,13 @@ void on_pre(const erased_call& call) { clock_of_thread.start(call.call_id()); }
 
 void on_post(const erased_call& call) {
   const call_clock::timing t = clock_of_thread.stop(call.call_id());
-  if (t.duration_ns < 0) return;
+  if (t.duration < 0) return;
   thread_ring* ring = ring_for_this_thread();
   const std::uint64_t n = ring->written.load(std::memory_order_relaxed);
   event& e = ring->events[n % ring->capacity];
   e.function = &call.function();
-  e.start_ns = t.start_ns;
-  e.duration_ns = t.duration_ns;
+  e.start = t.start;
+  e.duration = t.duration;
   e.threw = static_cast<bool>(call.exception());
   format_args(call, e);
   ring->written.store(n + 1, std::memory_order_release);
@@ -126,6 +130,10 @@ void on_post(const erased_call& call) {
 void write_timeline(int fd) noexcept {
   fd_writer w(fd);
   const auto pid = static_cast<std::int64_t>(getpid());
+  const double ns_per_tick = tick_clock::ns_per_tick();
+  const auto ns = [ns_per_tick](std::int64_t ticks) {
+    return static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5);
+  };
   w.text("{\"traceEvents\":[");
   bool first = true;
   auto separator = [&] {
@@ -149,7 +157,9 @@ void write_timeline(int fd) noexcept {
       const event& e = r->events[i % r->capacity];
       separator();
       w.text("{\"name\":").json_string(e.function->name).text(",\"cat\":\"hookscope\",\"ph\":\"X\",\"ts\":");
-      w.microseconds(e.start_ns - state->origin_ns).text(",\"dur\":").microseconds(e.duration_ns);
+      // ts from the start and its end from the same origin, so that nested events stay nested once rounded.
+      const std::int64_t start = ns(e.start - tick_clock::start_ticks());
+      w.microseconds(start).text(",\"dur\":").microseconds(ns(e.start + e.duration - tick_clock::start_ticks()) - start);
       w.text(",\"pid\":").signed_number(pid).text(",\"tid\":").signed_number(r->tid).text(",\"args\":{");
       w.text(std::string_view(e.args, e.args_size));
       if (e.threw) w.text(e.args_size > 0 ? ",\"threw\":true" : "\"threw\":true");
@@ -256,7 +266,7 @@ void install_timeline() noexcept {
     entries.back() = std::string(trim(std::string_view(entries.back()).substr(0, equal)));
     if (entries.back().empty()) entries.pop_back();
     s->globs = std::move(entries);
-    s->origin_ns = monotonic_ns();
+    tick_clock::start();
     state = s;
     add_exit_action({&write_at_exit, &write_from_signal_handler});
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_events);
