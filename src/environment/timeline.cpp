@@ -2,7 +2,7 @@
 // event ("ph":"X") of a Chrome trace-event JSON file written at exit and on fatal signals, which Perfetto UI and
 // chrome://tracing open: `ts`/`dur` in µs, `pid`, `tid`, the formatted arguments under `args`, one thread_name
 // metadata event per thread. Nested calls nest. Flight recorder: each thread keeps the last N events (default
-// 65536) in a ring, so a long run keeps its end. `%p` in the path becomes the process id (one file per process).
+// 16384) in a ring, so a long run keeps its end. `%p` in the path becomes the process id (one file per process).
 #include "settings.hpp"
 
 #if HOOKSCOPE_ENABLED
@@ -33,7 +33,7 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 namespace {
 
-constexpr std::size_t default_events = 65536;
+constexpr std::size_t default_events = 16384;
 constexpr std::size_t args_capacity = 160;  // bytes of formatted arguments kept per event (cut at an argument)
 
 struct event {
