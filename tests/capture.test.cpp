@@ -4,6 +4,7 @@
 
 #include <boost/hana/adapt_struct.hpp>
 #include <boost/hana/define_struct.hpp>
+#include <boost/pfr/core.hpp>
 
 #include <algorithm>
 #include <array>
@@ -414,4 +415,64 @@ TEST_CASE("capturable<T> and capture<T> agree") {
   CHECK(agrees<void (*)(int), false>::check(nullptr));
   CHECK(agrees<std::vector<void*>, false>::check({}));
   CHECK(agrees<std::filesystem::path, false>::check({}));  // a range of itself
+}
+
+namespace fields {
+struct nested {
+  model::generation_config config;
+  std::pair<int, int> p;
+};
+struct with_reference {
+  const int& r;
+  std::string s;
+};
+struct move_only {
+  std::unique_ptr<int> p;
+  std::vector<std::unique_ptr<int>> ps;
+  int n;
+};
+struct with_const {
+  const double d;
+  std::map<std::string, std::vector<int>> m;
+  std::optional<std::string> o;
+  std::tuple<int, bool> t;
+};
+class base {  // not an aggregate
+ public:
+  explicit base(int b) : b_(b) {}
+
+ private:
+  int b_;
+};
+struct derived : base {  // an aggregate with a base class: not captured (a structured binding could not see b_)
+  int d;
+};
+}  // namespace fields
+
+TEST_CASE("aggregates: fields counted as Boost.PFR counts them, captured through a structured binding") {
+  using hookscope::detail::count_fields;
+  STATIC_REQUIRE(count_fields<model::generation_config>() == boost::pfr::tuple_size_v<model::generation_config>);
+  STATIC_REQUIRE(count_fields<model::holds_handle>() == boost::pfr::tuple_size_v<model::holds_handle>);
+  STATIC_REQUIRE(count_fields<fields::nested>() == boost::pfr::tuple_size_v<fields::nested>);
+  STATIC_REQUIRE(count_fields<fields::with_reference>() == boost::pfr::tuple_size_v<fields::with_reference>);
+  STATIC_REQUIRE(count_fields<fields::move_only>() == boost::pfr::tuple_size_v<fields::move_only>);
+  STATIC_REQUIRE(count_fields<fields::with_const>() == boost::pfr::tuple_size_v<fields::with_const>);
+  STATIC_REQUIRE(count_fields<rules::empty>() == 0);
+  STATIC_REQUIRE(count_fields<rules::wide>() == 33);  // more than max_aggregate_fields: counting stops there
+  STATIC_REQUIRE(count_fields<fields::derived>() > hookscope::detail::max_aggregate_fields);  // no count fits
+  STATIC_REQUIRE_FALSE(hookscope::capturable<fields::derived>);
+
+  const int seven = 7;
+  CHECK(hookscope::capture_value(fields::with_reference{seven, "s"}) ==
+        value::structure("fields::with_reference", {{"0", 7}, {"1", "s"}}));
+  fields::move_only m{std::make_unique<int>(1), {}, 2};
+  m.ps.push_back(nullptr);
+  CHECK(hookscope::capture_value(m) == value::structure("fields::move_only", {{"0", 1}, {"1", value::list({value()})}, {"2", 2}}));
+  const fields::with_const c{0.5, {{"k", {1}}}, "o", {3, true}};
+  CHECK(hookscope::capture_value(c) ==
+        value::structure("fields::with_const", {{"0", 0.5},
+                                                {"1", value::dict({{"k", value::list({1})}})},
+                                                {"2", "o"},
+                                                {"3", value::tuple({3, true})}}));
+  CHECK(hookscope::capture_value(fields::nested{{1, std::nullopt, std::nullopt}, {2, 3}}).leaf_count() == 5);
 }

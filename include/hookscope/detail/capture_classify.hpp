@@ -3,10 +3,10 @@
 #pragma once
 
 #include "hookscope/config.hpp"
+#include "hookscope/detail/capture_fields.hpp"
 #include "hookscope/tensor.hpp"
 
 #include <boost/hana/concept/struct.hpp>
-#include <boost/pfr/tuple_size.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -42,11 +42,9 @@ enum class capture_kind : unsigned char {
   range,        ///< any other range (vector, array, span, ...)          -> std::vector<captured element>
   tuple_like,   ///< std::tuple_size<T> defined (tuple, pair)             -> std::tuple<captured...>
   hana_struct,  ///< a Boost.Hana Struct                                  -> captured_struct, named fields
-  aggregate,    ///< a non-polymorphic aggregate class of <= 32 fields    -> captured_struct (Boost.PFR)
+  aggregate,    ///< a non-polymorphic aggregate class of <= 32 fields, no bases -> captured_struct (fields by
+                ///< a structured binding)
 };
-
-/// The most fields an aggregate may have (positional names go up to "31").
-inline constexpr std::size_t max_aggregate_fields = 32;
 
 template <class T>
 inline constexpr bool is_optional = false;
@@ -112,7 +110,9 @@ consteval capture_kind classify() {
   } else if constexpr (boost::hana::Struct<T>::value) {
     return capture_kind::hana_struct;
   } else if constexpr (std::is_aggregate_v<T> && std::is_class_v<T> && !std::is_polymorphic_v<T>) {
-    return boost::pfr::tuple_size_v<T> <= max_aggregate_fields ? capture_kind::aggregate : capture_kind::unsupported;
+    constexpr std::size_t fields = count_fields<T>();  // capture_fields.hpp
+    return fields <= max_aggregate_fields && (fields > 0 || std::is_empty_v<T>) ? capture_kind::aggregate
+                                                                                : capture_kind::unsupported;
   } else {
     return capture_kind::unsupported;
   }

@@ -17,9 +17,9 @@
 #include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
 #include <boost/hana/unpack.hpp>
-#include <boost/pfr/core.hpp>
 #include <boost/version.hpp>
 
+// Boost.PFR reads aggregates' field names from Boost 1.84 on; before, fields are named by position.
 #if BOOST_VERSION >= 108400
 #include <boost/pfr/config.hpp>
 #if BOOST_PFR_CORE_NAME_ENABLED
@@ -264,9 +264,13 @@ inline constexpr std::string_view positional_field_names[max_aggregate_fields] =
     "0",  "1",  "2",  "3",  "4",  "5",  "6",  "7",  "8",  "9",  "10", "11", "12", "13", "14", "15",
     "16", "17", "18", "19", "20", "21", "22", "23", "24", "25", "26", "27", "28", "29", "30", "31"};
 
-template <class T>
-struct pfr_access {
-  static auto tie(const T& t) noexcept { return boost::pfr::structure_tie(t); }
+template <class T, class Fields = decltype(fields_access<count_fields<T>()>::types(std::declval<const T&>()))>
+struct aggregate_rule;
+template <class T, class... F>
+struct aggregate_rule<T, type_list<F...>> {
+  static constexpr bool ok = (rule<F>::ok && ...);
+  using fields = std::tuple<typename rule<F>::type...>;
+  using type = captured_struct<fields>;
   // Its real field names where Boost.PFR can read them (Boost >= 1.84 with BOOST_PFR_CORE_NAME_ENABLED),
   // positional names otherwise.
 #if HOOKSCOPE_DETAIL_PFR_NAMES
@@ -274,21 +278,14 @@ struct pfr_access {
   static constexpr std::span<const std::string_view> names() noexcept { return field_names; }
 #else
   static constexpr std::span<const std::string_view> names() noexcept {
-    return {positional_field_names, boost::pfr::tuple_size_v<T>};
+    return {positional_field_names, sizeof...(F)};
   }
 #endif
-};
-
-template <class T, class = std::make_index_sequence<boost::pfr::tuple_size_v<T>>>
-struct aggregate_rule;
-template <class T, std::size_t... I>
-struct aggregate_rule<T, std::index_sequence<I...>> {
-  static constexpr bool ok = (rule_of<boost::pfr::tuple_element_t<I, T>>::ok && ...);
-  using fields = std::tuple<typename rule_of<boost::pfr::tuple_element_t<I, T>>::type...>;
-  using type = captured_struct<fields>;
-  static type capture(const T& t, [[maybe_unused]] capture_options options) {
-    return {type_name<T>(), pfr_access<T>::names(),
-            fields{rule_of<boost::pfr::tuple_element_t<I, T>>::capture(boost::pfr::get<I>(t), options)...}};
+  static fields capture_fields([[maybe_unused]] capture_options options, const F&... f) {
+    return fields{rule<F>::capture(f, options)...};
+  }
+  static type capture(const T& t, capture_options options) {
+    return {type_name<T>(), names(), fields_access<sizeof...(F)>::template apply<aggregate_rule>(t, options)};
   }
 };
 
