@@ -8,6 +8,7 @@
 
 #include "hookscope/config.hpp"
 #include "hookscope/detail/capture_classify.hpp"
+#include "hookscope/detail/capture_fields.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/tensor_data.hpp"
 #include "hookscope/tensor.hpp"
@@ -228,7 +229,7 @@ struct tuple_rule<T, std::index_sequence<I...>> {
 template <class T>
 struct rule<T, capture_kind::tuple_like> : tuple_rule<T> {};
 
-// Structs (Hana and aggregates): `Access` gives the field names and a std::tuple of references to the fields.
+// Hana structs: `Access` gives the field names and a std::tuple of references to the fields.
 template <class T, class Access, class Tie = decltype(Access::tie(std::declval<const T&>()))>
 struct struct_rule;
 template <class T, class Access, class... F>
