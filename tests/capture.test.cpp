@@ -414,6 +414,7 @@ TEST_CASE("capturable<T> and capture<T> agree") {
   CHECK(agrees<void*, false>::check(nullptr));
   CHECK(agrees<void (*)(int), false>::check(nullptr));
   CHECK(agrees<std::vector<void*>, false>::check({}));
+  CHECK(agrees<std::shared_ptr<void>, false>::check({}));  // not dereferenceable
   CHECK(agrees<std::filesystem::path, false>::check({}));  // a range of itself
 }
 

@@ -229,25 +229,34 @@ struct tuple_rule<T, std::index_sequence<I...>> {
 template <class T>
 struct rule<T, capture_kind::tuple_like> : tuple_rule<T> {};
 
-// Hana structs: `Access` gives the field names and a std::tuple of references to the fields.
-template <class T, class Access, class Tie = decltype(Access::tie(std::declval<const T&>()))>
+// Structs (Hana structs and aggregates), captured field by field. `Access` gives their field types as a
+// type_list, their field names, and calls Rule::capture_fields(options, fields...) with all the fields at once.
+template <class T, class Access, class Fields = decltype(Access::types())>
 struct struct_rule;
 template <class T, class Access, class... F>
-struct struct_rule<T, Access, std::tuple<F...>> {
-  static constexpr bool ok = (rule_of<F>::ok && ...);
-  using fields = std::tuple<typename rule_of<F>::type...>;
+struct struct_rule<T, Access, type_list<F...>> {
+  static constexpr bool ok = (rule<F>::ok && ...);
+  using fields = std::tuple<typename rule<F>::type...>;
   using type = captured_struct<fields>;
-  static type capture(const T& t, [[maybe_unused]] capture_options options) {
-    return {type_name<T>(), Access::names(),
-            std::apply([&](F... f) { return fields{rule_of<F>::capture(f, options)...}; }, Access::tie(t))};
+  static fields capture_fields([[maybe_unused]] capture_options options, const F&... f) {
+    return fields{rule<F>::capture(f, options)...};
+  }
+  static type capture(const T& t, capture_options options) {
+    return {type_name<T>(), Access::names(), Access::template apply<struct_rule>(t, options)};
   }
 };
 
 template <class T>
 struct hana_access {
-  static auto tie(const T& t) {
+  static auto types() {
+    return boost::hana::unpack(boost::hana::accessors<T>(), [](auto... pairs) {
+      return type_list<std::remove_cvref_t<decltype(boost::hana::second(pairs)(std::declval<const T&>()))>...>{};
+    });
+  }
+  template <class Rule>
+  static auto apply(const T& t, capture_options options) {
     return boost::hana::unpack(boost::hana::accessors<T>(), [&](auto... pairs) {
-      return std::tuple<decltype(boost::hana::second(pairs)(t))...>(boost::hana::second(pairs)(t)...);
+      return Rule::capture_fields(options, boost::hana::second(pairs)(t)...);
     });
   }
   static constexpr auto field_names = boost::hana::unpack(boost::hana::accessors<T>(), [](auto... pairs) {
@@ -265,33 +274,27 @@ inline constexpr std::string_view positional_field_names[max_aggregate_fields] =
     "0",  "1",  "2",  "3",  "4",  "5",  "6",  "7",  "8",  "9",  "10", "11", "12", "13", "14", "15",
     "16", "17", "18", "19", "20", "21", "22", "23", "24", "25", "26", "27", "28", "29", "30", "31"};
 
-template <class T, class Fields = decltype(fields_access<count_fields<T>()>::types(std::declval<const T&>()))>
-struct aggregate_rule;
-template <class T, class... F>
-struct aggregate_rule<T, type_list<F...>> {
-  static constexpr bool ok = (rule<F>::ok && ...);
-  using fields = std::tuple<typename rule<F>::type...>;
-  using type = captured_struct<fields>;
-  // Its real field names where Boost.PFR can read them (Boost >= 1.84 with BOOST_PFR_CORE_NAME_ENABLED),
+// Aggregates: fields counted and bound by capture_fields.hpp.
+template <class T>
+struct aggregate_access {
+  static constexpr std::size_t count = count_fields<T>();
+  static auto types() -> decltype(fields_access<count>::types(std::declval<const T&>()));
+  template <class Rule>
+  static auto apply(const T& t, capture_options options) {
+    return fields_access<count>::template apply<Rule>(t, options);
+  }
+  // Their real field names where Boost.PFR can read them (Boost >= 1.84 with BOOST_PFR_CORE_NAME_ENABLED),
   // positional names otherwise.
 #if HOOKSCOPE_DETAIL_PFR_NAMES
   static constexpr auto field_names = boost::pfr::names_as_array<T>();
   static constexpr std::span<const std::string_view> names() noexcept { return field_names; }
 #else
-  static constexpr std::span<const std::string_view> names() noexcept {
-    return {positional_field_names, sizeof...(F)};
-  }
+  static constexpr std::span<const std::string_view> names() noexcept { return {positional_field_names, count}; }
 #endif
-  static fields capture_fields([[maybe_unused]] capture_options options, const F&... f) {
-    return fields{rule<F>::capture(f, options)...};
-  }
-  static type capture(const T& t, capture_options options) {
-    return {type_name<T>(), names(), fields_access<sizeof...(F)>::template apply<aggregate_rule>(t, options)};
-  }
 };
 
 template <class T>
-struct rule<T, capture_kind::aggregate> : aggregate_rule<T> {};
+struct rule<T, capture_kind::aggregate> : struct_rule<T, aggregate_access<T>> {};
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
