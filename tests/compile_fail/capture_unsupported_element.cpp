@@ -1,7 +1,7 @@
-// An uncapturable type inside a container is rejected the same way, at the container; the part at fault shows
-// as uncapturable<U> in the captured type.
+// An uncapturable type inside a container is rejected the same way, at the container, naming the part at fault.
 // expect-error: hookscope: this parameter type cannot be captured
 // expect-error: checked_rule<std::vector<opaque_handle>
+// expect-error: cannot_capture<opaque_handle>
 #include "hookscope/capture.hpp"
 
 #include <vector>

@@ -3,7 +3,8 @@
 // `rule<T>` is chosen by classify<T>() alone (one partial specialisation per kind, no constraints to weigh). Each
 // rule gives `ok` (capturable all the way down), `type` (the captured type) and, when ok, `capture(t, options)`.
 // An uncapturable part stands as `uncapturable<U>` inside the captured type of its parents, so that asking
-// whether a type is capturable never fails to compile; capture itself checks `ok` first (checked_rule).
+// whether a type is capturable never fails to compile; capture itself checks `ok` first (checked_rule), and
+// names the first uncapturable part in its message.
 #pragma once
 
 #include "hookscope/config.hpp"
@@ -95,15 +96,52 @@ struct rule<T, capture_kind::unsupported> {
   using type = uncapturable<T>;
 };
 
-template <class T>
-struct checked_rule : rule<T> {
-  static_assert(rule<T>::ok,
+// The first uncapturable part of a captured type (void when there is none: then the type itself is at fault).
+template <class C>
+struct first_uncapturable {
+  using type = void;
+};
+template <class U>
+struct first_uncapturable<uncapturable<U>> {
+  using type = U;
+};
+template <class C>
+struct first_uncapturable<std::vector<C>> : first_uncapturable<C> {};
+template <class C>
+struct first_uncapturable<std::optional<C>> : first_uncapturable<C> {};
+template <class C>
+struct first_uncapturable<captured_dict<C>> : first_uncapturable<C> {};
+template <class F>
+struct first_uncapturable<captured_struct<F>> : first_uncapturable<F> {};
+template <class C>
+struct first_uncapturable<captured_class<C>> : first_uncapturable<C> {};
+template <class C, class... Rest>
+struct first_uncapturable<std::tuple<C, Rest...>> {
+  using type = std::conditional_t<std::is_void_v<typename first_uncapturable<C>::type>,
+                                  typename first_uncapturable<std::tuple<Rest...>>::type,
+                                  typename first_uncapturable<C>::type>;
+};
+
+template <class Part>
+inline constexpr bool can_capture_part = false;
+
+template <class Part>
+struct cannot_capture {
+  static_assert(can_capture_part<Part>,
                 "hookscope: this parameter type cannot be captured: make it a tensor (specialise "
                 "hookscope::tensor_traits<T>), an aggregate (of at most 32 fields) or a Hana struct, or name its "
                 "children with a hookscope::flatten_traits<T> specialisation whose flatten(t) returns (name, child) "
-                "pairs. The type is the T of checked_rule<T> below; an uncapturable part of it is an "
-                "uncapturable<U> in its captured type.");
+                "pairs. The part at fault is the Part of cannot_capture<Part> below, in the T of checked_rule<T>.");
 };
+
+// The rule of a type about to be captured: an uncapturable one is reported, naming its part at fault.
+template <class T, bool = rule<T>::ok>
+struct checked_rule : rule<T> {};
+template <class T>
+struct checked_rule<T, false>
+    : rule<T>,
+      cannot_capture<std::conditional_t<std::is_void_v<typename first_uncapturable<typename rule<T>::type>::type>, T,
+                                        typename first_uncapturable<typename rule<T>::type>::type>> {};
 
 template <class T>
 using captured_of = typename checked_rule<std::remove_cvref_t<T>>::type;
