@@ -169,7 +169,8 @@ template <class T>
 struct rule<T, capture_kind::flattened> {
   using children = rule_of<decltype(flatten_traits<T>::flatten(std::declval<const T&>()))>;
   static constexpr bool ok = children::ok && named_children<typename children::type>;
-  using type = captured_class<typename children::type>;
+  // Capturable children without names: this class is the part at fault.
+  using type = std::conditional_t<children::ok && !ok, uncapturable<T>, captured_class<typename children::type>>;
   static type capture(const T& t, capture_options options) {
     std::string_view name = type_name<T>();
     if constexpr (requires { flatten_traits<T>::name; }) name = flatten_traits<T>::name;
