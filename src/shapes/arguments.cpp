@@ -77,7 +77,7 @@ void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>&
 
 // The tree of `shape_of` with its leaves taken in order from `leaves`.
 value rebuild(const value& shape_of, const std::vector<value>& leaves, std::size_t& next) {
-  if (!shape_of.is_container()) return leaves[next++];
+  if (!is_container(shape_of)) return leaves[next++];
   std::vector<value> children;
   for_each_child(shape_of, [&](std::size_t, const std::string*, const value& child) {
     children.push_back(rebuild(child, leaves, next));

@@ -14,7 +14,7 @@ using node = dynamic_shapes::node;
 
 node build_node(const value& v, const std::vector<std::size_t>& tensor_of, std::size_t& next) {
   node n;
-  if (!v.is_container()) {
+  if (!is_container(v)) {
     const std::size_t t = tensor_of[next++];
     if (t != no_tensor) n.type = node::kind::tensor, n.tensor = t;
     return n;

@@ -32,6 +32,25 @@ std::string constants_text(const value_fields& constants);
 
 //=== the tree ===//
 
+/// A tuple, a list, a dict or a struct: a node with children (tensors, scalars and none are leaves).
+inline bool is_container(const value& v) noexcept {
+  switch (v.type()) {
+    case value::kind::tuple:
+    case value::kind::list:
+    case value::kind::dict:
+    case value::kind::structure:
+      return true;
+    case value::kind::none:
+    case value::kind::tensor:
+    case value::kind::integer:
+    case value::kind::floating:
+    case value::kind::boolean:
+    case value::kind::string:
+      return false;
+  }
+  return false;
+}
+
 /// A tuple or a list (children without names); a dict or a struct has named children.
 inline bool is_sequence(const value& v) noexcept {
   return v.type() == value::kind::tuple || v.type() == value::kind::list;
@@ -40,7 +59,7 @@ inline bool is_sequence(const value& v) noexcept {
 /// Visits a container's children in flattening order: f(index, name, child), name null for tuple and list items.
 template <class F>
 void for_each_child(const value& v, F&& f) {
-  if (!v.is_container()) return;
+  if (!is_container(v)) return;
   if (is_sequence(v)) {
     const std::vector<value>& items = v.items();
     for (std::size_t i = 0; i < items.size(); ++i) f(i, static_cast<const std::string*>(nullptr), items[i]);
@@ -59,7 +78,7 @@ value with_children(const value& like, std::vector<value> children);
 /// caller had put in it.
 template <class F>
 void for_each_leaf(const value& v, F&& f, std::vector<std::string>* path = nullptr) {
-  if (!v.is_container()) {
+  if (!is_container(v)) {
     f(v);
     return;
   }
