@@ -15,6 +15,10 @@
 #include "hookscope/errors.hpp"
 #include "hookscope/tensor.hpp"
 
+// ivalue.h first: with Clang 14 in C++20 mode, LibTorch 1.13's ATen/ops headers reach ATen/core/List.h, whose
+// std::vector<c10::IValue> members are instantiated while IValue is still incomplete (a hard error), unless IValue
+// is already defined. Include this adapter before other LibTorch headers when compiling with Clang.
+#include <ATen/core/ivalue.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/zeros.h>
 
