@@ -118,6 +118,20 @@ def check_timeline(program, tmp):
            sorted([["0", "1", "2", "200000", "200001", "200002"], ["100000", "100001", "100002"]]))
 
 
+def check_bad_settings(program, tmp):
+    for setting in ("step", f"step={tmp}/t.json[events=0]", f"step={tmp}/t.json[often=3]"):
+        code, _, err = run(program, {"HOOKSCOPE_TIMELINE": setting}, "calls", "1")
+        expect(f"timeline: a malformed setting is reported, the program runs on ({setting})", (code, err),
+               (0, ["hookscope: HOOKSCOPE_TIMELINE: expected <glob>[,<glob>...]=<path>[events=N] (N a positive "
+                    f"integer), got '{setting}'; ignored"]))
+    missing = os.path.join(tmp, "no-such-dir", "stats.txt")
+    code, _, err = run(program, {"HOOKSCOPE_STATS": f"step={missing}"}, "calls", "3")
+    expect("stats: an unopenable file is reported, the table goes to the log", err[0],
+           f"hookscope: HOOKSCOPE_STATS: {missing}: cannot open it for writing (No such file or directory); the "
+           "table goes to the log instead")
+    expect("...and the table follows", parse_table(err[1:], "hookscope: stats: ")["step"][0], 3)
+
+
 def check_all_at_once(program, tmp):
     timeline, records = os.path.join(tmp, "all.json"), os.path.join(tmp, "all.jsonl")
     code, out, err = run(program, {"HOOKSCOPE_TIMELINE": f"step={timeline}", "HOOKSCOPE_STATS": "step",
@@ -144,6 +158,7 @@ def main() -> int:
             return 0
         check_stats(program, tmp)
         check_timeline(program, tmp)
+        check_bad_settings(program, tmp)
         check_all_at_once(program, tmp)
     return 0
 

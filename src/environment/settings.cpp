@@ -1,4 +1,4 @@
-// The environment features' shared pieces, and the object that installs them (see environment.cpp's anchor).
+// The environment features' shared pieces (see settings.hpp).
 #include "settings.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
@@ -23,6 +23,25 @@ std::vector<std::string> split_list(const char* text) {
 
 bool glob_matches(const std::string& glob, std::string_view name) {
   return fnmatch(glob.c_str(), std::string(name).c_str(), 0) == 0;
+}
+
+bool matches_any(const std::vector<std::string>& globs, std::string_view name) {
+  for (const std::string& glob : globs) {
+    if (glob_matches(glob, name)) return true;
+  }
+  return false;
+}
+
+globs_and_path split_globs_and_path(const char* text) {
+  globs_and_path out{split_list(text), {}};
+  if (out.globs.empty()) return out;
+  std::string& last = out.globs.back();
+  if (const std::size_t equal = last.find('='); equal != std::string::npos) {
+    out.path = std::string(trim(std::string_view(last).substr(equal + 1)));
+    last = std::string(trim(std::string_view(last).substr(0, equal)));
+    if (last.empty()) out.globs.pop_back();
+  }
+  return out;
 }
 
 }  // namespace detail

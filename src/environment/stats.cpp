@@ -158,41 +158,34 @@ void print_from_signal_handler() noexcept {
 }
 
 void count_if_matching(const function_info& info) noexcept {
+  if (!matches_any(state->globs, info.name)) return;
+  function_stats* s = nullptr;
   try {
-    for (const std::string& glob : state->globs) {
-      if (!glob_matches(glob, info.name)) continue;
-      auto* s = new function_stats(info);  // never destroyed: reachable from state->head
-      function_stats* head = state->head.load(std::memory_order_relaxed);
-      do {
-        s->next.store(head, std::memory_order_relaxed);
-      } while (!state->head.compare_exchange_weak(head, s, std::memory_order_release, std::memory_order_relaxed));
-      (void)info.pre().add_global(&on_pre).release();
-      (void)info.post().add_global([s](const erased_call& call) { on_post(*s, call); }).release();
-      return;
-    }
+    s = new function_stats(info);  // never destroyed: reachable from state->head
   } catch (...) {
-    log_line("hookscope: HOOKSCOPE_STATS: could not attach the statistics (out of memory)");
+    log_line("hookscope: HOOKSCOPE_STATS: could not attach to '" + std::string(info.name) + "' (out of memory)");
+    return;
   }
+  push_front(state->head, s);
+  attach_for_good(info, "HOOKSCOPE_STATS", &on_pre, [s](const erased_call& call) { on_post(*s, call); });
 }
 
 }  // namespace
 
 void install_stats() noexcept {
   try {
-    std::vector<std::string> entries = split_list(std::getenv("HOOKSCOPE_STATS"));
-    if (entries.empty()) return;  // the common case: no hook, nothing allocated
+    globs_and_path setting = split_globs_and_path(std::getenv("HOOKSCOPE_STATS"));
+    if (setting.globs.empty()) return;  // the common case: no hook, nothing allocated
     auto* s = new stats_state;
-    if (const std::size_t equal = entries.back().find('='); equal != std::string::npos) {
-      s->path = std::string(trim(std::string_view(entries.back()).substr(equal + 1)));
-      entries.back() = std::string(trim(std::string_view(entries.back()).substr(0, equal)));
-      if (entries.back().empty()) entries.pop_back();
+    s->globs = std::move(setting.globs);
+    s->path = std::move(setting.path);
+    if (!s->path.empty()) {
       s->fd = ::open(s->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
       if (s->fd < 0) {
         log_line("hookscope: HOOKSCOPE_STATS: " + s->path + ": cannot open it for writing (" + std::strerror(errno) +
                  "); the table goes to the log instead");
       }
     }
-    s->globs = std::move(entries);
     state = s;
     tick_clock::start();
     add_exit_action({&print_at_exit, &print_from_signal_handler});

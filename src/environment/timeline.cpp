@@ -74,10 +74,7 @@ thread_ring* ring_for_this_thread() {
   (void)pthread_getname_np(pthread_self(), ring->name, sizeof ring->name);
   ring->capacity = state->events;
   ring->events = new event[ring->capacity];
-  thread_ring* head = state->head.load(std::memory_order_relaxed);
-  do {
-    ring->next.store(head, std::memory_order_relaxed);
-  } while (!state->head.compare_exchange_weak(head, ring, std::memory_order_release, std::memory_order_relaxed));
+  push_front(state->head, ring);
   ring_of_thread = ring;
   return ring;
 }
@@ -220,16 +217,7 @@ void forget_parent_events() noexcept {  // in a forked child: its file holds its
 }
 
 void trace_if_matching(const function_info& info) noexcept {
-  try {
-    for (const std::string& glob : state->globs) {
-      if (!glob_matches(glob, info.name)) continue;
-      (void)info.pre().add_global(&on_pre).release();
-      (void)info.post().add_global(&on_post).release();
-      return;
-    }
-  } catch (...) {
-    log_line("hookscope: HOOKSCOPE_TIMELINE: could not attach the timeline (out of memory)");
-  }
+  if (matches_any(state->globs, info.name)) attach_for_good(info, "HOOKSCOPE_TIMELINE", &on_pre, &on_post);
 }
 
 }  // namespace
@@ -237,35 +225,30 @@ void trace_if_matching(const function_info& info) noexcept {
 void install_timeline() noexcept {
   try {
     const char* text = std::getenv("HOOKSCOPE_TIMELINE");
-    std::vector<std::string> entries = split_list(text);
-    if (entries.empty()) return;  // the common case: no hook, nothing allocated
-    const std::size_t equal = entries.back().find('=');
-    if (equal == std::string::npos) {
-      log_line(std::string("hookscope: HOOKSCOPE_TIMELINE: expected <glob>[,<glob>...]=<path>[events=N], got '") +
-               text + "'; ignored");
+    globs_and_path setting = split_globs_and_path(text);
+    if (setting.globs.empty() && setting.path.empty()) return;  // the common case: no hook, nothing allocated
+    std::string_view path = setting.path;
+    std::size_t events = default_events;
+    if (path.ends_with(']')) {
+      const std::size_t open = path.rfind("[events=");
+      const std::string_view number = open == std::string_view::npos ? std::string_view{}
+                                                                      : path.substr(open + 8, path.size() - open - 9);
+      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), events);
+      if (open == std::string_view::npos || ec != std::errc() || end != number.data() + number.size() || events == 0) {
+        path = {};
+      } else {
+        path = trim(path.substr(0, open));
+      }
+    }
+    if (setting.globs.empty() || path.empty()) {
+      log_line(std::string("hookscope: HOOKSCOPE_TIMELINE: expected <glob>[,<glob>...]=<path>[events=N] (N a "
+                           "positive integer), got '") + text + "'; ignored");
       return;
     }
     auto* s = new timeline_state;
-    std::string_view path = trim(std::string_view(entries.back()).substr(equal + 1));
-    if (path.ends_with(']')) {
-      const std::size_t open = path.rfind("[events=");
-      std::size_t n = 0;
-      const std::string_view number = open == std::string_view::npos ? std::string_view{}
-                                                                      : path.substr(open + 8, path.size() - open - 9);
-      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), n);
-      if (open == std::string_view::npos || ec != std::errc() || end != number.data() + number.size() || n == 0) {
-        log_line(std::string("hookscope: HOOKSCOPE_TIMELINE: expected [events=N] (N a positive integer) after the "
-                             "path, got '") + text + "'; ignored");
-        delete s;
-        return;
-      }
-      s->events = n;
-      path = trim(path.substr(0, open));
-    }
+    s->events = events;
     s->path = std::string(path);
-    entries.back() = std::string(trim(std::string_view(entries.back()).substr(0, equal)));
-    if (entries.back().empty()) entries.pop_back();
-    s->globs = std::move(entries);
+    s->globs = std::move(setting.globs);
     tick_clock::start();
     state = s;
     add_exit_action({&write_at_exit, &write_from_signal_handler});

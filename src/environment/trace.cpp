@@ -44,16 +44,7 @@ void trace_return(const erased_call& call) {
 }
 
 void trace_if_matching(const function_info& info) noexcept {
-  try {
-    for (const std::string& glob : *trace_globs) {
-      if (!glob_matches(glob, info.name)) continue;
-      (void)info.pre().add_global(&trace_call).release();
-      (void)info.post().add_global(&trace_return).release();
-      return;
-    }
-  } catch (...) {
-    log_line("hookscope: HOOKSCOPE_TRACE: could not attach the trace (out of memory)");
-  }
+  if (matches_any(*trace_globs, info.name)) attach_for_good(info, "HOOKSCOPE_TRACE", &trace_call, &trace_return);
 }
 
 }  // namespace
