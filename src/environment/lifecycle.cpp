@@ -52,17 +52,19 @@ constinit fixed_list<exit_action> exit_actions;
 constinit fixed_list<void (*)() noexcept> periodic;
 constinit fixed_list<fork_handlers> forks;
 constinit std::atomic<bool> exit_started{false};
+constinit std::atomic<bool> fatal_signal_seen{false};  // the handlers said their last word: exit() must not repeat it
 constinit std::atomic<bool> flusher_running{false};
 std::array<struct sigaction, std::size(fatal_signals)> previous_actions{};
 
 void run_exit_actions() noexcept {
   exit_started.store(true, std::memory_order_release);
+  // A sanitizer's or another library's handler may still call exit() after a fatal signal: written already.
+  if (fatal_signal_seen.load(std::memory_order_acquire)) return;
   exit_actions.for_each([](const exit_action& a) { a.at_exit(); });
 }
 
 void on_fatal_signal(int sig) noexcept {
-  static std::atomic<bool> once{false};
-  if (!once.exchange(true)) exit_actions.for_each([](const exit_action& a) { a.on_fatal_signal(); });
+  if (!fatal_signal_seen.exchange(true)) exit_actions.for_each([](const exit_action& a) { a.on_fatal_signal(); });
   for (std::size_t i = 0; i < std::size(fatal_signals); ++i) {
     if (fatal_signals[i] == sig) sigaction(sig, &previous_actions[i], nullptr);
   }

@@ -139,6 +139,7 @@ void record_file::write_all_from_signal_handler() noexcept {
   for_each_file([](record_file& f) {
     const std::size_t size = f.size_.load(std::memory_order_acquire);
     if (f.fd_ >= 0 && !f.failed_ && size > 0) (void)write_fully(f.fd_, f.buffer_.get(), size);
+    f.size_.store(0, std::memory_order_release);  // written: whatever runs after this handler must not repeat it
   });
 }
 
