@@ -54,6 +54,7 @@ constinit fixed_list<fork_handlers> forks;
 constinit std::atomic<bool> exit_started{false};
 constinit std::atomic<bool> fatal_signal_seen{false};  // the handlers said their last word: exit() must not repeat it
 constinit std::atomic<bool> flusher_running{false};
+constinit std::atomic<bool> in_forked_child{false};
 std::array<struct sigaction, std::size(fatal_signals)> previous_actions{};
 
 void run_exit_actions() noexcept {
@@ -100,7 +101,8 @@ void fork_parent() noexcept {
   lifecycle_mutex.unlock();
 }
 void fork_child() noexcept {
-  flusher_running.store(false, std::memory_order_relaxed);  // threads do not survive fork(): keep_flushing restarts
+  flusher_running.store(false, std::memory_order_relaxed);  // threads do not survive fork()
+  in_forked_child.store(true, std::memory_order_relaxed);
   forks.for_each([](const fork_handlers& h) { h.child(); });
   lifecycle_mutex.unlock();
 }
@@ -120,8 +122,10 @@ void add_periodic_flush(void (*flush)() noexcept) noexcept {
   if (!periodic.add(flush)) log_line("hookscope: more than 8 periodic flushes; one is not installed");
 }
 
+bool flushing() noexcept { return flusher_running.load(std::memory_order_relaxed); }
+
 void keep_flushing() noexcept {
-  if (flusher_running.load(std::memory_order_relaxed)) return;
+  if (flusher_running.load(std::memory_order_relaxed) || in_forked_child.load(std::memory_order_relaxed)) return;
   const std::lock_guard lock(lifecycle_mutex);
   if (flusher_running.load(std::memory_order_relaxed)) return;
   try {

@@ -24,8 +24,12 @@ bool exiting() noexcept;
 /// Calls `flush` every 100 ms from a background thread (at most 8 such functions).
 void add_periodic_flush(void (*flush)() noexcept) noexcept;
 
-/// Makes sure the background thread runs: cheap when it does; after fork() the child starts its own here.
+/// Makes sure the background thread runs: cheap when it does. Not in the child of a fork(): starting a thread
+/// there is not safe (POSIX) and ThreadSanitizer forbids it; features then write as calls come, see flushing().
 void keep_flushing() noexcept;
+
+/// Whether the background thread flushes every 100 ms (false in a forked child).
+bool flushing() noexcept;
 
 /// pthread_atfork handlers (at most 8 sets): `prepare` holds what the child must find consistent, `parent`
 /// and `child` release it; `child` also forgets what belongs to the parent.

@@ -1,6 +1,7 @@
 // HOOKSCOPE_RECORD's output files (see record_file.hpp).
 #include "record_file.hpp"
 
+#include "call_clock.hpp"
 #include "lifecycle.hpp"
 
 #include "hookscope/errors.hpp"
@@ -19,6 +20,7 @@ namespace detail {
 namespace {
 
 constexpr std::size_t max_files = 64;
+constexpr std::int64_t flush_interval_ns = 100'000'000;
 
 // Files are never destroyed (calls from static destructors still write), and signal handlers walk this array:
 // fixed, with a published count.
@@ -81,8 +83,16 @@ record_file& record_file::open(const std::string& path) {
 }
 
 void record_file::append(std::string_view line) {
-  const std::lock_guard lock(mutex_);
-  if (failed_) return;
+  {
+    const std::lock_guard lock(mutex_);
+    if (failed_) return;
+    append_locked(line);
+  }
+  // Outside the file's lock: keep_flushing takes the lifecycle lock, which fork handlers take before this one.
+  keep_flushing();
+}
+
+void record_file::append_locked(std::string_view line) {
   std::size_t size = size_.load(std::memory_order_relaxed);
   if (size + line.size() + 1 > capacity) {
     write_locked(buffer_.get(), size);
@@ -98,10 +108,9 @@ void record_file::append(std::string_view line) {
   std::memcpy(buffer_.get() + size, line.data(), line.size());
   buffer_[size + line.size()] = '\n';
   size_.store(size + line.size() + 1, std::memory_order_release);
-  if (exiting()) {
+  // Without the background thread (exiting, or in a forked child), calls write what is due as they come.
+  if (exiting() || (!flushing() && monotonic_ns() - last_write_ns_ >= flush_interval_ns)) {
     write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
-  } else {
-    keep_flushing();
   }
 }
 
@@ -112,6 +121,7 @@ void record_file::flush() noexcept {
 
 // Called with the mutex held; empties the buffer whatever happens (a failed file drops its lines).
 void record_file::write_locked(const char* data, std::size_t size) noexcept {
+  last_write_ns_ = monotonic_ns();
   if (size > 0 && !failed_) {
     if (const int error = write_fully(fd_, data, size); error != 0) report("cannot write to it", error);
   }

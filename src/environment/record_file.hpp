@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,7 @@ class record_file {
 
  private:
   record_file(std::string path, int fd, dev_t device, ino_t inode);
+  void append_locked(std::string_view line);
   void write_locked(const char* data, std::size_t size) noexcept;
   void report(const char* what, int error) noexcept;
 
@@ -53,6 +55,7 @@ class record_file {
   std::unique_ptr<char[]> buffer_;
   std::atomic<std::size_t> size_{0};  // bytes of whole lines in buffer_; published for the signal handler
   bool failed_ = false;               // reported: nothing more is written
+  std::int64_t last_write_ns_ = 0;    // CLOCK_MONOTONIC
 };
 
 }  // namespace detail
