@@ -71,14 +71,180 @@ constexpr std::size_t index_of(const std::array<std::string_view, N>& names, std
   return N;
 }
 
-/// A readable name of T, read off the compiler's pretty function name (GCC and Clang).
+/// A readable name of T as the compiler's pretty function name spells it (GCC and Clang). (Plain index loops:
+/// this runs at compile time for every annotation, and constant evaluation of string_view calls is slow.)
+template <class T>
+constexpr std::string_view raw_type_name() noexcept {
+  const char* p = __PRETTY_FUNCTION__;
+  std::size_t n = sizeof(__PRETTY_FUNCTION__) - 1;
+  std::size_t start = 0;
+  while (start + 4 <= n && !(p[start] == 'T' && p[start + 1] == ' ' && p[start + 2] == '=' && p[start + 3] == ' ')) {
+    ++start;
+  }
+  start += 4;
+  std::size_t end = start;
+  int depth = 0;  // a ';' or ']' inside template arguments or parentheses is part of the name
+  for (; end < n; ++end) {
+    const char c = p[end];
+    if (depth == 0 && (c == ';' || c == ']')) break;
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    if (c == '>' || c == ')' || c == ']') --depth;
+  }
+  return {p + start, end - start};
+}
+
+/// The text of a type name without anonymous namespaces ("{anonymous}::" for GCC, "(anonymous namespace)::"
+/// for Clang), so that names are the same whichever compiler built the program; writes it to `out` when given.
+constexpr std::size_t clean_type_name(std::string_view name, char* out) noexcept {
+  constexpr std::string_view anonymous[] = {"{anonymous}::", "(anonymous namespace)::"};
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < name.size();) {
+    if (name[i] == '{' || name[i] == '(') {
+      bool skipped = false;
+      for (std::string_view a : anonymous) {
+        std::size_t k = 0;
+        while (k < a.size() && i + k < name.size() && name[i + k] == a[k]) ++k;
+        if (k == a.size()) {
+          i += a.size();
+          skipped = true;
+          break;
+        }
+      }
+      if (skipped) continue;
+    }
+    if (out != nullptr) out[n] = name[i];
+    ++n;
+    ++i;
+  }
+  return n;
+}
+
+/// A string computed at compile time, stored with exactly its characters (not the whole pretty function name).
+template <std::size_t N>
+struct static_text {
+  char data[N + 1]{};
+  constexpr std::string_view view() const noexcept { return {data, N}; }
+};
+
+template <class T>
+struct type_name_text {
+  static constexpr std::string_view raw = raw_type_name<T>();
+  static constexpr std::size_t size = clean_type_name(raw, nullptr);
+  static constexpr static_text<size> text = [] {
+    static_text<size> t;
+    clean_type_name(raw, t.data);
+    return t;
+  }();
+};
+
+/// A readable name of T (GCC and Clang), without anonymous namespaces.
 template <class T>
 constexpr std::string_view type_name() noexcept {
-  const std::string_view p = __PRETTY_FUNCTION__;
-  const std::size_t start = find_text(p, "T = ") + 4;
-  std::size_t end = start;
-  while (end < p.size() && p[end] != ';' && p[end] != ']') ++end;
-  return p.substr(start, end - start);
+  return type_name_text<T>::text.view();
+}
+
+//=== annotation names ===//
+
+/// The namespace an annotation is in, found from a tag struct it declares there (`ns::tag` gives "ns").
+template <class Tag>
+struct scope_of_tag {
+  static constexpr std::string_view view() noexcept {
+    const std::string_view tag = type_name<Tag>();
+    for (std::size_t i = tag.size(); i >= 2; --i) {
+      if (tag[i - 1] == ':' && tag[i - 2] == ':') return {tag.data(), i - 2};
+    }
+    return {};
+  }
+};
+
+/// The scope of a method annotation: its class, e.g. "llm::model<int>".
+template <class Class>
+struct class_scope {
+  static constexpr std::string_view view() noexcept { return type_name<Class>(); }
+};
+
+/// No scope: the name as given (make_observable, and observable<...> written by hand).
+struct no_scope {
+  static constexpr std::string_view view() noexcept { return {}; }
+};
+
+/// "scope::name", or "name" in the global namespace.
+template <class Scope, fixed_string Name>
+struct qualified_name {
+  static constexpr std::string_view scope = Scope::view();
+  static constexpr std::size_t size = scope.empty() ? Name.size() : scope.size() + 2 + Name.size();
+  static constexpr static_text<size> text = [] {
+    static_text<size> t;
+    std::size_t n = 0;
+    for (char c : scope) t.data[n++] = c;
+    if (!scope.empty()) {
+      t.data[n++] = ':';
+      t.data[n++] = ':';
+    }
+    for (char c : Name.view()) t.data[n++] = c;
+    return t;
+  }();
+};
+
+/// What is wrong with an annotation's parameter names, if anything (one reason, the first found).
+enum class names_problem { none, default_argument, not_identifier, empty, duplicate, count };
+
+constexpr bool is_identifier(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool digit = c >= '0' && c <= '9';
+    if (!letter && !(digit && i > 0)) return false;
+  }
+  return true;
+}
+
+constexpr names_problem check_names(std::string_view list, std::size_t arity) noexcept {
+  if (trim(list).empty()) return arity == 0 ? names_problem::none : names_problem::count;
+  std::size_t count = 0;
+  names_problem found = names_problem::none;
+  auto worse = [&](names_problem p) {
+    if (found == names_problem::none) found = p;
+  };
+  for (std::size_t start = 0, i = 0; i <= list.size(); ++i) {
+    if (i != list.size() && list[i] != ',') continue;
+    const std::string_view name = trim(list.substr(start, i - start));
+    ++count;
+    if (find_text(name, "=") != name.size()) {
+      worse(names_problem::default_argument);
+    } else if (name.empty()) {
+      worse(names_problem::empty);
+    } else if (!is_identifier(name)) {
+      worse(names_problem::not_identifier);
+    } else {
+      for (std::size_t s2 = 0, j = 0; j < start; ++j) {  // the names before this one
+        if (list[j] != ',') continue;
+        if (trim(list.substr(s2, j - s2)) == name) worse(names_problem::duplicate);
+        s2 = j + 1;
+      }
+    }
+    start = i + 1;
+  }
+  if (found == names_problem::none && count != arity) found = names_problem::count;
+  return found;
+}
+
+/// The file name of a path: an annotation's type must not depend on how its header was reached ("a/x.hpp"
+/// and "../a/x.hpp" are one file), so only this part of __FILE__ goes into it.
+constexpr std::string_view file_name(std::string_view path) noexcept {
+  for (std::size_t i = path.size(); i > 0; --i) {
+    if (path[i - 1] == '/' || path[i - 1] == '\\') return path.substr(i);
+  }
+  return path;
+}
+
+template <fixed_string Path>
+constexpr auto file_name_of() noexcept {
+  constexpr std::string_view name = file_name(Path.view());
+  char text[name.size() + 1]{};
+  for (std::size_t i = 0; i < name.size(); ++i) text[i] = name[i];
+  return fixed_string<name.size() + 1>(text);
 }
 
 }  // namespace detail
