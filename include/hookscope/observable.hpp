@@ -23,13 +23,14 @@
 #if HOOKSCOPE_ENABLED
 #include "hookscope/capture.hpp"
 #include "hookscope/detail/value_ops.hpp"
+
+#include <memory>
 #endif
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <exception>
-#include <memory>
 #include <new>
 #include <span>
 #include <stdexcept>
@@ -83,13 +84,18 @@ class call_context<R(Args...)> : public erased_call {
 
   // function(), exception() and is_post() are erased_call's.
 
-  /// Every argument, as const references.
-  const args_type& args() const noexcept { return args_; }
+  /// Every argument, as a tuple of const references.
+  args_type args() const noexcept {
+    return [this]<std::size_t... I>(std::index_sequence<I...>) {
+      return args_type(arg<I>()...);
+    }(std::index_sequence_for<Args...>{});
+  }
   /// Argument `I` as a const reference.
   template <std::size_t I>
   const auto& arg() const noexcept {
     static_assert(I < sizeof...(Args), "hookscope: call_context::arg<I>(): I is not less than the function's arity");
-    return std::get<I>(args_);
+    using type = std::remove_reference_t<std::tuple_element_t<(I < sizeof...(Args) ? I : 0), std::tuple<Args...>>>;
+    return *static_cast<const type*>(detail::call_access::args(*this)[I]);
   }
   /// The result (post callbacks of a call that returned), else null.
   const std::remove_reference_t<R>* return_value() const noexcept
@@ -98,18 +104,18 @@ class call_context<R(Args...)> : public erased_call {
     return static_cast<const std::remove_reference_t<R>*>(detail::call_access::result(*this));
   }
 
-  /// Internal: made by the observable around each observed call (users cannot make the key).
-  call_context(detail::call_key key, const function_info& f, const detail::call_ops& ops, const void* const* addresses,
-               const std::remove_reference_t<Args>&... args) noexcept
-      : erased_call(key, f, ops, addresses), args_(args...) {}
+  /// Internal: made by the observable around each observed call (users cannot make the key). `addresses`: one
+  /// per argument (the context holds nothing else of its own: the arguments are read through them).
+  call_context(detail::call_key key, const function_info& f, const detail::call_ops& ops,
+               const void* const* addresses) noexcept
+      : erased_call(key, f, ops, addresses) {}
 
   /// Not for users: a call context exists only while its observable fires it.
   template <class First, class... Rest>
     requires(!std::is_same_v<std::remove_cvref_t<First>, detail::call_key> &&
              !std::is_base_of_v<erased_call, std::remove_cvref_t<First>>)
   explicit call_context(First&&, Rest&&...)
-      : erased_call(detail::call_access::key(), not_reached<function_info>(), not_reached<detail::call_ops>(), {}),
-        args_(not_reached<args_type>()) {
+      : erased_call(detail::call_access::key(), not_reached<function_info>(), not_reached<detail::call_ops>(), {}) {
     static_assert(detail::dependent_false<First>,
                   "hookscope: call_context: only an observable makes call contexts; receive them in callbacks "
                   "instead: f.observers.pre.add([](const auto& ctx) { ... })");
@@ -123,7 +129,6 @@ class call_context<R(Args...)> : public erased_call {
   static const T& not_reached() noexcept {  // only in the constructor above, which never compiles
     return *static_cast<const T*>(nullptr);
   }
-  args_type args_;
 };
 
 namespace detail {
@@ -152,7 +157,7 @@ class named_call_context<R(Args...), Params> : public call_context<R(Args...)> {
     static_assert(index < sizeof...(Args),
                   "hookscope: call_context::arg<Name>(): no parameter has that name in this observable; "
                   "use one of the names given to HOOKSCOPE_OBSERVABLE (listed in the template arguments below)");
-    return std::get<(index < sizeof...(Args) ? index : 0)>(this->args());  // only the message above on misuse
+    return call_context<R(Args...)>::template arg<(index < sizeof...(Args) ? index : 0)>();  // only the message above
   }
 };
 
@@ -540,7 +545,7 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
   // Builds the context and hands over to the shared steps: all an annotation compiles to beyond its tables.
   [[gnu::noinline]] static R observed(void* object, A&... args) noexcept(NE) {
     const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
-    context_type ctx(detail::call_access::key(), info_, detail::call_ops_for<R, A...>, addresses.data(), args...);
+    context_type ctx(detail::call_access::key(), info_, detail::call_ops_for<R, A...>, addresses.data());
     return detail::run_observed<R>(hooks_, ctx, &detail::call_function<decltype(Fn), Self, R, A...>, &orig, object);
   }
 #endif
@@ -658,7 +663,7 @@ class observable_function<R(A...)> {
 
   R observed(A&... args) const {
     const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
-    context_type ctx(detail::call_access::key(), info_, detail::call_ops_for<R, A...>, addresses.data(), args...);
+    context_type ctx(detail::call_access::key(), info_, detail::call_ops_for<R, A...>, addresses.data());
     return detail::run_observed<R>(hooks_, ctx, &call_target, nullptr,
                                    const_cast<void*>(static_cast<const void*>(this)));
   }
