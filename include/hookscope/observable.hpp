@@ -268,6 +268,16 @@ struct hook_observers {
   }
 };
 
+/// What an annotation keeps at run time: its four observers and its registry entry (which points to two of them).
+struct observable_state {
+  hook_observers hooks;
+  function_info info;
+
+  constexpr observable_state(std::string_view name, std::span<const std::string_view> params,
+                             std::string_view signature, std::string_view file, unsigned line) noexcept
+      : hooks(name), info(name, params, signature, file, line, &hooks.erased_pre, &hooks.erased_post) {}
+};
+
 /// Calls the function of an observable: `fn` points to the function (pointer or member pointer), `args` to the
 /// arguments, `object` to the object (or null); `result` is storage for the result. Returns the result's address
 /// (null for void). One per signature: observables of one signature share it.
@@ -359,6 +369,23 @@ template <class R>
     end_observed(h, call, r);
     return static_cast<R&&>(*r);
   }
+}
+
+/// An observed call of an annotation: builds the context, runs the callbacks around the call. Shared by the
+/// annotations of one signature and parameter names (the context's type), whatever their function.
+/// How observed_call takes a parameter of type A: small trivially copyable values by value (in registers, so the
+/// caller need not store them to take their address), everything else by reference (no copy or move added).
+template <class A>
+using observed_arg_t =
+    std::conditional_t<!std::is_reference_v<A> && std::is_trivially_copyable_v<A> && sizeof(A) <= 2 * sizeof(void*),
+                       A, A&>;
+
+template <class Context, class F, class Self, class R, bool NE, class... A>
+[[gnu::noinline]] R observed_call(observable_state& state, const F* fn, void* object,
+                                  observed_arg_t<A>... args) noexcept(NE) {
+  const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
+  Context ctx(call_access::key(), state.info, call_ops_for<R, A...>, addresses.data());
+  return run_observed<R>(state.hooks, ctx, &call_function<F, Self, R, A...>, fn, object);
 }
 
 #else
@@ -492,11 +519,9 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
  private:
   using name_ = detail::qualified_name<Scope, Name>;
 #if HOOKSCOPE_ENABLED
-  static inline constinit detail::hook_observers hooks_{name_::text.view()};
-  static inline constinit function_info info_{name_::text.view(), context_type::names,
-                                              detail::type_name<decltype(Fn)>(), File.view(), Line,
-                                              &hooks_.erased_pre, &hooks_.erased_post};
-  static inline detail::registry_link link_{info_};
+  static inline constinit detail::observable_state state_{name_::text.view(), context_type::names,
+                                                          detail::type_name<decltype(Fn)>(), File.view(), Line};
+  static inline detail::registry_link link_{state_.info};
 #else
   static inline constinit function_info info_{name_::text.view(), context_type::names,
                                               detail::type_name<decltype(Fn)>(), File.view(), Line,
@@ -505,13 +530,14 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
 
  public:
 #if HOOKSCOPE_ENABLED
-  static constexpr observers_type observers{{detail::call_access::key(), hooks_.pre},
-                                            {detail::call_access::key(), hooks_.post}};
+  static constexpr observers_type observers{{detail::call_access::key(), state_.hooks.pre},
+                                            {detail::call_access::key(), state_.hooks.post}};
+  static constexpr const function_info& info = state_.info;
 #else
   static constexpr observers_type observers{observer_view<context_type>(detail::call_access::key()),
                                             observer_view<context_type>(detail::call_access::key())};
-#endif
   static constexpr const function_info& info = info_;
+#endif
   static constexpr decltype(Fn) orig = Fn;
 
   constexpr observable() noexcept {
@@ -525,7 +551,9 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
     requires std::is_void_v<Self>
   {
 #if HOOKSCOPE_ENABLED
-    if (hooks_.listening()) [[unlikely]] return observed(nullptr, args...);
+    if (state_.hooks.listening()) [[unlikely]] {
+      return detail::observed_call<context_type, decltype(Fn), Self, R, NE, A...>(state_, &orig, nullptr, args...);
+    }
 #endif
     return Fn(static_cast<A&&>(args)...);
   }
@@ -535,20 +563,13 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
     requires(!std::is_void_v<Self>)
   {
 #if HOOKSCOPE_ENABLED
-    if (hooks_.listening()) [[unlikely]] return observed(const_cast<void*>(static_cast<const void*>(&object)), args...);
+    if (state_.hooks.listening()) [[unlikely]] {
+      return detail::observed_call<context_type, decltype(Fn), Self, R, NE, A...>(
+          state_, &orig, const_cast<void*>(static_cast<const void*>(&object)), args...);
+    }
 #endif
     return (object.*Fn)(static_cast<A&&>(args)...);
   }
-
- private:
-#if HOOKSCOPE_ENABLED
-  // Builds the context and hands over to the shared steps: all an annotation compiles to beyond its tables.
-  [[gnu::noinline]] static R observed(void* object, A&... args) noexcept(NE) {
-    const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
-    context_type ctx(detail::call_access::key(), info_, detail::call_ops_for<R, A...>, addresses.data());
-    return detail::run_observed<R>(hooks_, ctx, &detail::call_function<decltype(Fn), Self, R, A...>, &orig, object);
-  }
-#endif
 };
 
 //=== make_observable ===//
