@@ -7,8 +7,11 @@ each with a caller, in three variants compiled at -O2 (compiler CPU time, user +
   enabled   each function annotated with HOOKSCOPE_OBSERVABLE and called through the annotation;
   disabled  the same source as enabled, with -DHOOKSCOPE_ENABLED=0.
 Code size is text+data of the object file (`size`); per-annotation figures are (variant - plain) / N.
+Parameters are named a0, a1, ... (functions of one signature then share their observed-call code, as they do
+in real code when the names repeat); --distinct-names gives every function names of its own (no sharing).
 Prints a markdown table with the DESIGN.md targets, met or NOT met.
-Usage: annotation_cost.py INCLUDE_DIR [--compiler c++] [--functions 200] [--runs 3] [--check] [--keep DIR]
+Usage: annotation_cost.py INCLUDE_DIR [--compiler c++] [--functions 200] [--runs 3] [--distinct-names] [--check]
+                          [--keep DIR]
 """
 import argparse
 import os
@@ -31,7 +34,7 @@ TYPES = [  # (parameter type, expression giving an argument, expression using a 
 ]
 
 
-def generate(n, annotated):
+def generate(n, annotated, distinct_names=False):
     rng = random.Random(42)  # the same functions in every variant
     out = ["#include <string>", "#include \"hookscope/tensor.hpp\""]
     if annotated:
@@ -48,7 +51,7 @@ def generate(n, annotated):
     out.append("}  // namespace impl")
     for k, params in enumerate(sigs):
         if annotated:
-            names = ", ".join(f"a{j}" for j in range(len(params)))
+            names = ", ".join(f"f{k}_a{j}" if distinct_names else f"a{j}" for j in range(len(params)))
             out.append(f"HOOKSCOPE_OBSERVABLE(f{k}, impl::f{k}, {names});")
         else:
             out.append(f"using impl::f{k};")
@@ -81,6 +84,7 @@ def main() -> int:
     parser.add_argument("--compiler", default=os.environ.get("CXX", "c++"))
     parser.add_argument("--functions", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--distinct-names", action="store_true")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--keep", help="directory to keep the generated sources and objects in")
     args = parser.parse_args()
@@ -90,7 +94,7 @@ def main() -> int:
         tmp = args.keep or scratch
         os.makedirs(tmp, exist_ok=True)
         plain = measure(args.compiler, args.include_dir, generate(n, False), [], args.runs, tmp, "plain")
-        annotated = generate(n, True)
+        annotated = generate(n, True, args.distinct_names)
         enabled = measure(args.compiler, args.include_dir, annotated, ["-DHOOKSCOPE_ENABLED=1"], args.runs, tmp,
                           "enabled")
         disabled = measure(args.compiler, args.include_dir, annotated, ["-DHOOKSCOPE_ENABLED=0"], args.runs, tmp,
@@ -101,8 +105,8 @@ def main() -> int:
 
     enabled_ok = enabled[0] <= ENABLED_MAX_S and per(enabled) <= ENABLED_MAX_BYTES
     disabled_ok = disabled[0] <= DISABLED_MAX_RATIO * plain[0]
-    print(f"{n} functions of 1-4 parameters in one TU, {os.path.basename(args.compiler)} -O2, compiler CPU time, "
-          f"best of {args.runs}:")
+    print(f"{n} functions of 1-4 parameters in one TU{' (distinct parameter names)' if args.distinct_names else ''}, "
+          f"{os.path.basename(args.compiler)} -O2, compiler CPU time, best of {args.runs}:")
     print()
     print("| variant | compile time | text+data | per annotation | target |")
     print("| --- | ---: | ---: | ---: | --- |")
