@@ -280,6 +280,14 @@ struct observable_state {
       : hooks(name), info(name, params, signature, file, line, &hooks.erased_pre, &hooks.erased_post) {}
 };
 
+/// Registers an annotation from its static initialiser through one shared function: the initialiser of a TU of
+/// many annotations is then a row of small calls rather than of inlined registrations (smaller, and much cheaper
+/// for the compiler to optimise).
+struct annotation_link {
+  registry_link link;
+  [[gnu::noinline]] explicit annotation_link(function_info& info) noexcept : link(info) {}
+};
+
 /// Calls the function of an observable: `fn` points to the function (pointer or member pointer), `args` to the
 /// arguments, `object` to the object (or null); `result` is storage for the result. Returns the result's address
 /// (null for void). One per signature: observables of one signature share it.
@@ -523,7 +531,7 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
 #if HOOKSCOPE_ENABLED
   static inline constinit detail::observable_state state_{name_::text.view(), context_type::names,
                                                           detail::type_name<decltype(Fn)>(), File.view(), Line};
-  static inline detail::registry_link link_{state_.info};
+  static inline detail::annotation_link link_{state_.info};
 #else
   static inline constinit function_info info_{name_::text.view(), context_type::names,
                                               detail::type_name<decltype(Fn)>(), File.view(), Line,
