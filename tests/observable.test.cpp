@@ -121,6 +121,24 @@ TEST_CASE("observable::info") {
   CHECK(model_vocab.info.name == "model_vocab");  // the global namespace adds nothing
 }
 
+TEST_CASE("observable parameter names are checked at compile time") {
+  // Each problem is a static_assert of its own in the annotation (tests/compile_fail/observable_*.cpp).
+  using hookscope::detail::check_names;
+  using problem = hookscope::detail::names_problem;
+  STATIC_REQUIRE(check_names("", 0) == problem::none);
+  STATIC_REQUIRE(check_names(" gm , settings ", 2) == problem::none);
+  STATIC_REQUIRE(check_names("_x9, y_", 2) == problem::none);
+  STATIC_REQUIRE(check_names("ab, a", 2) == problem::none);
+  STATIC_REQUIRE(check_names("a, a", 2) == problem::duplicate);
+  STATIC_REQUIRE(check_names("a, ", 2) == problem::empty);
+  STATIC_REQUIRE(check_names(", b", 2) == problem::empty);
+  STATIC_REQUIRE(check_names("int a, b", 2) == problem::not_identifier);
+  STATIC_REQUIRE(check_names("1a", 1) == problem::not_identifier);
+  STATIC_REQUIRE(check_names("a, b = 3", 2) == problem::default_argument);
+  STATIC_REQUIRE(check_names("a, b", 3) == problem::count);
+  STATIC_REQUIRE(check_names("", 1) == problem::count);
+}
+
 TEST_CASE("observable observers are subscribe-only") {
   using context = std::remove_cvref_t<decltype(passes::lower)>::context_type;
   STATIC_REQUIRE(

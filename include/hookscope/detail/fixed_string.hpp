@@ -189,42 +189,47 @@ struct qualified_name {
 /// What is wrong with an annotation's parameter names, if anything (one reason, the first found).
 enum class names_problem { none, default_argument, not_identifier, empty, duplicate, count };
 
-constexpr bool is_identifier(std::string_view s) noexcept {
-  if (s.empty()) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    const bool digit = c >= '0' && c <= '9';
-    if (!letter && !(digit && i > 0)) return false;
-  }
-  return true;
+constexpr bool is_identifier_char(char c, bool first) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
 }
 
+/// One pass over the list with index loops only (it runs at compile time for every annotation, also in disabled
+/// builds, and GCC's constant evaluation of string_view calls is slow).
 constexpr names_problem check_names(std::string_view list, std::size_t arity) noexcept {
-  if (trim(list).empty()) return arity == 0 ? names_problem::none : names_problem::count;
+  constexpr std::size_t max_names = 64;
+  std::size_t begin[max_names]{};
+  std::size_t end[max_names]{};
   std::size_t count = 0;
   names_problem found = names_problem::none;
-  auto worse = [&](names_problem p) {
-    if (found == names_problem::none) found = p;
-  };
-  for (std::size_t start = 0, i = 0; i <= list.size(); ++i) {
-    if (i != list.size() && list[i] != ',') continue;
-    const std::string_view name = trim(list.substr(start, i - start));
-    ++count;
-    if (find_text(name, "=") != name.size()) {
-      worse(names_problem::default_argument);
-    } else if (name.empty()) {
-      worse(names_problem::empty);
-    } else if (!is_identifier(name)) {
-      worse(names_problem::not_identifier);
-    } else {
-      for (std::size_t s2 = 0, j = 0; j < start; ++j) {  // the names before this one
-        if (list[j] != ',') continue;
-        if (trim(list.substr(s2, j - s2)) == name) worse(names_problem::duplicate);
-        s2 = j + 1;
-      }
+  const std::size_t n = list.size();
+  bool blank = true;
+  for (std::size_t i = 0; i < n; ++i) blank = blank && is_space(list[i]);
+  if (blank) return arity == 0 ? names_problem::none : names_problem::count;
+  for (std::size_t start = 0; start <= n && found == names_problem::none;) {
+    std::size_t stop = start;
+    while (stop < n && list[stop] != ',') ++stop;
+    std::size_t b = start;
+    std::size_t e = stop;
+    while (b < e && is_space(list[b])) ++b;
+    while (e > b && is_space(list[e - 1])) --e;
+    for (std::size_t k = b; k < e && found == names_problem::none; ++k) {
+      if (list[k] == '=') found = names_problem::default_argument;
     }
-    start = i + 1;
+    if (found == names_problem::none && b == e) found = names_problem::empty;
+    for (std::size_t k = b; k < e && found == names_problem::none; ++k) {
+      if (!is_identifier_char(list[k], k == b)) found = names_problem::not_identifier;
+    }
+    for (std::size_t m = 0; m < count && m < max_names && found == names_problem::none; ++m) {
+      bool same = end[m] - begin[m] == e - b;
+      for (std::size_t k = 0; same && k < e - b; ++k) same = list[begin[m] + k] == list[b + k];
+      if (same) found = names_problem::duplicate;
+    }
+    if (count < max_names) {
+      begin[count] = b;
+      end[count] = e;
+    }
+    ++count;
+    start = stop + 1;
   }
   if (found == names_problem::none && count != arity) found = names_problem::count;
   return found;
