@@ -28,17 +28,17 @@ namespace detail {
 
 struct context_state {
   std::atomic<std::size_t> refs{1};
-  std::vector<callback_node*> nodes;  // registration order; guarded by the registry mutex
+  std::vector<callback_node*> nodes;  // registration order; guarded by the callback mutex
 };
 
-struct registry_access {
+struct observer_access {
   static std::atomic<callback_list*>& list(observer_core& o) noexcept { return o.list_; }
   static std::atomic<std::uintptr_t>& listeners(observer_core& o) noexcept { return o.listeners_; }
 };
 
 namespace {
 
-struct registry_state {
+struct callback_store {
   std::mutex mutex;
   std::vector<callback_list*> retired;          // replaced lists that a reader may still walk
   std::atomic<thread_record*> records{nullptr};  // every thread record, newest first
@@ -47,8 +47,8 @@ struct registry_state {
 };
 
 // Leaked on purpose: observers stay usable while other statics are destroyed.
-registry_state& registry() {
-  static registry_state* state = new registry_state;
+callback_store& callbacks() {
+  static callback_store* state = new callback_store;
   return *state;
 }
 
@@ -69,9 +69,9 @@ class garbage {
 };
 
 void choose_fences() {
-  auto& reg = registry();
-  if (reg.fences_chosen) return;
-  reg.fences_chosen = true;
+  auto& store = callbacks();
+  if (store.fences_chosen) return;
+  store.fences_chosen = true;
 #if defined(__linux__) && !HOOKSCOPE_DETAIL_TSAN
   if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
       syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
@@ -92,7 +92,7 @@ void heavy_fence() noexcept {
 
 template <class F>
 void for_each_slot(F&& f) {
-  for (thread_record* r = registry().records.load(std::memory_order_acquire); r != nullptr; r = r->next) {
+  for (thread_record* r = callbacks().records.load(std::memory_order_acquire); r != nullptr; r = r->next) {
     for (slot_chunk* c = &r->first; c != nullptr; c = c->next.load(std::memory_order_acquire)) {
       for (emission_slot& s : c->slots) f(*r, s);
     }
@@ -121,17 +121,17 @@ void free_list(callback_list* list, garbage& trash) {
 
 // Frees the retired lists no reader is walking any more. Called with the mutex held.
 void reclaim(garbage& trash) {
-  auto& reg = registry();
-  if (reg.retired.empty()) return;
+  auto& store = callbacks();
+  if (store.retired.empty()) return;
   heavy_fence();
   std::vector<const callback_list*> hazards;
   for_each_slot([&](thread_record&, emission_slot& s) {
     if (const callback_list* l = s.list.load(std::memory_order_seq_cst)) hazards.push_back(l);
   });
   auto still_used = [&](callback_list* l) { return std::find(hazards.begin(), hazards.end(), l) != hazards.end(); };
-  auto keep = std::stable_partition(reg.retired.begin(), reg.retired.end(), still_used);
-  for (auto it = keep; it != reg.retired.end(); ++it) free_list(*it, trash);
-  reg.retired.erase(keep, reg.retired.end());
+  auto keep = std::stable_partition(store.retired.begin(), store.retired.end(), still_used);
+  for (auto it = keep; it != store.retired.end(); ++it) free_list(*it, trash);
+  store.retired.erase(keep, store.retired.end());
 }
 
 // Who `observe` must walk the list for: nobody, anybody, or the single context holding every callback.
@@ -155,10 +155,10 @@ void install(observer_core& o, callback_list* next) {
       next = nullptr;
     }
   }
-  callback_list* old = registry_access::list(o).exchange(next, std::memory_order_seq_cst);
+  callback_list* old = observer_access::list(o).exchange(next, std::memory_order_seq_cst);
   // After the list: a reader that sees the new summary finds at least the new list.
-  registry_access::listeners(o).store(listeners_of(next), std::memory_order_seq_cst);
-  if (old != nullptr) registry().retired.push_back(old);
+  observer_access::listeners(o).store(listeners_of(next), std::memory_order_seq_cst);
+  if (old != nullptr) callbacks().retired.push_back(old);
 }
 
 callback_entry entry_of(callback_node* node) noexcept {
@@ -166,7 +166,7 @@ callback_entry entry_of(callback_node* node) noexcept {
 }
 
 void insert_node(observer_core& o, callback_node* node) {
-  const callback_list* old = registry_access::list(o).load(std::memory_order_relaxed);
+  const callback_list* old = observer_access::list(o).load(std::memory_order_relaxed);
   const std::uint32_t size = old ? old->size : 0;
   const std::uint32_t globals = old ? old->global_count : 0;
   const bool global = node->ctx == nullptr;
@@ -184,7 +184,7 @@ void unlink(callback_node* node) {
   observer_core* owner = std::exchange(node->owner, nullptr);
   node->removed.store(true, std::memory_order_seq_cst);
   if (owner == nullptr) return;
-  const callback_list* old = registry_access::list(*owner).load(std::memory_order_relaxed);
+  const callback_list* old = observer_access::list(*owner).load(std::memory_order_relaxed);
   callback_list* next = make_list(old->size - 1, old->global_count - (node->ctx == nullptr ? 1 : 0));
   callback_entry* out = next->data();
   for (const callback_entry& e : *old) {
@@ -215,7 +215,7 @@ context_state* ensure_context(thread_record& record) {
 void destroy_context(context_state* ctx) {
   garbage trash;
   {
-    const std::lock_guard lock(registry().mutex);
+    const std::lock_guard lock(callbacks().mutex);
     while (!ctx->nodes.empty()) unlink(ctx->nodes.back());
     reclaim(trash);
   }
@@ -246,12 +246,12 @@ thread_local record_releaser releaser;
 }  // namespace
 
 thread_record& make_thread_record() {
-  auto& reg = registry();
+  auto& store = callbacks();
   thread_record* record = nullptr;
   {
-    const std::lock_guard lock(reg.mutex);
+    const std::lock_guard lock(store.mutex);
     choose_fences();
-    for (thread_record* r = reg.records.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
+    for (thread_record* r = store.records.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
       bool free = false;
       if (!r->in_use.load(std::memory_order_acquire) && r->in_use.compare_exchange_strong(free, true)) {
         record = r;
@@ -260,8 +260,8 @@ thread_record& make_thread_record() {
     }
     if (record == nullptr) {
       record = new thread_record;
-      record->next = reg.records.load(std::memory_order_relaxed);
-      reg.records.store(record, std::memory_order_release);
+      record->next = store.records.load(std::memory_order_relaxed);
+      store.records.store(record, std::memory_order_release);
     }
   }
   tls_record = record;
@@ -291,9 +291,9 @@ callback_node* observer_core::add_node(callable_base* callable, bool global) {
   node->ctx = global ? nullptr : ensure_context(record);
   node->refs = 1;  // the subscription's
   garbage trash;
-  const std::lock_guard lock(registry().mutex);
+  const std::lock_guard lock(callbacks().mutex);
   node->owner = this;
-  node->id = registry().next_id++;
+  node->id = callbacks().next_id++;
   if (!global) const_cast<context_state*>(node->ctx)->nodes.push_back(node.get());
   insert_node(*this, node.get());
   reclaim(trash);
@@ -304,7 +304,7 @@ callback_node* observer_core::add_node(callable_base* callable, bool global) {
 bool observer_core::remove_id(std::uint64_t id) noexcept {
   callback_node* found = nullptr;
   {
-    const std::lock_guard lock(registry().mutex);
+    const std::lock_guard lock(callbacks().mutex);
     if (const callback_list* list = list_.load(std::memory_order_relaxed)) {
       for (const callback_entry& e : *list) {
         if (e.node->id == id) found = e.node;
@@ -320,7 +320,7 @@ bool observer_core::remove_id(std::uint64_t id) noexcept {
 bool observer_core::has_visible_callbacks() const noexcept {
   const thread_record* record = tls_record;
   const context_state* ctx = record != nullptr ? record->ctx : nullptr;
-  const std::lock_guard lock(registry().mutex);
+  const std::lock_guard lock(callbacks().mutex);
   const callback_list* list = list_.load(std::memory_order_relaxed);
   if (list == nullptr) return false;
   return std::any_of(list->begin(), list->end(), [&](const callback_entry& e) {
@@ -330,7 +330,7 @@ bool observer_core::has_visible_callbacks() const noexcept {
 
 observer_core::~observer_core() {
   garbage trash;
-  const std::lock_guard lock(registry().mutex);
+  const std::lock_guard lock(callbacks().mutex);
   while (const callback_list* list = list_.load(std::memory_order_relaxed)) unlink(list->begin()->node);
   reclaim(trash);
 }
@@ -339,14 +339,14 @@ void release_node(callback_node* node, bool unregister) noexcept {
   if (unregister) {
     {
       garbage trash;
-      const std::lock_guard lock(registry().mutex);
+      const std::lock_guard lock(callbacks().mutex);
       unlink(node);
       reclaim(trash);
     }
     wait_until_idle(node);
   }
   garbage trash;
-  const std::lock_guard lock(registry().mutex);
+  const std::lock_guard lock(callbacks().mutex);
   unref_node(node, trash);
 }
 
@@ -381,14 +381,14 @@ context context::copy() const {
   context result;
   if (state_ == nullptr) return result;
   detail::garbage trash;
-  const std::lock_guard lock(detail::registry().mutex);
+  const std::lock_guard lock(detail::callbacks().mutex);
   for (detail::callback_node* original : state_->nodes) {
     auto* clone = new detail::callback_node;
     clone->ctx = result.state_;
     clone->callable = original->callable;
     ++clone->callable->refs;
     clone->owner = original->owner;
-    clone->id = detail::registry().next_id++;
+    clone->id = detail::callbacks().next_id++;
     result.state_->nodes.push_back(clone);
     detail::insert_node(*clone->owner, clone);
   }

@@ -139,6 +139,11 @@ void read_record(const json::value& j, call_record& out) {
 
 namespace detail {
 
+/// The last line of a stream that is not JSON and has no newline: what a writer that was stopped mid-line leaves.
+struct cut_last_line {
+  std::string what;
+};
+
 class record_parser {
  public:
   record_parser() : parser_(json::storage_ptr(), options()) {}
@@ -155,8 +160,8 @@ class record_parser {
     if (ec) {
       parser_.reset();  // drops the partial document while its memory is alive
       const std::string what = ec.message() + " at column " + std::to_string(used + 1);
-      throw format_error(unterminated ? "truncated last line (no newline at the end, and not JSON: " + what + ")"
-                                      : "not JSON: " + what);
+      if (unterminated) throw cut_last_line{"the last line is cut (no newline at the end, and not JSON: " + what + ")"};
+      throw format_error("not JSON: " + what);
     }
     const json::value j = parser_.release();
     read_record(j, out);
@@ -216,6 +221,11 @@ bool record_reader::next(call_record& out) {
       parser_->parse(text, out, unterminated);
     } catch (const format_error& e) {
       fail(e.what());
+    } catch (const detail::cut_last_line& cut) {
+      // Only a last line can be cut (a bad line inside a stream is an error): accept the rest, and say so.
+      warnings_.push_back(source_ + ":" + std::to_string(line_) + ": " + cut.what + "; ignored: its writer was "
+                          "probably stopped while writing it");
+      return false;
     }
     check_signature(out);
     return true;
@@ -247,59 +257,47 @@ void record_reader::check_signature(const call_record& record) {
 
 //=== writing ===//
 
-namespace detail {
+namespace {
 
-void append_record_start(std::string& line, std::string_view function) {
-  line += "{\"function\":";
-  append_json_string(line, function);
-}
-
-void append_record_signature(std::string& line, const std::vector<parameter>& sig) {
+void append_parameters(std::string& line, const parameter_list& parameters) {
   line += ",\"signature\":[";
-  for (std::size_t i = 0; i < sig.size(); ++i) {
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    const parameter& p = parameters[i];
     if (i != 0) line.push_back(',');
     line += "{\"name\":";
-    append_json_string(line, sig[i].name);
-    if (sig[i].kind == parameter_kind::var_positional) line += ",\"kind\":\"var_positional\"";
-    if (sig[i].kind == parameter_kind::var_keyword) line += ",\"kind\":\"var_keyword\"";
-    if (sig[i].default_value) {
+    detail::append_json_string(line, p.name);
+    if (p.kind == parameter_kind::var_positional) line += ",\"kind\":\"var_positional\"";
+    if (p.kind == parameter_kind::var_keyword) line += ",\"kind\":\"var_keyword\"";
+    if (p.default_value) {
       line += ",\"default\":";
-      append_json(line, *sig[i].default_value);
+      detail::append_json(line, *p.default_value);
     }
     line.push_back('}');
   }
   line.push_back(']');
 }
 
-void append_record_end(std::string& line, const std::vector<value>& args, const value_fields& kwargs,
-                       const value* result, bool threw, std::optional<std::int64_t> latency_ns) {
+}  // namespace
+
+// Values are embedded through the value encoder's writers: nothing is copied into an intermediate document.
+std::string to_record_line(const call_record& record) {
+  std::string line = "{\"function\":";
+  detail::append_json_string(line, record.function);
+  if (record.parameters) append_parameters(line, *record.parameters);
   line += ",\"args\":[";
-  for (std::size_t i = 0; i < args.size(); ++i) {
+  for (std::size_t i = 0; i < record.inputs.args.size(); ++i) {
     if (i != 0) line.push_back(',');
-    append_json(line, args[i]);
+    detail::append_json(line, record.inputs.args[i]);
   }
   line += "],\"kwargs\":";
-  append_json_fields(line, kwargs);
-  if (result != nullptr) {
+  detail::append_json_fields(line, record.inputs.kwargs);
+  if (record.result) {
     line += ",\"result\":";
-    append_json(line, *result);
+    detail::append_json(line, *record.result);
   }
-  if (threw) line += ",\"threw\":true";
-  if (latency_ns) {
-    line += ",\"latency_ns\":";
-    line += std::to_string(*latency_ns);
-  }
+  if (record.threw) line += ",\"threw\":true";
+  if (record.latency_ns) line += ",\"latency_ns\":" + std::to_string(*record.latency_ns);
   line.push_back('}');
-}
-
-}  // namespace detail
-
-std::string to_record_line(const call_record& record) {
-  std::string line;
-  detail::append_record_start(line, record.function);
-  if (record.parameters) detail::append_record_signature(line, *record.parameters);
-  detail::append_record_end(line, record.inputs.args, record.inputs.kwargs, record.result ? &*record.result : nullptr,
-                            record.threw, record.latency_ns);
   return line;
 }
 

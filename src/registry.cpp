@@ -1,83 +1,86 @@
-// What the environment asks of every observable as it registers: HOOKSCOPE_TRACE=<glob>[,<glob>...] here,
-// HOOKSCOPE_RECORD=<glob>=<path>[,...] in recorder.cpp.
+// The registry's compiled part: linking an observable in, reporting a name registered twice, and telling the
+// registration hooks that features above the registry (src/environment/) install.
 #include "hookscope/registry.hpp"
 
-#include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/errors.hpp"
 
 #if HOOKSCOPE_ENABLED
 
-#include <fnmatch.h>
-
-#include <cstdlib>
+#include <array>
+#include <cstddef>
+#include <mutex>
 #include <string>
-#include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 namespace {
 
-std::vector<std::string> split_globs(const char* text) {
-  std::vector<std::string> globs;
-  if (text == nullptr) return globs;
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    const std::size_t comma = rest.find(',');
-    const std::string_view glob = trim(rest.substr(0, comma));
-    if (!glob.empty()) globs.emplace_back(glob);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-  }
-  return globs;
+constexpr std::size_t max_hooks = 8;
+
+// Constant-initialised, so usable from any static initialiser; never destroyed in practice (trivial destructors).
+constinit std::mutex registry_mutex;
+constinit std::array<registration_hook, max_hooks> hooks{};
+constinit std::size_t hook_count = 0;
+
+std::string place_of(const function_info& f) {
+  if (f.file.empty()) return "an unknown place";
+  return std::string(f.file) + ":" + std::to_string(f.line);
 }
 
-bool traced(std::string_view name) {
-  static const std::vector<std::string> globs = split_globs(std::getenv("HOOKSCOPE_TRACE"));
-  if (globs.empty()) return false;  // the common case allocates nothing
-  const std::string subject(name);
-  for (const std::string& glob : globs) {
-    if (fnmatch(glob.c_str(), subject.c_str(), 0) == 0) return true;
+void report_twin(const function_info& twin, const function_info& info) noexcept {
+  try {
+    log_line("hookscope: two observables are registered as '" + std::string(info.name) + "' (" + place_of(twin) +
+             " and " + place_of(info) + "); find_observable, HOOKSCOPE_TRACE and HOOKSCOPE_RECORD cannot tell them "
+             "apart: give one of them another name");
+  } catch (...) {
+    log_line("hookscope: two observables are registered under one name (reporting which failed: out of memory)");
   }
-  return false;
-}
-
-void trace_call(const erased_call& call) {
-  std::string line = "hookscope: trace: ";
-  line.append(call.function().name).push_back('(');
-  for (std::size_t i = 0; i < call.arg_count(); ++i) {
-    if (i != 0) line.append(", ");
-    line.append(call.arg_name(i)).push_back('=');
-    line.append(call.format_arg(i));
-  }
-  line.push_back(')');
-  log_line(line);
-}
-
-void trace_return(const erased_call& call) {
-  std::string line = "hookscope: trace: ";
-  line.append(call.function().name);
-  if (call.exception()) {
-    line.append(" threw: ").append(describe_exception(call.exception()));
-  } else {
-    const std::string result = call.format_return_value();
-    line.append(result.empty() ? " returned" : " returned " + result);
-  }
-  log_line(line);
 }
 
 }  // namespace
 
-void registry_link::on_registered(const function_info& info) noexcept {
-  record_from_environment(info);
-  try {
-    if (!traced(info.name)) return;
-    (void)info.pre().add_global(&trace_call).release();
-    (void)info.post().add_global(&trace_return).release();
-  } catch (...) {
-    log_line("hookscope: HOOKSCOPE_TRACE: could not attach the trace (out of memory)");
+void registry_link::link(function_info& info) noexcept {
+  const function_info* twin = nullptr;
+  std::array<registration_hook, max_hooks> to_tell{};
+  std::size_t n = 0;
+  {
+    const std::lock_guard lock(registry_mutex);
+    for (const function_info* f = registry_head; f != nullptr && twin == nullptr; f = f->next_) {
+      if (f->name == info.name) twin = f;
+    }
+    info.next_ = registry_head;
+    registry_head = &info;
+    to_tell = hooks;
+    n = hook_count;
   }
+  if (twin != nullptr) report_twin(*twin, info);
+  for (std::size_t i = 0; i < n; ++i) to_tell[i](info);
+}
+
+void add_registration_hook(registration_hook hook) noexcept {
+  const function_info* registered = nullptr;
+  {
+    const std::lock_guard lock(registry_mutex);
+    if (hook_count == max_hooks) {
+      log_line("hookscope: add_registration_hook: more than 8 registration hooks; this one is not installed");
+      return;
+    }
+    hooks[hook_count++] = hook;
+    registered = registry_head;  // linked nodes never change: walk them without the lock
+  }
+  for (registry_range::iterator it(registered), end; it != end; ++it) hook(*it);
 }
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
 
-#endif  // HOOKSCOPE_ENABLED
+#else  // !HOOKSCOPE_ENABLED
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+void registry_link::link(function_info&) noexcept {}
+void add_registration_hook(registration_hook) noexcept {}
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE
+
+#endif

@@ -2,6 +2,7 @@
 // compact, ordered and prints floats in their shortest round-trip form).
 #include "hookscope/value.hpp"
 
+#include "base64.hpp"
 #include "json_reader.hpp"
 
 #include <boost/json/src.hpp>  // Boost.JSON compiled into this library only: no extra package, one TU
@@ -143,25 +144,6 @@ void write_fields(std::string& out, const value_fields& fields) {
   out.push_back(']');
 }
 
-// Tensor contents travel as base64 (RFC 4648, with padding): compact, exact, and every language reads it.
-constexpr std::string_view base64_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-void write_base64(std::string& out, const std::vector<std::byte>& bytes) {
-  std::size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const auto n = std::to_integer<unsigned>(bytes[i]) << 16 | std::to_integer<unsigned>(bytes[i + 1]) << 8 |
-                   std::to_integer<unsigned>(bytes[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out.push_back(base64_alphabet[(n >> shift) & 63]);
-  }
-  if (i == bytes.size()) return;
-  const bool two = i + 1 < bytes.size();
-  const auto n = std::to_integer<unsigned>(bytes[i]) << 16 | (two ? std::to_integer<unsigned>(bytes[i + 1]) << 8 : 0U);
-  out.push_back(base64_alphabet[(n >> 18) & 63]);
-  out.push_back(base64_alphabet[(n >> 12) & 63]);
-  out.push_back(two ? base64_alphabet[(n >> 6) & 63] : '=');
-  out.push_back('=');
-}
-
 void write(std::string& out, const value& v) {
   switch (v.type()) {
     case value::kind::none: out += "null"; return;
@@ -177,7 +159,7 @@ void write(std::string& out, const value& v) {
       out += '"';
       if (!v.as_tensor().data.empty()) {
         out += ",\"data\":\"";
-        write_base64(out, v.as_tensor().data);
+        detail::append_base64(out, v.as_tensor().data);
         out += '"';
       }
       out += '}';
@@ -304,26 +286,12 @@ std::int64_t read_json_integer(const json::value& j, const json_path& at) {
   fail_at(at, "expected an integer, found " + (j.is_number() ? number_text(j) : json_kind_of(j)));
 }
 
-// Tensor contents, captured on request (value.cpp writes them as standard base64 with padding).
+// Tensor contents, captured on request, in base64 (base64.hpp).
 std::vector<std::byte> read_base64(const json::string& text, const json_path& at) {
-  static constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   if (text.size() % 4 != 0) fail_at(at, "base64 text of " + std::to_string(text.size()) + " characters (not a multiple of 4)");
   std::vector<std::byte> bytes;
-  bytes.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    unsigned n = 0;
-    int padding = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      const char c = text[i + k];
-      const std::size_t digit = alphabet.find(c);
-      const bool pad = c == '=' && i + 4 == text.size() && k >= 2 && (k == 3 || text[i + 3] == '=');
-      if (digit == std::string_view::npos && !pad) fail_at(at, "invalid base64 character at offset " + std::to_string(i + k));
-      padding += pad ? 1 : 0;
-      n = n << 6 | (pad ? 0U : static_cast<unsigned>(digit));
-    }
-    bytes.push_back(static_cast<std::byte>(n >> 16));
-    if (padding < 2) bytes.push_back(static_cast<std::byte>(n >> 8 & 0xFF));
-    if (padding < 1) bytes.push_back(static_cast<std::byte>(n & 0xFF));
+  if (const auto bad = decode_base64(std::string_view(text.data(), text.size()), bytes)) {
+    fail_at(at, "invalid base64 character at offset " + std::to_string(*bad));
   }
   return bytes;
 }

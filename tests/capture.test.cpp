@@ -4,10 +4,12 @@
 
 #include <boost/hana/adapt_struct.hpp>
 #include <boost/hana/define_struct.hpp>
+#include <boost/pfr/core.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -266,4 +268,212 @@ TEST_CASE("captured values outlive the argument") {
     temporary[0].shape[1] = 99;
   }
   CHECK(hookscope::to_value(kept) == value::list({ids}));
+}
+
+namespace rules {
+// Convertible to std::string_view *and* named through flatten_traits: the explicit specialisation wins
+// (both rules matched before, and capture was ambiguous).
+struct token {
+  std::string text;
+  int id = 0;
+  operator std::string_view() const { return text; }  // NOLINT(google-explicit-constructor)
+};
+
+// A tensor that is also a range and has flatten_traits: tensor_traits comes first.
+struct tiles {
+  std::vector<float> cells;
+  auto begin() const { return cells.begin(); }
+  auto end() const { return cells.end(); }
+};
+
+// flatten_traits whose children have no names: not capturable (capture compiled before, to_value did not).
+struct unnamed {
+  int a = 0;
+};
+
+// An aggregate that is also a range: the range rule comes first.
+struct row {
+  std::array<int, 2> cells;
+  const int* begin() const { return cells.data(); }
+  const int* end() const { return cells.data() + cells.size(); }
+};
+
+struct wide {  // 33 fields: more than aggregates may have
+  int f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21, f22, f23,
+      f24, f25, f26, f27, f28, f29, f30, f31, f32;
+};
+struct empty {};
+}  // namespace rules
+
+template <>
+struct hookscope::flatten_traits<rules::token> {
+  static constexpr std::string_view name = "Token";
+  static std::map<std::string, int> flatten(const rules::token& t) { return {{"id", t.id}}; }
+};
+template <>
+struct hookscope::tensor_traits<rules::tiles> {
+  static std::array<std::int64_t, 1> shape(const rules::tiles& t) { return {static_cast<std::int64_t>(t.cells.size())}; }
+  static hookscope::dtype dtype(const rules::tiles&) { return hookscope::dtype::float32; }
+};
+template <>
+struct hookscope::flatten_traits<rules::tiles> {
+  static std::vector<std::pair<std::string, int>> flatten(const rules::tiles&) { return {}; }
+};
+template <>
+struct hookscope::flatten_traits<rules::unnamed> {
+  static std::vector<int> flatten(const rules::unnamed& u) { return {u.a}; }
+};
+
+TEST_CASE("one precedence order: tensor_traits, flatten_traits, then the structural rules") {
+  using hookscope::detail::capture_kind;
+  using hookscope::detail::classify;
+  STATIC_REQUIRE(classify<rules::token>() == capture_kind::flattened);
+  STATIC_REQUIRE(classify<rules::tiles>() == capture_kind::tensor);
+  STATIC_REQUIRE(classify<rules::row>() == capture_kind::range);
+  STATIC_REQUIRE(classify<std::nullptr_t>() == capture_kind::null);  // before strings: it converts to string_view
+  STATIC_REQUIRE(classify<std::map<std::string, int>>() == capture_kind::string_map);
+  STATIC_REQUIRE(classify<std::map<int, int>>() == capture_kind::range);  // a list of (key, value) tuples
+  STATIC_REQUIRE(classify<std::array<int, 2>>() == capture_kind::range);   // a range before a tuple-like
+  STATIC_REQUIRE(classify<model::sampling>() == capture_kind::hana_struct);
+  STATIC_REQUIRE(classify<model::generation_config>() == capture_kind::aggregate);
+  STATIC_REQUIRE(classify<rules::wide>() == capture_kind::unsupported);
+  STATIC_REQUIRE(classify<void*>() == capture_kind::unsupported);
+  STATIC_REQUIRE(classify<std::unique_ptr<int[]>>() == capture_kind::unsupported);
+
+  SECTION("a string-convertible class with flatten_traits is captured through flatten_traits") {
+    STATIC_REQUIRE(hookscope::capturable<rules::token>);
+    CHECK(hookscope::capture_value(rules::token{"hello", 7}) == value::structure("Token", {{"id", 7}}));
+  }
+  SECTION("a tensor that is also a range, with flatten_traits, is a tensor") {
+    CHECK(hookscope::capture_value(rules::tiles{{1.0F, 2.0F, 3.0F}}) == value(tensor_spec{{3}, dtype::float32}));
+  }
+  SECTION("an aggregate that is also a range is a list") {
+    CHECK(hookscope::capture_value(rules::row{{4, 5}}) == value::list({4, 5}));
+  }
+  SECTION("an empty aggregate is a struct without fields") {
+    CHECK(hookscope::capture_value(rules::empty{}) == value::structure("rules::empty", {}));
+  }
+}
+
+namespace {
+// capturable<T> must be `expected`; when it holds, capture<T>, capture_value<T> and to_value of the captured type
+// are instantiated here (a compile error would be a disagreement), and both paths to the value tree agree.
+template <class T, bool expected>
+struct agrees {
+  static_assert(hookscope::capturable<T> == expected);
+  static_assert(hookscope::capturable<const T&> == expected);
+  static bool check(const T& v) {
+    if constexpr (expected) {
+      const hookscope::captured_t<T> typed = hookscope::capture(v);
+      return hookscope::to_value(typed) == hookscope::capture_value(v) &&
+             hookscope::to_value(hookscope::capture(v, {.tensor_data = true})) ==
+                 hookscope::capture_value(v, {.tensor_data = true});
+    } else {
+      return true;
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("capturable<T> and capture<T> agree") {
+  CHECK(agrees<int, true>::check(1));
+  CHECK(agrees<bool, true>::check(true));
+  CHECK(agrees<double, true>::check(0.5));
+  CHECK(agrees<std::string, true>::check("s"));
+  CHECK(agrees<const char*, true>::check("c"));
+  CHECK(agrees<std::nullptr_t, true>::check(nullptr));
+  CHECK(agrees<tensor_spec, true>::check(ids));
+  CHECK(agrees<std::optional<tensor_spec>, true>::check(kv));
+  CHECK(agrees<const tensor_spec*, true>::check(&ids));
+  CHECK(agrees<std::shared_ptr<int>, true>::check(std::make_shared<int>(3)));
+  CHECK(agrees<std::unique_ptr<int>, true>::check(nullptr));
+  CHECK(agrees<std::vector<std::pair<tensor_spec, tensor_spec>>, true>::check({{ids, kv}}));
+  CHECK(agrees<std::map<std::string, std::vector<int>>, true>::check({{"a", {1}}}));
+  CHECK(agrees<std::map<int, std::string>, true>::check({{1, "one"}}));
+  CHECK(agrees<std::tuple<int, std::string, tensor_spec>, true>::check({1, "a", ids}));
+  CHECK(agrees<std::array<tensor_spec, 2>, true>::check({ids, kv}));
+  CHECK(agrees<model::generation_config, true>::check({16, 0.5, ids}));
+  CHECK(agrees<model::sampling, true>::check({40, 0.9}));
+  CHECK(agrees<model::legacy_options, true>::check({true, "sdpa"}));
+  CHECK(agrees<model::kv_cache, true>::check({}));
+  CHECK(agrees<user::grid, true>::check({{1.0F}, 1}));
+  CHECK(agrees<rules::token, true>::check({"t", 1}));
+  CHECK(agrees<rules::tiles, true>::check({}));
+  CHECK(agrees<rules::row, true>::check({}));
+  CHECK(agrees<rules::empty, true>::check({}));
+
+  CHECK(agrees<model::engine_handle, false>::check({}));
+  CHECK(agrees<model::holds_handle, false>::check({}));
+  CHECK(agrees<std::vector<model::engine_handle>, false>::check({}));
+  CHECK(agrees<std::optional<model::holds_handle>, false>::check({}));
+  CHECK(agrees<std::map<std::string, model::engine_handle*>, false>::check({}));
+  CHECK(agrees<std::tuple<int, model::engine_handle>, false>::check({}));
+  CHECK(agrees<rules::unnamed, false>::check({}));
+  CHECK(agrees<rules::wide, false>::check({}));
+  CHECK(agrees<std::unique_ptr<int[]>, false>::check({}));
+  CHECK(agrees<void*, false>::check(nullptr));
+  CHECK(agrees<void (*)(int), false>::check(nullptr));
+  CHECK(agrees<std::vector<void*>, false>::check({}));
+  CHECK(agrees<std::shared_ptr<void>, false>::check({}));  // not dereferenceable
+  CHECK(agrees<std::filesystem::path, false>::check({}));  // a range of itself
+}
+
+namespace fields {
+struct nested {
+  model::generation_config config;
+  std::pair<int, int> p;
+};
+struct with_reference {
+  const int& r;
+  std::string s;
+};
+struct move_only {
+  std::unique_ptr<int> p;
+  std::vector<std::unique_ptr<int>> ps;
+  int n;
+};
+struct with_const {
+  const double d;
+  std::map<std::string, std::vector<int>> m;
+  std::optional<std::string> o;
+  std::tuple<int, bool> t;
+};
+class base {  // not an aggregate
+ public:
+  explicit base(int b) : b_(b) {}
+
+ private:
+  int b_;
+};
+struct derived : base {  // an aggregate with a base class: not captured (a structured binding could not see b_)
+  int d;
+};
+}  // namespace fields
+
+TEST_CASE("aggregates: fields counted as Boost.PFR counts them, captured through a structured binding") {
+  using hookscope::detail::count_fields;
+  STATIC_REQUIRE(count_fields<model::generation_config>() == boost::pfr::tuple_size_v<model::generation_config>);
+  STATIC_REQUIRE(count_fields<model::holds_handle>() == boost::pfr::tuple_size_v<model::holds_handle>);
+  STATIC_REQUIRE(count_fields<fields::nested>() == boost::pfr::tuple_size_v<fields::nested>);
+  STATIC_REQUIRE(count_fields<fields::with_reference>() == boost::pfr::tuple_size_v<fields::with_reference>);
+  STATIC_REQUIRE(count_fields<fields::move_only>() == boost::pfr::tuple_size_v<fields::move_only>);
+  STATIC_REQUIRE(count_fields<fields::with_const>() == boost::pfr::tuple_size_v<fields::with_const>);
+  STATIC_REQUIRE(count_fields<rules::empty>() == 0);
+  STATIC_REQUIRE(count_fields<rules::wide>() == 33);  // more than max_aggregate_fields: counting stops there
+  STATIC_REQUIRE(count_fields<fields::derived>() > hookscope::detail::max_aggregate_fields);  // no count fits
+  STATIC_REQUIRE_FALSE(hookscope::capturable<fields::derived>);
+
+  const int seven = 7;
+  CHECK(hookscope::capture_value(fields::with_reference{seven, "s"}) ==
+        value::structure("fields::with_reference", {{"0", 7}, {"1", "s"}}));
+  fields::move_only m{std::make_unique<int>(1), {}, 2};
+  m.ps.push_back(nullptr);
+  CHECK(hookscope::capture_value(m) == value::structure("fields::move_only", {{"0", 1}, {"1", value::list({value()})}, {"2", 2}}));
+  const fields::with_const c{0.5, {{"k", {1}}}, "o", {3, true}};
+  CHECK(hookscope::capture_value(c) ==
+        value::structure("fields::with_const", {{"0", 0.5},
+                                                {"1", value::dict({{"k", value::list({1})}})},
+                                                {"2", "o"},
+                                                {"3", value::tuple({3, true})}}));
+  CHECK(hookscope::capture_value(fields::nested{{1, std::nullopt, std::nullopt}, {2, 3}}).leaf_count() == 5);
 }

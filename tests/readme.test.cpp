@@ -291,7 +291,7 @@ TEST_CASE("README: recording") {
     forward({{1, 7}, dtype::int64}, hookscope::tensor_spec{{1, 7}, dtype::int64});  // prefill
     forward({{1, 1}, dtype::int64}, std::nullopt);                                 // one decode step
     CHECK(rec.num_calls() == 2);
-    CHECK(rec.calls()[1].kwargs[1].second.is_none());  // attention_mask was absent
+    CHECK(rec.calls()[1].inputs.kwargs[1].second.is_none());  // attention_mask was absent
     rec.write_jsonl(path);  // one JSON object per call; the first line carries the signature
   }                         // recording ends with the recorder
   // [/snippet]

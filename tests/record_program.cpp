@@ -1,11 +1,22 @@
 // Run by tools/check_record_env.py with and without HOOKSCOPE_RECORD: the records come from the environment alone.
+// Without arguments it makes a fixed set of calls; `record_program MODE N` makes N calls of step() and then ends
+// as MODE says (returns, crashes, is killed while idle, forks, ...), for the checks that nothing completed is lost.
 #include "hookscope/observable.hpp"
 #include "hookscope/tensor.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 using hookscope::dtype;
 using hookscope::tensor_spec;
@@ -28,7 +39,71 @@ HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask, use_cach
 HOOKSCOPE_OBSERVABLE(step, impl::step, n);
 HOOKSCOPE_OBSERVABLE(open_handle, impl::open_handle, h);
 
-int main() {
+int step_twice(int n);
+HOOKSCOPE_OBSERVABLE(twice, step_twice, n);
+int step_twice(int n) { return step(step(n)); }  // two calls nested in this one
+
+int fork_inside(int);
+HOOKSCOPE_OBSERVABLE(fork_in_flight, fork_inside, n);
+
+// A call in flight across fork(): it returns in both processes, and must be recorded once (by the parent).
+int fork_inside(int n) {
+  const pid_t child = fork();
+  if (child == 0) return -n;  // the child's copy of the call; its calls follow, then it exits
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? n : 0;
+}
+
+struct calls_at_static_destruction {
+  ~calls_at_static_destruction() { std::printf("%d\n", step(1000)); }
+};
+
+void calls_from_thread_local_destructor() {
+  struct at_thread_exit {
+    ~at_thread_exit() { step(2000); }
+  };
+  thread_local at_thread_exit guard;
+  step(1999);
+}
+
+int run_mode(const std::string& mode, int n) {
+  for (int i = 0; i < n; ++i) step(i);
+  std::fflush(stdout);
+  if (mode == "calls") return 0;
+  if (mode == "nested") return twice(n) == n + 2 ? 0 : 1;
+  // A real fault, not raise(); not through a null pointer, which UBSan would report (and end the process) first.
+  if (mode == "segv") {
+    volatile std::uintptr_t address = 8;  // opaque to the compiler: a store it cannot reason about
+    *reinterpret_cast<volatile int*>(address) = 1;
+  }
+  if (mode == "abort") std::abort();
+  if (mode == "term") std::raise(SIGTERM);
+  if (mode == "quick_exit") std::quick_exit(0);
+  if (mode == "_exit") _exit(0);
+  if (mode == "idle") {  // the test kills it (SIGKILL) once it has been idle long enough
+    std::printf("idle\n");
+    std::fflush(stdout);
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  if (mode == "fork") {  // fork() inside a recorded call; then each process makes its own calls
+    const bool in_child = fork_in_flight(7) < 0;
+    for (int i = 0; i < n; ++i) step((in_child ? 100000 : 200000) + i);
+    std::fflush(stdout);
+    if (in_child) std::exit(0);  // the parent waits for it inside fork_inside
+    return 0;
+  }
+  if (mode == "destructors") {
+    static calls_at_static_destruction at_exit;
+    std::thread(&calls_from_thread_local_destructor).join();
+    return 0;
+  }
+  std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+  return 2;
+}
+
+int main(int argc, char** argv) {
+  if (argc == 3) return run_mode(argv[1], std::atoi(argv[2]));
   const tensor_spec ids{{1, 7}, dtype::int64};
   const tensor_spec mask{{1, 7}, dtype::int64};
   std::printf("%zu\n", forward(ids, mask, true).shape.size());

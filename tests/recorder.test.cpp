@@ -68,14 +68,14 @@ TEST_CASE("call_recorder records arguments by name, result and latency") {
   llm::forward(llm::ids(2, 3), std::nullopt, false);
   REQUIRE(rec.num_calls() == 2);
   const auto calls = rec.calls();
-  CHECK(calls[0].kwargs == hookscope::value_fields{{"input_ids", llm::ids(1, 7)},
+  CHECK(calls[0].inputs.kwargs == hookscope::value_fields{{"input_ids", llm::ids(1, 7)},
                                                    {"attention_mask", llm::ids(1, 7)},
                                                    {"use_cache", true}});
-  CHECK(calls[1].kwargs[1] == std::pair<std::string, value>{"attention_mask", value()});
+  CHECK(calls[1].inputs.kwargs[1] == std::pair<std::string, value>{"attention_mask", value()});
   REQUIRE(calls[0].result.has_value());
   CHECK(*calls[0].result == value(tensor_spec{{1, 7, 32}, dtype::float32}));
   CHECK_FALSE(calls[0].threw);
-  CHECK(calls[0].latency_ns >= 0);
+  CHECK(calls[0].latency_ns.value() >= 0);
   CHECK(rec.function().name == "llm::forward");
 }
 
@@ -84,7 +84,7 @@ TEST_CASE("call_recorder store_n_calls") {
     hookscope::call_recorder rec(llm::forward);
     for (int i = 1; i <= 5; ++i) llm::forward(llm::ids(1, i), std::nullopt, true);
     REQUIRE(rec.num_calls() == 3);
-    CHECK(rec.calls()[2].kwargs[0].second == value(llm::ids(1, 3)));
+    CHECK(rec.calls()[2].inputs.kwargs[0].second == value(llm::ids(1, 3)));
   }
   SECTION("a limit of one, or none") {
     hookscope::call_recorder one(llm::forward, {.store_n_calls = 1});
@@ -154,7 +154,7 @@ TEST_CASE("call_recorder: calls that throw, uncapturable results, latency") {
   llm::build(2);
   REQUIRE(builds.num_calls() == 1);
   CHECK_FALSE(builds.calls()[0].result.has_value());  // engine_handle is not capturable: no result
-  CHECK(builds.calls()[0].latency_ns >= 2'000'000);    // the call slept 2 ms
+  CHECK(builds.calls()[0].latency_ns.value() >= 2'000'000);    // the call slept 2 ms
 }
 
 TEST_CASE("call_recorder on methods and make_observable wrappers") {
@@ -162,14 +162,14 @@ TEST_CASE("call_recorder on methods and make_observable wrappers") {
   hookscope::call_recorder steps(llm::model::step_observable{});
   (void)m.step(41);
   REQUIRE(steps.num_calls() == 1);
-  CHECK(steps.calls()[0].kwargs[0] == std::pair<std::string, value>{"tokens", 41});
+  CHECK(steps.calls()[0].inputs.kwargs[0] == std::pair<std::string, value>{"tokens", 41});
   CHECK(*steps.calls()[0].result == value(42));
 
   auto wrapped = hookscope::make_observable("double_it", [](int x) { return 2 * x; });
   hookscope::call_recorder rec(wrapped);
   (void)wrapped(4);
   REQUIRE(rec.num_calls() == 1);
-  CHECK(rec.calls()[0].kwargs[0] == std::pair<std::string, value>{"arg0", 4});
+  CHECK(rec.calls()[0].inputs.kwargs[0] == std::pair<std::string, value>{"arg0", 4});
 }
 
 TEST_CASE("recorder_options::tensor_data") {
@@ -178,8 +178,8 @@ TEST_CASE("recorder_options::tensor_data") {
   hookscope::call_recorder shapes_only(llm::forward);
   hookscope::call_recorder with_data(llm::forward, {.tensor_data = true});
   llm::forward(ids, std::nullopt, false);
-  CHECK(shapes_only.calls()[0].kwargs[0].second == value(llm::ids(1, 2)));
-  CHECK(with_data.calls()[0].kwargs[0].second == value(ids));
+  CHECK(shapes_only.calls()[0].inputs.kwargs[0].second == value(llm::ids(1, 2)));
+  CHECK(with_data.calls()[0].inputs.kwargs[0].second == value(ids));
   // int64 7 and 9, little-endian: 07 00 00 | 00 00 00 | 00 00 09 | 00 00 00 | 00 00 00 | 00 -> base64 by hand
   CHECK(with_data.to_jsonl().find(R"(["input_ids",{"shape":[1,2],"dtype":"int64","data":"BwAAAAAAAAAJAAAAAAAAAA=="}])") !=
         std::string::npos);

@@ -83,7 +83,7 @@ inline tensor_spec embed(const tensor_spec& input_ids, const std::optional<tenso
 HOOKSCOPE_OBSERVABLE(embed, impl::embed, input_ids, attention_mask, layer);
 }  // namespace llm
 
-// The example record of DESIGN.md section 6, with every field.
+// A record with every field of the format (docs/record_format.md).
 const std::string full_line =
     R"({"function":"Model::forward","signature":[{"name":"input_ids"},{"name":"attention_mask","default":null},)"
     R"({"name":"use_cache","default":{"bool":true}},{"name":"args","kind":"var_positional"},)"
@@ -312,10 +312,19 @@ TEST_CASE("record_reader") {
     CHECK(records[1].function == "Model::forward");
   }
 
-  SECTION("a last line cut short is reported as truncated") {
-    CHECK(read_error(record_with("") + "\n" + R"({"function":"f","ar)") ==
-          "in.jsonl:2: truncated last line (no newline at the end, and not JSON: incomplete JSON at column 20)");
+  SECTION("a last line cut short is left out with a warning; a bad line before the end is an error") {
+    std::istringstream in(record_with("") + "\n" + R"({"function":"f","ar)");
+    hookscope::record_reader reader(in, "in.jsonl");
+    call_record r;
+    CHECK(reader.next(r));
+    CHECK(reader.warnings().empty());
+    CHECK_FALSE(reader.next(r));
+    CHECK(reader.warnings() ==
+          std::vector<std::string>{"in.jsonl:2: the last line is cut (no newline at the end, and not JSON: incomplete "
+                                   "JSON at column 20); ignored: its writer was probably stopped while writing it"});
     CHECK(read_error(record_with("") + "\n" + R"({"function":"f","ar)" + "\n") ==
+          "in.jsonl:2: not JSON: incomplete JSON at column 20");
+    CHECK(read_error(record_with("") + "\n" + R"({"function":"f","ar)" + "\n" + record_with("") + "\n") ==
           "in.jsonl:2: not JSON: incomplete JSON at column 20");
   }
 

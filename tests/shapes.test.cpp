@@ -284,6 +284,31 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
     CHECK(llm_ds.inputs()[0].dynamic_dims[0].shared_name == "batch_size");
     CHECK(llm_ds.inputs()[1].dynamic_dims[0].shared_name == "batch_size");
   }
+  SECTION("well-known names come from dynamic_shapes_options::known_dim_names") {
+    using hookscope::known_dim_name;
+    dynamic_shapes_options o{.batch_dimension_for = {"input_ids", "attention_mask"}, .dim_names = true};
+    REQUIRE(o.known_dim_names.size() == hookscope::default_known_dim_names().size());
+    // A custom table replaces the default one: input_ids dim 0 is "b", and attention_mask dim 0 (1, 1, 1 like it)
+    // shares it; the dims the table does not name are named after their input.
+    o.known_dim_names = {known_dim_name{"input_ids", 0, "b"}, known_dim_name{"attention_mask", 1, "kv_len"}};
+    CHECK(llm().infer_dynamic_shapes(o).to_json() ==
+          R"({"input_ids":{"0":"b","1":"input_ids_dim_1"},"attention_mask":{"0":"b","1":"kv_len"},)"
+          R"("past_key_values":[{"2":"past_key_values_dim_2"},{"2":"past_key_values_dim_2"}]})");
+    // An empty table: no well-known name at all, for the labels and for shared_name.
+    o.known_dim_names.clear();
+    CHECK(llm().infer_dynamic_shapes(o).to_json() ==
+          R"({"input_ids":{"0":"input_ids_dim_0","1":"input_ids_dim_1"},)"
+          R"("attention_mask":{"0":"input_ids_dim_0","1":"attention_mask_dim_1"},)"
+          R"("past_key_values":[{"2":"past_key_values_dim_2"},{"2":"past_key_values_dim_2"}]})");
+    o.dim_names = false;
+    CHECK(llm().infer_dynamic_shapes(o).inputs()[0].dynamic_dims[0].shared_name == "input_ids_dim_0");
+    // A positional argument without a parameter is known by its label name, arg<i>.
+    shape_engine e;
+    e.add_call(positional({t({1, 2})}));
+    e.add_call(positional({t({1, 3})}));
+    CHECK(e.infer_dynamic_shapes({.dim_names = true, .known_dim_names = {known_dim_name{"arg0", 1, "seq"}}}).to_json() ==
+          R"([{"1":"seq"}])");
+  }
   SECTION("explicit labels, with the fallback <input>_dim_<d>") {
     using hookscope::dim_label;
     CHECK(two_positional().infer_dynamic_shapes({.dim_labels = {dim_label{0, 1, "seq"}}}).to_json() ==
@@ -581,6 +606,15 @@ TEST_CASE("shape_engine::remove_inputs") {
     CHECK(e.infer_dynamic_shapes().to_json() == R"([{"1":"DYNAMIC"}])");
     CHECK(e.infer_arguments() == value::tuple({t({3, 2})}));
   }
+  SECTION("a removed name given again by a later call starts afresh") {
+    auto e = llm();
+    CHECK(e.remove_inputs({"attention_mask"}) == 3);
+    e.begin_recording();
+    e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 10})}, {"past_key_values", cache(9)}}));
+    // attention_mask is no longer a parameter: a keyword after the signature's, seen once (static).
+    CHECK(e.infer_dynamic_shapes().to_json() ==
+          R"({"input_ids":{"1":"DYNAMIC"},"past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}],"attention_mask":{}})");
+  }
   SECTION("errors") {
     shape_engine e;
     CHECK_THAT(error_of([&] { (void)e.remove_inputs({"x"}); }), Contains("no input was captured"));
@@ -590,6 +624,24 @@ TEST_CASE("shape_engine::remove_inputs") {
     CHECK_THAT(error_of([&] { (void)e.remove_inputs({"kwargs"}); }), Contains("variadic parameter 'kwargs'"));
     CHECK_THAT(error_of([&] { (void)e.remove_inputs({"1"}); }), Contains("variadic parameter 'args'"));
   }
+}
+
+TEST_CASE("shape_engine inference leaves the engine as it was") {
+  auto e = llm();
+  CHECK(e.remove_inputs({"use_cache"}) == 0);  // forgets what recording derived from the signature
+  const shape_engine& c = e;
+  const std::string json = c.infer_dynamic_shapes().to_json();
+  const value args = c.infer_arguments();
+  // New inputs with more positional arguments than any call gave: nothing is created for them.
+  argument_options o;
+  o.candidate = call_inputs{{ids({1, 3}), ids({1, 3}), value(), value(), ids({2})}, {}};
+  (void)error_of([&] { (void)c.infer_arguments(o); });
+  const auto before = c.info();
+  CHECK(c.infer_dynamic_shapes().to_json() == json);
+  CHECK(c.infer_arguments() == args);
+  const auto after = c.info();
+  REQUIRE(after.calls.size() == before.calls.size());
+  for (std::size_t i = 0; i < after.calls.size(); ++i) CHECK(after.calls[i].aligned == before.calls[i].aligned);
 }
 
 TEST_CASE("shape_engine::info") {

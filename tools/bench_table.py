@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the hookscope benchmarks as Markdown tables and checks them against the DESIGN.md targets.
+"""Prints the hookscope benchmarks as Markdown tables and checks them against the performance targets.
 
     python3 tools/bench_table.py BUILD/bench/observer_bench [--repetitions 5]   # runs the benchmark
     python3 tools/bench_table.py BUILD/bench/observer_bench BUILD/bench/observable_bench \
@@ -44,7 +44,7 @@ PEERS_OF = {
     "observer_8_callbacks": {SIGC: "sigc_8_slots", SIGNALS2: "signals2_8_slots"},
 }
 
-# The Performance targets of DESIGN.md that these benchmarks measure.
+# The performance targets (docs/architecture.md) that these benchmarks measure.
 NO_CALLBACK_MAX_NS = 0.5
 ONE_CALLBACK_MAX_NS = 3.0
 MIN_SPEEDUP = {SIGC: 15.0, SIGNALS2: 30.0}
@@ -261,7 +261,7 @@ def at_most(times, label, name, limit, base=BASELINE):
 
 
 def targets(times):
-    """One (met: bool | None, text) per DESIGN.md target; None means it could not be measured."""
+    """One (met: bool | None, text) per performance target; None means it could not be measured."""
     results = [
         at_most(times, "enabled, no callback anywhere, over the plain call", "observer_no_callback", NO_CALLBACK_MAX_NS),
         at_most(times, "one context callback, per observe", "observer_one_context_callback", ONE_CALLBACK_MAX_NS),
@@ -337,6 +337,16 @@ def recorder_targets(times):
     return results
 
 
+# bench/environment.bench.cpp: each environment feature per traced call, over the plain call.
+ENVIRONMENT_BASELINE = "environment_plain_call"
+ENVIRONMENT_TARGETS = (("HOOKSCOPE_STATS per traced call, over the plain call", "environment_stats", 60),
+                       ("HOOKSCOPE_TIMELINE per traced call, over the plain call", "environment_timeline", 150))
+
+
+def is_environment_run(order):
+    return any(name.startswith("environment_") for name in order)
+
+
 # bench/shapes.bench.cpp: reading records and streaming inference, counted in records/s (counters, not times).
 SHAPES_PREFIX = "shapes_"
 SHAPES_TARGET = "shapes_read_infer/1000000"
@@ -407,7 +417,7 @@ def describe(context, basis, repetitions, interleaved_run=False):
 
 
 def print_targets(results):
-    print("DESIGN.md targets:")
+    print("performance targets:")
     for met, text_line in results:
         verdict = "not measured" if met is None else ("met" if met else "NOT met")
         print(f"- {verdict}: {text_line}")
@@ -427,6 +437,17 @@ def report(data, args):
         print(f"_{describe(context, args.time, repetitions, shuffled)}. Records/s per CPU second._")
         print()
         results = shapes_targets(shapes_counters(data))
+        print_targets(results)
+        return results
+
+    if is_environment_run(order):
+        print("\n".join(observable_table(times, errors, order, ENVIRONMENT_BASELINE)))
+        print()
+        print(f"_{describe(context, args.time, repetitions, shuffled)}. Differences and ratios are to "
+              f"{ENVIRONMENT_BASELINE} measured in this run._")
+        print()
+        results = [at_most(times, label, name, limit, ENVIRONMENT_BASELINE)
+                   for label, name, limit in ENVIRONMENT_TARGETS] if enabled else []
         print_targets(results)
         return results
 
@@ -459,7 +480,7 @@ def report(data, args):
     print()
     if not enabled:
         print("Hooks are disabled in this build: every observer_* row should match plain_call. "
-              "The DESIGN.md targets are for enabled builds; none is checked.")
+              "The performance targets are for enabled builds; none is checked.")
         return []
     results = targets(times)
     print_targets(results)

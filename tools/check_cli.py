@@ -4,7 +4,7 @@
 Usage: check_cli.py HOOKSCOPE_SHAPES DATA_DIR
 
 Every expectation below was worked out by hand from the record files and the InputObserver rules
-(/work/shared/reference/INPUT_OBSERVER_RULES.md, cited as A1..D4): the command runs in DATA_DIR, so messages
+(docs/input_observer_rules.md, cited as A1..D4): the command runs in DATA_DIR, so messages
 name the files as given. An expectation of None is not checked; a set holds strings the output must contain.
 """
 import os
@@ -113,9 +113,13 @@ CASES = [
     ("unknown dtype", ["infer", "bad_dtype.jsonl"], 2, "",
      'hookscope-shapes: bad_dtype.jsonl:1: $.args[0].dtype: unknown dtype "complex64" (expected one of float64 '
      "float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool)\n"),
-    ("truncated last line", ["infer", "bad_truncated.jsonl"], 2, "",
-     "hookscope-shapes: bad_truncated.jsonl:2: truncated last line (no newline at the end, and not JSON: "
-     "incomplete JSON at column 31)\n"),
+    # A writer stopped mid-line (a crash, SIGKILL) leaves a cut last line: the calls before it are inferred from.
+    ("cut last line", ["infer", "cut_last_line.jsonl"], 0, "[]\n",
+     "hookscope-shapes: warning: cut_last_line.jsonl:2: the last line is cut (no newline at the end, and not JSON: "
+     "incomplete JSON at column 31); ignored: its writer was probably stopped while writing it\n"),
+    ("a file's cut last line is left out, the next file is still read", ["infer", "cut_last_line.jsonl", "encoder.jsonl"], 2, "",
+     {"hookscope-shapes: warning: cut_last_line.jsonl:2: the last line is cut",
+      "hookscope-shapes: the records hold several functions ('f', 'encode')"}),
     ("missing file", ["infer", "encoder.jsonl", "no_such_file.jsonl"], 2, "",
      "hookscope-shapes: no_such_file.jsonl: cannot open: No such file or directory\n"),
     ("several functions without --function", ["infer", "two_functions.jsonl"], 2, "",

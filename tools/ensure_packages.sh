@@ -13,6 +13,7 @@ ensure_packages() {
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# What building and testing hookscope needs (benchmark peers included, so `meson test` builds everything).
+# What building and testing hookscope needs (benchmark peers included, so `meson test` builds everything;
+# cmake for the CMake package and its downstream test).
 HOOKSCOPE_BUILD_PACKAGES=(meson ninja-build g++ pkg-config python3 catch2 libboost1.81-dev
-                          libbenchmark-dev libsigc++-3.0-dev libeigen3-dev)
+                          libbenchmark-dev libsigc++-3.0-dev libeigen3-dev cmake)

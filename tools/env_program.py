@@ -20,5 +20,6 @@ def run(program, variable, setting, expected_stdout):
 
 def expect(what, got, want):
     if got != want:
-        sys.exit(f"{what}:\n  expected {want}\n  got      {got}")
+        shown = lambda v: (lambda r: r if len(r) <= 3000 else r[:3000] + f"... ({len(r)} characters)")(repr(v))
+        sys.exit(f"{what}:\n  expected {shown(want)}\n  got      {shown(got)}")
     print(f"ok: {what}")

@@ -13,70 +13,16 @@
 # keep the temporary directory for inspection.
 set -euo pipefail
 
-if [[ $# -ne 3 || ! ($3 == 0 || $3 == 1) ]]; then
-  echo "usage: $0 SOURCE_ROOT BUILD_ROOT EXPECTED_MODE(1|0)" >&2
-  exit 2
-fi
-source_root=$(cd "$1" && pwd -P)
-build_root=$(cd "$2" && pwd -P)
-mode=$3
+# shellcheck source=tools/downstream_common.sh
+source "$(dirname "$0")/downstream_common.sh"
 hooks_value=$([[ $mode == 1 ]] && echo true || echo false)
-meson=${MESON:-meson}
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hookscope-downstream.XXXXXX")
-cleanup() {
-  if [[ ${HOOKSCOPE_KEEP_TMP:-0} == 1 ]]; then
-    echo "(kept $tmp)"
-  else
-    rm -rf "$tmp"
-  fi
-}
-trap cleanup EXIT
-
-step() { echo "== $*"; }
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# run LOGNAME CMD...: runs CMD with its output in $tmp/LOGNAME.log; prints that output and exits 1 on failure.
-run() {
-  local log="$tmp/$1.log"
-  shift
-  echo "   \$ $*"
-  if ! "$@" >"$log" 2>&1; then
-    echo "---- output of: $*" >&2
-    cat "$log" >&2
-    echo "----" >&2
-    fail "command failed: $*"
-  fi
-}
-
-# The toolchain settings of BUILD_ROOT, read from its introspection files (meson 1.0 has no compiler list
-# there, so the compiler comes from the library target's first source).
-step "reading toolchain settings of $build_root"
-[[ -f $build_root/meson-info/intro-targets.json ]] || fail "$build_root is not a configured Meson build dir"
-python3 - "$build_root" >"$tmp/toolchain.env" <<'EOF' || fail "cannot read the introspection data of $build_root"
-import json, shlex, sys
-info = sys.argv[1] + '/meson-info/'
-options = {o['name']: o['value'] for o in json.load(open(info + 'intro-buildoptions.json'))}
-targets = [t for t in json.load(open(info + 'intro-targets.json')) if t['name'] == 'hookscope']
-compiler = targets[0]['target_sources'][0]['compiler'] if targets else []
-print('tc_cxx=' + shlex.quote(shlex.join(compiler)))
-print('tc_cxxflags=' + shlex.quote(shlex.join(options.get('cpp_args', []))))
-print('tc_ldflags=' + shlex.quote(shlex.join(options.get('cpp_link_args', []))))
-print('tc_sanitize=' + shlex.quote(options.get('b_sanitize', 'none')))
-EOF
-tc_cxx='' tc_cxxflags='' tc_ldflags='' tc_sanitize=none
-# shellcheck disable=SC1091
-source "$tmp/toolchain.env"
-echo "   compiler: ${tc_cxx:-default}, cpp_args: '${tc_cxxflags}', cpp_link_args: '${tc_ldflags}'," \
+echo "   compiler: ${tc_compiler:-default}, cpp_args: '${tc_cxxflags}', cpp_link_args: '${tc_ldflags}'," \
   "b_sanitize: $tc_sanitize"
 
 # Environment for every downstream `meson setup`: this toolchain, no pkg-config or flags leaking in from outside.
 setup_env=(env -u PKG_CONFIG_LIBDIR -u PKG_CONFIG_SYSROOT_DIR -u PKG_CONFIG_PATH
            "CXXFLAGS=$tc_cxxflags" "LDFLAGS=$tc_ldflags")
-[[ -n $tc_cxx ]] && setup_env+=("CXX=$tc_cxx")
+[[ -n $tc_compiler ]] && setup_env+=("CXX=$tc_compiler")
 common_opts=(--buildtype=debugoptimized "-Db_sanitize=$tc_sanitize")
 
 # check_run BUILD_DIR VIA: runs the downstream program and checks its line.

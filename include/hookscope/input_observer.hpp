@@ -17,6 +17,7 @@
 
 #include "hookscope/capture.hpp"
 #include "hookscope/config.hpp"
+#include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/shapes.hpp"
 #include "hookscope/subscription.hpp"
@@ -65,16 +66,21 @@ class input_observer {
     recording(recording&&) noexcept = default;
     recording& operator=(recording&&) noexcept = default;
     ~recording() = default;
-    void stop() noexcept { pre_.reset(); }
+    void stop() noexcept {
+      pre_.reset();
+      post_.reset();
+    }
 
    private:
     friend class input_observer;
-    explicit recording(subscription pre) noexcept : pre_(std::move(pre)) {}
+    recording(subscription pre, subscription post) noexcept : pre_(std::move(pre)), post_(std::move(post)) {}
     subscription pre_;
+    subscription post_;
   };
 
   /// Starts recording `target` (`passes::lower`, `Model::forward_observable{}`, a live observable_function):
-  /// the next store_n_calls calls it makes in this context (or anywhere, with options.global) are captured.
+  /// the next store_n_calls calls it makes in this context (or anywhere, with options.global) are captured, each
+  /// as it returns (or throws).
   template <class Observable>
   [[nodiscard]] recording record(Observable&& target) {
     using context_type = typename std::remove_cvref_t<Observable>::context_type;
@@ -84,13 +90,18 @@ class input_observer {
       adopt_signature(info);
       state_->engine.begin_recording();
     }
-    // The callback shares the state, so a recording that outlives its observer stays safe.
-    auto on_call = [s = state_](const context_type& ctx) {
-      add_call(*s, detail::capture_args(ctx, capture_options()));
+    // The callbacks share the state, so a recording that outlives its observer stays safe.
+    auto on_pre = [s = state_](const context_type& ctx) {
+      s->pairing->begin(&ctx, detail::capture_args(ctx, capture_options()));
+    };
+    auto on_post = [s = state_](const context_type& ctx) {
+      if (auto call = s->pairing->end(&ctx, static_cast<bool>(ctx.exception()))) add_call(*s, std::move(*call));
     };
     auto& observers = target.observers;
-    return recording(state_->options.global ? observers.pre.add_global(std::move(on_call))
-                                            : observers.pre.add(std::move(on_call)));
+    const bool global = state_->options.global;
+    subscription pre = global ? observers.pre.add_global(std::move(on_pre)) : observers.pre.add(std::move(on_pre));
+    return recording(std::move(pre),
+                     global ? observers.post.add_global(std::move(on_post)) : observers.post.add(std::move(on_post)));
   }
 
   /// Number of calls recorded.
@@ -126,12 +137,13 @@ class input_observer {
     mutable std::mutex mutex;
     shape_engine engine;
     const function_info* function = nullptr;
+    std::unique_ptr<detail::call_pairing> pairing;     // made with the signature
     std::vector<std::pair<input_key, value>> missing;  // until the signature is known
   };
 
-  static void add_call(state& s, value_fields kwargs) {
+  static void add_call(state& s, call_record call) {
     const std::lock_guard lock(s.mutex);
-    (void)s.engine.add_call(call_inputs{{}, std::move(kwargs)});
+    (void)s.engine.add_call(std::move(call.inputs));
   }
 
   // Called with the mutex held.
@@ -141,10 +153,9 @@ class input_observer {
                             "', cannot also record '" + std::string(info.name) + "' (use one observer per function)");
     }
     if (state_->function == nullptr) {
-      parameter_list sig;
-      for (std::string_view name : info.param_names) sig.push_back({std::string(name)});
-      state_->engine.set_parameters(std::move(sig));
+      state_->engine.set_parameters(detail::parameters_of(info));
       state_->function = &info;
+      state_->pairing = std::make_unique<detail::call_pairing>(info);
     }
     apply_missing_if_known();
   }

@@ -9,15 +9,14 @@
 
 #include "hookscope/capture.hpp"
 #include "hookscope/config.hpp"
+#include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"
 #include "hookscope/value.hpp"
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -27,14 +26,6 @@
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
-
-/// One recorded call.
-struct recorded_call {
-  value_fields kwargs;          ///< every parameter, named by the annotation, captured
-  std::optional<value> result;  ///< the captured result; absent for void, uncapturable results and calls that threw
-  bool threw = false;           ///< the call ended with an exception
-  std::int64_t latency_ns = 0;  ///< from just before the call to just after it (hooks excluded)
-};
 
 struct recorder_options {
   std::size_t store_n_calls = 3;  ///< calls kept (the first ones); `hookscope::unlimited` keeps all
@@ -52,7 +43,7 @@ class call_recorder {
   /// observable_function.
   template <class Observable>
   explicit call_recorder(Observable&& target, recorder_options options = {})
-      : function_(&detail::function_info_of(target)), options_(options) {
+      : function_(&detail::function_info_of(target)), options_(options), pairing_(*function_) {
     using context_type = typename std::remove_cvref_t<Observable>::context_type;
     auto pre = [this](const context_type& ctx) { on_pre(ctx); };
     auto post = [this](const context_type& ctx) { on_post(ctx); };
@@ -77,8 +68,11 @@ class call_recorder {
     const std::lock_guard lock(mutex_);
     return calls_.size();
   }
-  /// The recorded calls, in the order they finished.
-  std::vector<recorded_call> calls() const {
+  /// The recorded calls, in the order they finished: every parameter captured in `inputs.kwargs` (named by the
+  /// annotation), the captured result (absent for void, uncapturable results and calls that threw), `threw`, and
+  /// `latency_ns` from just before the call to just after it (hooks excluded). `parameters` is left empty: the
+  /// record writer adds it to a function's first line.
+  std::vector<call_record> calls() const {
     const std::lock_guard lock(mutex_);
     return calls_;
   }
@@ -98,11 +92,6 @@ class call_recorder {
   std::string to_jsonl() const;
 
  private:
-  struct pending {
-    value_fields kwargs;
-    std::chrono::steady_clock::time_point start;
-  };
-
   template <class Context>
   void on_pre(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
@@ -111,16 +100,12 @@ class call_recorder {
       reserved_.fetch_sub(1, std::memory_order_relaxed);
       return;
     }
-    pending entry;
     try {
-      entry.kwargs = detail::capture_args(ctx, what_to_capture());
+      pairing_.begin(&ctx, detail::capture_args(ctx, what_to_capture()));
     } catch (...) {
       reserved_.fetch_sub(1, std::memory_order_relaxed);
       throw;
     }
-    entry.start = std::chrono::steady_clock::now();
-    const std::lock_guard lock(mutex_);
-    pending_.emplace_back(&ctx, std::move(entry));
 #else
     (void)ctx;
 #endif
@@ -129,28 +114,16 @@ class call_recorder {
   template <class Context>
   void on_post(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
-    const auto end = std::chrono::steady_clock::now();
-    recorded_call call;
-    {
-      const std::lock_guard lock(mutex_);
-      // Few calls are in flight at once (one per thread and nesting level): a vector beats a hash map here.
-      auto it = pending_.begin();
-      while (it != pending_.end() && it->first != &ctx) ++it;
-      if (it == pending_.end()) return;  // not recorded (over the limit, or started before the recorder)
-      call.kwargs = std::move(it->second.kwargs);
-      call.latency_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - it->second.start).count();
-      *it = std::move(pending_.back());
-      pending_.pop_back();
-    }
-    call.threw = static_cast<bool>(ctx.exception());
+    std::optional<call_record> call = pairing_.end(&ctx, static_cast<bool>(ctx.exception()));
+    if (!call) return;  // not recorded (over the limit, or started before the recorder)
     if constexpr (requires { ctx.return_value(); }) {
       using result_type = std::remove_cvref_t<decltype(*ctx.return_value())>;
       if constexpr (capturable<result_type>) {
-        if (ctx.return_value() != nullptr) call.result = capture_value(*ctx.return_value(), what_to_capture());
+        if (ctx.return_value() != nullptr) call->result = capture_value(*ctx.return_value(), what_to_capture());
       }
     }
     const std::lock_guard lock(mutex_);
-    calls_.push_back(std::move(call));
+    calls_.push_back(std::move(*call));
 #else
     (void)ctx;
 #endif
@@ -161,14 +134,11 @@ class call_recorder {
   const function_info* function_;
   recorder_options options_;
   mutable std::mutex mutex_;
-  std::vector<recorded_call> calls_;
-  std::vector<std::pair<const void*, pending>> pending_;  // keyed by the call's context: one per call in flight
-  std::atomic<std::size_t> reserved_{0};                  // calls recorded or in flight, against store_n_calls
+  detail::call_pairing pairing_;
+  std::vector<call_record> calls_;
+  std::atomic<std::size_t> reserved_{0};  // calls recorded or in flight, against store_n_calls
   subscription pre_;
   subscription post_;
 };
-
-/// One call as a line of the record format (`signature` on request: the first line of a function's records).
-std::string record_line(const function_info& function, const recorded_call& call, bool with_signature);
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

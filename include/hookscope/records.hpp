@@ -56,7 +56,7 @@ class record_parser;  // Boost.JSON's parser and memory, reused from line to lin
 /// are skipped.
 ///
 /// Checks what a single line cannot: the signature of a function never changes within a stream, and comes with
-/// its first record if at all. A last line without its newline that is not valid JSON is reported as truncated.
+/// its first record if at all. A last line without its newline that is not valid JSON is left out (see warnings()).
 class record_reader {
  public:
   /// `source` names the stream in errors (usually the file name).
@@ -72,6 +72,10 @@ class record_reader {
   /// Reads the next record into `out` (reusing its memory); false at the end of the stream. Throws record_error
   /// on a bad line, std::system_error when the stream fails to read.
   bool next(call_record& out);
+
+  /// What was accepted with a doubt, as sentences naming the source and line: a last line cut short (no newline,
+  /// not JSON), which a writer stopped mid-line leaves, is left out with a warning rather than an error.
+  const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 
   /// The line number of the record last returned (1-based).
   std::size_t line() const noexcept { return line_; }
@@ -90,19 +94,11 @@ class record_reader {
   std::size_t line_ = 0;
   std::string buffer_;                                        // the current line; its capacity is reused
   std::unique_ptr<detail::record_parser> parser_;
+  std::vector<std::string> warnings_;
   std::map<std::string, seen_function, std::less<>> functions_;  // by name: one entry per function seen
 };
 
-/// One call as a line of the record format, without the newline (`signature` only when given).
+/// One call as a line of the record format, without the newline (`"signature"` only when `parameters` is set).
 std::string to_record_line(const call_record& record);
-
-namespace detail {
-// The pieces of a record line, for writers that hold calls in another form (call_recorder, HOOKSCOPE_RECORD):
-// `{"function":...` then optionally `,"signature":[...]`, then the inputs and outcome, closing the object.
-void append_record_start(std::string& line, std::string_view function);
-void append_record_signature(std::string& line, const std::vector<parameter>& sig);
-void append_record_end(std::string& line, const std::vector<value>& args, const value_fields& kwargs,
-                       const value* result, bool threw, std::optional<std::int64_t> latency_ns);
-}  // namespace detail
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

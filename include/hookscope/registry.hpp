@@ -166,21 +166,25 @@ namespace detail {
 inline constinit const function_info* registry_head = nullptr;
 #endif
 
-/// Links an observable's info into the registry from a static initialiser; no allocation.
+/// Told of every observable: of those registered before the hook was installed when it is, then of each as it
+/// registers. Features above the registry (HOOKSCOPE_TRACE, HOOKSCOPE_RECORD) attach themselves this way, so the
+/// registry never calls them by name. Hooks may run during static initialisation: they must not throw.
+using registration_hook = void (*)(const function_info&) noexcept;
+
+/// Installs a hook (at most 8 in a program; beyond, the hook is not installed and a line is logged).
+void add_registration_hook(registration_hook hook) noexcept;
+
+/// Links an observable's info into the registry from a static initialiser (no allocation), reports a name
+/// registered twice, and tells the installed hooks.
 struct registry_link {
   explicit registry_link(function_info& info) noexcept {
 #if HOOKSCOPE_ENABLED
-    info.next_ = registry_head;
-    registry_head = &info;
-    on_registered(info);
+    link(info);
 #else
     (void)info;
 #endif
   }
-  /// Applies the environment (HOOKSCOPE_TRACE, HOOKSCOPE_RECORD) to a newly registered function.
-  static void on_registered(const function_info& info) noexcept;
-  /// HOOKSCOPE_RECORD's part of on_registered (in recorder.cpp, next to the record writer).
-  static void record_from_environment(const function_info& info) noexcept;
+  static void link(function_info& info) noexcept;
 };
 }  // namespace detail
 

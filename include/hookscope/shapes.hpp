@@ -65,17 +65,34 @@ struct dim_label {
   std::string label;
 };
 
+/// A label the automatic naming gives one dimension of an argument by its name (`dim_names`): seeded before the
+/// dims are shared by identical sequences, so every dim with the same observed values gets it too.
+struct known_dim_name {
+  std::string input{};  ///< a parameter or keyword name; `arg<i>` for positional argument i without a parameter
+  std::size_t dim = 0;
+  std::string label{};
+};
+
+/// The well-known input names of Hugging Face LLMs: input_ids, position_ids, token_type_ids {0: batch_size,
+/// 1: sequence_length}; attention_mask {0: batch_size, 1: total_sequence_length}; past_key_values {0: batch_size,
+/// 2: past_sequence_length}; cache_position {0: sequence_length}; pixel_values {0: batch_size}; decoder_input_ids,
+/// decoder_attention_mask {0: batch_size, 1: decoder_sequence_length}.
+std::vector<known_dim_name> default_known_dim_names();
+
 struct dynamic_shapes_options {
   /// Arguments (names, or positions as "0") whose dimension 0 is dynamic whatever was observed. A position also
   /// matches the parameter at that place in the signature when a call names it (C++ records name every parameter).
   std::vector<std::string> batch_dimension_for{};  // `{}`: no -Wmissing-field-initializers in `{.dim_names = true}`
   /// Dimension 0 of every argument is dynamic.
   bool batch_dimension_for_all = false;
-  /// Automatic labels: dynamic dims with identical observed values share one, well-known LLM names first.
+  /// Automatic labels: dynamic dims with identical observed values share one, the names of known_dim_names first.
   bool dim_names = false;
   /// Explicit labels; when given, every other dynamic dim is labelled "<input>_dim_<d>" (or automatically with
   /// dim_names). An argument's entries by position are used in preference to those by name, as in the reference.
   std::vector<dim_label> dim_labels{};
+  /// The well-known names the automatic naming starts from (the first entry for an input and dim wins); they also
+  /// decide dynamic_dim::shared_name. Empty: every name is "<input>_dim_<d>" or shared from one.
+  std::vector<known_dim_name> known_dim_names = default_known_dim_names();
 };
 
 /// What was seen of one dynamic dimension.

@@ -11,11 +11,13 @@
 #include "hookscope/tensor.hpp"
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -69,7 +71,6 @@ class value {
   kind type() const noexcept { return static_cast<kind>(node_.index()); }
   bool is_none() const noexcept { return type() == kind::none; }
   bool is_tensor() const noexcept { return type() == kind::tensor; }
-  bool is_container() const noexcept { return type() >= kind::tuple; }
 
   const tensor_spec& as_tensor() const { return get<tensor_spec>(kind::tensor); }
   std::int64_t as_int() const { return get<std::int64_t>(kind::integer); }
@@ -101,6 +102,21 @@ class value {
   [[noreturn]] void throw_wrong_kind(kind expected) const;
 
   node node_;
+
+  // kind is the index of the node's alternative: type() reads it off the variant, so the two orders are one.
+  template <kind K>
+  using alternative = std::variant_alternative_t<static_cast<std::size_t>(K), node>;
+  static_assert(std::variant_size_v<node> == static_cast<std::size_t>(kind::structure) + 1, "one alternative per kind");
+  static_assert(std::is_same_v<alternative<kind::none>, std::monostate>);
+  static_assert(std::is_same_v<alternative<kind::tensor>, tensor_spec>);
+  static_assert(std::is_same_v<alternative<kind::integer>, std::int64_t>);
+  static_assert(std::is_same_v<alternative<kind::floating>, double>);
+  static_assert(std::is_same_v<alternative<kind::boolean>, bool>);
+  static_assert(std::is_same_v<alternative<kind::string>, std::string>);
+  static_assert(std::is_same_v<alternative<kind::tuple>, detail::value_tuple>);
+  static_assert(std::is_same_v<alternative<kind::list>, detail::value_list>);
+  static_assert(std::is_same_v<alternative<kind::dict>, detail::value_dict>);
+  static_assert(std::is_same_v<alternative<kind::structure>, detail::value_struct>);
 };
 
 /// The record format's name of a kind: "none", "tensor", "int", "float", "bool", "str", "tuple", ...

@@ -338,8 +338,12 @@ void read_stream(std::istream& in, const std::string& name, std::optional<hooksc
   } else {
     reader.emplace(in, name);
   }
+  const std::size_t warned = reader->warnings().size();  // the reader's warnings about earlier streams are out
   hookscope::call_record record;
   while (reader->next(record)) feeder.add(record, *reader);
+  for (std::size_t i = warned; i < reader->warnings().size(); ++i) {
+    std::cerr << program << ": warning: " << reader->warnings()[i] << '\n';
+  }
 }
 
 void read_files(const std::vector<std::string>& files, call_feeder& feeder) {

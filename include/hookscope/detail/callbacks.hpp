@@ -28,7 +28,7 @@ struct callable_base {
   using erased_invoke = void (*)();
   erased_invoke invoke;                       // really void(*)(callable_base*, const Args&...)
   void (*destroy)(callable_base*) noexcept;
-  std::size_t refs = 1;                       // guarded by the registry mutex
+  std::size_t refs = 1;                       // guarded by the callback mutex
 };
 
 /// Small trivially copyable arguments cross the type-erased call in registers, not through memory.
@@ -59,7 +59,7 @@ struct callback_node {
   std::atomic<bool> removed{false};
   const context_state* ctx = nullptr;         // identity only, never dereferenced by emission
   callable_base* callable = nullptr;
-  // Guarded by the registry mutex:
+  // Guarded by the callback mutex:
   observer_core* owner = nullptr;             // null once removed or its observer is gone
   std::uint64_t id = 0;
   std::uint32_t refs = 0;                     // lists holding the node + a subscription handle
@@ -207,7 +207,7 @@ class observer_core {
   std::atomic<callback_list*> list_{nullptr};
   std::atomic<std::uintptr_t> listeners_{no_listener};
 
-  friend struct registry_access;
+  friend struct observer_access;
 };
 
 /// Removes `node` from its observer (if still there), waits until it runs nowhere else, drops the handle.

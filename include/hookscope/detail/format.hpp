@@ -4,6 +4,7 @@
 #include "hookscope/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 
+#include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <ostream>
@@ -20,11 +21,17 @@ namespace detail {
 template <class T>
 concept streamable = requires(std::ostream& os, const T& value) { os << value; };
 
-/// `value` as text: strings quoted, bools as words, anything with `operator<<` through it, else "<type>".
+/// `value` as text: strings quoted, bools as words, numbers in their shortest exact form, anything with
+/// `operator<<` through it, else "<type>".
 template <class T>
 std::string format_value(const T& value) {
   if constexpr (std::is_same_v<T, bool>) {
     return value ? "true" : "false";
+  } else if constexpr ((std::is_integral_v<T> && sizeof(T) > 1) || std::is_floating_point_v<T>) {
+    // Without a stream: the trace and the timeline format numbers on every call.
+    char digits[32];
+    const auto result = std::to_chars(digits, digits + sizeof digits, value);
+    return std::string(digits, result.ptr);
   } else if constexpr (std::is_convertible_v<const T&, std::string_view> && !std::is_same_v<T, std::nullptr_t>) {
     std::string out = "\"";
     out.append(std::string_view(value)).push_back('"');

@@ -1,7 +1,8 @@
 // The inferred dynamic shapes written for the tools that consume them: torch.export's `dynamic_shapes` as JSON,
 // trtexec's --minShapes/--optShapes/--maxShapes, ONNX Runtime's TensorRT profile options, and a readable report.
-// Syntaxes and their sources: reference/EXPORT_FORMATS.md.
-#include "hookscope/shapes.hpp"
+// Syntaxes and their sources: reference/EXPORT_FORMATS.md. Shapes are spelled by values.hpp's shape_text, as in the
+// engine's messages.
+#include "values.hpp"
 
 #include <algorithm>
 
@@ -48,22 +49,13 @@ void append_node(std::string& out, const dynamic_shapes::node& n, const std::vec
   }
 }
 
-std::string dims_text(const std::vector<std::int64_t>& shape) {
-  std::string out;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (d) out += 'x';
-    out += std::to_string(shape[d]);
-  }
-  return out;
-}
-
 // "a:1x7,b:1x7": rank-0 tensors are left out, their empty shape has no spelling in this syntax and never varies.
 std::string profile_spec(const std::vector<tensor_input>& inputs, std::vector<std::int64_t> tensor_input::*shape) {
   std::string out;
   for (const tensor_input& t : inputs) {
     if (t.rank == 0) continue;
     if (!out.empty()) out += ',';
-    out += t.name + ':' + dims_text(t.*shape);
+    out += t.name + ':' + detail::shapes::shape_text(t.*shape);
   }
   return out;
 }
@@ -77,7 +69,7 @@ std::string shapes_seen_text(const tensor_input& t) {
   std::string out;
   for (const auto& s : t.shapes_seen) {
     if (!out.empty()) out += ", ";
-    out += s.empty() ? "[]" : dims_text(s);
+    out += detail::shapes::shape_text(s);
   }
   if (t.shapes_seen_truncated) out += ", ...";
   return out;

@@ -1,0 +1,23 @@
+// Installs the environment features (HOOKSCOPE_TRACE, _RECORD, _STATS, _TIMELINE) from a static initialiser. Nothing in the
+// library refers to this object — the registry below it must not know the features above it — so the dependency
+// objects (meson's hookscope_dep, hookscope.pc) name its anchor to the linker (`-Wl,--undefined=...`), which pulls
+// it out of the static library into every program.
+#include "settings.hpp"
+
+extern "C" {
+/// The symbol the linker is told to keep; its value is never read.
+extern const char hookscope_environment_features;
+const char hookscope_environment_features = 0;
+}
+
+namespace {
+[[maybe_unused]] const bool installed = [] {
+#if HOOKSCOPE_ENABLED
+  hookscope::detail::install_trace();
+  hookscope::detail::install_record();
+  hookscope::detail::install_stats();
+  hookscope::detail::install_timeline();
+#endif
+  return true;
+}();
+}  // namespace

@@ -1,0 +1,54 @@
+// Text written to a file descriptor without allocating or locking, so that the same code prints at exit and from
+// a fatal signal handler (where only async-signal-safe calls are allowed): a fixed buffer, write(2) when it fills.
+#pragma once
+
+#include "hookscope/config.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+class fd_writer {
+ public:
+  explicit fd_writer(int fd) noexcept : fd_(fd) {}
+  /// Hands each line (without its newline) to `sink` instead of writing it: for the log sink, at exit only.
+  explicit fd_writer(void (*sink)(std::string_view) noexcept) noexcept : fd_(-1), sink_(sink) {}
+  fd_writer(const fd_writer&) = delete;
+  fd_writer& operator=(const fd_writer&) = delete;
+  ~fd_writer() { flush(); }
+
+  fd_writer& text(std::string_view s) noexcept;
+  fd_writer& number(std::uint64_t n) noexcept;
+  fd_writer& signed_number(std::int64_t n) noexcept;
+  /// Microseconds with three decimals (the trace-event format's `ts` and `dur`), from nanoseconds.
+  fd_writer& microseconds(std::int64_t ns) noexcept;
+  /// A duration for people: three significant digits and a unit (ns, µs, ms, s).
+  fd_writer& duration(std::uint64_t ns) noexcept;
+  /// `s` as a JSON string, quotes included.
+  fd_writer& json_string(std::string_view s) noexcept;
+  /// Pads with spaces to `width` characters since the last `mark()` (for tables).
+  fd_writer& pad_to(std::size_t width) noexcept;
+  fd_writer& mark() noexcept;
+  /// Ends a line: a newline, or the line handed to the sink.
+  fd_writer& end_line() noexcept;
+
+  void flush() noexcept;
+  /// Whether every write so far succeeded; else the errno of the first failure.
+  int error() const noexcept { return error_; }
+
+ private:
+  void put(char c) noexcept;
+
+  int fd_;
+  void (*sink_)(std::string_view) noexcept = nullptr;
+  int error_ = 0;
+  std::size_t size_ = 0;
+  std::size_t written_since_mark_ = 0;
+  char buffer_[4096];
+};
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,143 @@
+// The process-life handlers behind the environment features (see lifecycle.hpp).
+#include "lifecycle.hpp"
+
+#include "hookscope/errors.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+namespace {
+
+constexpr std::size_t max_entries = 8;
+constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM};
+
+// Fixed arrays with a published count: a signal handler may read them at any moment, without a lock.
+template <class T>
+struct fixed_list {
+  std::array<T, max_entries> items{};
+  std::atomic<std::size_t> count{0};
+
+  bool add(T item) noexcept {  // under the lifecycle mutex
+    const std::size_t n = count.load(std::memory_order_relaxed);
+    if (n == max_entries) return false;
+    items[n] = item;
+    count.store(n + 1, std::memory_order_release);
+    return true;
+  }
+  template <class F>
+  void for_each(F f) const noexcept {
+    const std::size_t n = count.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < n; ++i) f(items[i]);
+  }
+};
+
+struct fork_handlers {
+  void (*prepare)() noexcept;
+  void (*parent)() noexcept;
+  void (*child)() noexcept;
+};
+
+constinit std::mutex lifecycle_mutex;
+constinit fixed_list<exit_action> exit_actions;
+constinit fixed_list<void (*)() noexcept> periodic;
+constinit fixed_list<fork_handlers> forks;
+constinit std::atomic<bool> exit_started{false};
+constinit std::atomic<bool> fatal_signal_seen{false};  // the handlers said their last word: exit() must not repeat it
+constinit std::atomic<bool> flusher_running{false};
+std::array<struct sigaction, std::size(fatal_signals)> previous_actions{};
+
+void run_exit_actions() noexcept {
+  exit_started.store(true, std::memory_order_release);
+  // A sanitizer's or another library's handler may still call exit() after a fatal signal: written already.
+  if (fatal_signal_seen.load(std::memory_order_acquire)) return;
+  exit_actions.for_each([](const exit_action& a) { a.at_exit(); });
+}
+
+void on_fatal_signal(int sig) noexcept {
+  if (!fatal_signal_seen.exchange(true)) exit_actions.for_each([](const exit_action& a) { a.on_fatal_signal(); });
+  for (std::size_t i = 0; i < std::size(fatal_signals); ++i) {
+    if (fatal_signals[i] == sig) sigaction(sig, &previous_actions[i], nullptr);
+  }
+  raise(sig);  // delivered once this handler returns, to the previous handler (by default: the core dump)
+}
+
+void install_process_handlers() noexcept {
+  if (std::atexit(&run_exit_actions) != 0 || std::at_quick_exit(&run_exit_actions) != 0) {
+    log_line("hookscope: could not register the exit handlers");
+  }
+  struct sigaction action {};
+  action.sa_handler = &on_fatal_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (std::size_t i = 0; i < std::size(fatal_signals); ++i) {
+    sigaction(fatal_signals[i], &action, &previous_actions[i]);
+  }
+}
+
+void flush_loop() noexcept {
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    periodic.for_each([](void (*flush)() noexcept) { flush(); });
+  }
+}
+
+void fork_prepare() noexcept {
+  lifecycle_mutex.lock();
+  forks.for_each([](const fork_handlers& h) { h.prepare(); });
+}
+void fork_parent() noexcept {
+  forks.for_each([](const fork_handlers& h) { h.parent(); });
+  lifecycle_mutex.unlock();
+}
+void fork_child() noexcept {
+  flusher_running.store(false, std::memory_order_relaxed);  // threads do not survive fork(): keep_flushing restarts
+  forks.for_each([](const fork_handlers& h) { h.child(); });
+  lifecycle_mutex.unlock();
+}
+
+}  // namespace
+
+void add_exit_action(exit_action action) noexcept {
+  const std::lock_guard lock(lifecycle_mutex);
+  if (exit_actions.count.load(std::memory_order_relaxed) == 0) install_process_handlers();
+  if (!exit_actions.add(action)) log_line("hookscope: more than 8 exit actions; one is not installed");
+}
+
+bool exiting() noexcept { return exit_started.load(std::memory_order_acquire); }
+
+void add_periodic_flush(void (*flush)() noexcept) noexcept {
+  const std::lock_guard lock(lifecycle_mutex);
+  if (!periodic.add(flush)) log_line("hookscope: more than 8 periodic flushes; one is not installed");
+}
+
+void keep_flushing() noexcept {
+  if (flusher_running.load(std::memory_order_relaxed)) return;
+  const std::lock_guard lock(lifecycle_mutex);
+  if (flusher_running.load(std::memory_order_relaxed)) return;
+  try {
+    std::thread(&flush_loop).detach();  // runs until the process ends; touches only state that is never destroyed
+    flusher_running.store(true, std::memory_order_relaxed);
+  } catch (...) {
+    log_line("hookscope: could not start the flushing thread; records are written when a buffer fills and at exit");
+    flusher_running.store(true, std::memory_order_relaxed);  // do not try on every call
+  }
+}
+
+void add_fork_handlers(void (*prepare)() noexcept, void (*parent)() noexcept, void (*child)() noexcept) noexcept {
+  const std::lock_guard lock(lifecycle_mutex);
+  if (forks.count.load(std::memory_order_relaxed) == 0) pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
+  if (!forks.add({prepare, parent, child})) log_line("hookscope: more than 8 fork handlers; one is not installed");
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,35 @@
+// What the environment features need from the process's life: a flush every 100 ms, a last word at exit and on
+// fatal signals, and fork handlers. One place installs the handlers, whatever the features that use them.
+#pragma once
+
+#include "hookscope/config.hpp"
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+/// What a feature does when the process ends.
+struct exit_action {
+  void (*at_exit)() noexcept;          ///< at exit() and quick_exit(): may lock and allocate
+  void (*on_fatal_signal)() noexcept;  ///< on SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM: async-signal-safe only
+};
+
+/// Adds an action (at most 8); the first one installs the atexit handler and the fatal signal handlers, which
+/// run every action, then restore the previous handler and raise the signal again.
+void add_exit_action(exit_action action) noexcept;
+
+/// True once exit() has started running the actions: features then write through instead of buffering, since
+/// calls made by static destructors that run later have nobody left to flush them.
+bool exiting() noexcept;
+
+/// Calls `flush` every 100 ms from a background thread (at most 8 such functions).
+void add_periodic_flush(void (*flush)() noexcept) noexcept;
+
+/// Makes sure the background thread runs: cheap when it does; after fork() the child starts its own here.
+void keep_flushing() noexcept;
+
+/// pthread_atfork handlers (at most 8 sets): `prepare` holds what the child must find consistent, `parent`
+/// and `child` release it; `child` also forgets what belongs to the parent.
+void add_fork_handlers(void (*prepare)() noexcept, void (*parent)() noexcept, void (*child)() noexcept) noexcept;
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,160 @@
+// HOOKSCOPE_RECORD's output files (see record_file.hpp).
+#include "record_file.hpp"
+
+#include "lifecycle.hpp"
+
+#include "hookscope/errors.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+namespace {
+
+constexpr std::size_t max_files = 64;
+
+// Files are never destroyed (calls from static destructors still write), and signal handlers walk this array:
+// fixed, with a published count.
+constinit std::mutex files_mutex;
+constinit std::array<record_file*, max_files> files{};
+constinit std::atomic<std::size_t> file_count{0};
+
+template <class F>
+void for_each_file(F f) noexcept {
+  const std::size_t n = file_count.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i) f(*files[i]);
+}
+
+// One write(2) per batch on an O_APPEND descriptor: the kernel appends it whole. Retries what a signal or a short
+// write left (rare for regular files); returns 0 or the errno.
+int write_fully(int fd, const char* data, std::size_t size) noexcept {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+}  // namespace
+
+record_file::record_file(std::string path, int fd, dev_t device, ino_t inode)
+    : path_(std::move(path)), fd_(fd), device_(device), inode_(inode), buffer_(new char[capacity]) {}
+
+record_file& record_file::open(const std::string& path) {
+  const std::lock_guard lock(files_mutex);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int open_error = errno;
+  struct stat st {};
+  if (fd >= 0 && ::fstat(fd, &st) == 0) {
+    for (std::size_t i = 0; i < file_count.load(std::memory_order_relaxed); ++i) {
+      if (files[i]->fd_ >= 0 && files[i]->device_ == st.st_dev && files[i]->inode_ == st.st_ino) {
+        ::close(fd);  // the same file under another spelling
+        return *files[i];
+      }
+    }
+  }
+  for (std::size_t i = 0; i < file_count.load(std::memory_order_relaxed); ++i) {
+    if (files[i]->fd_ < 0 && files[i]->path_ == path) return *files[i];  // failed before: reported already
+  }
+  auto* file = new record_file(path, fd, st.st_dev, st.st_ino);
+  if (fd < 0) file->report("cannot open it for writing", open_error);
+  const std::size_t n = file_count.load(std::memory_order_relaxed);
+  if (n < max_files) {
+    files[n] = file;
+    file_count.store(n + 1, std::memory_order_release);
+  } else {
+    file->report("more than 64 record files; this one is written only when its buffer fills", 0);
+  }
+  return *file;
+}
+
+void record_file::append(std::string_view line) {
+  const std::lock_guard lock(mutex_);
+  if (failed_) return;
+  std::size_t size = size_.load(std::memory_order_relaxed);
+  if (size + line.size() + 1 > capacity) {
+    write_locked(buffer_.get(), size);
+    size = 0;
+    if (line.size() + 1 > capacity) {  // a line longer than the buffer: its own write, newline included
+      std::string whole;
+      whole.reserve(line.size() + 1);
+      whole.append(line).push_back('\n');
+      write_locked(whole.data(), whole.size());
+      return;
+    }
+  }
+  std::memcpy(buffer_.get() + size, line.data(), line.size());
+  buffer_[size + line.size()] = '\n';
+  size_.store(size + line.size() + 1, std::memory_order_release);
+  if (exiting()) {
+    write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
+  } else {
+    keep_flushing();
+  }
+}
+
+void record_file::flush() noexcept {
+  const std::lock_guard lock(mutex_);
+  write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
+}
+
+// Called with the mutex held; empties the buffer whatever happens (a failed file drops its lines).
+void record_file::write_locked(const char* data, std::size_t size) noexcept {
+  if (size > 0 && !failed_) {
+    if (const int error = write_fully(fd_, data, size); error != 0) report("cannot write to it", error);
+  }
+  size_.store(0, std::memory_order_release);
+}
+
+void record_file::report(const char* what, int error) noexcept {
+  failed_ = true;
+  try {
+    std::string line = "hookscope: HOOKSCOPE_RECORD: " + path_ + ": " + what;
+    if (error != 0) line.append(" (").append(std::strerror(error)).append(")");
+    log_line(line + "; its calls are not recorded");
+  } catch (...) {
+    log_line("hookscope: HOOKSCOPE_RECORD: a record file failed (reporting which: out of memory)");
+  }
+}
+
+void record_file::flush_all() noexcept {
+  for_each_file([](record_file& f) { f.flush(); });
+}
+
+void record_file::write_all_from_signal_handler() noexcept {
+  // No lock: the lines below size_ are whole. The signal may interrupt a flush that wrote them already, at worst
+  // writing a batch twice; a crash never cuts a line.
+  for_each_file([](record_file& f) {
+    const std::size_t size = f.size_.load(std::memory_order_acquire);
+    if (f.fd_ >= 0 && !f.failed_ && size > 0) (void)write_fully(f.fd_, f.buffer_.get(), size);
+    f.size_.store(0, std::memory_order_release);  // written: whatever runs after this handler must not repeat it
+  });
+}
+
+void record_file::lock_all_for_fork() noexcept {
+  files_mutex.lock();
+  for_each_file([](record_file& f) { f.mutex_.lock(); });
+}
+
+void record_file::unlock_all_after_fork(bool in_child) noexcept {
+  for_each_file([in_child](record_file& f) {
+    if (in_child) f.size_.store(0, std::memory_order_relaxed);  // the parent writes these lines, not the child
+    f.mutex_.unlock();
+  });
+  files_mutex.unlock();
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,59 @@
+// One JSON Lines output file of HOOKSCOPE_RECORD: whole lines only, appended with one write(2) per batch, so that
+// processes sharing the file interleave whole lines and a crash leaves no cut line.
+#pragma once
+
+#include "hookscope/config.hpp"
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+class record_file {
+ public:
+  /// The file at `path`, opened for appending (created if missing, never truncated): one object per file, whatever
+  /// the spelling of its path (device and inode decide). Never destroyed. A file that cannot be opened is reported
+  /// once and swallows what is written to it.
+  static record_file& open(const std::string& path);
+
+  /// Buffers one line (no newline); writes the buffer first when the line does not fit, and at once while the
+  /// process is exiting. Thread-safe.
+  void append(std::string_view line);
+
+  /// Writes what is buffered: the background flush, exit, and before fork().
+  void flush() noexcept;
+
+  const std::string& path() const noexcept { return path_; }
+
+  /// Every file opened so far; for the exit, signal and fork handlers.
+  static void flush_all() noexcept;
+  static void write_all_from_signal_handler() noexcept;  // async-signal-safe
+  static void lock_all_for_fork() noexcept;
+  static void unlock_all_after_fork(bool in_child) noexcept;  // the child drops the parent's buffered lines
+
+ private:
+  record_file(std::string path, int fd, dev_t device, ino_t inode);
+  void write_locked(const char* data, std::size_t size) noexcept;
+  void report(const char* what, int error) noexcept;
+
+  static constexpr std::size_t capacity = 256 * 1024;
+
+  std::string path_;
+  int fd_;
+  dev_t device_;
+  ino_t inode_;
+  std::mutex mutex_;
+  std::unique_ptr<char[]> buffer_;
+  std::atomic<std::size_t> size_{0};  // bytes of whole lines in buffer_; published for the signal handler
+  bool failed_ = false;               // reported: nothing more is written
+};
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE

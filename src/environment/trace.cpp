@@ -1,0 +1,66 @@
+// HOOKSCOPE_TRACE=<glob>[,<glob>...]: every call of a matching observable is logged with its arguments and how
+// it ended, without any code change.
+#include "settings.hpp"
+
+#if HOOKSCOPE_ENABLED
+
+#include "hookscope/errors.hpp"
+#include "hookscope/registry.hpp"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+namespace {
+
+// Read once, before any hook runs (install_trace is called from a static initialiser); never destroyed, so that
+// observables registered by late static initialisers still find it.
+const std::vector<std::string>* trace_globs = nullptr;
+
+void trace_call(const erased_call& call) {
+  std::string line = "hookscope: trace: ";
+  line.append(call.function().name).push_back('(');
+  for (std::size_t i = 0; i < call.arg_count(); ++i) {
+    if (i != 0) line.append(", ");
+    line.append(call.arg_name(i)).push_back('=');
+    line.append(call.format_arg(i));
+  }
+  line.push_back(')');
+  log_line(line);
+}
+
+void trace_return(const erased_call& call) {
+  std::string line = "hookscope: trace: ";
+  line.append(call.function().name);
+  if (call.exception()) {
+    line.append(" threw: ").append(describe_exception(call.exception()));
+  } else {
+    const std::string result = call.format_return_value();
+    line.append(result.empty() ? " returned" : " returned " + result);
+  }
+  log_line(line);
+}
+
+void trace_if_matching(const function_info& info) noexcept {
+  if (matches_any(*trace_globs, info.name)) attach_for_good(info, "HOOKSCOPE_TRACE", &trace_call, &trace_return);
+}
+
+}  // namespace
+
+void install_trace() noexcept {
+  try {
+    auto globs = split_list(std::getenv("HOOKSCOPE_TRACE"));
+    if (globs.empty()) return;  // the common case: no hook, nothing allocated
+    trace_globs = new std::vector<std::string>(std::move(globs));
+    add_registration_hook(&trace_if_matching);
+  } catch (...) {
+    log_line("hookscope: HOOKSCOPE_TRACE: could not read the variable (out of memory)");
+  }
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE
+
+#endif  // HOOKSCOPE_ENABLED

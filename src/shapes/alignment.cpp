@@ -1,0 +1,194 @@
+// Alignment on the best candidate (rules B1-B5, docs/input_observer_rules.md): the best candidate's top-level
+// arguments as slots, the checks that every call aligns on it, and a call's leaves aligned slot by slot; info().
+#include "engine_state.hpp"
+
+#include <algorithm>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail::shapes {
+
+void require_calls(const recorded_state& s, std::string_view what) {
+  if (s.n_calls == 0 || !s.best) {
+    throw inference_error("hookscope: " + std::string(what) +
+                          ": no call was recorded (num_obs() is 0); record calls with begin_recording() and "
+                          "add_call() first");
+  }
+}
+
+std::vector<slot> best_slots(const recorded_state& s) {
+  std::vector<slot> slots;
+  const parameter* var_pos = s.variadic(parameter_kind::var_positional);
+  const auto& args = s.best->inputs.args;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    slot sl;
+    sl.key = s.find_position(i).value();  // add_call made a key for every position of every call
+    sl.positional = true;
+    sl.position = i;
+    sl.best_value = &args[i];
+    if (i < s.n_named) {
+      sl.name = sl.label_name = s.sig[i].name;
+      sl.signature_index = i;
+      sl.path = {s.sig[i].name};
+    } else {
+      sl.name = sl.label_name = "arg" + std::to_string(i);
+      sl.path = var_pos ? std::vector<std::string>{var_pos->name, std::to_string(i - s.n_named)}
+                        : std::vector<std::string>{sl.name};
+    }
+    slots.push_back(std::move(sl));
+  }
+  for (const auto& [name, v] : s.best->inputs.kwargs) {
+    slot sl;
+    sl.key = s.find_name(name).value();  // and for every keyword
+    sl.best_value = &v;
+    sl.name = sl.label_name = name;
+    sl.path = {name};
+    const auto index = s.signature_index(name);
+    if (index && *index < s.n_named) sl.signature_index = index;
+    slots.push_back(std::move(sl));
+  }
+  return slots;
+}
+
+std::string slot_text(const slot& s) {
+  if (s.positional) return "positional argument " + std::to_string(s.position) + " ('" + s.name + "')";
+  return "named argument '" + s.name + "'";
+}
+
+namespace {
+
+std::string best_kwargs_text(const recorded_state& s) {
+  std::string out;
+  for (const auto& kw : s.best->inputs.kwargs) out += (out.empty() ? "" : ", ") + kw.first;
+  return out.empty() ? "none" : out;
+}
+
+// The value a call gives to a slot of the best candidate (B3: extra positional arguments count as keywords).
+const value* find_value(const recorded_state& s, const stored_call& c, const slot& sl) {
+  if (sl.positional) return sl.position < c.inputs.args.size() ? &c.inputs.args[sl.position] : nullptr;
+  for (const auto& kw : c.inputs.kwargs) {
+    if (kw.first == sl.name) return &kw.second;
+  }
+  for (std::size_t i = s.best->inputs.args.size(); i < c.inputs.args.size(); ++i) {
+    if (s.find_position(i) == sl.key) return &c.inputs.args[i];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// Raises the error the reference raises first: it checks the calls in order, each for B1, B2 then B4.
+void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
+  struct failure {
+    std::size_t call;
+    int rule;
+    std::string message;
+  };
+  std::optional<failure> first;
+  const auto consider = [&](std::size_t call, int rule, auto make_message) {
+    if (!first || call < first->call || (call == first->call && rule < first->rule)) {
+      first = failure{call, rule, make_message()};
+    }
+  };
+  const stored_call& best = *s.best;
+  for (const key_summary& k : s.keys) {  // B1
+    if (!k.first_kwarg_call || k.position) continue;
+    const bool in_best = std::any_of(best.inputs.kwargs.begin(), best.inputs.kwargs.end(),
+                                     [&](const auto& kw) { return kw.first == k.name; });
+    if (in_best) continue;
+    consider(*k.first_kwarg_call, 0, [&] {
+      return "hookscope: at least one call to the observed function must contain all the named arguments: call " +
+             std::to_string(*k.first_kwarg_call) + " names '" + k.name + "' but the best candidate (call " +
+             std::to_string(best.index) + ") names only: " + best_kwargs_text(s);
+    });
+  }
+  for (const constant_set& set : s.constant_sets) {  // B2
+    if (constants_equal(set.values, best.constants)) continue;
+    consider(set.first_call, 1, [&] {
+      return "hookscope: two calls were made with different constant values, " + constants_text(set.values) +
+             " (call " + std::to_string(set.first_call) + ") != " + constants_text(best.constants) +
+             " (best candidate, call " + std::to_string(best.index) + ")";
+    });
+  }
+  for (const slot& sl : slots) {  // B4
+    const key_summary& k = s.keys[sl.key];
+    if (!k.count_conflict) continue;
+    consider(k.count_conflict->first, 2, [&] {
+      return "hookscope: " + slot_text(sl) + " has " + std::to_string(k.count_conflict->second) +
+             " flattened leaves in call " + std::to_string(k.count_conflict->first) + " but previously got " +
+             std::to_string(k.leaf_count) + "; inference is impossible in that case";
+    });
+  }
+  if (first) throw inference_error(first->message);
+  for (const slot& sl : slots) {  // B5
+    const key_summary& k = s.keys[sl.key];
+    const std::size_t best_count = leaf_count(*sl.best_value);
+    if (k.provided == 0 || k.leaf_count == best_count) continue;
+    throw inference_error("hookscope: the calls do not align on the best candidate (call " +
+                          std::to_string(best.index) + "): " + slot_text(sl) + " has " +
+                          std::to_string(k.leaf_count) + " flattened leaves in the calls that give it but " +
+                          std::to_string(best_count) + " in the best candidate, which leaves it out");
+  }
+}
+
+std::vector<flat_leaf> flatten_slots(const recorded_state& s, const std::vector<slot>& slots) {
+  std::vector<flat_leaf> flat;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const key_summary& k = s.keys[slots[i].key];
+    std::vector<std::string> path = slots[i].path;
+    std::size_t j = 0;
+    for_each_leaf(
+        *slots[i].best_value,
+        [&](const value&) {
+          flat.push_back({i, k.provided > 0 ? &k.leaves[j] : nullptr, path});
+          ++j;
+        },
+        &path);
+  }
+  return flat;
+}
+
+// B3, B4: leaves by slot; an argument left out (or falsy) becomes placeholders.
+std::vector<value> align(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots, bool strict) {
+  std::vector<value> out;
+  for (const slot& sl : slots) {
+    const value* v = find_value(s, c, sl);
+    const std::size_t expected = leaf_count(*sl.best_value);
+    if (v && truthy(*v)) {
+      const std::size_t n = leaf_count(*v);
+      const key_summary& k = s.keys[sl.key];
+      if (n == expected) {
+        for_each_leaf(*v, [&](const value& leaf) { out.push_back(leaf); });
+        continue;
+      }
+      if (strict) {
+        throw inference_error("hookscope: " + slot_text(sl) + " has " + std::to_string(n) +
+                              " flattened leaves but previously got " +
+                              std::to_string(k.provided ? k.leaf_count : expected) +
+                              "; inference is impossible in that case");
+      }
+    }
+    out.resize(out.size() + expected);
+  }
+  return out;
+}
+
+engine_info info(const recorded_state& s) {
+  engine_info out;
+  out.parameters = s.sig;
+  if (!s.best) return out;
+  const std::vector<call_ptr> listed = s.options.keep_calls ? s.calls : std::vector<call_ptr>{s.best};
+  const std::vector<slot> slots = best_slots(s);
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    if (listed[i] == s.best) out.best_candidate = i;
+    call_info c;
+    c.inputs = listed[i]->inputs;
+    c.constants = listed[i]->constants;
+    c.leaf_count = listed[i]->leaf_count;
+    c.aligned = align(s, *listed[i], slots, false);
+    out.calls.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace detail::shapes
+HOOKSCOPE_DETAIL_END_NAMESPACE

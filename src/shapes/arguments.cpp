@@ -1,0 +1,130 @@
+// Representative arguments (rules D1-D3, docs/input_observer_rules.md): a candidate call aligned on the best
+// candidate, its missing leaves filled with placeholders, returned in the structure the exporter takes.
+#include "engine_state.hpp"
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail::shapes {
+
+namespace {
+
+// D1: new inputs; keywords with a scalar default become constants, which must match the best candidate's (B2).
+call_ptr new_candidate(const recorded_state& s, const call_inputs& inputs) {
+  auto c = std::make_shared<stored_call>();
+  c->index = s.n_calls;
+  c->inputs.args = inputs.args;
+  for (const auto& kw : inputs.kwargs) {
+    if (s.scalar_default(kw.first)) {
+      c->constants.push_back(kw);
+    } else {
+      c->inputs.kwargs.push_back(kw);
+    }
+  }
+  s.sort_by_signature(c->constants);
+  if (!constants_equal(c->constants, s.best->constants)) {
+    throw inference_error("hookscope: two calls were made with different constant values, " +
+                          constants_text(c->constants) + " (new inputs) != " + constants_text(s.best->constants) +
+                          " (best candidate, call " + std::to_string(s.best->index) + ")");
+  }
+  return c;
+}
+
+// D1: a stored call by index, new inputs, or the first call with the best candidate's argument counts.
+call_ptr pick_candidate(const recorded_state& s, const argument_options& o) {
+  if (const auto* index = std::get_if<std::size_t>(&o.candidate)) {
+    if (!s.options.keep_calls) {
+      throw inference_error("hookscope: infer_arguments: calls are not kept (engine_options::keep_calls is false), "
+                            "so no call can be chosen by index");
+    }
+    if (*index >= s.calls.size()) {
+      throw inference_error("hookscope: infer_arguments: no stored call at index " + std::to_string(*index) + " (" +
+                            std::to_string(s.calls.size()) + " stored)");
+    }
+    return s.calls[*index];
+  }
+  if (const auto* inputs = std::get_if<call_inputs>(&o.candidate)) return new_candidate(s, *inputs);
+  const count_pair counts{s.best->inputs.args.size(), s.best->inputs.kwargs.size()};
+  for (const auto& [c, call] : s.first_by_counts) {
+    if (c == counts) return call;
+  }
+  return s.best;  // more distinct argument counts than kept: the best candidate has them by definition
+}
+
+// D2: a placeholder from the last call with a tensor there: reused when empty, zeros of its shape when no dim
+// varies, else its highest varying dim set to 0 (batch forcing plays no part here).
+void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat) {
+  for (std::size_t f = 0; f < leaves.size(); ++f) {
+    if (!leaves[f].is_none()) continue;
+    const leaf_summary* l = flat[f].summary;
+    if (l && l->has_tensor) {
+      check_rank(flat[f]);
+      tensor_spec t = l->last_tensor;
+      std::optional<std::size_t> highest;
+      for (std::size_t d = 0; d < l->rank; ++d) {
+        if (l->dims[d].varies) highest = d;
+      }
+      if (t.numel() != 0 && highest) t.shape[*highest] = 0;
+      leaves[f] = value(std::move(t));
+    } else if (l && l->last_other) {
+      leaves[f] = *l->last_other;
+    } else {
+      throw inference_error("hookscope: there is no tensor at position " + std::to_string(f) + " ('" +
+                            join_path(flat[f].path) +
+                            "') in any flattened inputs, so no placeholder can be built; give one with "
+                            "value_if_missing");
+    }
+  }
+}
+
+// The tree of `shape_of` with its leaves taken in order from `leaves`.
+value rebuild(const value& shape_of, const std::vector<value>& leaves, std::size_t& next) {
+  if (!is_container(shape_of)) return leaves[next++];
+  std::vector<value> children;
+  for_each_child(shape_of, [&](std::size_t, const std::string*, const value& child) {
+    children.push_back(rebuild(child, leaves, next));
+  });
+  return with_children(shape_of, std::move(children));
+}
+
+// D3: a tuple without keywords, a dict without positional arguments, else a dict renamed by the signature.
+value arrange_arguments(const recorded_state& s, const std::vector<slot>& slots, std::vector<value> leaves,
+                        bool as_args_kwargs) {
+  std::size_t next = 0;
+  std::vector<value> args;
+  value_fields kwargs;
+  for (const slot& sl : slots) {
+    value v = rebuild(*sl.best_value, leaves, next);
+    if (sl.positional) {
+      args.push_back(std::move(v));
+    } else {
+      kwargs.emplace_back(sl.name, std::move(v));
+    }
+  }
+  for (const auto& c : s.best->constants) kwargs.push_back(c);
+  if (as_args_kwargs) return value::tuple({value::tuple(std::move(args)), value::dict(std::move(kwargs))});
+  if (kwargs.empty()) return value::tuple(std::move(args));
+  if (args.empty()) return value::dict(std::move(kwargs));
+  if (s.variadic(parameter_kind::var_positional)) {
+    throw inference_error("hookscope: cannot return arguments as a single tuple or a single dictionary because of "
+                          "'*args' in the function signature; set argument_options::as_args_kwargs = true");
+  }
+  value_fields named;
+  for (std::size_t i = 0; i < args.size(); ++i) named.emplace_back(slots[i].name, std::move(args[i]));
+  for (auto& kw : kwargs) named.push_back(std::move(kw));
+  return value::dict(std::move(named));
+}
+
+}  // namespace
+
+value infer_arguments(const recorded_state& s, const argument_options& o) {
+  require_calls(s, "infer_arguments");
+  const std::vector<slot> slots = best_slots(s);
+  check_alignment(s, slots);
+  const call_ptr candidate = pick_candidate(s, o);
+  std::vector<value> leaves = align(s, *candidate, slots, true);
+  fill_placeholders(leaves, flatten_slots(s, slots));
+  if (o.flat) return value::list(std::move(leaves));
+  return arrange_arguments(s, slots, std::move(leaves), o.as_args_kwargs);
+}
+
+}  // namespace detail::shapes
+HOOKSCOPE_DETAIL_END_NAMESPACE

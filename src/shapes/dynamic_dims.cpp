@@ -1,0 +1,181 @@
+// Dynamic dimensions (rules C1-C3, C5, docs/input_observer_rules.md): one rank per leaf, the dims that varied or are
+// forced, their shared names and labels (well-known names from dynamic_shapes_options::known_dim_names first), and
+// the warnings. The structure they are returned in (C4) is torch_structure.cpp's.
+#include "engine_state.hpp"
+
+#include <algorithm>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail::shapes {
+
+// C1.
+void check_rank(const flat_leaf& f) {
+  const leaf_summary* l = f.summary;
+  if (!l || !l->rank_conflict_call) return;
+  std::string seen;
+  for (const shape_t& shape : l->shapes_seen) seen += (seen.empty() ? "" : ", ") + shape_text(shape);
+  throw inference_error("hookscope: all the shapes of '" + join_path(f.path) +
+                        "' must have the same rank, but call " + std::to_string(*l->rank_conflict_call) + " gave " +
+                        shape_text(l->rank_conflict_shape) + " after rank " + std::to_string(l->rank) +
+                        "; shapes seen: " + seen + (l->shapes_truncated ? ", ..." : ""));
+}
+
+// C2 (and dim_labels): a name matches the parameter or keyword (the *args name every extra position), a position
+// the positional argument or the named parameter at that place.
+bool matches(const input_key& k, const slot& s) {
+  if (k.is_position()) return (s.positional && s.position == k.position()) || s.signature_index == k.position();
+  return k.name() == s.name || (!s.path.empty() && k.name() == s.path.front());
+}
+
+namespace {
+
+// C1: every dim that varied is dynamic, and dim 0 when forced (C2); min/opt/max per dim.
+tensor_input describe(const flat_leaf& f, const leaf_summary& l, bool forced) {
+  tensor_input t;
+  t.name = join_path(f.path);
+  t.path = f.path;
+  t.dtype = l.dtype;
+  t.rank = l.rank;
+  t.shapes_seen = l.shapes_seen;
+  t.shapes_seen_truncated = l.shapes_truncated;
+  for (std::size_t d = 0; d < l.rank; ++d) {
+    const dim_summary& s = l.dims[d];
+    t.min_shape.push_back(s.min);
+    t.opt_shape.push_back(s.opt());
+    t.max_shape.push_back(s.max);
+    if (!s.varies && !(d == 0 && forced)) continue;
+    dynamic_dim dd;
+    dd.dim = d;
+    dd.label = "DYNAMIC";
+    dd.min = s.min;
+    dd.max = s.max;
+    dd.opt = s.opt();
+    dd.forced = !s.varies;
+    t.dynamic_dims.push_back(std::move(dd));
+  }
+  return t;
+}
+
+const std::string* known_label(const std::vector<known_dim_name>& known, std::string_view input, std::size_t dim) {
+  for (const known_dim_name& k : known) {
+    if (k.input == input && k.dim == dim) return &k.label;
+  }
+  return nullptr;
+}
+
+std::string label_for(const slot& s, const dynamic_dim& dd, const dynamic_shapes_options& o) {
+  if (!o.dim_labels.empty()) {
+    // The entries for this argument: by position first, by name otherwise (the reference's dict lookup).
+    bool by_position = false;
+    for (const dim_label& l : o.dim_labels) {
+      by_position = by_position || (l.input.is_position() && matches(l.input, s));
+    }
+    for (const dim_label& l : o.dim_labels) {
+      if (l.input.is_position() != by_position || !matches(l.input, s)) continue;
+      if (l.dim == dd.dim) return l.label;
+    }
+    if (!o.dim_names) return s.label_name + "_dim_" + std::to_string(dd.dim);
+  }
+  return o.dim_names ? dd.shared_name : "DYNAMIC";
+}
+
+// C3. shared_name: the automatic algorithm, always; label: explicit, automatic or "DYNAMIC" per the options.
+void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& flat,
+               const std::vector<std::size_t>& tensor_of, const std::vector<slot>& slots,
+               const dynamic_shapes_options& o) {
+  std::vector<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::string>> names;  // sequence -> name
+  const auto sequence = [&](std::size_t f, std::size_t d) {
+    const leaf_summary& l = *flat[f].summary;
+    return std::pair{l.dims[d].sequence_hash, l.observed};
+  };
+  const auto lookup = [&](std::pair<std::uint64_t, std::uint64_t> seq) -> const std::string* {
+    for (const auto& [s, n] : names) {
+      if (s == seq) return &n;
+    }
+    return nullptr;
+  };
+  for (int pass = 0; pass < 2; ++pass) {  // well-known names are seeded first
+    for (std::size_t f = 0; f < flat.size(); ++f) {
+      if (tensor_of[f] == no_tensor) continue;
+      const slot& s = slots[flat[f].slot];
+      for (dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) {
+        const std::string* known = known_label(o.known_dim_names, s.label_name, dd.dim);
+        if ((known != nullptr) != (pass == 0)) continue;
+        const auto seq = sequence(f, dd.dim);
+        const std::string* shared = lookup(seq);
+        if (known) {
+          dd.shared_name = *known;
+        } else {
+          dd.shared_name = shared ? *shared : s.label_name + "_dim_" + std::to_string(dd.dim);
+        }
+        if (!shared) names.emplace_back(seq, dd.shared_name);
+      }
+    }
+  }
+  for (std::size_t f = 0; f < flat.size(); ++f) {
+    if (tensor_of[f] == no_tensor) continue;
+    const slot& s = slots[flat[f].slot];
+    for (dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) dd.label = label_for(s, dd, o);
+  }
+}
+
+// C5.
+std::vector<std::string> warnings(const std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& flat,
+                                  const std::vector<std::size_t>& tensor_of) {
+  std::vector<std::string> out;
+  for (std::size_t f = 0; f < flat.size(); ++f) {
+    if (tensor_of[f] == no_tensor) continue;
+    const tensor_input& t = inputs[tensor_of[f]];
+    const leaf_summary& l = *flat[f].summary;
+    for (const dynamic_dim& dd : t.dynamic_dims) {
+      if (dd.only_zero_or_one()) {
+        const std::string seen = dd.min == dd.max ? std::to_string(dd.min) : "0 and 1";
+        out.push_back("hookscope: dimension " + std::to_string(dd.dim) + " of '" + t.name + "' (" + dd.label +
+                      ") is dynamic but was only seen as " + seen +
+                      ": torch.export specialises sizes 0 and 1, so record a call where it is at least 2");
+      }
+      if (l.dims[dd.dim].counts_truncated) {
+        out.push_back("hookscope: dimension " + std::to_string(dd.dim) + " of '" + t.name + "' took more than " +
+                      std::to_string(max_distinct_values) + " distinct values: its opt counts the first ones only");
+      }
+    }
+    if (t.shapes_seen_truncated) {
+      out.push_back("hookscope: '" + t.name + "' took more than " + std::to_string(max_shapes_seen) +
+                    " distinct shapes: shapes_seen lists the first ones only");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes_options& o) {
+  require_calls(s, "infer_dynamic_shapes");
+  const std::vector<slot> slots = best_slots(s);
+  check_alignment(s, slots);
+  const std::vector<flat_leaf> flat = flatten_slots(s, slots);
+  for (const flat_leaf& f : flat) check_rank(f);  // C1
+
+  std::vector<input_key> batch;
+  for (const std::string& b : o.batch_dimension_for) batch.push_back(input_key::parse(b));
+  const auto forced = [&](const slot& sl) {  // C2
+    return o.batch_dimension_for_all ||
+           std::any_of(batch.begin(), batch.end(), [&](const input_key& k) { return matches(k, sl); });
+  };
+
+  shapes_result r;
+  std::vector<std::size_t> tensor_of(flat.size(), no_tensor);
+  for (std::size_t f = 0; f < flat.size(); ++f) {
+    const leaf_summary* l = flat[f].summary;
+    if (!l || l->observed == 0) continue;
+    tensor_of[f] = r.inputs.size();
+    r.inputs.push_back(describe(flat[f], *l, forced(slots[flat[f].slot])));
+  }
+  name_dims(r.inputs, flat, tensor_of, slots, o);
+  r.warnings = warnings(r.inputs, flat, tensor_of);
+  r.root = build_root(s, slots, tensor_of);
+  return r;
+}
+
+}  // namespace detail::shapes
+HOOKSCOPE_DETAIL_END_NAMESPACE

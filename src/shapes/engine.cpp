@@ -1,0 +1,81 @@
+// shape_engine (hookscope/shapes.hpp): a thin facade over the recorded state (engine_state.hpp). Recording forwards to
+// recording.cpp and remove_inputs.cpp; inference reads the state through a const reference and changes nothing.
+// Also input_key.
+#include "engine_state.hpp"
+
+#include <charconv>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+//=== input_key ===//
+
+input_key::input_key(int position) : key_(std::size_t{0}) {
+  if (position < 0) {
+    throw inference_error("hookscope: input_key: position " + std::to_string(position) + " is negative");
+  }
+  key_ = static_cast<std::size_t>(position);
+}
+
+input_key input_key::parse(std::string_view text) {
+  std::size_t position = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, position);
+  if (!text.empty() && ec == std::errc() && ptr == end) return input_key(position);
+  return input_key(std::string(text));
+}
+
+std::string input_key::to_string() const { return is_position() ? std::to_string(position()) : name(); }
+
+//=== shape_engine ===//
+
+struct shape_engine::impl {
+  detail::shapes::recorded_state state;
+  explicit impl(engine_options o) : state(o) {}
+};
+
+shape_engine::shape_engine(engine_options options) : impl_(std::make_unique<impl>(options)) {}
+shape_engine::~shape_engine() = default;
+shape_engine::shape_engine(shape_engine&&) noexcept = default;
+shape_engine& shape_engine::operator=(shape_engine&&) noexcept = default;
+
+void shape_engine::set_parameters(parameter_list parameters) {
+  detail::shapes::set_parameters(impl_->state, std::move(parameters));
+}
+
+const parameter_list& shape_engine::parameters() const noexcept { return impl_->state.sig; }
+
+void shape_engine::value_if_missing(input_key key, value v) {
+  detail::shapes::value_if_missing(impl_->state, std::move(key), std::move(v));
+}
+
+void shape_engine::begin_recording() { detail::shapes::begin_recording(impl_->state); }
+
+bool shape_engine::add_call(call_inputs inputs) { return detail::shapes::add_call(impl_->state, std::move(inputs)); }
+
+std::size_t shape_engine::num_obs() const noexcept { return impl_->state.n_calls; }
+
+std::size_t shape_engine::remove_inputs(const std::vector<std::string>& names) {
+  return detail::shapes::remove_inputs(impl_->state, names);
+}
+
+dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& options) const {
+  const detail::shapes::recorded_state& state = impl_->state;
+  detail::shapes::shapes_result r = detail::shapes::infer_dynamic_shapes(state, options);
+  dynamic_shapes ds;
+  ds.root_ = std::move(r.root);
+  ds.inputs_ = std::move(r.inputs);
+  ds.warnings_ = std::move(r.warnings);
+  return ds;
+}
+
+value shape_engine::infer_arguments(const argument_options& options) const {
+  const detail::shapes::recorded_state& state = impl_->state;
+  return detail::shapes::infer_arguments(state, options);
+}
+
+engine_info shape_engine::info() const {
+  const detail::shapes::recorded_state& state = impl_->state;
+  return detail::shapes::info(state);
+}
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,166 @@
+// src/shapes/engine_state.hpp — private to the shape engine: the recorded state, and the functions of each rule
+// group, one file each under src/shapes/ (rule ids A1..D4: docs/input_observer_rules.md, after yobx's
+// InputObserver, yobx/torch/input_observer.py):
+//
+//   recording.cpp        A1-A7  add_call: split_kwargs, value_if_missing, ordering, the summaries, the kept calls
+//   alignment.cpp        B1-B5  the best candidate's slots, check_alignment, align; info()
+//   dynamic_dims.cpp     C1-C3, C5  ranks, the dynamic dims, their labels, the warnings
+//   torch_structure.cpp  C4     the torch.export structure of the dynamic shapes
+//   arguments.cpp        D1-D3  infer_arguments: the candidate, placeholders, the arguments' structure
+//   remove_inputs.cpp    D4     remove_inputs
+//
+// Why summaries rather than calls: the command line folds millions of records, so every rule is evaluated on data
+// whose size does not grow with the number of calls (summaries.hpp). The summaries are keyed by ARGUMENT (a
+// parameter name, or a position without a parameter), not by the best candidate's flattened slots, because the best
+// candidate may change with every call; a slot of the best candidate is mapped to its argument's summary only when
+// inferring. The same code runs whether calls are kept or not (engine_options::keep_calls), so both give identical
+// results.
+//
+// Only recording (add_call, set_parameters, value_if_missing, begin_recording, remove_inputs) changes a
+// recorded_state. Inference takes it `const` and caches nothing: infer_dynamic_shapes, infer_arguments and info
+// compute everything they need from the state each time.
+#pragma once
+
+#include "summaries.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail::shapes {
+
+inline constexpr std::size_t max_constant_sets = 16;  // distinct sets of constant keyword values
+inline constexpr std::size_t max_count_pairs = 64;    // (positional, keyword) argument counts with a kept first call
+
+/// A call the engine keeps (every one with keep_calls; else the best candidate and the first of each count pair).
+struct stored_call {
+  std::size_t index = 0;  // among the recorded calls
+  call_inputs inputs;
+  value_fields constants;
+  std::size_t leaf_count = 0;
+};
+using call_ptr = std::shared_ptr<stored_call>;
+
+struct constant_set {
+  value_fields values;
+  std::size_t first_call = 0;
+};
+
+using count_pair = std::pair<std::size_t, std::size_t>;  // (positional, keyword) argument counts of a call
+
+//=== the recorded state ===//
+
+struct recorded_state {
+  engine_options options;
+  parameter_list sig;
+  bool sig_set = false;
+  std::size_t n_named = 0;  // leading positional-or-keyword parameters: what positions name
+  std::vector<std::pair<input_key, value>> if_missing;
+
+  std::size_t n_calls = 0;
+  std::size_t limit = 0;
+
+  std::vector<key_summary> keys;
+  std::vector<constant_set> constant_sets;
+  call_ptr best;
+  std::vector<std::pair<count_pair, call_ptr>> first_by_counts;
+  std::vector<call_ptr> calls;  // keep_calls only
+
+  // Recording's own bookkeeping, which inference never reads (it uses find_position):
+  std::vector<std::size_t> position_keys;  // key of positional argument i, as far as calls went; cleared by on_signature
+  std::vector<std::size_t> kwarg_keys;     // scratch of add_call, reused by every call
+
+  explicit recorded_state(engine_options o) : options(o), limit(o.store_n_calls) {}
+
+  //--- the signature ---//
+
+  std::optional<std::size_t> signature_index(std::string_view name) const;
+  const parameter* variadic(parameter_kind kind) const;
+  /// The scalar default of a parameter (A2: None and non-scalar defaults are not kept).
+  const value* scalar_default(std::string_view name) const;
+  std::string signature_text() const;
+  /// Stable: by signature position, names outside the signature last in their order.
+  void sort_by_signature(value_fields& fields) const;
+
+  //--- the keys ---//
+
+  /// The key of a parameter name (not of a position without a parameter).
+  std::optional<std::size_t> find_name(std::string_view name) const;
+  /// The key positional argument `position` maps to, if some call created it.
+  std::optional<std::size_t> find_position(std::size_t position) const;
+};
+
+//=== recording (recording.cpp: A1-A7; remove_inputs.cpp: D4) ===//
+
+void set_parameters(recorded_state& s, parameter_list sig);
+void value_if_missing(recorded_state& s, input_key key, value v);
+void begin_recording(recorded_state& s);
+bool add_call(recorded_state& s, call_inputs&& in);
+/// Recomputes what the signature decides (n_named) and forgets position_keys.
+void on_signature(recorded_state& s);
+std::size_t call_leaf_count(const call_inputs& in);
+std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& names);
+
+//=== alignment on the best candidate (alignment.cpp: B1-B5) ===//
+
+/// A top-level argument of the best candidate, as the inference sees it.
+struct slot {
+  std::size_t key = 0;
+  bool positional = false;
+  std::size_t position = 0;                     // in the best candidate's positional arguments
+  std::optional<std::size_t> signature_index;  // a position a key "2" matches (named positional parameters)
+  std::string name;        // the parameter / keyword name; "arg<i>" for positions without a parameter
+  std::string label_name;  // the name labels are built from ("<label_name>_dim_<d>")
+  std::vector<std::string> path;  // the tensor names' first components
+  const value* best_value = nullptr;
+};
+
+/// One flattened leaf of the best candidate.
+struct flat_leaf {
+  std::size_t slot = 0;
+  const leaf_summary* summary = nullptr;  // null: no call gave this argument
+  std::vector<std::string> path;
+};
+
+/// Throws when no call was recorded.
+void require_calls(const recorded_state& s, std::string_view what);
+std::vector<slot> best_slots(const recorded_state& s);
+/// Raises the error the reference raises first (B1, B2, B4 in call order, then B5).
+void check_alignment(const recorded_state& s, const std::vector<slot>& slots);
+std::vector<flat_leaf> flatten_slots(const recorded_state& s, const std::vector<slot>& slots);
+/// The call's leaves aligned on the best candidate, none where it leaves an argument out. `strict`: a leaf count
+/// that differs from the earlier calls' is an error (B4) rather than placeholders (info() never throws).
+std::vector<value> align(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots, bool strict);
+std::string slot_text(const slot& s);
+engine_info info(const recorded_state& s);
+
+//=== dynamic shapes (dynamic_dims.cpp: C1-C3, C5; torch_structure.cpp: C4) ===//
+
+inline constexpr std::size_t no_tensor = static_cast<std::size_t>(-1);  // a flattened leaf no call gave a tensor for
+
+/// What infer_dynamic_shapes computes; shape_engine (a friend of dynamic_shapes) moves it in.
+struct shapes_result {
+  dynamic_shapes::node root;
+  std::vector<tensor_input> inputs;
+  std::vector<std::string> warnings;
+};
+
+shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes_options& o);
+/// C1: throws when the leaf was seen with two ranks.
+void check_rank(const flat_leaf& f);
+/// Whether an option's key (a name, or a position) designates this slot.
+bool matches(const input_key& k, const slot& s);
+/// C4: `tensor_of[f]` is the index in the inputs of flattened leaf f, or no_tensor.
+dynamic_shapes::node build_root(const recorded_state& s, const std::vector<slot>& slots,
+                                const std::vector<std::size_t>& tensor_of);
+
+//=== representative arguments (arguments.cpp: D1-D3) ===//
+
+value infer_arguments(const recorded_state& s, const argument_options& o);
+
+}  // namespace detail::shapes
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,270 @@
+// Recording (rules A1-A7, docs/input_observer_rules.md): the signature, value_if_missing, and add_call, which
+// splits the constant keyword values apart, applies value_if_missing, orders the keywords, updates the summaries and
+// keeps the calls the inference needs (the best candidate, the first call of each argument count pair).
+#include "engine_state.hpp"
+
+#include <algorithm>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail::shapes {
+
+//=== the signature and the keys ===//
+
+std::optional<std::size_t> recorded_state::signature_index(std::string_view name) const {
+  for (std::size_t i = 0; i < sig.size(); ++i) {
+    if (sig[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+const parameter* recorded_state::variadic(parameter_kind kind) const {
+  for (const parameter& p : sig) {
+    if (p.kind == kind) return &p;
+  }
+  return nullptr;
+}
+
+const value* recorded_state::scalar_default(std::string_view name) const {
+  for (const parameter& p : sig) {
+    if (p.name == name && p.default_value && is_scalar(*p.default_value)) return &*p.default_value;
+  }
+  return nullptr;
+}
+
+std::string recorded_state::signature_text() const {
+  std::string out = "(";
+  for (std::size_t i = 0; i < sig.size(); ++i) {
+    if (i) out += ", ";
+    out += sig[i].name;
+  }
+  return out + ")";
+}
+
+void recorded_state::sort_by_signature(value_fields& fields) const {
+  std::stable_sort(fields.begin(), fields.end(), [&](const auto& a, const auto& b) {
+    return signature_index(a.first).value_or(sig.size()) < signature_index(b.first).value_or(sig.size());
+  });
+}
+
+std::optional<std::size_t> recorded_state::find_name(std::string_view name) const {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!keys[i].position && keys[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> recorded_state::find_position(std::size_t p) const {
+  if (p < position_keys.size()) return position_keys[p];
+  if (p < n_named) return find_name(sig[p].name);
+  for (std::size_t j = 0; j < keys.size(); ++j) {
+    if (keys[j].position == p) return j;
+  }
+  return std::nullopt;
+}
+
+// A2: positions name the leading positional-or-keyword parameters.
+void on_signature(recorded_state& s) {
+  s.n_named = 0;
+  while (s.n_named < s.sig.size() && s.sig[s.n_named].kind == parameter_kind::positional_or_keyword) ++s.n_named;
+  s.position_keys.clear();
+}
+
+void set_parameters(recorded_state& s, parameter_list sig) {
+  if (s.sig_set) {
+    if (sig == s.sig) return;
+    throw inference_error("hookscope: set_signature: the signature is already set to " + s.signature_text() +
+                          " and cannot change");
+  }
+  if (s.n_calls > 0) {
+    throw inference_error("hookscope: set_signature: set the signature before adding calls");
+  }
+  s.sig = std::move(sig);
+  s.sig_set = true;
+  on_signature(s);
+}
+
+void value_if_missing(recorded_state& s, input_key key, value v) {
+  for (auto& e : s.if_missing) {
+    if (e.first == key) {
+      e.second = std::move(v);
+      return;
+    }
+  }
+  s.if_missing.emplace_back(std::move(key), std::move(v));
+}
+
+// A1: the next store_n_calls calls are kept.
+void begin_recording(recorded_state& s) {
+  const std::size_t n = s.options.store_n_calls;
+  s.limit = n > unlimited - s.n_calls ? unlimited : s.n_calls + n;
+}
+
+std::size_t call_leaf_count(const call_inputs& in) {
+  std::size_t n = 0;
+  for (const value& a : in.args) n += leaf_count(a);
+  for (const auto& kw : in.kwargs) n += leaf_count(kw.second);
+  return n;
+}
+
+namespace {
+
+std::size_t intern_name(recorded_state& s, std::string_view name) {
+  if (const auto k = s.find_name(name)) return *k;
+  s.keys.emplace_back().name = std::string(name);
+  return s.keys.size() - 1;
+}
+
+// The key of positional argument i, created (with those before it) on first use.
+std::size_t position_key(recorded_state& s, std::size_t i) {
+  while (s.position_keys.size() <= i) {
+    const std::size_t p = s.position_keys.size();
+    if (p < s.n_named) {
+      s.position_keys.push_back(intern_name(s, s.sig[p].name));
+      continue;
+    }
+    std::size_t k = s.keys.size();
+    for (std::size_t j = 0; j < s.keys.size(); ++j) {
+      if (s.keys[j].position == p) k = j;
+    }
+    if (k == s.keys.size()) s.keys.emplace_back().position = p;
+    s.position_keys.push_back(k);
+  }
+  return s.position_keys[i];
+}
+
+//=== add_call's steps ===//
+
+// A3: constant scalar keyword values apart (those equal to their default dropped), None and scalars dropped.
+value_fields split_kwargs(const recorded_state& s, call_inputs& in) {
+  value_fields constants;
+  auto& kw = in.kwargs;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < kw.size(); ++i) {
+    value& v = kw[i].second;
+    if (v.is_none()) continue;
+    if (is_scalar(v)) {
+      const value* d = s.scalar_default(kw[i].first);
+      if (d && !scalar_equal(v, *d)) constants.push_back(std::move(kw[i]));
+      continue;
+    }
+    if (out != i) kw[out] = std::move(kw[i]);
+    ++out;
+  }
+  kw.resize(out, {std::string(), value()});
+  if (constants.size() > 1) s.sort_by_signature(constants);
+  return constants;
+}
+
+bool given_by_position(const recorded_state& s, const call_inputs& in, std::string_view name) {
+  const auto i = s.signature_index(name);
+  return i && *i < s.n_named && *i < in.args.size();
+}
+
+void apply_missing_position(const recorded_state& s, call_inputs& in, std::size_t k, const value& v) {
+  if (k >= s.sig.size()) {
+    throw inference_error("hookscope: value_if_missing position " + std::to_string(k) +
+                          " is beyond the observed signature " + s.signature_text());
+  }
+  if (k >= in.args.size()) {
+    throw inference_error("hookscope: value_if_missing position " + std::to_string(k) +
+                          " is not given in this call: only " + std::to_string(in.args.size()) +
+                          " positional arguments were given (signature " + s.signature_text() + ")");
+  }
+  in.args[k] = v;
+}
+
+// A4: by name, inserted when absent (and not given by position); by position, replaced unconditionally.
+void apply_if_missing(const recorded_state& s, call_inputs& in) {
+  for (const auto& [key, v] : s.if_missing) {
+    if (key.is_position()) {
+      apply_missing_position(s, in, key.position(), v);
+      continue;
+    }
+    const std::string& name = key.name();
+    const bool given = std::any_of(in.kwargs.begin(), in.kwargs.end(), [&](const auto& f) { return f.first == name; });
+    if (given || given_by_position(s, in, name)) continue;
+    if (!s.signature_index(name) && !s.variadic(parameter_kind::var_keyword)) {
+      throw inference_error("hookscope: unexpected keyword argument '" + name +
+                            "' provided as a value_if_missing input for a function that does not accept it; every "
+                            "value_if_missing key must be in the observed signature " + s.signature_text());
+    }
+    in.kwargs.emplace_back(name, v);
+  }
+}
+
+// A5: keyword arguments in signature order, the others (absorbed by **kwargs) after them in call order.
+void order_kwargs(recorded_state& s, call_inputs& in) {
+  s.kwarg_keys.clear();
+  bool sorted = true;
+  std::size_t previous = 0;
+  for (const auto& [name, v] : in.kwargs) {
+    const std::size_t k = s.signature_index(name).value_or(s.sig.size());
+    sorted = sorted && k >= previous;
+    previous = k;
+  }
+  if (!sorted) s.sort_by_signature(in.kwargs);
+  for (const auto& [name, v] : in.kwargs) s.kwarg_keys.push_back(intern_name(s, name));
+}
+
+// A6: an argument given twice in one call is an error (rather than two summaries of one argument).
+void check_names(recorded_state& s, const call_inputs& in) {
+  const std::size_t stamp = s.n_calls + 1;
+  for (std::size_t i = 0; i < in.args.size(); ++i) s.keys[position_key(s, i)].stamp = stamp;
+  for (std::size_t j = 0; j < in.kwargs.size(); ++j) {
+    key_summary& k = s.keys[s.kwarg_keys[j]];
+    if (k.stamp == stamp) {
+      throw inference_error("hookscope: argument '" + k.name +
+                            "' is given twice in one call (by position and by name, or twice by name)");
+    }
+    k.stamp = stamp;
+  }
+}
+
+// A6: every argument's summary, and the distinct constant sets (for B2).
+void summarise(recorded_state& s, const call_inputs& in, const value_fields& constants) {
+  const std::size_t call = s.n_calls;
+  for (std::size_t i = 0; i < in.args.size(); ++i) s.keys[position_key(s, i)].observe(in.args[i], call);
+  for (std::size_t j = 0; j < in.kwargs.size(); ++j) {
+    key_summary& k = s.keys[s.kwarg_keys[j]];
+    if (!k.first_kwarg_call) k.first_kwarg_call = call;
+    k.observe(in.kwargs[j].second, call);
+  }
+  for (const auto& c : constants) ++s.keys[intern_name(s, c.first)].constant_present;
+  for (const constant_set& set : s.constant_sets) {
+    if (constants_equal(set.values, constants)) return;
+  }
+  if (s.constant_sets.size() < max_constant_sets) s.constant_sets.push_back({constants, call});
+  // Beyond the bound, two distinct sets are already known: the error is reported from those (earlier) calls.
+}
+
+// A7 (first call with the strictly largest leaf count) and D1 (first call with the best's argument counts).
+void keep(recorded_state& s, call_inputs&& in, value_fields&& constants, std::size_t leaves) {
+  const bool new_best = !s.best || leaves > s.best->leaf_count;
+  const count_pair counts{in.args.size(), in.kwargs.size()};
+  const bool new_counts =
+      s.first_by_counts.size() < max_count_pairs &&
+      std::none_of(s.first_by_counts.begin(), s.first_by_counts.end(), [&](const auto& e) { return e.first == counts; });
+  if (!new_best && !new_counts && !s.options.keep_calls) return;
+  auto call = std::make_shared<stored_call>(stored_call{s.n_calls, std::move(in), std::move(constants), leaves});
+  if (new_best) s.best = call;
+  if (new_counts) s.first_by_counts.emplace_back(counts, call);
+  if (s.options.keep_calls) s.calls.push_back(std::move(call));
+}
+
+}  // namespace
+
+bool add_call(recorded_state& s, call_inputs&& in) {
+  if (s.n_calls >= s.limit) return false;  // A1
+  value_fields constants = split_kwargs(s, in);
+  apply_if_missing(s, in);
+  order_kwargs(s, in);
+  check_names(s, in);
+  const std::size_t leaves = call_leaf_count(in);
+  summarise(s, in, constants);
+  keep(s, std::move(in), std::move(constants), leaves);
+  ++s.n_calls;
+  return true;
+}
+
+}  // namespace detail::shapes
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,71 @@
+// src/shapes/summaries.hpp — private to the shape engine: what the engine keeps of the recorded calls, in constant
+// memory whatever their number — per top-level argument (key_summary), per flattened leaf of it (leaf_summary), per
+// dimension of a leaf (dim_summary). Every rule is evaluated on these (rule ids: docs/input_observer_rules.md).
+#pragma once
+
+#include "values.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail::shapes {
+
+//=== limits of the summaries (memory stays constant whatever the number of calls) ===//
+
+inline constexpr std::size_t max_shapes_seen = 16;        // distinct shapes kept per tensor input
+inline constexpr std::size_t max_distinct_values = 4096;  // distinct sizes counted per dimension (for opt)
+
+/// One dimension of a leaf, over the calls that give it a tensor of the leaf's rank.
+struct dim_summary {
+  std::int64_t first = 0;
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+  bool varies = false;
+  bool counts_truncated = false;
+  std::uint64_t sequence_hash = 0;  // of the values in call order: equal sequences share a name (rule C3)
+  std::vector<std::pair<std::int64_t, std::uint64_t>> counts;  // value -> calls, ascending value
+
+  /// The most frequent value, the smallest on a tie (counts are in ascending value order).
+  std::int64_t opt() const noexcept;
+};
+
+/// One flattened leaf of an argument, over the calls that give the argument.
+struct leaf_summary {
+  std::uint64_t observed = 0;  // tensors of the first rank seen
+  std::size_t rank = 0;
+  hookscope::dtype dtype = hookscope::dtype::float32;
+  std::vector<dim_summary> dims;
+  std::vector<shape_t> shapes_seen;
+  bool shapes_truncated = false;
+  std::optional<std::size_t> rank_conflict_call;  // first call with another rank (rule C1)
+  shape_t rank_conflict_shape;
+  bool has_tensor = false;
+  tensor_spec last_tensor;          // for the placeholders of infer_arguments (rule D2)
+  std::optional<value> last_other;  // last non-tensor, non-none value
+};
+
+/// One top-level argument: a parameter name (given by position or by keyword), or a position without a parameter.
+struct key_summary {
+  std::string name;                      // empty for a position
+  std::optional<std::size_t> position;   // set for a position without a parameter of its own
+  std::uint64_t present = 0;             // calls giving it at all (remove_inputs counts them)
+  std::uint64_t constant_present = 0;    // calls giving it as a constant keyword value
+  std::uint64_t provided = 0;            // calls giving it with a truthy value (rule B4)
+  std::size_t leaf_count = 0;            // of the first call providing it
+  std::optional<std::pair<std::size_t, std::size_t>> count_conflict;  // (call, leaves) of the first mismatch
+  std::optional<std::size_t> first_kwarg_call;                        // first call naming it as a keyword (B1)
+  std::vector<leaf_summary> leaves;
+  std::size_t stamp = 0;  // call number + 1 when last seen in a call: catches an argument given twice
+
+  /// One call's value for the argument: the counts, and every leaf's and dimension's summary (rules A6, B4, C1).
+  /// The leaves and dimensions are observed by functions local to summaries.cpp, which the compiler inlines here.
+  void observe(const value& v, std::size_t call);
+};
+
+}  // namespace detail::shapes
+HOOKSCOPE_DETAIL_END_NAMESPACE

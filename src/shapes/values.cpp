@@ -1,0 +1,113 @@
+// The engine's view of value kinds (values.hpp): the only switches over value::kind in the shape engine.
+#include "values.hpp"
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail::shapes {
+
+bool is_scalar(const value& v) noexcept {
+  const auto k = v.type();
+  return k == value::kind::integer || k == value::kind::floating || k == value::kind::boolean ||
+         k == value::kind::string;
+}
+
+bool truthy(const value& v) {
+  switch (v.type()) {
+    case value::kind::none: return false;
+    case value::kind::tensor: return true;
+    case value::kind::integer: return v.as_int() != 0;
+    case value::kind::floating: return v.as_float() != 0.0;
+    case value::kind::boolean: return v.as_bool();
+    case value::kind::string: return !v.as_string().empty();
+    case value::kind::tuple:
+    case value::kind::list: return !v.items().empty();
+    case value::kind::dict:
+    case value::kind::structure: return !v.fields().empty();
+  }
+  return false;
+}
+
+namespace {
+
+double numeric(const value& v) {
+  switch (v.type()) {
+    case value::kind::integer: return static_cast<double>(v.as_int());
+    case value::kind::boolean: return v.as_bool() ? 1.0 : 0.0;
+    default: return v.as_float();
+  }
+}
+
+std::string scalar_text(const value& v) {
+  switch (v.type()) {
+    case value::kind::string: return "'" + v.as_string() + "'";
+    case value::kind::boolean: return v.as_bool() ? "true" : "false";
+    case value::kind::integer: return std::to_string(v.as_int());
+    default: return to_json(v);
+  }
+}
+
+}  // namespace
+
+bool scalar_equal(const value& a, const value& b) {
+  const bool a_str = a.type() == value::kind::string, b_str = b.type() == value::kind::string;
+  if (a_str || b_str) return a_str && b_str && a.as_string() == b.as_string();
+  if (a.type() != value::kind::floating && b.type() != value::kind::floating) {
+    const auto as_i = [](const value& v) { return v.type() == value::kind::integer ? v.as_int() : std::int64_t{v.as_bool()}; };
+    return as_i(a) == as_i(b);
+  }
+  return numeric(a) == numeric(b);
+}
+
+bool constants_equal(const value_fields& a, const value_fields& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].first != b[i].first || !scalar_equal(a[i].second, b[i].second)) return false;
+  }
+  return true;
+}
+
+std::string constants_text(const value_fields& constants) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < constants.size(); ++i) {
+    if (i) out += ", ";
+    out += constants[i].first + ": " + scalar_text(constants[i].second);
+  }
+  return out + "}";
+}
+
+value with_children(const value& like, std::vector<value> children) {
+  switch (like.type()) {
+    case value::kind::tuple: return value::tuple(std::move(children));
+    case value::kind::list: return value::list(std::move(children));
+    case value::kind::dict:
+    case value::kind::structure: {
+      value_fields fields;
+      fields.reserve(children.size());
+      for (std::size_t i = 0; i < children.size(); ++i) fields.emplace_back(like.fields()[i].first, std::move(children[i]));
+      return like.type() == value::kind::dict ? value::dict(std::move(fields))
+                                              : value::structure(like.struct_name(), std::move(fields));
+    }
+    default: return like;  // a leaf has no children
+  }
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  if (shape.empty()) return "[]";
+  std::string out;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (d) out += 'x';
+    out += std::to_string(shape[d]);
+  }
+  return out;
+}
+
+std::string join_path(const std::vector<std::string>& path) {
+  std::string out;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (i) out += '.';
+    out += path[i];
+  }
+  return out;
+}
+
+}  // namespace detail::shapes
+HOOKSCOPE_DETAIL_END_NAMESPACE
