@@ -97,7 +97,7 @@ TEST_CASE("input_observer::record") {
     hookscope::input_observer obs;
     auto rec = obs.record(llm::forward);
     CHECK_THROWS_WITH(obs.record(llm::other),
-                      "hookscope: input_observer: already recording 'forward', cannot also record 'other' (use one "
+                      "hookscope: input_observer: already recording 'llm::forward', cannot also record 'llm::other' (use one "
                       "observer per function)");
   }
 }
@@ -116,14 +116,14 @@ TEST_CASE("input_observer::value_if_missing") {
     hookscope::input_observer obs;
     obs.value_if_missing(4, tensor_spec{{0}, dtype::float32});
     CHECK_THROWS_WITH(obs.record(llm::forward),
-                      "hookscope: input_observer::value_if_missing: position 4 is out of the signature of 'forward', "
+                      "hookscope: input_observer::value_if_missing: position 4 is out of the signature of 'llm::forward', "
                       "which has 4 parameters");
   }
   SECTION("an unknown name is an error when recording starts") {
     hookscope::input_observer obs;
     obs.value_if_missing("pixel_value", tensor_spec{{0}, dtype::float32});
     CHECK_THROWS_WITH(obs.record(llm::forward),
-                      "hookscope: input_observer::value_if_missing: 'pixel_value' is not a parameter of 'forward'");
+                      "hookscope: input_observer::value_if_missing: 'pixel_value' is not a parameter of 'llm::forward'");
   }
   SECTION("without it, the image-only-at-prefill calls cannot be aligned") {
     hookscope::input_observer obs;

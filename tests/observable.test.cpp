@@ -107,15 +107,54 @@ TEST_CASE("observable call operator has the function's signature") {
 
 TEST_CASE("observable::info") {
   const hookscope::function_info& info = passes::lower.info;
-  CHECK(info.name == "lower");
+  CHECK(info.name == "passes::lower");  // qualified with the namespace the annotation is in
   REQUIRE(info.param_names.size() == 2);
   CHECK(info.param_names[0] == "gm");
   CHECK(info.param_names[1] == "settings");
   CHECK(info.signature.find("passes::graph") != std::string_view::npos);
   CHECK(info.signature.find("passes::settings") != std::string_view::npos);
-  CHECK(info.file.ends_with("observable.test.cpp"));
+  CHECK(info.file == "observable.test.cpp");  // the file's name: the type must not depend on the include path
   CHECK(info.line > 0);
   CHECK(shapes::rectangle_area.info.param_names.size() == 2);
+  CHECK(shapes::rectangle_area.info.name == "shapes::rectangle_area");
+  CHECK(model::forward_observable::info.name == "model::forward");
+  CHECK(model_vocab.info.name == "model_vocab");  // the global namespace adds nothing
+}
+
+TEST_CASE("observable parameter names are checked at compile time") {
+  // Each problem is a static_assert of its own in the annotation (tests/compile_fail/observable_*.cpp).
+  using hookscope::detail::check_names;
+  using problem = hookscope::detail::names_problem;
+  STATIC_REQUIRE(check_names("", 0) == problem::none);
+  STATIC_REQUIRE(check_names(" gm , settings ", 2) == problem::none);
+  STATIC_REQUIRE(check_names("_x9, y_", 2) == problem::none);
+  STATIC_REQUIRE(check_names("ab, a", 2) == problem::none);
+  STATIC_REQUIRE(check_names("a, a", 2) == problem::duplicate);
+  STATIC_REQUIRE(check_names("a, ", 2) == problem::empty);
+  STATIC_REQUIRE(check_names(", b", 2) == problem::empty);
+  STATIC_REQUIRE(check_names("int a, b", 2) == problem::not_identifier);
+  STATIC_REQUIRE(check_names("1a", 1) == problem::not_identifier);
+  STATIC_REQUIRE(check_names("a, b = 3", 2) == problem::default_argument);
+  STATIC_REQUIRE(check_names("a, b", 3) == problem::count);
+  STATIC_REQUIRE(check_names("", 1) == problem::count);
+}
+
+TEST_CASE("observable observers are subscribe-only") {
+  using context = std::remove_cvref_t<decltype(passes::lower)>::context_type;
+  STATIC_REQUIRE(
+      std::is_same_v<std::remove_cvref_t<decltype(passes::lower.observers.pre)>, hookscope::observer_view<context>>);
+  STATIC_REQUIRE(std::is_same_v<std::remove_cvref_t<decltype(model::forward_observers().post)>,
+                                hookscope::observer_view<model::forward_observable::context_type>>);
+  // Firing is the observable's own (tests/compile_fail/observers_pre_observe.cpp, call_context_construct.cpp);
+  // its context is also the call's erased_call.
+  STATIC_REQUIRE(std::is_base_of_v<hookscope::erased_call, context>);
+  STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<context>);
+  auto sub = passes::lower.observers.pre.add([](const auto&) {});
+  CHECK(passes::lower.observers.pre.has_callbacks() == hookscope::hooks_enabled);
+  CHECK_FALSE(passes::lower.observers.post.has_callbacks());
+  const hookscope::callback_id id = sub.release();
+  CHECK(passes::lower.observers.pre.remove(id) == hookscope::hooks_enabled);
+  CHECK_FALSE(passes::lower.observers.pre.has_callbacks());
 }
 
 #if HOOKSCOPE_ENABLED
@@ -125,7 +164,7 @@ TEST_CASE("observable pre and post callbacks") {
   auto pre = passes::lower.observers.pre.add([&](const auto& ctx) {
     CHECK_FALSE(ctx.is_post());
     CHECK(ctx.return_value() == nullptr);
-    CHECK(ctx.function().name == "lower");
+    CHECK(ctx.function().name == "passes::lower");
     events.push_back("pre " + std::to_string(ctx.template arg<0>().nodes.size()) + " " +
                      std::to_string(ctx.template arg<"settings">().level));
   });
@@ -146,6 +185,15 @@ TEST_CASE("observable pre and post callbacks") {
     auto typed = passes::lower.observers.pre.add([&](const context& ctx) { seen = std::get<1>(ctx.args()).level; });
     passes::lower(g, passes::settings{9});
     CHECK(seen == 9);
+  }
+  SECTION("a typed context is also the call's erased_call") {
+    std::string formatted;
+    auto erased = passes::lower.observers.pre.add([&](const auto& ctx) {
+      const hookscope::erased_call& call = ctx;
+      formatted = std::string(call.arg_name(1)) + "=" + call.format_arg(1);
+    });
+    passes::lower(g, passes::settings{9});
+    CHECK(formatted == "settings=<passes::settings>");
   }
   SECTION("the callbacks end with their subscriptions") {
     pre.reset();

@@ -45,6 +45,13 @@ struct settings {
   int level = 0;
 };
 
+}  // namespace readme
+
+// The annotations at global scope, as in the README: registry names are qualified by the enclosing namespace
+// ("passes::lower") or class ("model::forward").
+using readme::graph;
+using readme::settings;
+
 // [snippet: observable_declare]
 namespace passes {
 namespace impl {
@@ -66,6 +73,8 @@ class model {
   HOOKSCOPE_OBSERVABLE_METHOD(model, forward, forward_impl, input_ids, attention_mask);
 };
 // [/snippet]
+
+namespace readme {
 
 namespace vendor {  // a library you cannot annotate
 inline int compile_module(int graph_id, double budget) { return graph_id + static_cast<int>(budget); }
@@ -246,7 +255,7 @@ TEST_CASE("README: the registry") {
   for (const hookscope::function_info& f : hookscope::registry()) {
     std::printf("%.*s: %.*s\n", int(f.name.size()), f.name.data(), int(f.signature.size()), f.signature.data());
   }
-  const hookscope::function_info* lower = hookscope::find_observable("lower");  // by name only: no types needed
+  const hookscope::function_info* lower = hookscope::find_observable("passes::lower");  // by name: no types needed
   auto sub = lower->pre().add([&](const hookscope::erased_call& call) {
     std::string line(call.function().name);
     for (std::size_t i = 0; i < call.arg_count(); ++i) {
@@ -256,7 +265,7 @@ TEST_CASE("README: the registry") {
   });
   passes::lower(graph{{1, 2}}, settings{0});
   // [/snippet]
-  CHECK(lines == std::vector<std::string>{"lower gm=<readme::graph> settings=<readme::settings>"});
+  CHECK(lines == std::vector<std::string>{"passes::lower gm=<readme::graph> settings=<readme::settings>"});
 }
 
 TEST_CASE("README: capture") {

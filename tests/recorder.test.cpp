@@ -76,7 +76,7 @@ TEST_CASE("call_recorder records arguments by name, result and latency") {
   CHECK(*calls[0].result == value(tensor_spec{{1, 7, 32}, dtype::float32}));
   CHECK_FALSE(calls[0].threw);
   CHECK(calls[0].latency_ns.value() >= 0);
-  CHECK(rec.function().name == "forward");
+  CHECK(rec.function().name == "llm::forward");
 }
 
 TEST_CASE("call_recorder store_n_calls") {
@@ -191,11 +191,11 @@ TEST_CASE("call_recorder::write_jsonl") {
   CHECK_THROWS_AS(llm::forward(tensor_spec{{}, dtype::int64}, std::nullopt, true), std::invalid_argument);
   const std::string text = without_latencies(rec.to_jsonl());
   CHECK(text ==
-        R"({"function":"forward","signature":[{"name":"input_ids"},{"name":"attention_mask"},{"name":"use_cache"}],)"
+        R"({"function":"llm::forward","signature":[{"name":"input_ids"},{"name":"attention_mask"},{"name":"use_cache"}],)"
         R"("args":[],"kwargs":[["input_ids",{"shape":[1,7],"dtype":"int64"}],["attention_mask",null],)"
         R"(["use_cache",{"bool":true}]],"result":{"shape":[1,7,32],"dtype":"float32"},"latency_ns":N})"
         "\n"
-        R"({"function":"forward","args":[],"kwargs":[["input_ids",{"shape":[],"dtype":"int64"}],)"
+        R"({"function":"llm::forward","args":[],"kwargs":[["input_ids",{"shape":[],"dtype":"int64"}],)"
         R"(["attention_mask",null],["use_cache",{"bool":true}]],"threw":true,"latency_ns":N})"
         "\n");
 

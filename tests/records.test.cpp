@@ -456,7 +456,7 @@ TEST_CASE("to_record_line") {
     call_record r;
     std::string written;
     REQUIRE(reader.next(r));
-    CHECK(r.function == "embed");
+    CHECK(r.function == "llm::embed");
     CHECK(r.parameters == hookscope::parameter_list{{"input_ids", parameter_kind::positional_or_keyword, std::nullopt},
                                               {"attention_mask", parameter_kind::positional_or_keyword, std::nullopt},
                                               {"layer", parameter_kind::positional_or_keyword, std::nullopt}});

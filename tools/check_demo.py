@@ -125,7 +125,7 @@ def check_records(lines, hooks):
     require(lines[start].strip().startswith("3 calls recorded of 4"), "the recorder kept 3 calls of 4")
     records = [json.loads(line) for line in lines[start + 1:start + 3]]
     for r in records:
-        require(r["function"] == "model::forward", f"record of model::forward, got {r['function']!r}")
+        require(r["function"] == "tiny_llm::model::forward", f"record of tiny_llm::model::forward, got {r['function']!r}")
         require([k for k, _ in r["kwargs"]] == FORWARD_PARAMS, f"kwargs named {FORWARD_PARAMS}")
         require(r["args"] == [] and isinstance(r["latency_ns"], int), "no positional args, an integer latency")
         require(r["result"]["dtype"] == "float32", "the logits are recorded as the result")
@@ -164,14 +164,14 @@ def check_demo(program, hooks):
 
 def check_trace(program, hooks):
     env = dict(os.environ)
-    env.setdefault("HOOKSCOPE_TRACE", "fold_constants,eliminate_*")
+    env.setdefault("HOOKSCOPE_TRACE", "passes::fold_constants,passes::eliminate_*")
     done = run([program], env)
     traced = [line for line in done.stderr.splitlines() if line.startswith("hookscope: trace: ")]
     want = [] if not hooks else [
-        "hookscope: trace: fold_constants(graph=graph(9 ops))",
-        "hookscope: trace: fold_constants returned graph(9 ops)",
-        "hookscope: trace: eliminate_dead_code(graph=graph(9 ops))",
-        "hookscope: trace: eliminate_dead_code returned graph(5 ops)",
+        "hookscope: trace: passes::fold_constants(graph=graph(9 ops))",
+        "hookscope: trace: passes::fold_constants returned graph(9 ops)",
+        "hookscope: trace: passes::eliminate_dead_code(graph=graph(9 ops))",
+        "hookscope: trace: passes::eliminate_dead_code returned graph(5 ops)",
     ] * 2  # the program lowers twice: once observed by its own callbacks, once not; the trace sees both
     require(traced == want, "trace lines (HOOKSCOPE_TRACE=%s)\n  expected %s\n  got      %s"
             % (env["HOOKSCOPE_TRACE"], want, traced))

@@ -69,6 +69,17 @@ def check_identical(root, cxx, tmp):
         if plain != observed:
             fail(f"observed_{name} differs from plain_{name}:\n  plain:    {plain}\n  observed: {observed}")
         print(f"ok: observed_{name} compiles to the {len(plain)} instructions of plain_{name}")
+    # Nothing but the plain calls is instantiated: no observer, function_info, name or hook of an annotation
+    # reaches the object file (names and parameter names would be strings in it).
+    defined = sh(["nm", "-C", "--defined-only", str(obj)]).stdout
+    leftover = [line for line in defined.splitlines() if "hookscope" in line]
+    if leftover:
+        fail("the disabled callers.cpp defines hookscope symbols:\n  " + "\n  ".join(leftover))
+    text = sh(["strings", "-a", str(obj)]).stdout
+    for marker in ("tokens", "factor", "model::run"):
+        if re.search(rf"\b{re.escape(marker)}\b", text):
+            fail(f"the string {marker!r} of an annotation remains in the disabled callers.o")
+    print("ok: the disabled callers.o holds no hookscope symbol and no annotation's name or parameter")
 
 
 def check_nothing_left(root, cxx, tmp):

@@ -1,7 +1,7 @@
 // Integration tests that assert on a compiler's internal state through its hooks (the Torch-TensorRT
 // story): the passes of a toy lowering pipeline are observable functions; a test attaches pre/post
 // callbacks for one lowering, reads each pass's graph by name, and checks what the pass promised.
-// Run with HOOKSCOPE_TRACE=fold_constants,eliminate_* to see the same passes traced without any callback.
+// Run with HOOKSCOPE_TRACE=passes::fold_constants,passes::eliminate_* to see the same passes traced without any callback.
 #include <hookscope/observable.hpp>
 
 #include <algorithm>
@@ -248,9 +248,9 @@ void test_lowering() {
   (void)passes::lower(input);  // a lowering outside the scope: unobserved
 
   std::puts("\nchecked through the hooks:");
-  check("fold_constants", fold, "no arithmetic op left with only constant inputs");
-  check("eliminate_dead_code", dce, "every op left feeds the output");
-  check("fuse_multiply_add", fuse, "no mul left whose only user is an add");
+  check("passes::fold_constants", fold, "no arithmetic op left with only constant inputs");
+  check("passes::eliminate_dead_code", dce, "every op left feeds the output");
+  check("passes::fuse_multiply_add", fuse, "no mul left whose only user is an add");
   expect(fold.ops_after <= fold.ops_before && dce.ops_after < dce.ops_before && fuse.ops_after < fuse.ops_before,
          "no pass grew the graph; dead-code elimination and fusion shrank it");
   expect(fold.calls + dce.calls + fuse.calls == 3, "the lowering outside the scope was not observed");

@@ -6,8 +6,8 @@ program=$1 shapes=$2 hooks=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-echo "\$ HOOKSCOPE_RECORD='encode=calls.jsonl' $(basename "$program")"
-HOOKSCOPE_RECORD="encode=$dir/calls.jsonl" "$program"
+echo "\$ HOOKSCOPE_RECORD='service::encode=calls.jsonl' $(basename "$program")"
+HOOKSCOPE_RECORD="service::encode=$dir/calls.jsonl" "$program"
 if [ "$hooks" != 1 ]; then
   # Built with -Dhooks=false: nothing is observed, so nothing may be recorded.
   [ ! -e "$dir/calls.jsonl" ] || { echo "FAILED: hooks are compiled out but a record file was written"; exit 1; }

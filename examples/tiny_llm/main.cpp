@@ -151,7 +151,7 @@ void print_header(const model& m) {
   std::printf("hookscope demo: a tiny LLM observed (hooks %s)\n", hookscope::hooks_enabled ? "enabled" : "compiled out");
   std::printf("model: %d layers, hidden %d, %d heads, vocab %d, image = %d patch tokens; weights from seed %u\n",
               c.layers, c.hidden, c.heads, c.vocab, c.patches(), c.seed);
-  if (const hookscope::function_info* f = hookscope::find_observable("model::forward")) {
+  if (const hookscope::function_info* f = hookscope::find_observable("tiny_llm::model::forward")) {
     std::printf("observable: %.*s(", int(f->name.size()), f->name.data());
     for (std::size_t i = 0; i < f->param_names.size(); ++i) {
       std::printf("%s%.*s", i == 0 ? "" : ", ", int(f->param_names[i].size()), f->param_names[i].data());

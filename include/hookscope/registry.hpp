@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <exception>
 #include <iterator>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -60,22 +61,40 @@ class function_info {
   const function_info* next_ = nullptr;
 };
 
-/// One call as the registry's type-erased callbacks see it.
+namespace detail {
+
+/// How to format and capture one parameter or result type, whatever function it belongs to: one table per
+/// type, shared by every observable with a parameter of that type (hookscope/detail/value_ops.hpp makes them).
+struct value_ops {
+  std::string (*format)(const void* object);
+  /// Null when the type cannot be captured; `options` points to a capture_options, or is null for the defaults.
+  value (*capture)(const void* object, const void* options);
+};
+
+/// The value_ops of one parameter list and result, shared by the observables of one signature.
+struct call_ops {
+  const value_ops* const* args;  // one per parameter
+  const value_ops* result;       // null for void
+  bool args_capturable;
+};
+
+struct call_access;
+
+/// Only hookscope makes calls (call_access gives out keys): users receive them, never construct them.
+class call_key {
+  friend struct call_access;
+  call_key() = default;
+};
+
+}  // namespace detail
+
+/// One call as the registry's type-erased callbacks see it; the typed `call_context` of an observable is one too.
+///
+/// Only observables make them: callbacks receive them by const reference for the duration of a call.
 class erased_call {
  public:
-  /// How to format the arguments and result of one kind of call; made by the observable.
-  struct formatters {
-    std::string (*arg)(const void* call, std::size_t index);
-    std::string (*return_value)(const void* call);
-    /// Null when a parameter type cannot be captured.
-    value_fields (*capture_args)(const void* call);
-    /// Nothing for void and uncapturable results, before the call and when it threw.
-    std::optional<value> (*capture_return_value)(const void* call);
-  };
-
-  erased_call(const function_info& f, const void* call, const formatters& fmt, bool post,
-              std::exception_ptr exception) noexcept
-      : function_(&f), call_(call), fmt_(&fmt), post_(post), exception_(std::move(exception)) {}
+  erased_call(const erased_call&) = delete;
+  erased_call& operator=(const erased_call&) = delete;
 
   const function_info& function() const noexcept { return *function_; }
   std::size_t arg_count() const noexcept { return function_->param_names.size(); }
@@ -84,35 +103,62 @@ class erased_call {
     return i < arg_count() ? function_->param_names[i] : std::string_view{};
   }
   /// Argument `i` as text: via `operator<<` or a known type, else "<type>"; "" when `i` is out of range.
-  std::string format_arg(std::size_t i) const { return i < arg_count() ? fmt_->arg(call_, i) : std::string{}; }
+  std::string format_arg(std::size_t i) const {
+    return i < arg_count() ? ops_->args[i]->format(args_[i]) : std::string{};
+  }
   /// The result as text in post callbacks; "" before the call, for void, and when the call threw.
-  std::string format_return_value() const { return post_ ? fmt_->return_value(call_) : std::string{}; }
+  std::string format_return_value() const {
+    return post_ && result_ != nullptr ? ops_->result->format(result_) : std::string{};
+  }
   /// True when every parameter type can be captured (hookscope::capturable), so capture_args() works.
-  bool can_capture_args() const noexcept { return fmt_->capture_args != nullptr; }
+  bool can_capture_args() const noexcept { return ops_->args_capturable; }
   /// Every argument captured, named by the annotation; throws value_error when !can_capture_args().
-  value_fields capture_args() const {
+  value_fields capture_args() const { return capture_args_with(nullptr); }
+  /// The captured result in post callbacks; nothing for void and uncapturable results, and when the call threw.
+  std::optional<value> capture_return_value() const {
+    if (!post_ || exception() || result_ == nullptr || ops_->result->capture == nullptr) return std::nullopt;
+    return ops_->result->capture(result_, nullptr);
+  }
+  bool is_post() const noexcept { return post_; }
+  /// Identifies the call: the same for its pre and post callbacks, unique among the calls in flight.
+  const void* call_id() const noexcept { return this; }
+  /// The exception the call threw (post callbacks only), else null.
+  const std::exception_ptr& exception() const noexcept {
+    return *std::launder(reinterpret_cast<const std::exception_ptr*>(exception_));
+  }
+
+ protected:
+  erased_call(detail::call_key, const function_info& f, const detail::call_ops& ops, const void* const* args) noexcept
+      : function_(&f), ops_(&ops), args_(args) {
+    ::new (static_cast<void*>(exception_)) std::exception_ptr();
+  }
+  // Trivial, so that an observed call needs no cleanup of its own: the exception is only ever held while the
+  // post callbacks of a call that threw run, and reset before it propagates (detail::begin_observed).
+  ~erased_call() = default;
+
+ private:
+  friend struct detail::call_access;
+
+  /// `options`: a capture_options, or null for the defaults.
+  value_fields capture_args_with(const void* options) const {
     if (!can_capture_args()) {
       throw value_error("hookscope: erased_call::capture_args: a parameter type of '" + std::string(function_->name) +
                         "' cannot be captured (see hookscope::capturable)");
     }
-    return fmt_->capture_args(call_);
+    value_fields kwargs;
+    kwargs.reserve(arg_count());
+    for (std::size_t i = 0; i < arg_count(); ++i) {
+      kwargs.emplace_back(std::string(function_->param_names[i]), ops_->args[i]->capture(args_[i], options));
+    }
+    return kwargs;
   }
-  /// The captured result in post callbacks; nothing for void and uncapturable results, and when the call threw.
-  std::optional<value> capture_return_value() const {
-    return post_ && !exception_ ? fmt_->capture_return_value(call_) : std::nullopt;
-  }
-  bool is_post() const noexcept { return post_; }
-  /// Identifies the call: the same for its pre and post callbacks, unique among the calls in flight.
-  const void* call_id() const noexcept { return call_; }
-  /// The exception the call threw (post callbacks only), else null.
-  const std::exception_ptr& exception() const noexcept { return exception_; }
 
- private:
   const function_info* function_;
-  const void* call_;
-  const formatters* fmt_;
-  bool post_;
-  std::exception_ptr exception_;
+  const detail::call_ops* ops_;
+  const void* const* args_;      // the address of every argument
+  const void* result_ = nullptr;  // the address of the result, in post callbacks of a call that returned
+  alignas(std::exception_ptr) unsigned char exception_[sizeof(std::exception_ptr)];  // a null one but then
+  bool post_ = false;
 };
 
 namespace detail {

@@ -71,14 +71,185 @@ constexpr std::size_t index_of(const std::array<std::string_view, N>& names, std
   return N;
 }
 
-/// A readable name of T, read off the compiler's pretty function name (GCC and Clang).
+/// A readable name of T as the compiler's pretty function name spells it (GCC and Clang). (Plain index loops:
+/// this runs at compile time for every annotation, and constant evaluation of string_view calls is slow.)
+template <class T>
+constexpr std::string_view raw_type_name() noexcept {
+  const char* p = __PRETTY_FUNCTION__;
+  std::size_t n = sizeof(__PRETTY_FUNCTION__) - 1;
+  std::size_t start = 0;
+  while (start + 4 <= n && !(p[start] == 'T' && p[start + 1] == ' ' && p[start + 2] == '=' && p[start + 3] == ' ')) {
+    ++start;
+  }
+  start += 4;
+  std::size_t end = start;
+  int depth = 0;  // a ';' or ']' inside template arguments or parentheses is part of the name
+  for (; end < n; ++end) {
+    const char c = p[end];
+    if (depth == 0 && (c == ';' || c == ']')) break;
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    if (c == '>' || c == ')' || c == ']') --depth;
+  }
+  return {p + start, end - start};
+}
+
+/// The text of a type name without anonymous namespaces ("{anonymous}::" for GCC, "(anonymous namespace)::"
+/// for Clang), so that names are the same whichever compiler built the program; writes it to `out` when given.
+constexpr std::size_t clean_type_name(std::string_view name, char* out) noexcept {
+  constexpr std::string_view anonymous[] = {"{anonymous}::", "(anonymous namespace)::"};
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < name.size();) {
+    if (name[i] == '{' || name[i] == '(') {
+      bool skipped = false;
+      for (std::string_view a : anonymous) {
+        std::size_t k = 0;
+        while (k < a.size() && i + k < name.size() && name[i + k] == a[k]) ++k;
+        if (k == a.size()) {
+          i += a.size();
+          skipped = true;
+          break;
+        }
+      }
+      if (skipped) continue;
+    }
+    if (out != nullptr) out[n] = name[i];
+    ++n;
+    ++i;
+  }
+  return n;
+}
+
+/// A string computed at compile time, stored with exactly its characters (not the whole pretty function name).
+template <std::size_t N>
+struct static_text {
+  char data[N + 1]{};
+  constexpr std::string_view view() const noexcept { return {data, N}; }
+};
+
+template <class T>
+struct type_name_text {
+  static constexpr std::string_view raw = raw_type_name<T>();
+  static constexpr std::size_t size = clean_type_name(raw, nullptr);
+  static constexpr static_text<size> text = [] {
+    static_text<size> t;
+    clean_type_name(raw, t.data);
+    return t;
+  }();
+};
+
+/// A readable name of T (GCC and Clang), without anonymous namespaces.
 template <class T>
 constexpr std::string_view type_name() noexcept {
-  const std::string_view p = __PRETTY_FUNCTION__;
-  const std::size_t start = find_text(p, "T = ") + 4;
-  std::size_t end = start;
-  while (end < p.size() && p[end] != ';' && p[end] != ']') ++end;
-  return p.substr(start, end - start);
+  return type_name_text<T>::text.view();
+}
+
+//=== annotation names ===//
+
+/// The namespace an annotation is in, found from a tag struct it declares there (`ns::tag` gives "ns").
+template <class Tag>
+struct scope_of_tag {
+  static constexpr std::string_view view() noexcept {
+    const std::string_view tag = type_name<Tag>();
+    for (std::size_t i = tag.size(); i >= 2; --i) {
+      if (tag[i - 1] == ':' && tag[i - 2] == ':') return {tag.data(), i - 2};
+    }
+    return {};
+  }
+};
+
+/// The scope of a method annotation: its class, e.g. "llm::model<int>".
+template <class Class>
+struct class_scope {
+  static constexpr std::string_view view() noexcept { return type_name<Class>(); }
+};
+
+/// No scope: the name as given (make_observable, and observable<...> written by hand).
+struct no_scope {
+  static constexpr std::string_view view() noexcept { return {}; }
+};
+
+/// "scope::name", or "name" in the global namespace.
+template <class Scope, fixed_string Name>
+struct qualified_name {
+  static constexpr std::string_view scope = Scope::view();
+  static constexpr std::size_t size = scope.empty() ? Name.size() : scope.size() + 2 + Name.size();
+  static constexpr static_text<size> text = [] {
+    static_text<size> t;
+    std::size_t n = 0;
+    for (char c : scope) t.data[n++] = c;
+    if (!scope.empty()) {
+      t.data[n++] = ':';
+      t.data[n++] = ':';
+    }
+    for (char c : Name.view()) t.data[n++] = c;
+    return t;
+  }();
+};
+
+/// What is wrong with an annotation's parameter names, if anything (one reason, the first found).
+enum class names_problem { none, default_argument, not_identifier, empty, duplicate, count };
+
+constexpr bool is_identifier_char(char c, bool first) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
+}
+
+/// One pass over the list with index loops only (it runs at compile time for every annotation, also in disabled
+/// builds, and GCC's constant evaluation of string_view calls is slow).
+constexpr names_problem check_names(std::string_view list, std::size_t arity) noexcept {
+  constexpr std::size_t max_names = 64;
+  std::size_t begin[max_names]{};
+  std::size_t end[max_names]{};
+  std::size_t count = 0;
+  names_problem found = names_problem::none;
+  const std::size_t n = list.size();
+  bool blank = true;
+  for (std::size_t i = 0; i < n; ++i) blank = blank && is_space(list[i]);
+  if (blank) return arity == 0 ? names_problem::none : names_problem::count;
+  for (std::size_t start = 0; start <= n && found == names_problem::none;) {
+    std::size_t stop = start;
+    while (stop < n && list[stop] != ',') ++stop;
+    std::size_t b = start;
+    std::size_t e = stop;
+    while (b < e && is_space(list[b])) ++b;
+    while (e > b && is_space(list[e - 1])) --e;
+    for (std::size_t k = b; k < e && found == names_problem::none; ++k) {
+      if (list[k] == '=') found = names_problem::default_argument;
+    }
+    if (found == names_problem::none && b == e) found = names_problem::empty;
+    for (std::size_t k = b; k < e && found == names_problem::none; ++k) {
+      if (!is_identifier_char(list[k], k == b)) found = names_problem::not_identifier;
+    }
+    for (std::size_t m = 0; m < count && m < max_names && found == names_problem::none; ++m) {
+      bool same = end[m] - begin[m] == e - b;
+      for (std::size_t k = 0; same && k < e - b; ++k) same = list[begin[m] + k] == list[b + k];
+      if (same) found = names_problem::duplicate;
+    }
+    if (count < max_names) {
+      begin[count] = b;
+      end[count] = e;
+    }
+    ++count;
+    start = stop + 1;
+  }
+  if (found == names_problem::none && count != arity) found = names_problem::count;
+  return found;
+}
+
+/// The file name of a path: an annotation's type must not depend on how its header was reached ("a/x.hpp"
+/// and "../a/x.hpp" are one file), so only this part of __FILE__ goes into it.
+constexpr std::string_view file_name(std::string_view path) noexcept {
+  for (std::size_t i = path.size(); i > 0; --i) {
+    if (path[i - 1] == '/' || path[i - 1] == '\\') return path.substr(i);
+  }
+  return path;
+}
+
+template <fixed_string Path>
+constexpr auto file_name_of() noexcept {
+  constexpr std::string_view name = file_name(Path.view());
+  char text[name.size() + 1]{};
+  for (std::size_t i = 0; i < name.size(); ++i) text[i] = name[i];
+  return fixed_string<name.size() + 1>(text);
 }
 
 }  // namespace detail

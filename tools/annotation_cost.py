@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Measures what annotating functions costs a translation unit: compile time and code size (the bench report).
+
+Generates one TU of N functions of 1-4 parameters (int, double, std::string, tensor_spec, a small aggregate),
+each with a caller, in three variants compiled at -O2 (compiler CPU time, user + system, best of --runs):
+  plain     the functions called directly, no hookscope header;
+  enabled   each function annotated with HOOKSCOPE_OBSERVABLE and called through the annotation;
+  disabled  the same source as enabled, with -DHOOKSCOPE_ENABLED=0.
+Code size is text+data of the object file (`size`); per-annotation figures are (variant - plain) / N.
+Parameters are named a0, a1, ... (functions of one signature then share their observed-call code, as they do
+in real code when the names repeat); --distinct-names gives every function names of its own (no sharing).
+Prints a markdown table with the DESIGN.md targets, met or NOT met.
+Usage: annotation_cost.py INCLUDE_DIR [--compiler c++] [--functions 200] [--runs 3] [--distinct-names] [--check]
+                          [--keep DIR]
+"""
+import argparse
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+
+ENABLED_MAX_S = 3.0
+ENABLED_MAX_BYTES = 400
+DISABLED_MAX_RATIO = 1.2
+
+TYPES = [  # (parameter type, expression giving an argument, expression using a parameter `p`)
+    ("int", "i", "p"),
+    ("double", "0.5 * i", "static_cast<int>(p)"),
+    ("const std::string&", "std::string(\"s\")", "static_cast<int>(p.size())"),
+    ("const hookscope::tensor_spec&", "hookscope::tensor_spec{}", "static_cast<int>(p.shape.size())"),
+    ("const gen::point&", "gen::point{i, 2.0}", "p.x"),
+]
+
+
+def generate(n, annotated, distinct_names=False):
+    rng = random.Random(42)  # the same functions in every variant
+    out = ["#include <string>", "#include \"hookscope/tensor.hpp\""]
+    if annotated:
+        out.append("#include \"hookscope/observable.hpp\"")
+    out += ["namespace gen {", "struct point { int x; double y; };", "namespace impl {"]
+    sigs = []
+    for k in range(n):
+        params = [TYPES[rng.randrange(len(TYPES))] for _ in range(rng.randint(1, 4))]
+        sigs.append(params)
+        decl = ", ".join(f"{t} a{j}" for j, (t, _, _) in enumerate(params))
+        body = " + ".join(use.replace("p", f"a{j}", 1) if use != "p" else f"a{j}"
+                          for j, (_, _, use) in enumerate(params))
+        out.append(f"[[gnu::noinline]] int f{k}({decl}) {{ return {body} + {k}; }}")
+    out.append("}  // namespace impl")
+    for k, params in enumerate(sigs):
+        if annotated:
+            names = ", ".join(f"f{k}_a{j}" if distinct_names else f"a{j}" for j in range(len(params)))
+            out.append(f"HOOKSCOPE_OBSERVABLE(f{k}, impl::f{k}, {names});")
+        else:
+            out.append(f"using impl::f{k};")
+    out.append("}  // namespace gen")
+    for k, params in enumerate(sigs):
+        args = ", ".join(a for _, a, _ in params)
+        out.append(f"int call{k}(int i) {{ return gen::f{k}({args}); }}")
+    return "\n".join(out) + "\n"
+
+
+def measure(compiler, include_dir, source, flags, runs, tmp, tag):
+    src = os.path.join(tmp, f"{tag}.cpp")
+    obj = os.path.join(tmp, f"{tag}.o")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(source)
+    best = float("inf")
+    for _ in range(runs):
+        # CPU time of the compiler (user + system), not wall time: the machine may be shared with other builds.
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([compiler, "-std=c++20", "-O2", "-I", include_dir, *flags, "-c", src, "-o", obj], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    fields = subprocess.run(["size", obj], capture_output=True, text=True, check=True).stdout.splitlines()[1].split()
+    return best, int(fields[0]) + int(fields[1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("include_dir")
+    parser.add_argument("--compiler", default=os.environ.get("CXX", "c++"))
+    parser.add_argument("--functions", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--distinct-names", action="store_true")
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--keep", help="directory to keep the generated sources and objects in")
+    args = parser.parse_args()
+    n = args.functions
+
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or scratch
+        os.makedirs(tmp, exist_ok=True)
+        plain = measure(args.compiler, args.include_dir, generate(n, False), [], args.runs, tmp, "plain")
+        annotated = generate(n, True, args.distinct_names)
+        enabled = measure(args.compiler, args.include_dir, annotated, ["-DHOOKSCOPE_ENABLED=1"], args.runs, tmp,
+                          "enabled")
+        disabled = measure(args.compiler, args.include_dir, annotated, ["-DHOOKSCOPE_ENABLED=0"], args.runs, tmp,
+                           "disabled")
+
+    def per(v):
+        return (v[1] - plain[1]) / n
+
+    enabled_ok = enabled[0] <= ENABLED_MAX_S and per(enabled) <= ENABLED_MAX_BYTES
+    disabled_ok = disabled[0] <= DISABLED_MAX_RATIO * plain[0]
+    print(f"{n} functions of 1-4 parameters in one TU{' (distinct parameter names)' if args.distinct_names else ''}, "
+          f"{os.path.basename(args.compiler)} -O2, compiler CPU time, best of {args.runs}:")
+    print()
+    print("| variant | compile time | text+data | per annotation | target |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    print(f"| plain | {plain[0]:.2f} s | {plain[1]} B | | |")
+    print(f"| enabled | {enabled[0]:.2f} s | {enabled[1]} B | {per(enabled):.0f} B | "
+          f"≤ {ENABLED_MAX_S:.0f} s and ≤ {ENABLED_MAX_BYTES} B: {'met' if enabled_ok else 'NOT met'} |")
+    print(f"| disabled | {disabled[0]:.2f} s ({disabled[0] / plain[0]:.2f}× plain) | {disabled[1]} B | "
+          f"{per(disabled):.0f} B | ≤ {DISABLED_MAX_RATIO}× plain: {'met' if disabled_ok else 'NOT met'} |")
+    return 1 if args.check and not (enabled_ok and disabled_ok) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
