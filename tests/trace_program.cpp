@@ -15,6 +15,10 @@ HOOKSCOPE_OBSERVABLE(lower_graph, impl::lower_graph, nodes, name);
 HOOKSCOPE_OBSERVABLE(lower_fail, impl::lower_fail, code);
 HOOKSCOPE_OBSERVABLE(untraced, impl::untraced, x);
 
+namespace passes {  // registered as "passes::fold"
+HOOKSCOPE_OBSERVABLE(fold, impl::untraced, x);
+}  // namespace passes
+
 int main() {
   std::printf("result %d\n", lower_graph(5, "main"));
   try {
@@ -23,5 +27,6 @@ int main() {
     std::printf("caught %s\n", e.what());
   }
   untraced(1);
+  passes::fold(3);
   return 0;
 }

@@ -28,6 +28,10 @@ def main() -> int:
     traced = run(program, "lower_*, other")
     expect("the calls of matching functions, in order", traced, EXPECTED_TRACE if enabled else [])
     expect("several globs", run(program, "lower_graph,lower_fail"), EXPECTED_TRACE if enabled else [])
+    fold = ["hookscope: trace: passes::fold(x=3)", "hookscope: trace: passes::fold returned"] if enabled else []
+    expect("a glob with '::' matches the qualified name", run(program, "passes::f*"), fold)
+    expect("a glob without '::' also matches the name's last part", run(program, "fold"), fold)
+    expect("...but not a part of the scope", run(program, "passes"), [])
     return 0
 
 

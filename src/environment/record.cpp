@@ -163,7 +163,7 @@ void record_post(recorded_function& f, const erased_call& call) {
 void record_if_matching(const function_info& info) noexcept {
   try {
     for (const record_target& target : state->targets) {
-      if (!glob_matches(target.glob, info.name)) continue;
+      if (!matches_any({target.glob}, info.name)) continue;
       recorded_function* f = nullptr;
       {
         const std::lock_guard lock(state->mutex);

@@ -26,8 +26,12 @@ bool glob_matches(const std::string& glob, std::string_view name) {
 }
 
 bool matches_any(const std::vector<std::string>& globs, std::string_view name) {
+  const std::size_t scope_end = name.rfind("::");
+  const std::string_view last = scope_end == std::string_view::npos ? name : name.substr(scope_end + 2);
   for (const std::string& glob : globs) {
     if (glob_matches(glob, name)) return true;
+    // Names are qualified by their scope (passes::lower): a glob without a scope also matches the last part.
+    if (glob.find("::") == std::string::npos && glob_matches(glob, last)) return true;
   }
   return false;
 }

@@ -21,7 +21,8 @@ std::vector<std::string> split_list(const char* text);
 /// Whether `name` matches the shell glob `glob` (`*`, `?`, `[...]`; `:` and `/` are ordinary characters).
 bool glob_matches(const std::string& glob, std::string_view name);
 
-/// Whether `name` matches one of `globs`.
+/// Whether `name` matches one of `globs`; a glob without `::` also matches the part after the name's last `::`
+/// (`lower_*` matches `passes::lower_graph`).
 bool matches_any(const std::vector<std::string>& globs, std::string_view name);
 
 /// `<glob>[,<glob>...][=<path>]` (HOOKSCOPE_STATS, HOOKSCOPE_TIMELINE): the globs, and what follows the last
