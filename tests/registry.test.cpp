@@ -177,6 +177,21 @@ TEST_CASE("registry: names are qualified, so equal names in different scopes sta
   CHECK(seen == 7);
 }
 
+namespace registry_test {
+std::vector<std::string> told;  // by the hook below, in order
+void remember(const hookscope::function_info& f) noexcept { told.emplace_back(f.name); }
+}  // namespace registry_test
+
+TEST_CASE("add_registration_hook") {
+  SECTION("a hook installed late is told of every observable registered before it, once each") {
+    std::multiset<std::string> registered;
+    for (const hookscope::function_info& f : hookscope::registry()) registered.emplace(f.name);
+    hookscope::detail::add_registration_hook(&registry_test::remember);
+    CHECK(std::multiset<std::string>(registry_test::told.begin(), registry_test::told.end()) == registered);
+    CHECK(registered.count("registry_test::scale") == 1);
+  }
+}
+
 #else
 
 TEST_CASE("registry is empty in a disabled build") {
