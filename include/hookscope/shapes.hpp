@@ -120,6 +120,7 @@ struct tensor_input {
   std::vector<dynamic_dim> dynamic_dims;                     ///< ascending dim
   std::vector<std::vector<std::int64_t>> shapes_seen;        ///< distinct shapes, in first-seen order (bounded)
   bool shapes_seen_truncated = false;                        ///< more distinct shapes than kept
+  std::vector<hookscope::dtype> dtypes_seen{};               ///< distinct dtypes, first-seen order (> 1: a warning)
 };
 
 /// An exact relation between dynamic dimensions that held in every aligned call (placeholders included):
@@ -164,11 +165,12 @@ class dynamic_shapes {
  public:
   /// A node of the torch.export structure: null (non-tensor), a tensor (index into inputs()), or a container.
   struct node {
-    /// struct_: a custom class (to_json writes it as the list of its fields' specs, to_typed_json by name).
-    enum class kind : std::uint8_t { null, tensor, tuple, list, dict, struct_ } type = kind::null;
+    /// A custom class (a struct) is a list node with class_name set and its field names as keys: to_json writes it
+    /// as the list of its fields' specs (what torch.export takes), to_typed_json by name.
+    enum class kind : std::uint8_t { null, tensor, tuple, list, dict } type = kind::null;
     std::size_t tensor = 0;
-    std::vector<std::pair<std::string, node>> children;  ///< keys empty for tuple/list; field names for struct_
-    std::string class_name{};                            ///< struct_ only
+    std::vector<std::pair<std::string, node>> children;  ///< keys empty for tuple and plain list
+    std::string class_name{};                            ///< a custom class's name; empty otherwise
 
     // Defaulted after the class: Clang 14 with libstdc++ otherwise checks pair<string, node> while node is
     // still incomplete and rejects the implicit ones.

@@ -30,7 +30,12 @@ std::string input_key::to_string() const { return is_position() ? std::to_string
 
 struct shape_engine::impl {
   detail::shapes::recorded_state state;
-  explicit impl(engine_options o) : state(o) {}
+  // The results of the kept calls, as calls of a function `(result)`: outputs() is inferred from them as inputs are.
+  detail::shapes::recorded_state results;
+  explicit impl(engine_options o) : state(o), results(engine_options{.store_n_calls = unlimited, .keep_calls = false}) {
+    detail::shapes::set_parameters(results, {{"result"}});
+    detail::shapes::begin_recording(results);
+  }
 };
 
 shape_engine::shape_engine(engine_options options) : impl_(std::make_unique<impl>(options)) {}
@@ -52,6 +57,14 @@ void shape_engine::begin_recording() { detail::shapes::begin_recording(impl_->st
 
 bool shape_engine::add_call(call_inputs inputs) { return detail::shapes::add_call(impl_->state, std::move(inputs)); }
 
+bool shape_engine::add_call(call_inputs inputs, value result) {
+  if (!detail::shapes::add_call(impl_->state, std::move(inputs))) return false;
+  call_inputs r;
+  r.kwargs.emplace_back("result", std::move(result));
+  detail::shapes::add_call(impl_->results, std::move(r));
+  return true;
+}
+
 std::size_t shape_engine::num_obs() const noexcept { return impl_->state.n_calls; }
 
 std::size_t shape_engine::remove_inputs(const std::vector<std::string>& names) {
@@ -65,6 +78,18 @@ dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& 
   ds.root_ = std::move(r.root);
   ds.inputs_ = std::move(r.inputs);
   ds.warnings_ = std::move(r.warnings);
+  ds.relations_ = std::move(r.relations);
+  ds.profiles_ = std::move(r.profiles);
+  if (impl_->results.n_calls > 0 && impl_->results.best) {
+    dynamic_shapes_options ro;
+    ro.dim_names = options.dim_names;
+    ro.known_dim_names = {};
+    try {
+      ds.outputs_ = detail::shapes::infer_dynamic_shapes(impl_->results, ro).inputs;
+    } catch (const inference_error& e) {
+      ds.warnings_.push_back("hookscope: the results' shapes cannot be inferred: " + std::string(e.what()));
+    }
+  }
   return ds;
 }
 
@@ -75,7 +100,10 @@ value shape_engine::infer_arguments(const argument_options& options) const {
 
 engine_info shape_engine::info() const {
   const detail::shapes::recorded_state& state = impl_->state;
-  return detail::shapes::info(state);
+  engine_info out = detail::shapes::info(state);
+  out.calls_ignored = state.n_ignored;
+  out.calls_seen = state.n_calls + state.n_ignored;
+  return out;
 }
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
