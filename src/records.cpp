@@ -21,6 +21,7 @@
 #include <istream>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
@@ -38,12 +39,29 @@ namespace {
 
 //=== records ===//
 
-// Names are compared pairwise: calls have few keyword arguments, and this allocates nothing.
+// Few keyword arguments (the usual case) are compared pairwise, which allocates nothing; many are sorted (n log n:
+// a record with 40,000 of them). Either way the one reported is the first that repeats an earlier name.
 void check_unique_names(const value_fields& kwargs, const json_path& at) {
-  for (std::size_t i = 1; i < kwargs.size(); ++i) {
-    for (std::size_t k = 0; k < i; ++k) {
-      if (kwargs[i].first == kwargs[k].first) fail_at(at[i][0], "duplicate keyword argument " + json_quoted(kwargs[i].first));
+  constexpr std::size_t pairwise = 16;
+  std::size_t first_repeat = kwargs.size();
+  if (kwargs.size() <= pairwise) {
+    for (std::size_t i = 1; i < kwargs.size() && first_repeat == kwargs.size(); ++i) {
+      for (std::size_t k = 0; k < i; ++k) {
+        if (kwargs[i].first == kwargs[k].first) first_repeat = i;
+      }
     }
+  } else {
+    std::vector<std::size_t> order(kwargs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return kwargs[a].first != kwargs[b].first ? kwargs[a].first < kwargs[b].first : a < b;
+    });
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      if (kwargs[order[i]].first == kwargs[order[i - 1]].first) first_repeat = std::min(first_repeat, order[i]);
+    }
+  }
+  if (first_repeat < kwargs.size()) {
+    fail_at(at[first_repeat][0], "duplicate keyword argument " + json_quoted(kwargs[first_repeat].first));
   }
 }
 

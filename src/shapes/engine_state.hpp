@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,7 @@ struct recorded_state {
   bool combos_truncated = false;
 
   std::vector<key_summary> keys;
+  std::unordered_map<std::string, std::size_t> name_keys;  // keys by parameter / keyword name (not positions)
   std::vector<constant_set> constant_sets;
   call_ptr best;
   std::vector<std::pair<count_pair, call_ptr>> first_by_counts;

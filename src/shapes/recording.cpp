@@ -48,10 +48,9 @@ void recorded_state::sort_by_signature(value_fields& fields) const {
 }
 
 std::optional<std::size_t> recorded_state::find_name(std::string_view name) const {
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (!keys[i].position && keys[i].name == name) return i;
-  }
-  return std::nullopt;
+  const auto it = name_keys.find(std::string(name));
+  if (it == name_keys.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<std::size_t> recorded_state::find_position(std::size_t p) const {
@@ -112,6 +111,7 @@ namespace {
 std::size_t intern_name(recorded_state& s, std::string_view name) {
   if (const auto k = s.find_name(name)) return *k;
   s.keys.emplace_back().name = std::string(name);
+  s.name_keys.emplace(std::string(name), s.keys.size() - 1);
   return s.keys.size() - 1;
 }
 

@@ -68,6 +68,10 @@ std::size_t forget_keys(recorded_state& s, const std::vector<std::string>& remov
     if (!erased[i]) kept.push_back(std::move(s.keys[i]));
   }
   s.keys = std::move(kept);
+  s.name_keys.clear();
+  for (std::size_t i = 0; i < s.keys.size(); ++i) {
+    if (!s.keys[i].position) s.name_keys.emplace(s.keys[i].name, i);
+  }
   return count;
 }
 
