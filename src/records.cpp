@@ -226,11 +226,45 @@ namespace {
 bool is_blank(std::string_view line) {
   return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t'; });
 }
+
+enum class line_status { line, end, too_long };
+
+// std::getline without its unbounded growth: reads in chunks, stops past `cap` bytes. After a line, eof() says
+// whether it ended at the end of the stream rather than at a newline.
+line_status read_line(std::istream& in, std::string& out, std::size_t cap) {
+  out.clear();
+  char chunk[1 << 16];
+  for (;;) {
+    in.getline(chunk, sizeof chunk);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (in.bad()) return line_status::end;
+    if (!in.fail() && !in.eof()) {  // stopped at a newline, which gcount() counts
+      out.append(chunk, got - 1);
+      return out.size() > cap ? line_status::too_long : line_status::line;
+    }
+    if (in.eof()) {
+      out.append(chunk, got);
+      if (out.size() > cap) return line_status::too_long;
+      return out.empty() && got == 0 ? line_status::end : line_status::line;
+    }
+    out.append(chunk, got);  // the chunk is full: the line goes on
+    in.clear(in.rdstate() & ~std::ios::failbit);
+    if (out.size() > cap) return line_status::too_long;
+  }
+}
 }  // namespace
 
 bool record_reader::next(call_record& out) {
-  while (std::getline(*in_, buffer_)) {
+  for (;;) {
+    const line_status status = read_line(*in_, buffer_, max_line_bytes_);
+    if (status == line_status::end) break;
     ++line_;
+    if (status == line_status::too_long) {
+      buffer_.clear();
+      buffer_.shrink_to_fit();
+      fail("the line is longer than " + std::to_string(max_line_bytes_) +
+           " bytes, the reader's limit (record_reader::set_max_line_bytes); is this a record file?");
+    }
     const bool unterminated = in_->eof();  // getline stopped at the end, not at a newline
     std::string_view text = buffer_;
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);

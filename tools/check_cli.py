@@ -292,6 +292,11 @@ CASES = [
     ("--value-if-missing for no parameter", ["infer", "llm.jsonl", "--value-if-missing", 'nope={"int":1}'], 1, "",
      {"hookscope-shapes: llm.jsonl:1: ", "'nope'"}),
     ("no record at all", ["infer", "empty.jsonl"], 1, "", "hookscope-shapes: no call recorded in empty.jsonl\n"),
+
+    # --- input that is not records at all: exit 2 with a sentence ---
+    ("a stream without newlines (/dev/zero): the line cap", ["infer", "/dev/zero"], 2, "",
+     "hookscope-shapes: /dev/zero:1: the line is longer than 67108864 bytes, the reader's limit "
+     "(record_reader::set_max_line_bytes); is this a record file?\n"),
 ]
 
 
@@ -329,9 +334,49 @@ def check_help(program):
     return []
 
 
+def check_stdin_directory(program):
+    fd = os.open(".", os.O_RDONLY)
+    try:
+        done = subprocess.run([program, "infer", "-"], stdin=fd, capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(fd)
+    want = "hookscope-shapes: <stdin>: cannot read: it is a directory\n"
+    if done.returncode != 2 or done.stderr != want:
+        return [f"stdin a directory: exit {done.returncode}, stderr {done.stderr!r}, expected 2 and {want!r}"]
+    return []
+
+
+def check_large_inputs(program):
+    """Linear time: 40,000 keyword arguments on one line, and 160,000 distinct names while streaming."""
+    import json
+    import tempfile
+    import time
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        wide = os.path.join(tmp, "wide.jsonl")
+        with open(wide, "w", encoding="utf-8") as f:
+            for n in (1, 2):
+                kwargs = [[f"k{i}", {"shape": [1, n + i % 3], "dtype": "float32"}] for i in range(40000)]
+                f.write(json.dumps({"function": "f", "args": [], "kwargs": kwargs}) + "\n")
+        many = os.path.join(tmp, "many.jsonl")
+        with open(many, "w", encoding="utf-8") as f:
+            for i in range(160000):
+                f.write(json.dumps({"function": "f", "args": [], "kwargs": [[f"x{i}", {"shape": [1], "dtype": "float32"}]]})
+                        + "\n")
+        for name, argv, code in (("40k kwargs on one line", ["infer", wide], 0),
+                                 ("160k distinct names, streaming", ["infer", many, "--store-n-calls", "all"], 1)):
+            start = time.monotonic()
+            done = subprocess.run([program] + argv, capture_output=True, text=True, timeout=120)
+            seconds = time.monotonic() - start
+            print(f"{'ok' if done.returncode == code and seconds < 10 else 'FAIL'}: {name} ({seconds:.2f} s)")
+            if done.returncode != code or seconds >= 10:
+                problems.append(f"{name}: exit {done.returncode} (expected {code}) in {seconds:.1f} s (limit 10 s)")
+    return problems
+
+
 def main():
     program, data_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
-    failures = check_help(program)
+    failures = check_help(program) + check_stdin_directory(program) + check_large_inputs(program)
     failed_cases = 1 if failures else 0
     for case in CASES:
         problems = run_case(program, data_dir, case)

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <new>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -23,6 +24,8 @@
 #include <string_view>
 #include <system_error>
 #include <vector>
+
+#include <sys/stat.h>
 
 namespace {
 
@@ -389,7 +392,14 @@ void read_files(const std::vector<std::string>& files, call_feeder& feeder) {
   std::optional<hookscope::record_reader> reader;  // one for every file: signatures bind across files
   for (const std::string& file : files) {
     if (file == "-") {
+      struct stat st {};
+      if (fstat(0, &st) == 0 && S_ISDIR(st.st_mode)) throw input_error("<stdin>: cannot read: it is a directory");
+      errno = 0;
       read_stream(std::cin, "<stdin>", reader, feeder);
+      // std::cin shares stdin's buffer (sync_with_stdio): a read error shows there, not in cin's state.
+      if (std::ferror(stdin)) {
+        throw input_error("<stdin>: cannot read: " + std::generic_category().message(errno != 0 ? errno : EIO));
+      }
       continue;
     }
     std::error_code ec;
@@ -398,6 +408,7 @@ void read_files(const std::vector<std::string>& files, call_feeder& feeder) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw input_error(file + ": cannot open: " + std::generic_category().message(errno != 0 ? errno : ENOENT));
     read_stream(in, file, reader, feeder);
+    if (in.bad()) throw input_error(file + ": cannot read: " + std::generic_category().message(errno != 0 ? errno : EIO));
   }
 }
 
@@ -472,6 +483,9 @@ int main(int argc, char** argv) {
     return fail(2, e.what());
   } catch (const hookscope::inference_error& e) {
     return fail(1, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(2, "out of memory: the input is larger than this machine can hold (a line without newlines? "
+                   "--store-n-calls all keeps memory constant)");
   } catch (const std::exception& e) {
     return fail(1, e.what());
   } catch (...) {
