@@ -239,6 +239,14 @@ CASES = [
     ("a file's cut last line is left out, the next file is still read", ["infer", "cut_last_line.jsonl", "encoder.jsonl"], 2, "",
      {"hookscope-shapes: warning: cut_last_line.jsonl:2: the last line is cut",
       "hookscope-shapes: the records hold several functions ('f', 'encode')"}),
+    # A key given twice: Boost.JSON would keep one silently; a Python dict cannot hold two.
+    ("duplicate record key", ["infer", "bad_duplicate_key.jsonl"], 2, "",
+     'hookscope-shapes: bad_duplicate_key.jsonl:1: $: duplicate key "function" in the record\n'),
+    # The tensor object {"shape":[2],"shape":[3],...} closes at column 65 (its "}" is the 65th character).
+    ("duplicate key in a value", ["infer", "bad_duplicate_shape.jsonl"], 2, "",
+     'hookscope-shapes: bad_duplicate_shape.jsonl:1: duplicate key "shape" in the object that ends at column 65\n'),
+    ("duplicate dict key inside a value", ["infer", "bad_duplicate_dict_key.jsonl"], 2, "",
+     'hookscope-shapes: bad_duplicate_dict_key.jsonl:1: $.kwargs[0][1].dict[1][0]: duplicate key "k"\n'),
     ("missing file", ["infer", "encoder.jsonl", "no_such_file.jsonl"], 2, "",
      "hookscope-shapes: no_such_file.jsonl: cannot open: No such file or directory\n"),
     ("several functions without --function", ["infer", "two_functions.jsonl"], 2, "",
