@@ -52,25 +52,27 @@ DEC_NAMES = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
 DEC_NAME_NOTE = ("hookscope-shapes: warning: dimension 0 of 'pixel_values' is not named batch_size (its well-known "
                  "name): its values differ from those of dimension 0 of 'input_ids', which has that name; it gets a "
                  "name of its own\n")
-# Finding 1, one profile over the 8 calls: per dim min/max (the image's placeholder 0 included); T's min 5 and max 10
-# widened to S+P = 1+0 and 7+9; opt: every call is distinct (count 1), the tie goes to the call agreeing with the most
-# per-dim modes (B 1, S 1, P 0, T 7, X 0): call 0 (7 agreements, the next has 6).
+# Finding 1, one profile over the 8 calls: relations over the calls as the model receives them (X's placeholder 0
+# included); min/max over the observed values (the image 1..2); T's min 5 and max 10 widened to S+P = 1+0 and 7+9;
+# opt among the calls giving every input (the prefills 0 and 4), each seen once: the tie goes to the one agreeing
+# with the most per-dim modes (B 1, S 1, P 0, T 7, image 1): call 0 (B, T, P twice, image; call 4 only P twice).
 def spec(ids, mask, past, pix):
     return (f"input_ids:{ids},attention_mask:{mask},past_key_values.0:{past},past_key_values.1:{past},"
             f"pixel_values:{pix}")
-DEC_TRT = ("--minShapes=" + spec("1x1", "1x1", "1x2x0x8", "0x3x16x16") +
+DEC_TRT = ("--minShapes=" + spec("1x1", "1x1", "1x2x0x8", "1x3x16x16") +
            " --optShapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") +
            " --maxShapes=" + spec("2x7", "2x16", "2x2x9x8", "2x3x16x16") + "\n")
-# --profiles auto: split on S = 1 (6 calls: X constant 0) / S > 1 (2 calls: P constant 0), score 6 + 2; the split on
-# B scores 0. Prefill first (its first call is 0); no widening needed in either (5 = 5 + 0, 7 = 7 + 0; 6 = 1 + 5,
-# 10 = 1 + 9); decode opt = call 1, agreeing with every mode (B 1, S 1, P 7, T 8).
+# --profiles auto: split on S = 1 (6 calls) / S > 1 (2 calls: P constant 0, the image absent in decode); the split
+# on B makes nothing constant. Prefill first (its first call is 0); no widening needed in either (5 = 5 + 0,
+# 7 = 7 + 0; 6 = 1 + 5, 10 = 1 + 9); decode opt = call 1, agreeing with every mode (B 1, S 1, P 7, T 8); the image,
+# given by no decode call, takes its placeholder there (0x3x16x16, D2: call 4's shape, varying dim 0 set to 0).
 DEC_TRT_AUTO = ("--minShapes=" + spec("1x5", "1x5", "1x2x0x8", "1x3x16x16") +
                 " --optShapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") +
                 " --maxShapes=" + spec("2x7", "2x7", "2x2x0x8", "2x3x16x16") +
                 " --minShapes=" + spec("1x1", "1x6", "1x2x5x8", "0x3x16x16") +
                 " --optShapes=" + spec("1x1", "1x8", "1x2x7x8", "0x3x16x16") +
                 " --maxShapes=" + spec("2x1", "2x10", "2x2x9x8", "0x3x16x16") + "\n")
-DEC_ORT = ("trt_profile_min_shapes=" + spec("1x1", "1x1", "1x2x0x8", "0x3x16x16") + "\n"
+DEC_ORT = ("trt_profile_min_shapes=" + spec("1x1", "1x1", "1x2x0x8", "1x3x16x16") + "\n"
            "trt_profile_opt_shapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") + "\n"
            "trt_profile_max_shapes=" + spec("2x7", "2x16", "2x2x9x8", "2x3x16x16") + "\n")
 # Outputs (finding 6): result.0 dims 0 and 1 vary, result.1/2 dims 0 and 2; their own names, shared by equal values.

@@ -190,7 +190,8 @@ void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>&
 
 /// One distinct call's shapes per tensor input (nullopt: no tensor of that rank there), with its count.
 struct joint_row {
-  std::vector<std::optional<shape_t>> shapes;
+  std::vector<std::optional<shape_t>> shapes;  // observed: placeholders are not observations
+  std::vector<std::optional<shape_t>> filled;  // with D2's placeholders, for inputs a whole phase lacks
   std::uint64_t count = 0;
   std::size_t first_call = 0;
 };

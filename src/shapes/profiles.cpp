@@ -22,10 +22,11 @@ struct var {  // one dynamic dim of one input
   std::size_t dim = 0;
 };
 
-// Dims equal in every row (values of the rows in order), with those values.
+// Dims with the same values in every row (absent in the same rows), with those values. Rows are the calls as the
+// model receives them, placeholders filled (rule D2): relations hold for those.
 struct value_class {
   std::vector<var> members;
-  std::vector<std::int64_t> values;  // per row
+  std::vector<std::optional<std::int64_t>> values;  // per row; absent where the call gave no tensor there
   bool constant = false;
   bool usable = true;  // every value in [0, max_value]
 };
@@ -35,16 +36,18 @@ std::vector<value_class> classes(const std::vector<tensor_input>& inputs, const 
   if (rows.empty()) return out;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     for (const dynamic_dim& dd : inputs[i].dynamic_dims) {
-      std::vector<std::int64_t> values;
-      bool complete = true;
+      std::vector<std::optional<std::int64_t>> values;
+      bool any = false;
       for (const joint_row& r : rows) {
-        if (!r.shapes[i] || r.shapes[i]->size() <= dd.dim) {
-          complete = false;
-          break;
+        // The shapes the model receives: placeholders included (a prefill's empty cache has past length 0).
+        if (r.filled[i] && r.filled[i]->size() > dd.dim) {
+          values.emplace_back((*r.filled[i])[dd.dim]);
+          any = true;
+        } else {
+          values.emplace_back();
         }
-        values.push_back((*r.shapes[i])[dd.dim]);
       }
-      if (!complete) continue;
+      if (!any) continue;
       const auto same = std::find_if(out.begin(), out.end(), [&](const value_class& c) { return c.values == values; });
       if (same != out.end()) {
         same->members.push_back({i, dd.dim});
@@ -52,8 +55,14 @@ std::vector<value_class> classes(const std::vector<tensor_input>& inputs, const 
       }
       value_class c;
       c.members.push_back({i, dd.dim});
-      c.constant = std::all_of(values.begin(), values.end(), [&](std::int64_t v) { return v == values.front(); });
-      c.usable = std::all_of(values.begin(), values.end(), [](std::int64_t v) { return v >= 0 && v <= max_value; });
+      std::optional<std::int64_t> first;
+      c.constant = true;
+      for (const auto& v : values) {
+        if (!v) continue;
+        if (!first) first = v;
+        c.constant = c.constant && *v == *first;
+        c.usable = c.usable && *v >= 0 && *v <= max_value;
+      }
       c.values = std::move(values);
       out.push_back(std::move(c));
     }
@@ -83,22 +92,37 @@ std::string relation_text(const dim_relation& r) {
   return out;
 }
 
-// a = k*b + c in every row, with 1 <= k <= max_k, |c| <= max_c, and not a = b.
-std::optional<std::pair<std::int64_t, std::int64_t>> affine(const value_class& a, const value_class& b) {
-  const auto& va = a.values;
-  const auto& vb = b.values;
+// The rows where every class given has a value.
+std::vector<std::size_t> common_rows(std::initializer_list<const value_class*> cs) {
+  std::vector<std::size_t> out;
+  const std::size_t n = (*cs.begin())->values.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::all_of(cs.begin(), cs.end(), [&](const value_class* c) { return c->values[i].has_value(); })) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// a = k*b + c in every row giving both (two at least, b taking two values there), with 1 <= k <= max_k,
+// |c| <= max_c; `equal` also accepts k = 1, c = 0 (two classes equal where both are present).
+std::optional<std::pair<std::int64_t, std::int64_t>> affine(const value_class& a, const value_class& b, bool equal) {
+  const std::vector<std::size_t> rows = common_rows({&a, &b});
+  if (rows.size() < 2) return std::nullopt;
+  const auto va = [&](std::size_t i) { return *a.values[rows[i]]; };
+  const auto vb = [&](std::size_t i) { return *b.values[rows[i]]; };
   std::size_t j = 1;
-  while (j < vb.size() && vb[j] == vb[0]) ++j;
-  if (j == vb.size()) return std::nullopt;
-  const std::int64_t dv = va[j] - va[0];
-  const std::int64_t db = vb[j] - vb[0];
+  while (j < rows.size() && vb(j) == vb(0)) ++j;
+  if (j == rows.size()) return std::nullopt;
+  const std::int64_t dv = va(j) - va(0);
+  const std::int64_t db = vb(j) - vb(0);
   if (dv % db != 0) return std::nullopt;
   const std::int64_t k = dv / db;
   if (k < 1 || k > max_k) return std::nullopt;
-  const std::int64_t c = va[0] - k * vb[0];
-  if (std::llabs(c) > max_c || (k == 1 && c <= 0)) return std::nullopt;
-  for (std::size_t i = 0; i < va.size(); ++i) {
-    if (va[i] != k * vb[i] + c) return std::nullopt;
+  const std::int64_t c = va(0) - k * vb(0);
+  if (std::llabs(c) > max_c || (equal ? k != 1 || c != 0 : k == 1 && c <= 0)) return std::nullopt;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (va(i) != k * vb(i) + c) return std::nullopt;
   }
   return std::pair{k, c};
 }
@@ -114,14 +138,19 @@ std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slo
     r.count = c.count;
     r.first_call = c.call->index;
     r.shapes.resize(n_inputs);
+    r.filled.resize(n_inputs);
     std::vector<value> leaves = align(s, *c.call, slots, false);
+    const auto take = [&](std::vector<std::optional<shape_t>>& into) {
+      for (std::size_t f = 0; f < flat.size() && f < leaves.size(); ++f) {
+        if (tensor_of[f] == no_tensor || !leaves[f].is_tensor()) continue;
+        const auto& shape = leaves[f].as_tensor().shape;
+        if (!flat[f].summary || shape.size() != flat[f].summary->rank) continue;
+        into[tensor_of[f]] = shape_t(shape.begin(), shape.end());
+      }
+    };
+    take(r.shapes);
     fill_placeholders(leaves, flat, false);
-    for (std::size_t f = 0; f < flat.size() && f < leaves.size(); ++f) {
-      if (tensor_of[f] == no_tensor || !leaves[f].is_tensor()) continue;
-      const auto& shape = leaves[f].as_tensor().shape;
-      if (!flat[f].summary || shape.size() != flat[f].summary->rank) continue;
-      r.shapes[tensor_of[f]] = shape_t(shape.begin(), shape.end());
-    }
+    take(r.filled);
     rows.push_back(std::move(r));
   }
   return rows;
@@ -149,7 +178,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
     if (cls[a].constant || !cls[a].usable) continue;
     for (std::size_t b = 0; b < cls.size(); ++b) {
       if (a == b || cls[b].constant || !cls[b].usable) continue;
-      const auto kc = affine(cls[a], cls[b]);
+      const auto kc = affine(cls[a], cls[b], false);
       if (!kc) continue;
       dim_relation r;
       r.target = ref(inputs, cls[a].members.front());
@@ -170,9 +199,11 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
       if (b == a || cls[b].constant || !cls[b].usable) continue;
       for (std::size_t e = b + 1; e < n; ++e) {
         if (e == a || cls[e].constant || !cls[e].usable) continue;
-        bool holds = true;
-        for (std::size_t i = 0; holds && i < rows.size(); ++i) {
-          holds = cls[a].values[i] == cls[b].values[i] + cls[e].values[i];
+        const std::vector<std::size_t> common = common_rows({&cls[a], &cls[b], &cls[e]});
+        bool holds = common.size() >= 2;
+        for (std::size_t i = 0; holds && i < common.size(); ++i) {
+          const std::size_t row = common[i];
+          holds = *cls[a].values[row] == *cls[b].values[row] + *cls[e].values[row];
         }
         if (!holds) continue;
         dim_relation r;
@@ -183,6 +214,21 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
         explained[a] = true;
         break;
       }
+    }
+  }
+  // Equal where both are given (an input some calls leave out), under different names.
+  for (std::size_t a = 0; a < n; ++a) {
+    if (cls[a].constant || !cls[a].usable) continue;
+    for (std::size_t b = 0; b < a; ++b) {
+      if (cls[b].constant || !cls[b].usable || !affine(cls[a], cls[b], true)) continue;
+      dim_relation r;
+      r.target = ref(inputs, cls[a].members.front());
+      r.terms = {ref(inputs, cls[b].members.front())};
+      if (r.target.label == r.terms[0].label) continue;
+      r.torch_derived = true;
+      r.text = relation_text(r);
+      out.push_back(std::move(r));
+      break;
     }
   }
   return out;
@@ -237,24 +283,38 @@ tensorrt_profile profile_of(const std::vector<tensor_input>& inputs, const std::
   p.phase = std::move(phase);
   bounds b;
   for (const tensor_input& t : inputs) b.min.push_back(t.min_shape), b.max.push_back(t.max_shape);
+  std::vector<bool> given(inputs.size(), false);  // observed in some row of the phase
+  for (const joint_row* r : rows) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) given[i] = given[i] || r->shapes[i].has_value();
+  }
+  // min/max: over the observed values; an input no call of the phase gives takes its placeholders' shapes.
   std::vector<bool> seen(inputs.size(), false);
   for (const joint_row* r : rows) {
     p.calls += r->count;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (!r->shapes[i]) continue;
-      const shape_t& sh = *r->shapes[i];
-      for (std::size_t d = 0; d < sh.size(); ++d) {
-        b.min[i][d] = seen[i] ? std::min(b.min[i][d], sh[d]) : sh[d];
-        b.max[i][d] = seen[i] ? std::max(b.max[i][d], sh[d]) : sh[d];
+      const std::optional<shape_t>& shape = given[i] ? r->shapes[i] : r->filled[i];
+      if (!shape) continue;
+      for (std::size_t d = 0; d < shape->size(); ++d) {
+        b.min[i][d] = seen[i] ? std::min(b.min[i][d], (*shape)[d]) : (*shape)[d];
+        b.max[i][d] = seen[i] ? std::max(b.max[i][d], (*shape)[d]) : (*shape)[d];
       }
       seen[i] = true;
     }
   }
-  // opt: the most frequent row; on a tie the one agreeing with the most per-dim opts, then the earliest.
+  // opt: among the calls giving every input the phase gives (all calls if none does), the most frequent; on a tie
+  // the one agreeing with the most per-dim modes, then the earliest.
+  const auto complete = [&](const joint_row* r) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (given[i] && !r->shapes[i]) return false;
+    }
+    return true;
+  };
+  const bool any_complete = std::any_of(rows.begin(), rows.end(), complete);
   const auto opts = row_opts(inputs, rows);
   const joint_row* best = nullptr;
   std::size_t best_agree = 0;
   for (const joint_row* r : rows) {
+    if (any_complete && !complete(r)) continue;
     std::size_t agree = 0;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       if (!r->shapes[i]) continue;
@@ -266,10 +326,14 @@ tensorrt_profile profile_of(const std::vector<tensor_input>& inputs, const std::
     if (better) best = r, best_agree = agree;
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    b.opt.push_back(best && best->shapes[i] ? *best->shapes[i] : inputs[i].opt_shape);
+    const std::optional<shape_t>* shape = nullptr;
+    if (best && best->shapes[i]) shape = &best->shapes[i];
+    if (best && !shape && !given[i] && best->filled[i]) shape = &best->filled[i];
+    b.opt.push_back(shape ? **shape : opts[i]);
   }
-  // Widening: a = b + e needs min a = min b + min e and max a = max b + max e; a = k*b + c likewise. Every dim
-  // equal to the one widened (same class) follows it.
+  // Widening, so that every relation holds at the min and at the max point: the target moves outwards; where
+  // it cannot (the target is already the outer value), a term does (the larger one, by what is missing). Every
+  // dim equal to one moved (its class) follows it.
   const auto class_of = [&](std::size_t i, std::size_t d) -> const value_class* {
     for (const value_class& c : cls) {
       for (const var& m : c.members) {
@@ -281,33 +345,52 @@ tensorrt_profile profile_of(const std::vector<tensor_input>& inputs, const std::
   const auto set = [&](std::vector<std::vector<std::int64_t>>& side, std::size_t i, std::size_t d, std::int64_t v,
                        const char* what, const dim_relation& r) {
     const std::int64_t old = side[i][d];
+    if (old == v) return false;
     p.widened.push_back(std::string(what) + " of " + inputs[i].name + " dim " + std::to_string(d) + " widened from " +
                         std::to_string(old) + " to " + std::to_string(v) + " so that " + r.text +
                         " holds at the " + what + " point");
     const value_class* c = class_of(i, d);
     if (!c) {
       side[i][d] = v;
-      return;
+      return true;
     }
     for (const var& m : c->members) side[m.input][m.dim] = v;
+    return true;
   };
   for (int pass = 0; pass < 8; ++pass) {
     bool changed = false;
     for (const dim_relation& r : relations) {
-      if (r.terms.size() == 1 && r.k == 1 && r.c == 0) continue;  // equal dims are equal at every point already
       const std::size_t ti = input_index(inputs, r.target.input);
       std::vector<std::size_t> xi;
       for (const auto& t : r.terms) xi.push_back(input_index(inputs, t.input));
       if (ti == inputs.size() || std::find(xi.begin(), xi.end(), inputs.size()) != xi.end()) continue;
+      const auto term = [&](const std::vector<std::vector<std::int64_t>>& side, std::size_t t) {
+        return side[xi[t]][r.terms[t].dim];
+      };
       const auto combine = [&](const std::vector<std::vector<std::int64_t>>& side) {
-        std::int64_t v = r.k * side[xi[0]][r.terms[0].dim] + r.c;
-        if (r.terms.size() > 1) v += side[xi[1]][r.terms[1].dim];
-        return v;
+        return r.k * term(side, 0) + r.c + (r.terms.size() > 1 ? term(side, 1) : 0);
+      };
+      // The term moved when the target cannot: the only one, or the larger of two at that point.
+      const auto mover = [&](const std::vector<std::vector<std::int64_t>>& side) -> std::size_t {
+        return r.terms.size() > 1 && term(side, 1) > term(side, 0) ? 1 : 0;
       };
       const std::int64_t lo = std::max<std::int64_t>(0, combine(b.min));
+      const std::int64_t min_t = b.min[ti][r.target.dim];
+      if (min_t > lo) changed = set(b.min, ti, r.target.dim, lo, "min", r) || changed;
+      if (min_t < lo) {  // lower a term by the difference (divided by k, rounded down)
+        const std::size_t m = mover(b.min);
+        const std::int64_t v = std::max<std::int64_t>(0, term(b.min, m) - (lo - min_t + r.k - 1) / (m == 0 ? r.k : 1));
+        changed = set(b.min, xi[m], r.terms[m].dim, v, "min", r) || changed;
+      }
       const std::int64_t hi = combine(b.max);
-      if (b.min[ti][r.target.dim] > lo) set(b.min, ti, r.target.dim, lo, "min", r), changed = true;
-      if (b.max[ti][r.target.dim] < hi) set(b.max, ti, r.target.dim, hi, "max", r), changed = true;
+      const std::int64_t max_t = b.max[ti][r.target.dim];
+      if (max_t < hi) changed = set(b.max, ti, r.target.dim, hi, "max", r) || changed;
+      if (max_t > hi) {  // raise a term by the difference (divided by k, rounded up)
+        const std::size_t m = mover(b.max);
+        const std::int64_t step = m == 0 ? r.k : 1;
+        changed = set(b.max, xi[m], r.terms[m].dim, term(b.max, m) + (max_t - hi + step - 1) / step, "max", r) ||
+                  changed;
+      }
     }
     if (!changed) break;
   }
@@ -330,8 +413,9 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
     std::size_t best_score = 0;
     for (std::size_t p = 0; p < cls.size(); ++p) {
       const auto& v = cls[p].values;
-      const std::size_t ones = static_cast<std::size_t>(std::count(v.begin(), v.end(), 1));
-      if (cls[p].constant || ones < 2 || v.size() - ones < 2) continue;
+      const std::size_t given = static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](const auto& x) { return x.has_value(); }));
+      const std::size_t ones = static_cast<std::size_t>(std::count(v.begin(), v.end(), std::optional<std::int64_t>(1)));
+      if (given != v.size() || cls[p].constant || ones < 2 || v.size() - ones < 2) continue;
       std::size_t score = 0;  // dims constant within a phase, weighted by the phase's distinct calls
       for (const bool one : {true, false}) {
         for (std::size_t q = 0; q < cls.size(); ++q) {
@@ -339,11 +423,11 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
           std::optional<std::int64_t> first;
           bool constant = true;
           for (std::size_t i = 0; i < v.size(); ++i) {
-            if ((v[i] == 1) != one) continue;
+            if ((*v[i] == 1) != one || !cls[q].values[i]) continue;
             if (!first) first = cls[q].values[i];
-            constant = constant && cls[q].values[i] == *first;
+            constant = constant && cls[q].values[i] == first;
           }
-          if (constant) score += one ? ones : v.size() - ones;
+          if (constant && first) score += one ? ones : v.size() - ones;
         }
       }
       if (score > best_score) split = p, best_score = score;
@@ -355,8 +439,8 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
   std::vector<const joint_row*> one, other;
   bool zero = false;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    (c.values[i] == 1 ? one : other).push_back(&rows[i]);
-    zero = zero || c.values[i] < 1;
+    (*c.values[i] == 1 ? one : other).push_back(&rows[i]);
+    zero = zero || *c.values[i] < 1;
   }
   std::vector<tensorrt_profile> out;
   const bool one_first = one.front()->first_call < other.front()->first_call;
