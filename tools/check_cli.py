@@ -297,6 +297,17 @@ CASES = [
     ("--index with --store-n-calls all", ["args", "llm.jsonl", "--index", "1", "--store-n-calls", "all"], 2, "",
      "hookscope-shapes: --index needs stored calls: use --store-n-calls N, not all\n" + USAGE_HINT),
 
+    # --- warnings and errors of the inference ---
+    ("a dtype that changes between calls", ["infer", "dtype_change.jsonl"], 0, '{"x":{"0":"DYNAMIC"}}\n',
+     "hookscope-shapes: warning: 'x' changed dtype between calls (float32, float16): an exported model takes one "
+     "dtype per input\n"),
+    ("an input name the trtexec syntax cannot carry", ["infer", "bad_spec_name.jsonl", "--format", "trtexec"], 1, "",
+     "hookscope-shapes: the input name 'a b' cannot be written in a trtexec / ONNX Runtime shape spec (it contains "
+     "' ', which the spec syntax splits on); rename it (the ONNX input names must match anyway)\n"),
+    ("... nor the ort one", ["infer", "bad_spec_name.jsonl", "--format", "ort"], 1, "", {"'a b'", "' '"}),
+    ("... while JSON carries it", ["infer", "bad_spec_name.jsonl", "--format", "onnx"], 0,
+     '{"a b":{"0":"a b_dim_0"}}\n', ""),
+
     # --- inference errors: exit 1 ---
     ("rank that changes", ["infer", "rank_mismatch.jsonl"], 1, "", {"hookscope-shapes: ", "'x'", "2x3, 2x3x4"}),
     ("--value-if-missing for no parameter", ["infer", "llm.jsonl", "--value-if-missing", 'nope={"int":1}'], 1, "",
