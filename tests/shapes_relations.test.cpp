@@ -125,7 +125,8 @@ TEST_CASE("relations and consistent profiles on the decoder") {
     CHECK(ds.to_typed_json().find(R"(["past_key_values",{"tuple":[{"0":"batch_size")") != std::string::npos);
     CHECK(ds.to_onnx().find(R"("past_key_values.1":{"0":"batch_size","2":"past_sequence_length"})") !=
           std::string::npos);
-    CHECK(ds.to_onnx().find(R"("result.0":{"0":"result_dim_0","1":"result_dim_1"})") != std::string::npos);
+    CHECK(ds.to_onnx().find(R"("result.0":{"0":"batch_size","1":"sequence_length"})") != std::string::npos);
+    CHECK(ds.outputs()[1].dynamic_dims[1].label == "total_sequence_length");  // past + sequence, as the mask
   }
 }
 

@@ -75,14 +75,15 @@ DEC_TRT_AUTO = ("--minShapes=" + spec("1x5", "1x5", "1x2x0x8", "1x3x16x16") +
 DEC_ORT = ("trt_profile_min_shapes=" + spec("1x1", "1x1", "1x2x0x8", "1x3x16x16") + "\n"
            "trt_profile_opt_shapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") + "\n"
            "trt_profile_max_shapes=" + spec("2x7", "2x16", "2x2x9x8", "2x3x16x16") + "\n")
-# Outputs (finding 6): result.0 dims 0 and 1 vary, result.1/2 dims 0 and 2; their own names, shared by equal values.
+# Outputs (finding 6): result.0 [B,S,32], result.1/2 [B,2,P+S,8]: their dims take the names of the input dims with the
+# same values in every call (B, S, T).
 DEC_ONNX = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
             '"attention_mask":{"0":"batch_size","1":"total_sequence_length"},'
             '"past_key_values.0":{"0":"batch_size","2":"past_sequence_length"},'
             '"past_key_values.1":{"0":"batch_size","2":"past_sequence_length"},'
             '"pixel_values":{"0":"pixel_values_dim_0"},'
-            '"result.0":{"0":"result_dim_0","1":"result_dim_1"},"result.1":{"0":"result_dim_0","2":"result_dim_2"},'
-            '"result.2":{"0":"result_dim_0","2":"result_dim_2"}}\n')
+            '"result.0":{"0":"batch_size","1":"sequence_length"},"result.1":{"0":"batch_size","2":"total_sequence_length"},'
+            '"result.2":{"0":"batch_size","2":"total_sequence_length"}}\n')
 DEC_KV = lambda b, p: f'{{"tuple":[{{"shape":[{b},2,{p},8],"dtype":"float32"}},{{"shape":[{b},2,{p},8],"dtype":"float32"}}]}}'
 
 CASES = [

@@ -239,6 +239,14 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
     r.warnings.push_back("hookscope: '" + t.name + "' changed dtype between calls (" + list +
                          "): an exported model takes one dtype per input");
   }
+  r.sequences.resize(r.inputs.size());
+  for (std::size_t f = 0; f < flat.size(); ++f) {
+    if (tensor_of[f] == no_tensor) continue;
+    const leaf_summary& l = *flat[f].summary;
+    for (const dynamic_dim& dd : r.inputs[tensor_of[f]].dynamic_dims) {
+      r.sequences[tensor_of[f]].emplace_back(l.dims[dd.dim].sequence_hash, l.observed);
+    }
+  }
   r.root = build_root(s, slots, tensor_of);
   return r;
 }

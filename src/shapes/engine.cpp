@@ -74,6 +74,7 @@ std::size_t shape_engine::remove_inputs(const std::vector<std::string>& names) {
 dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& options) const {
   const detail::shapes::recorded_state& state = impl_->state;
   detail::shapes::shapes_result r = detail::shapes::infer_dynamic_shapes(state, options);
+  const auto sequences = r.sequences;
   dynamic_shapes ds;
   ds.root_ = std::move(r.root);
   ds.inputs_ = std::move(r.inputs);
@@ -85,7 +86,25 @@ dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& 
     ro.dim_names = options.dim_names;
     ro.known_dim_names = {};
     try {
-      ds.outputs_ = detail::shapes::infer_dynamic_shapes(impl_->results, ro).inputs;
+      detail::shapes::shapes_result out = detail::shapes::infer_dynamic_shapes(impl_->results, ro);
+      // A result dim with the same values as an input dim in every call (every kept call gave a result, so the
+      // sequences are over the same calls) takes that input dim's name: the exported graph's outputs then say
+      // which input sizes they follow.
+      const bool same_calls = impl_->results.n_calls == state.n_calls;
+      for (std::size_t o = 0; same_calls && o < out.inputs.size(); ++o) {
+        for (std::size_t d = 0; d < out.inputs[o].dynamic_dims.size(); ++d) {
+          dynamic_dim& od = out.inputs[o].dynamic_dims[d];
+          for (std::size_t i = 0; i < ds.inputs_.size() && od.shared_name.rfind("result", 0) == 0; ++i) {
+            for (std::size_t j = 0; j < ds.inputs_[i].dynamic_dims.size(); ++j) {
+              if (sequences[i][j] != out.sequences[o][d]) continue;
+              od.shared_name = ds.inputs_[i].dynamic_dims[j].shared_name;
+              if (od.label != "DYNAMIC") od.label = ds.inputs_[i].dynamic_dims[j].label;
+              break;
+            }
+          }
+        }
+      }
+      ds.outputs_ = std::move(out.inputs);
     } catch (const inference_error&) {
       // Results that do not align (a list whose length follows the batch, ...): no outputs, as for void results.
     }

@@ -169,6 +169,9 @@ struct shapes_result {
   std::vector<std::string> warnings;
   std::vector<dim_relation> relations;
   std::vector<tensorrt_profile> profiles;
+  /// Per input, per dynamic dim: (hash of its values in call order, number of values), which C3 compares; the
+  /// outputs take an input's name when theirs are the same (engine.cpp).
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> sequences;
 };
 
 shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes_options& o);
