@@ -303,7 +303,9 @@ class record_parser {
 
   static json::parse_options options() {
     json::parse_options o;
-    o.max_depth = 128;  // values nest deeper than Boost's default 32 allows; the readers recurse this deep at most
+    // Values nest deeper than Boost's default 32 allows; the readers recurse this deep at most.
+    o.max_depth = detail::max_value_json_levels + 3;  // the record, the kwargs array, a pair
+    static_assert(detail::max_value_json_levels + 3 == 128);
     return o;
   }
 
@@ -448,6 +450,9 @@ void append_parameters(std::string& line, const parameter_list& parameters) {
 
 // Values are embedded through the value encoder's writers: nothing is copied into an intermediate document.
 std::string to_record_line(const call_record& record) {
+  for (const value& a : record.inputs.args) detail::check_json_levels(a);
+  for (const auto& kw : record.inputs.kwargs) detail::check_json_levels(kw.second);
+  if (record.result) detail::check_json_levels(*record.result);
   std::string line = "{\"function\":";
   detail::append_json_string(line, record.function);
   if (record.parameters) append_parameters(line, *record.parameters);

@@ -1,6 +1,7 @@
 // Issue 12 in C++: relations between dynamic dims, consistent TensorRT profiles (and phases), honest labels, outputs,
 // the calls left out, avoid_specialization, the typed and ONNX outputs, and the bad inputs of the shape engine.
 #include "hookscope/shapes.hpp"
+#include "hookscope/records.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -222,6 +223,23 @@ TEST_CASE("bad inputs of the engine") {
     CHECK_THROWS_WITH(ds.to_trtexec(), Catch::Contains("'a,b'") && Catch::Contains("','"));
     CHECK_THROWS_AS(ds.to_ort_options(), hookscope::inference_error);
     CHECK(ds.to_onnx() == R"({"a,b":{"0":"a,b_dim_0"}})");  // JSON carries any name
+  }
+  SECTION("depth limits agree: what to_json writes, value_from_json and the record reader read") {
+    const auto nest = [](int n) {
+      value v = t({2});
+      for (int i = 0; i < n; ++i) v = value::tuple({v});
+      return v;
+    };
+    const value deepest = nest(61);  // 2 levels a tuple, 2 the tensor: 124 <= 125
+    const std::string text = hookscope::to_json(deepest);
+    CHECK(hookscope::value_from_json(text) == deepest);
+    for (const std::string& line : {R"({"function":"f","args":[)" + text + R"(],"kwargs":[]})",
+                                    R"({"function":"f","args":[],"kwargs":[["x",)" + text + "]]}"}) {
+      CHECK_NOTHROW(hookscope::parse_record(line));
+    }
+    CHECK_THROWS_AS(hookscope::to_json(nest(62)), hookscope::format_error);  // 126: it would not read back
+    CHECK_THROWS_AS(hookscope::value_from_json(text.substr(0, 0) + "{\"tuple\":[" + text + "]}"),
+                    hookscope::format_error);
   }
   SECTION("many keyword arguments in one call: linear time") {
     value_fields kwargs, wider;
