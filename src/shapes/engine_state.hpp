@@ -8,6 +8,8 @@
 //   torch_structure.cpp  C4     the torch.export structure of the dynamic shapes
 //   arguments.cpp        D1-D3  infer_arguments: the candidate, placeholders, the arguments' structure
 //   remove_inputs.cpp    D4     remove_inputs
+//   profiles.cpp         C6     relations between dynamic dims, consistent TensorRT profiles (and phases), over
+//                               the distinct calls recording.cpp counts (recorded_state::combos)
 //
 // Why summaries rather than calls: the command line folds millions of records, so every rule is evaluated on data
 // whose size does not grow with the number of calls (summaries.hpp). The summaries are keyed by ARGUMENT (a
