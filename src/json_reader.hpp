@@ -33,6 +33,13 @@ std::string json_kind_of(const boost::json::value& j);
 /// `s` as a JSON string literal, for messages.
 std::string json_quoted(std::string_view s);
 
+/// How deep a value's JSON may nest (objects and arrays): what a record line (at most 128 levels) holds below its
+/// record object, the kwargs array and a pair. value_from_json reads this deep and to_json writes no deeper, so
+/// that whatever one writes, the other and the record reader read back.
+inline constexpr std::size_t max_value_json_levels = 125;
+/// Throws format_error when `v`'s encoding nests deeper than max_value_json_levels.
+void check_json_levels(const value& v);
+
 value read_json_value(const boost::json::value& j, const json_path& at);
 /// [["name", value], ...] into `fields` (cleared first, its capacity reused).
 void read_json_fields_into(value_fields& fields, const boost::json::value& j, const json_path& at);

@@ -19,8 +19,10 @@
 #include <cmath>
 #include <cstdint>
 #include <istream>
+#include <optional>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
@@ -38,12 +40,29 @@ namespace {
 
 //=== records ===//
 
-// Names are compared pairwise: calls have few keyword arguments, and this allocates nothing.
+// Few keyword arguments (the usual case) are compared pairwise, which allocates nothing; many are sorted (n log n:
+// a record with 40,000 of them). Either way the one reported is the first that repeats an earlier name.
 void check_unique_names(const value_fields& kwargs, const json_path& at) {
-  for (std::size_t i = 1; i < kwargs.size(); ++i) {
-    for (std::size_t k = 0; k < i; ++k) {
-      if (kwargs[i].first == kwargs[k].first) fail_at(at[i][0], "duplicate keyword argument " + json_quoted(kwargs[i].first));
+  constexpr std::size_t pairwise = 16;
+  std::size_t first_repeat = kwargs.size();
+  if (kwargs.size() <= pairwise) {
+    for (std::size_t i = 1; i < kwargs.size() && first_repeat == kwargs.size(); ++i) {
+      for (std::size_t k = 0; k < i; ++k) {
+        if (kwargs[i].first == kwargs[k].first) first_repeat = i;
+      }
     }
+  } else {
+    std::vector<std::size_t> order(kwargs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return kwargs[a].first != kwargs[b].first ? kwargs[a].first < kwargs[b].first : a < b;
+    });
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      if (kwargs[order[i]].first == kwargs[order[i - 1]].first) first_repeat = std::min(first_repeat, order[i]);
+    }
+  }
+  if (first_repeat < kwargs.size()) {
+    fail_at(at[first_repeat][0], "duplicate keyword argument " + json_quoted(kwargs[first_repeat].first));
   }
 }
 
@@ -109,6 +128,60 @@ void read_inputs(const json::object& o, call_inputs& inputs, const json_path& ro
   check_unique_names(inputs.kwargs, root / "kwargs");
 }
 
+// The first dict or struct below `v` that names an entry twice (a Python dict cannot): its JSON path below `v` and
+// the name. Names are compared pairwise in small containers, sorted in large ones.
+std::optional<std::pair<std::string, std::string>> repeated_name(const value& v) {
+  if (v.type() == value::kind::tuple || v.type() == value::kind::list) {
+    const char* key = v.type() == value::kind::tuple ? ".tuple[" : ".list[";
+    for (std::size_t i = 0; i < v.items().size(); ++i) {
+      if (auto r = repeated_name(v.items()[i])) return std::pair{key + std::to_string(i) + "]" + r->first, r->second};
+    }
+    return std::nullopt;
+  }
+  if (v.type() != value::kind::dict && v.type() != value::kind::structure) return std::nullopt;
+  const value_fields& fields = v.fields();
+  const char* key = v.type() == value::kind::dict ? ".dict" : ".fields";
+  std::optional<std::size_t> repeat;
+  if (fields.size() <= 16) {
+    for (std::size_t a = 1; a < fields.size() && !repeat; ++a) {
+      for (std::size_t b = 0; b < a; ++b) {
+        if (fields[a].first == fields[b].first) repeat = a;
+      }
+    }
+  } else {
+    std::vector<std::size_t> order(fields.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return fields[a].first != fields[b].first ? fields[a].first < fields[b].first : a < b;
+    });
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      if (fields[order[i]].first == fields[order[i - 1]].first) repeat = std::min(repeat.value_or(order[i]), order[i]);
+    }
+  }
+  if (repeat) return std::pair{std::string(key) + "[" + std::to_string(*repeat) + "][0]", fields[*repeat].first};
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (auto r = repeated_name(fields[i].second)) {
+      return std::pair{std::string(key) + "[" + std::to_string(i) + "][1]" + r->first, r->second};
+    }
+  }
+  return std::nullopt;
+}
+
+void check_repeated_names(const call_record& out) {
+  const auto fail = [](const std::string& at, const std::pair<std::string, std::string>& r) {
+    throw format_error(at + r.first + ": duplicate key " + json_quoted(r.second));
+  };
+  for (std::size_t i = 0; i < out.inputs.args.size(); ++i) {
+    if (auto r = repeated_name(out.inputs.args[i])) fail("$.args[" + std::to_string(i) + "]", *r);
+  }
+  for (std::size_t i = 0; i < out.inputs.kwargs.size(); ++i) {
+    if (auto r = repeated_name(out.inputs.kwargs[i].second)) fail("$.kwargs[" + std::to_string(i) + "][1]", *r);
+  }
+  if (out.result) {
+    if (auto r = repeated_name(*out.result)) fail("$.result", *r);
+  }
+}
+
 void read_record(const json::value& j, call_record& out) {
   const json_path root;
   const json::object* o = j.if_object();
@@ -131,6 +204,7 @@ void read_record(const json::value& j, call_record& out) {
     if (ns < 0) fail_at(root / "latency_ns", "negative latency " + std::to_string(ns));
     out.latency_ns = ns;
   }
+  check_repeated_names(out);
 }
 
 }  // namespace
@@ -163,14 +237,75 @@ class record_parser {
       if (unterminated) throw cut_last_line{"the last line is cut (no newline at the end, and not JSON: " + what + ")"};
       throw format_error("not JSON: " + what);
     }
+    check_duplicate_keys(line);
     const json::value j = parser_.release();
     read_record(j, out);
   }
 
  private:
+  // Boost.JSON keeps one of two equal keys of an object silently; a record whose "shape" or "function" is given
+  // twice must not be read as one of them. A linear scan of the (valid) line: keys compared as written (escapes
+  // not decoded), pairwise in small objects, sorted in large ones.
+  void check_duplicate_keys(std::string_view text) {
+    keys_.clear();
+    frames_.clear();
+    bool expect_key = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c == '{' || c == '[') {
+        frames_.push_back({keys_.size(), c == '{'});
+        expect_key = c == '{';
+      } else if (c == '}' || c == ']') {
+        if (frames_.empty()) return;
+        const frame f = frames_.back();
+        frames_.pop_back();
+        if (f.object) check_keys(f.first_key, frames_.size() + 1, i);
+        keys_.resize(f.first_key);
+        expect_key = false;
+      } else if (c == ',') {
+        expect_key = !frames_.empty() && frames_.back().object;
+      } else if (c == '"') {
+        const std::size_t start = ++i;
+        while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+        if (expect_key) keys_.push_back(text.substr(start, i - start));
+        expect_key = false;
+      }
+    }
+  }
+
+  void check_keys(std::size_t first, std::size_t depth, std::size_t column) {
+    const std::size_t n = keys_.size() - first;
+    std::optional<std::string_view> repeated;
+    if (n <= 16) {
+      for (std::size_t a = first + 1; a < keys_.size() && !repeated; ++a) {
+        for (std::size_t b = first; b < a; ++b) {
+          if (keys_[a] == keys_[b]) repeated = keys_[a];
+        }
+      }
+    } else {
+      std::vector<std::string_view> sorted(keys_.begin() + static_cast<std::ptrdiff_t>(first), keys_.end());
+      std::sort(sorted.begin(), sorted.end());
+      const auto it = std::adjacent_find(sorted.begin(), sorted.end());
+      if (it != sorted.end()) repeated = *it;
+    }
+    if (!repeated) return;
+    const std::string key = "\"" + std::string(*repeated) + "\"";
+    if (depth == 1) throw format_error("$: duplicate key " + key + " in the record");
+    throw format_error("duplicate key " + key + " in the object that ends at column " + std::to_string(column + 1));
+  }
+
+  struct frame {
+    std::size_t first_key;
+    bool object;
+  };
+  std::vector<std::string_view> keys_;
+  std::vector<frame> frames_;
+
   static json::parse_options options() {
     json::parse_options o;
-    o.max_depth = 128;  // values nest deeper than Boost's default 32 allows; the readers recurse this deep at most
+    // Values nest deeper than Boost's default 32 allows; the readers recurse this deep at most.
+    o.max_depth = detail::max_value_json_levels + 3;  // the record, the kwargs array, a pair
+    static_assert(detail::max_value_json_levels + 3 == 128);
     return o;
   }
 
@@ -208,11 +343,45 @@ namespace {
 bool is_blank(std::string_view line) {
   return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t'; });
 }
+
+enum class line_status { line, end, too_long };
+
+// std::getline without its unbounded growth: reads in chunks, stops past `cap` bytes. After a line, eof() says
+// whether it ended at the end of the stream rather than at a newline.
+line_status read_line(std::istream& in, std::string& out, std::size_t cap) {
+  out.clear();
+  char chunk[1 << 16];
+  for (;;) {
+    in.getline(chunk, sizeof chunk);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (in.bad()) return line_status::end;
+    if (!in.fail() && !in.eof()) {  // stopped at a newline, which gcount() counts
+      out.append(chunk, got - 1);
+      return out.size() > cap ? line_status::too_long : line_status::line;
+    }
+    if (in.eof()) {
+      out.append(chunk, got);
+      if (out.size() > cap) return line_status::too_long;
+      return out.empty() && got == 0 ? line_status::end : line_status::line;
+    }
+    out.append(chunk, got);  // the chunk is full: the line goes on
+    in.clear(in.rdstate() & ~std::ios::failbit);
+    if (out.size() > cap) return line_status::too_long;
+  }
+}
 }  // namespace
 
 bool record_reader::next(call_record& out) {
-  while (std::getline(*in_, buffer_)) {
+  for (;;) {
+    const line_status status = read_line(*in_, buffer_, max_line_bytes_);
+    if (status == line_status::end) break;
     ++line_;
+    if (status == line_status::too_long) {
+      buffer_.clear();
+      buffer_.shrink_to_fit();
+      fail("the line is longer than " + std::to_string(max_line_bytes_) +
+           " bytes, the reader's limit (record_reader::set_max_line_bytes); is this a record file?");
+    }
     const bool unterminated = in_->eof();  // getline stopped at the end, not at a newline
     std::string_view text = buffer_;
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
@@ -281,6 +450,9 @@ void append_parameters(std::string& line, const parameter_list& parameters) {
 
 // Values are embedded through the value encoder's writers: nothing is copied into an intermediate document.
 std::string to_record_line(const call_record& record) {
+  for (const value& a : record.inputs.args) detail::check_json_levels(a);
+  for (const auto& kw : record.inputs.kwargs) detail::check_json_levels(kw.second);
+  if (record.result) detail::check_json_levels(*record.result);
   std::string line = "{\"function\":";
   detail::append_json_string(line, record.function);
   if (record.parameters) append_parameters(line, *record.parameters);

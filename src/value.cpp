@@ -385,7 +385,42 @@ value read_json_value(const json::value& j, const json_path& at) {
 
 }  // namespace detail
 
+namespace detail {
+// JSON nesting of a value's encoding (objects and arrays, as Boost.JSON's max_depth counts them).
+std::size_t json_levels(const value& v) {
+  switch (v.type()) {
+    case value::kind::none: return 0;
+    case value::kind::tensor: return 2;
+    case value::kind::integer:
+    case value::kind::floating:
+    case value::kind::boolean:
+    case value::kind::string: return 1;
+    case value::kind::tuple:
+    case value::kind::list: {
+      std::size_t deepest = 0;
+      for (const value& item : v.items()) deepest = std::max(deepest, json_levels(item));
+      return 2 + deepest;
+    }
+    case value::kind::dict:
+    case value::kind::structure: {
+      std::size_t deepest = 0;
+      for (const auto& field : v.fields()) deepest = std::max(deepest, json_levels(field.second));
+      return 3 + deepest;
+    }
+  }
+  return 0;
+}
+
+void check_json_levels(const value& v) {
+  if (json_levels(v) > max_value_json_levels) {
+    throw format_error("$: the value nests deeper than " + std::to_string(max_value_json_levels) +
+                       " JSON levels, more than value_from_json and the record reader accept");
+  }
+}
+}  // namespace detail
+
 std::string to_json(const value& v) {
+  detail::check_json_levels(v);
   std::string out;
   write(out, v);
   return out;
@@ -399,7 +434,9 @@ void append_json_fields(std::string& out, const value_fields& fields) { write_fi
 
 value value_from_json(std::string_view text) {
   boost::system::error_code ec;
-  const json::value j = json::parse(json::string_view(text.data(), text.size()), ec);
+  json::parse_options options;
+  options.max_depth = detail::max_value_json_levels;  // what a record can hold below its kwargs pairs
+  const json::value j = json::parse(json::string_view(text.data(), text.size()), ec, {}, options);
   if (ec) throw format_error("$: not JSON: " + ec.message());
   return detail::read_json_value(j, detail::json_path{});
 }

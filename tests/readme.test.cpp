@@ -312,8 +312,9 @@ TEST_CASE("README: input_observer") {
   const hookscope::dynamic_shapes ds = obs.infer_dynamic_shapes({.dim_names = true});
   CHECK(ds.to_json() == R"({"input_ids":{"0":"batch_size","1":"sequence_length"},)"
                         R"("attention_mask":{"0":"batch_size","1":"total_sequence_length"}})");
+  // One consistent profile: opt is a call that happened (the decode step), min/max cover every call.
   CHECK(ds.to_trtexec() == "--minShapes=input_ids:1x1,attention_mask:1x5 "
-                           "--optShapes=input_ids:2x1,attention_mask:2x5 "
+                           "--optShapes=input_ids:2x1,attention_mask:2x8 "
                            "--maxShapes=input_ids:2x7,attention_mask:2x8");
   const hookscope::value args = obs.infer_arguments();  // a representative call, placeholders filled
   CHECK(hookscope::to_json(args) == R"({"dict":[["input_ids",{"shape":[2,7],"dtype":"int64"}],)"

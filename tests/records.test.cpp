@@ -473,3 +473,40 @@ TEST_CASE("to_record_line") {
   }
 #endif
 }
+
+TEST_CASE("record_reader: bad input of issue 12") {
+  SECTION("a line longer than the cap is an error, the lines before it are read") {
+    std::istringstream in("{\"function\":\"f\",\"args\":[],\"kwargs\":[]}\n" + std::string(5000, ' ') + "x\n");
+    hookscope::record_reader reader(in, "big.jsonl");
+    reader.set_max_line_bytes(4096);
+    hookscope::call_record r;
+    CHECK(reader.next(r));
+    CHECK_THROWS_WITH(reader.next(r), Catch::Contains("big.jsonl:2: the line is longer than 4096 bytes"));
+  }
+  SECTION("a line under the cap, read across chunks, is whole") {
+    const std::string name(200000, 'n');
+    std::istringstream in("{\"function\":\"" + name + "\",\"args\":[],\"kwargs\":[]}");  // no newline at the end
+    hookscope::record_reader reader(in, "long.jsonl");
+    hookscope::call_record r;
+    REQUIRE(reader.next(r));
+    CHECK(r.function == name);
+    CHECK_FALSE(reader.next(r));
+  }
+  SECTION("keys given twice") {
+    CHECK_THROWS_WITH(hookscope::parse_record(R"({"function":"f","function":"g","args":[],"kwargs":[]})"),
+                      "$: duplicate key \"function\" in the record");
+    CHECK_THROWS_WITH(hookscope::parse_record(R"({"function":"f","args":[{"shape":[1],"shape":[2],"dtype":"int64"}],"kwargs":[]})"),
+                      Catch::Contains("duplicate key \"shape\""));
+    CHECK_THROWS_WITH(
+        hookscope::parse_record(R"({"function":"f","args":[],"kwargs":[["x",{"struct":"C","fields":[["a",null],["a",null]]}]]})"),
+        "$.kwargs[0][1].fields[1][0]: duplicate key \"a\"");
+    CHECK_NOTHROW(hookscope::parse_record(R"({"function":"f","args":[{"dict":[["a",null],["b",{"dict":[["a",null]]}]]}],"kwargs":[]})"));
+  }
+  SECTION("40,000 keyword arguments: the duplicate found by sorting, the first repeat named") {
+    std::string line = R"({"function":"f","args":[],"kwargs":[)";
+    for (int i = 0; i < 40000; ++i) line += (i ? "," : "") + std::string("[\"k") + std::to_string(i) + "\",null]";
+    CHECK(hookscope::parse_record(line + "]}").inputs.kwargs.size() == 40000);
+    CHECK_THROWS_WITH(hookscope::parse_record(line + R"(,["k7",null],["k3",null]]})"),
+                      "$.kwargs[40000][0]: duplicate keyword argument \"k7\"");
+  }
+}

@@ -685,12 +685,26 @@ TEST_CASE("shape_engine keep_calls=false gives the same results") {
 
 TEST_CASE("dynamic_shapes exporters") {
   const auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"input_ids"}});
-  SECTION("to_trtexec: min/opt/max over the observed values, static dims as seen") {
-    // input_ids dim 1: 7,1,1 -> min 1 opt 1 max 7; attention_mask dim 1: 7,8,9 -> 7/7/9; cache dim 2: 7,8 -> 7/7/8.
+  SECTION("to_trtexec: one consistent profile, static dims as seen") {
+    // Issue 12: the old per-dim opt (1x1, mask 7, cache 7) was no call at all (7 != 1 + 7). Relations over the calls
+    // as the model receives them (call 0's absent cache as the placeholder infer_arguments gives, past 0):
+    // attention_mask dim 1 (7,8,9) = input_ids dim 1 (7,1,1) + cache dim 2 (0,7,8). min/max over the observed
+    // values: ids 1..7, mask 7..9, cache 7..8; at the min point 7 < 1 + 7, so the cache (the larger term) is lowered
+    // to 6; at the max point 9 < 7 + 8: mask raised to 15. opt among the calls giving every input (1 and 2), each
+    // once; modes ids 1, mask 7, cache 7: call 1 agrees with three dims (ids, both caches), call 2 with one.
     CHECK(ds.to_trtexec() ==
-          "--minShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"
-          " --optShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"
-          " --maxShapes=input_ids:1x7,attention_mask:1x9,past_key_values.key_0:1x2x8x4,past_key_values.value_0:1x2x8x4");
+          "--minShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x6x4,past_key_values.value_0:1x2x6x4"
+          " --optShapes=input_ids:1x1,attention_mask:1x8,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"
+          " --maxShapes=input_ids:1x7,attention_mask:1x15,past_key_values.key_0:1x2x8x4,past_key_values.value_0:1x2x8x4");
+    REQUIRE(ds.relations().size() == 1);
+    CHECK(ds.relations()[0].text == "total_sequence_length = sequence_length + past_sequence_length");
+    CHECK(ds.relations()[0].target.input == "attention_mask");
+    CHECK(ds.relations()[0].terms.size() == 2);
+    CHECK_FALSE(ds.relations()[0].torch_derived);
+    REQUIRE(ds.tensorrt_profiles().size() == 1);
+    CHECK(ds.tensorrt_profiles()[0].phase == "all calls");
+    CHECK(ds.tensorrt_profiles()[0].calls == 3);
+    CHECK(ds.tensorrt_profiles()[0].widened.size() == 2);
   }
   SECTION("to_ort_options") {
     shape_engine e;

@@ -29,9 +29,66 @@ LLM_CALL_1 = ('[["input_ids",{"shape":[2,7],"dtype":"int64"}],["attention_mask",
 # encoder.jsonl: encode(x, mask); x [1,5,16] [2,9,16] [2,5,16], mask likewise without the last dim.
 ENCODER_TORCH = '{"x":{"0":"DYNAMIC","1":"DYNAMIC"},"mask":{"0":"DYNAMIC","1":"DYNAMIC"}}\n'
 
+# A1: the 4th call of llm.jsonl is beyond the default --store-n-calls 3; the command says so.
+LLM_LEFT_OUT = ("hookscope-shapes: warning: kept the first 3 of 4 calls of Model::forward; "
+                "--store-n-calls all uses every call\n")
+
+# decoder_kv.jsonl, written by Python's json.dumps (", " and ": " separators): Decoder.forward(input_ids,
+# attention_mask, past_key_values=None, pixel_values=None), past_key_values a tuple (key, value) of [b,2,past,8],
+# the image [b,3,16,16] at the prefill only (None, dropped by A3, later: B4 placeholders). Two generations, batch 1
+# with 7 tokens and batch 2 with 5, each a prefill (past 0) and 3 decode steps; `result` = (logits [b,s,32], key,
+# value [b,2,past+s,8]). Per call (batch B, sequence S, past P, mask T, image batch X with the placeholder's 0):
+#   call 0..3: B 1, S 7 1 1 1, P 0 7 8 9, T 7 8 9 10, X 1 0 0 0
+#   call 4..7: B 2, S 5 1 1 1, P 0 5 6 7, T 5 6 7 8, X 2 0 0 0
+# Relations (profiles.cpp): T = S + P in all 8 calls; no a = k*b + c (worked through every pair by hand).
+DEC_LEFT_OUT = ("hookscope-shapes: warning: kept the first 3 of 8 calls of Decoder.forward; "
+                "--store-n-calls all uses every call\n")
+ALL = ["--store-n-calls", "all"]
+# Finding 2: pixel_values dim 0 (1, 2 over 2 calls) differs from input_ids dim 0 (1,1,1,1,2,2,2,2): not batch_size.
+DEC_NAMES = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
+             '"attention_mask":{"0":"batch_size","1":"total_sequence_length"},'
+             '"past_key_values":[{"0":"batch_size","2":"past_sequence_length"},'
+             '{"0":"batch_size","2":"past_sequence_length"}],"pixel_values":{"0":"pixel_values_dim_0"}}\n')
+DEC_NAME_NOTE = ("hookscope-shapes: warning: dimension 0 of 'pixel_values' is not named batch_size (its well-known "
+                 "name): its values differ from those of dimension 0 of 'input_ids', which has that name; it gets a "
+                 "name of its own\n")
+# Finding 1, one profile over the 8 calls: relations over the calls as the model receives them (X's placeholder 0
+# included); min/max over the observed values (the image 1..2); T's min 5 and max 10 widened to S+P = 1+0 and 7+9;
+# opt among the calls giving every input (the prefills 0 and 4), each seen once: the tie goes to the one agreeing
+# with the most per-dim modes (B 1, S 1, P 0, T 7, image 1): call 0 (B, T, P twice, image; call 4 only P twice).
+def spec(ids, mask, past, pix):
+    return (f"input_ids:{ids},attention_mask:{mask},past_key_values.0:{past},past_key_values.1:{past},"
+            f"pixel_values:{pix}")
+DEC_TRT = ("--minShapes=" + spec("1x1", "1x1", "1x2x0x8", "1x3x16x16") +
+           " --optShapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") +
+           " --maxShapes=" + spec("2x7", "2x16", "2x2x9x8", "2x3x16x16") + "\n")
+# --profiles auto: split on S = 1 (6 calls) / S > 1 (2 calls: P constant 0, the image absent in decode); the split
+# on B makes nothing constant. Prefill first (its first call is 0); no widening needed in either (5 = 5 + 0,
+# 7 = 7 + 0; 6 = 1 + 5, 10 = 1 + 9); decode opt = call 1, agreeing with every mode (B 1, S 1, P 7, T 8); the image,
+# given by no decode call, takes its placeholder there (0x3x16x16, D2: call 4's shape, varying dim 0 set to 0).
+DEC_TRT_AUTO = ("--minShapes=" + spec("1x5", "1x5", "1x2x0x8", "1x3x16x16") +
+                " --optShapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") +
+                " --maxShapes=" + spec("2x7", "2x7", "2x2x0x8", "2x3x16x16") +
+                " --minShapes=" + spec("1x1", "1x6", "1x2x5x8", "0x3x16x16") +
+                " --optShapes=" + spec("1x1", "1x8", "1x2x7x8", "0x3x16x16") +
+                " --maxShapes=" + spec("2x1", "2x10", "2x2x9x8", "0x3x16x16") + "\n")
+DEC_ORT = ("trt_profile_min_shapes=" + spec("1x1", "1x1", "1x2x0x8", "1x3x16x16") + "\n"
+           "trt_profile_opt_shapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") + "\n"
+           "trt_profile_max_shapes=" + spec("2x7", "2x16", "2x2x9x8", "2x3x16x16") + "\n")
+# Outputs (finding 6): result.0 [B,S,32], result.1/2 [B,2,P+S,8]: their dims take the names of the input dims with the
+# same values in every call (B, S, T).
+DEC_ONNX = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
+            '"attention_mask":{"0":"batch_size","1":"total_sequence_length"},'
+            '"past_key_values.0":{"0":"batch_size","2":"past_sequence_length"},'
+            '"past_key_values.1":{"0":"batch_size","2":"past_sequence_length"},'
+            '"pixel_values":{"0":"pixel_values_dim_0"},'
+            '"result.0":{"0":"batch_size","1":"sequence_length"},"result.1":{"0":"batch_size","2":"total_sequence_length"},'
+            '"result.2":{"0":"batch_size","2":"total_sequence_length"}}\n')
+DEC_KV = lambda b, p: f'{{"tuple":[{{"shape":[{b},2,{p},8],"dtype":"float32"}},{{"shape":[{b},2,{p},8],"dtype":"float32"}}]}}'
+
 CASES = [
     # --- infer, in each format ---
-    ("infer, torch format by default", ["infer", "llm.jsonl"], 0, LLM_TORCH, ""),
+    ("infer, torch format by default", ["infer", "llm.jsonl"], 0, LLM_TORCH, LLM_LEFT_OUT),
     ("infer --format torch", ["infer", "encoder.jsonl", "--format", "torch"], 0, ENCODER_TORCH, ""),
     # min/opt/max per dim, opt the most frequent value: dim 0 1,2,2 -> 1/2/2; dim 1 5,9,5 -> 5/5/9.
     ("infer --format trtexec", ["infer", "encoder.jsonl", "--format=trtexec"], 0,
@@ -49,25 +106,27 @@ CASES = [
     # --- options ---
     # Only the first 2 calls: the cache is seen once, so it is static.
     ("--store-n-calls 2", ["infer", "llm.jsonl", "--store-n-calls", "2"], 0,
-     '{"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},"past_key_values":[{},{}]}\n', ""),
+     '{"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},"past_key_values":[{},{}]}\n',
+     LLM_LEFT_OUT.replace("first 3", "first 2")),
     ("--store-n-calls all", ["infer", "llm.jsonl", "--store-n-calls", "all"], 0, LLM_TORCH, ""),
     # Dim 0 of input_ids and of every leaf of past_key_values (C2).
     ("--batch", ["infer", "llm.jsonl", "--batch", "input_ids,past_key_values"], 0,
      '{"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},'
-     '"past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]}\n', ""),
+     '"past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]}\n', LLM_LEFT_OUT),
     ("--batch-all", ["infer", "llm.jsonl", "--batch-all"], 0,
      '{"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},'
-     '"past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]}\n', ""),
+     '"past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]}\n', LLM_LEFT_OUT),
     # Well-known LLM names (C3).
     ("--dim-names, LLM names", ["infer", "llm.jsonl", "--dim-names"], 0,
      '{"input_ids":{"1":"sequence_length"},"attention_mask":{"1":"total_sequence_length"},'
-     '"past_key_values":[{"2":"past_sequence_length"},{"2":"past_sequence_length"}]}\n', ""),
+     '"past_key_values":[{"2":"past_sequence_length"},{"2":"past_sequence_length"}]}\n', LLM_LEFT_OUT),
     # Dims with identical observed values share the first one's name (C3): x dim 0 and mask dim 0 take 1,2,2.
     ("--dim-names, shared names", ["infer", "encoder.jsonl", "--dim-names"], 0,
      '{"x":{"0":"x_dim_0","1":"x_dim_1"},"mask":{"0":"x_dim_0","1":"x_dim_1"}}\n', ""),
     ("--dim-name", ["infer", "llm.jsonl", "--dim-name", "input_ids:1=seq", "--dim-name", "attention_mask:1=total",
                     "--dim-name=past_key_values:2=past"], 0,
-     '{"input_ids":{"1":"seq"},"attention_mask":{"1":"total"},"past_key_values":[{"2":"past"},{"2":"past"}]}\n', ""),
+     '{"input_ids":{"1":"seq"},"attention_mask":{"1":"total"},"past_key_values":[{"2":"past"},{"2":"past"}]}\n',
+     LLM_LEFT_OUT),
     # Without a value, pixel_values is seen once: static. With one, calls 2 and 3 get [0,3,8,8] (A4).
     ("optional input left out", ["infer", "optional.jsonl"], 0, '{"input_ids":{"1":"DYNAMIC"},"pixel_values":{}}\n', ""),
     ("--value-if-missing", ["infer", "optional.jsonl", "--value-if-missing",
@@ -81,10 +140,10 @@ CASES = [
 
     # --- args ---
     # The first call with as many arguments as the best candidate is call 2 (D1): nothing to fill.
-    ("args", ["args", "llm.jsonl"], 0, '{"dict":' + LLM_CALL_2 + '}\n', ""),
-    ("args --index 0", ["args", "llm.jsonl", "--index", "0"], 0, '{"dict":' + LLM_CALL_1 + '}\n', ""),
+    ("args", ["args", "llm.jsonl"], 0, '{"dict":' + LLM_CALL_2 + '}\n', LLM_LEFT_OUT),
+    ("args --index 0", ["args", "llm.jsonl", "--index", "0"], 0, '{"dict":' + LLM_CALL_1 + '}\n', LLM_LEFT_OUT),
     ("args --as-args-kwargs", ["args", "llm.jsonl", "--as-args-kwargs"], 0,
-     '{"tuple":[{"tuple":[]},{"dict":' + LLM_CALL_2 + '}]}\n', ""),
+     '{"tuple":[{"tuple":[]},{"dict":' + LLM_CALL_2 + '}]}\n', LLM_LEFT_OUT),
     ("args --flat", ["args", "optional.jsonl", "--flat"], 0,
      '{"list":[{"shape":[1,5],"dtype":"int64"},{"shape":[1,3,8,8],"dtype":"float32"}]}\n', ""),
     ("args, positional arguments", ["args", "positional.jsonl"], 0,
@@ -93,6 +152,69 @@ CASES = [
     ("args --index 2, placeholder filled", ["args", "optional.jsonl", "--index", "2"], 0,
      '{"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],["pixel_values",{"shape":[1,3,8,8],"dtype":"float32"}]]}\n',
      ""),
+
+    # --- the decoder of issue 12, as a Python producer writes it (decoder_kv.jsonl) ---
+    # Finding 4: 3 of 8 calls kept by default, and said so; batch is then static (calls 0-2 have batch 1), the image
+    # seen once is static.
+    ("decoder: default keeps 3 calls, says so", ["infer", "decoder_kv.jsonl"], 0,
+     '{"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},"past_key_values":[{"2":"DYNAMIC"},'
+     '{"2":"DYNAMIC"}],"pixel_values":{}}\n', DEC_LEFT_OUT),
+    ("decoder: every call", ["infer", "decoder_kv.jsonl"] + ALL, 0,
+     '{"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},'
+     '"past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}],"pixel_values":{"0":"DYNAMIC"}}\n',
+     ""),
+    ("decoder: --dim-names never share a name between dims that differ", ["infer", "decoder_kv.jsonl", "--dim-names"] + ALL,
+     0, DEC_NAMES, DEC_NAME_NOTE),
+    # The same with the issue's value_if_missing 0 for the image (1,0,0,0,2,0,0,0): still its own name.
+    ("decoder: --dim-names with the image's value_if_missing", ["infer", "decoder_kv.jsonl", "--dim-names",
+     "--value-if-missing", 'pixel_values={"shape":[0,3,16,16],"dtype":"float32"}'] + ALL, 0, DEC_NAMES, DEC_NAME_NOTE),
+    # Finding 3: the tuple stays a tuple, the dict of arguments a dict.
+    ("decoder: --typed", ["infer", "decoder_kv.jsonl", "--typed"] + ALL, 0,
+     '{"dict":[["input_ids",{"0":"DYNAMIC","1":"DYNAMIC"}],["attention_mask",{"0":"DYNAMIC","1":"DYNAMIC"}],'
+     '["past_key_values",{"tuple":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]}],'
+     '["pixel_values",{"0":"DYNAMIC"}]]}\n', ""),
+    ("decoder: trtexec, one consistent profile", ["infer", "decoder_kv.jsonl", "--format", "trtexec"] + ALL, 0,
+     DEC_TRT, ""),
+    ("decoder: ort, one consistent profile", ["infer", "decoder_kv.jsonl", "--format", "ort", "--profiles", "1"] + ALL,
+     0, DEC_ORT, ""),
+    ("decoder: trtexec, --profiles auto", ["infer", "decoder_kv.jsonl", "--format", "trtexec", "--profiles", "auto"]
+     + ALL, 0, DEC_TRT_AUTO, ""),
+    ("decoder: ort, --profiles auto: each input once per profile", ["infer", "decoder_kv.jsonl", "--format", "ort",
+     "--profiles", "auto"] + ALL, 0,
+     "trt_profile_min_shapes=" + spec("1x5", "1x5", "1x2x0x8", "1x3x16x16") + "," +
+     spec("1x1", "1x6", "1x2x5x8", "0x3x16x16") + "\n"
+     "trt_profile_opt_shapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") + "," +
+     spec("1x1", "1x8", "1x2x7x8", "0x3x16x16") + "\n"
+     "trt_profile_max_shapes=" + spec("2x7", "2x7", "2x2x0x8", "2x3x16x16") + "," +
+     spec("2x1", "2x10", "2x2x9x8", "0x3x16x16") + "\n", ""),
+    ("decoder: onnx dynamic_axes, inputs and outputs", ["infer", "decoder_kv.jsonl", "--format", "onnx"] + ALL, 0,
+     DEC_ONNX, ""),
+    ("decoder: report: relations, phases, outputs", ["infer", "decoder_kv.jsonl", "--format", "report",
+     "--profiles", "auto"] + ALL, 0,
+     {"relations (held in every call):\n- total_sequence_length = sequence_length + past_sequence_length  "
+      "[attention_mask dim 1]: torch.export cannot express it (a sum of two Dims)\n",
+      "- sequence_length > 1 (2 calls)\n", "- sequence_length = 1 (6 calls)\n", "outputs:\nresult.0 ",
+      "result.1           float32   1x2x7x8, 1x2x8x8"}, ""),
+    ("decoder: report of one profile says what was widened", ["infer", "decoder_kv.jsonl", "--format", "report"] + ALL,
+     0, {"- all calls (8 calls)\n", "widened: min of attention_mask dim 1 widened from 5 to 1 so that "
+         "total_sequence_length = sequence_length + past_sequence_length holds at the min point\n",
+         "widened: max of attention_mask dim 1 widened from 10 to 16"}, ""),
+    # Finding 5: the default is call 0 (batch 1, past 0); --avoid-specialization takes call 4 (7 of its 9 varying
+    # dims >= 2, as call 5; the first wins) and names the two left at 0.
+    ("decoder: args keeps the reference's choice", ["args", "decoder_kv.jsonl"], 0,
+     '{"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],["attention_mask",{"shape":[1,7],"dtype":"int64"}],'
+     '["past_key_values",' + DEC_KV(1, 0) + '],["pixel_values",{"shape":[1,3,16,16],"dtype":"float32"}]]}\n',
+     DEC_LEFT_OUT),
+    ("decoder: args --avoid-specialization", ["args", "decoder_kv.jsonl", "--avoid-specialization",
+                                              "--store-n-calls", "8"], 0,
+     '{"dict":[["input_ids",{"shape":[2,5],"dtype":"int64"}],["attention_mask",{"shape":[2,5],"dtype":"int64"}],'
+     '["past_key_values",' + DEC_KV(2, 0) + '],["pixel_values",{"shape":[2,3,16,16],"dtype":"float32"}]]}\n',
+     "hookscope-shapes: warning: avoid_specialization: no stored call has every dynamic dimension >= 2; call 4 has "
+     "the most, but there dimension 2 of 'past_key_values.0' is 0, dimension 2 of 'past_key_values.1' is 0: "
+     "torch.export specialises sizes 0 and 1\n"),
+    ("decoder: --remove-inputs", ["infer", "decoder_kv.jsonl", "--remove-inputs", "pixel_values,attention_mask"] + ALL,
+     0, '{"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},'
+        '"past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]}\n', ""),
 
     # --- bad input: exit 2, one message naming the file and the line ---
     ("not JSON", ["infer", "bad_not_json.jsonl"], 2, "",
@@ -120,6 +242,14 @@ CASES = [
     ("a file's cut last line is left out, the next file is still read", ["infer", "cut_last_line.jsonl", "encoder.jsonl"], 2, "",
      {"hookscope-shapes: warning: cut_last_line.jsonl:2: the last line is cut",
       "hookscope-shapes: the records hold several functions ('f', 'encode')"}),
+    # A key given twice: Boost.JSON would keep one silently; a Python dict cannot hold two.
+    ("duplicate record key", ["infer", "bad_duplicate_key.jsonl"], 2, "",
+     'hookscope-shapes: bad_duplicate_key.jsonl:1: $: duplicate key "function" in the record\n'),
+    # The tensor object {"shape":[2],"shape":[3],...} closes at column 65 (its "}" is the 65th character).
+    ("duplicate key in a value", ["infer", "bad_duplicate_shape.jsonl"], 2, "",
+     'hookscope-shapes: bad_duplicate_shape.jsonl:1: duplicate key "shape" in the object that ends at column 65\n'),
+    ("duplicate dict key inside a value", ["infer", "bad_duplicate_dict_key.jsonl"], 2, "",
+     'hookscope-shapes: bad_duplicate_dict_key.jsonl:1: $.kwargs[0][1].dict[1][0]: duplicate key "k"\n'),
     ("missing file", ["infer", "encoder.jsonl", "no_such_file.jsonl"], 2, "",
      "hookscope-shapes: no_such_file.jsonl: cannot open: No such file or directory\n"),
     ("several functions without --function", ["infer", "two_functions.jsonl"], 2, "",
@@ -135,8 +265,14 @@ CASES = [
     ("nothing at all", [], 2, "", "hookscope-shapes: no command (expected infer or args)\n" + USAGE_HINT),
     ("no file", ["infer"], 2, "",
      "hookscope-shapes: no input file (give FILE.jsonl..., or - for standard input)\n" + USAGE_HINT),
-    ("unknown format", ["infer", "llm.jsonl", "--format", "onnx"], 2, "",
-     "hookscope-shapes: --format: expected torch, trtexec, ort or report, got 'onnx'\n" + USAGE_HINT),
+    ("unknown format", ["infer", "llm.jsonl", "--format", "xml"], 2, "",
+     "hookscope-shapes: --format: expected torch, trtexec, ort, onnx or report, got 'xml'\n" + USAGE_HINT),
+    ("--profiles with a bad value", ["infer", "llm.jsonl", "--profiles", "2"], 2, "",
+     "hookscope-shapes: --profiles: expected 1 or auto, got '2'\n" + USAGE_HINT),
+    ("--typed with another format", ["infer", "llm.jsonl", "--typed", "--format", "onnx"], 2, "",
+     "hookscope-shapes: --typed is for --format torch only\n" + USAGE_HINT),
+    ("--avoid-specialization given to infer", ["infer", "llm.jsonl", "--avoid-specialization"], 2, "",
+     "hookscope-shapes: --avoid-specialization is for 'args' only\n" + USAGE_HINT),
     ("bad --store-n-calls", ["infer", "llm.jsonl", "--store-n-calls", "many"], 2, "",
      "hookscope-shapes: --store-n-calls: expected a non-negative integer, got 'many'\n" + USAGE_HINT),
     ("--store-n-calls 0", ["infer", "llm.jsonl", "--store-n-calls", "0"], 2, "",
@@ -162,11 +298,27 @@ CASES = [
     ("--index with --store-n-calls all", ["args", "llm.jsonl", "--index", "1", "--store-n-calls", "all"], 2, "",
      "hookscope-shapes: --index needs stored calls: use --store-n-calls N, not all\n" + USAGE_HINT),
 
+    # --- warnings and errors of the inference ---
+    ("a dtype that changes between calls", ["infer", "dtype_change.jsonl"], 0, '{"x":{"0":"DYNAMIC"}}\n',
+     "hookscope-shapes: warning: 'x' changed dtype between calls (float32, float16): an exported model takes one "
+     "dtype per input\n"),
+    ("an input name the trtexec syntax cannot carry", ["infer", "bad_spec_name.jsonl", "--format", "trtexec"], 1, "",
+     "hookscope-shapes: the input name 'a b' cannot be written in a trtexec / ONNX Runtime shape spec (it contains "
+     "' ', which the spec syntax splits on); rename it (the ONNX input names must match anyway)\n"),
+    ("... nor the ort one", ["infer", "bad_spec_name.jsonl", "--format", "ort"], 1, "", {"'a b'", "' '"}),
+    ("... while JSON carries it", ["infer", "bad_spec_name.jsonl", "--format", "onnx"], 0,
+     '{"a b":{"0":"a b_dim_0"}}\n', ""),
+
     # --- inference errors: exit 1 ---
     ("rank that changes", ["infer", "rank_mismatch.jsonl"], 1, "", {"hookscope-shapes: ", "'x'", "2x3, 2x3x4"}),
     ("--value-if-missing for no parameter", ["infer", "llm.jsonl", "--value-if-missing", 'nope={"int":1}'], 1, "",
      {"hookscope-shapes: llm.jsonl:1: ", "'nope'"}),
     ("no record at all", ["infer", "empty.jsonl"], 1, "", "hookscope-shapes: no call recorded in empty.jsonl\n"),
+
+    # --- input that is not records at all: exit 2 with a sentence ---
+    ("a stream without newlines (/dev/zero): the line cap", ["infer", "/dev/zero"], 2, "",
+     "hookscope-shapes: /dev/zero:1: the line is longer than 67108864 bytes, the reader's limit "
+     "(record_reader::set_max_line_bytes); is this a record file?\n"),
 ]
 
 
@@ -204,9 +356,49 @@ def check_help(program):
     return []
 
 
+def check_stdin_directory(program):
+    fd = os.open(".", os.O_RDONLY)
+    try:
+        done = subprocess.run([program, "infer", "-"], stdin=fd, capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(fd)
+    want = "hookscope-shapes: <stdin>: cannot read: it is a directory\n"
+    if done.returncode != 2 or done.stderr != want:
+        return [f"stdin a directory: exit {done.returncode}, stderr {done.stderr!r}, expected 2 and {want!r}"]
+    return []
+
+
+def check_large_inputs(program):
+    """Linear time: 40,000 keyword arguments on one line, and 160,000 distinct names while streaming."""
+    import json
+    import tempfile
+    import time
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        wide = os.path.join(tmp, "wide.jsonl")
+        with open(wide, "w", encoding="utf-8") as f:
+            for n in (1, 2):
+                kwargs = [[f"k{i}", {"shape": [1, n + i % 3], "dtype": "float32"}] for i in range(40000)]
+                f.write(json.dumps({"function": "f", "args": [], "kwargs": kwargs}) + "\n")
+        many = os.path.join(tmp, "many.jsonl")
+        with open(many, "w", encoding="utf-8") as f:
+            for i in range(160000):
+                f.write(json.dumps({"function": "f", "args": [], "kwargs": [[f"x{i}", {"shape": [1], "dtype": "float32"}]]})
+                        + "\n")
+        for name, argv, code in (("40k kwargs on one line", ["infer", wide], 0),
+                                 ("160k distinct names, streaming", ["infer", many, "--store-n-calls", "all"], 1)):
+            start = time.monotonic()
+            done = subprocess.run([program] + argv, capture_output=True, text=True, timeout=120)
+            seconds = time.monotonic() - start
+            print(f"{'ok' if done.returncode == code and seconds < 10 else 'FAIL'}: {name} ({seconds:.2f} s)")
+            if done.returncode != code or seconds >= 10:
+                problems.append(f"{name}: exit {done.returncode} (expected {code}) in {seconds:.1f} s (limit 10 s)")
+    return problems
+
+
 def main():
     program, data_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
-    failures = check_help(program)
+    failures = check_help(program) + check_stdin_directory(program) + check_large_inputs(program)
     failed_cases = 1 if failures else 0
     for case in CASES:
         problems = run_case(program, data_dir, case)

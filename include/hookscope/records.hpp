@@ -77,6 +77,11 @@ class record_reader {
   /// not JSON), which a writer stopped mid-line leaves, is left out with a warning rather than an error.
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 
+  /// A line longer than this (bytes, without its newline) is an error (record_error "line longer than ..."), so
+  /// that a stream without newlines (`/dev/zero`) ends with a sentence instead of exhausting memory.
+  static constexpr std::size_t default_max_line_bytes = std::size_t{64} << 20;  // 64 MiB
+  void set_max_line_bytes(std::size_t n) noexcept { max_line_bytes_ = n; }
+
   /// The line number of the record last returned (1-based).
   std::size_t line() const noexcept { return line_; }
   const std::string& source() const noexcept { return source_; }
@@ -93,6 +98,7 @@ class record_reader {
   std::string source_;
   std::size_t line_ = 0;
   std::string buffer_;                                        // the current line; its capacity is reused
+  std::size_t max_line_bytes_ = default_max_line_bytes;
   std::unique_ptr<detail::record_parser> parser_;
   std::vector<std::string> warnings_;
   std::map<std::string, seen_function, std::less<>> functions_;  // by name: one entry per function seen

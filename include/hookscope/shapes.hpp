@@ -93,6 +93,8 @@ struct dynamic_shapes_options {
   /// The well-known names the automatic naming starts from (the first entry for an input and dim wins); they also
   /// decide dynamic_dim::shared_name. Empty: every name is "<input>_dim_<d>" or shared from one.
   std::vector<known_dim_name> known_dim_names = default_known_dim_names();
+  /// false: one profile over all calls; true: one per phase (calls grouped by which dynamic dims are 1 / > 1).
+  bool profile_phases = false;
 };
 
 /// What was seen of one dynamic dimension.
@@ -118,6 +120,44 @@ struct tensor_input {
   std::vector<dynamic_dim> dynamic_dims;                     ///< ascending dim
   std::vector<std::vector<std::int64_t>> shapes_seen;        ///< distinct shapes, in first-seen order (bounded)
   bool shapes_seen_truncated = false;                        ///< more distinct shapes than kept
+  std::vector<hookscope::dtype> dtypes_seen{};               ///< distinct dtypes, first-seen order (> 1: a warning)
+};
+
+/// An exact relation between dynamic dimensions that held in every aligned call (placeholders included):
+/// `target = k * terms[0] + c` (one term) or `target = terms[0] + terms[1] + c` (two terms, k = 1).
+/// Equalities (k = 1, c = 0, one term) are what shared names express; they are listed too.
+struct dim_relation {
+  /// One dimension of one flattened tensor input.
+  struct dim_ref {
+    std::string input{};   ///< tensor_input::name (`attention_mask`, `past_key_values.0`)
+    std::size_t dim = 0;
+    std::string label{};   ///< its shared name (`total_sequence_length`), as the report prints it
+    friend bool operator==(const dim_ref&, const dim_ref&) = default;
+  };
+  dim_ref target{};
+  std::vector<dim_ref> terms{};  ///< one or two
+  std::int64_t k = 1;
+  std::int64_t c = 0;
+  /// e.g. `total_sequence_length = past_sequence_length + sequence_length`, `x_dim_1 = 2*seq + 1`
+  std::string text{};
+  /// torch.export can write it as a derived Dim (`k*root + c`, one term); a sum of two Dims it cannot.
+  bool torch_derived = false;
+};
+
+/// One TensorRT optimisation profile: per tensor input (rank >= 1) its min/opt/max shapes, consistent with every
+/// dim_relation (every point a shape the model can run): opt is the shapes of one observed call (the most frequent
+/// combination of all inputs' shapes; on a tie the one seen first), min and max cover every value observed in the
+/// phase, widened along the relations where needed (listed in `widened`).
+struct tensorrt_profile {
+  /// "all calls", or the phase's constant dims, e.g. "sequence_length = 1" / "sequence_length > 1".
+  std::string phase{};
+  std::size_t calls = 0;  ///< how many (kept) calls fall in this phase
+  struct shape_range {
+    std::string input{};  ///< tensor_input::name
+    std::vector<std::int64_t> min{}, opt{}, max{};
+  };
+  std::vector<shape_range> shapes{};  ///< in the order of dynamic_shapes::inputs()
+  std::vector<std::string> widened{};  ///< sentences: which bound was widened and along which relation
 };
 
 /// The inferred dynamic shapes: a tree mirroring the inputs, with exporters.
@@ -125,9 +165,12 @@ class dynamic_shapes {
  public:
   /// A node of the torch.export structure: null (non-tensor), a tensor (index into inputs()), or a container.
   struct node {
+    /// A custom class (a struct) is a list node with class_name set and its field names as keys: to_json writes it
+    /// as the list of its fields' specs (what torch.export takes), to_typed_json by name.
     enum class kind : std::uint8_t { null, tensor, tuple, list, dict } type = kind::null;
     std::size_t tensor = 0;
-    std::vector<std::pair<std::string, node>> children;  ///< keys empty for tuple/list
+    std::vector<std::pair<std::string, node>> children;  ///< keys empty for tuple and plain list
+    std::string class_name{};                            ///< a custom class's name; empty otherwise
 
     // Defaulted after the class: Clang 14 with libstdc++ otherwise checks pair<string, node> while node is
     // still incomplete and rejects the implicit ones.
@@ -143,6 +186,14 @@ class dynamic_shapes {
   const std::vector<tensor_input>& inputs() const noexcept { return inputs_; }
   /// Sentences: a dynamic dim seen only as 0 or 1 (torch.export specialises it), a truncated summary, ...
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
+  /// Exact relations between the dynamic dims of inputs() (equalities, `a = b + c`, `a = k*b + c`).
+  const std::vector<dim_relation>& relations() const noexcept { return relations_; }
+  /// The tensors of the calls' results (`result`, `result.0`, ... flattened as inputs are), with their dynamic
+  /// dims; empty when no call carried a result.
+  const std::vector<tensor_input>& outputs() const noexcept { return outputs_; }
+  /// The consistent profiles: one ("all calls") unless infer_dynamic_shapes was asked for phases
+  /// (dynamic_shapes_options::profile_phases), then one per phase.
+  const std::vector<tensorrt_profile>& tensorrt_profiles() const noexcept { return profiles_; }
 
   /// torch.export `dynamic_shapes` as JSON (`--format torch`): an object by parameter name (an array when every
   /// argument is positional), per tensor {"<dim>":"DYNAMIC"|"<label>"} ({} when static), null for non-tensors.
@@ -156,12 +207,22 @@ class dynamic_shapes {
   std::string to_ort_options() const;
   /// A human-readable table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings.
   std::string report() const;
+  /// The structure in the record value encoding (`--typed`): `{"tuple":[...]}`, `{"list":[...]}`,
+  /// `{"dict":[["k",spec],...]}`, `{"struct":"Name","fields":[["f",spec],...]}`; a tensor is its
+  /// `{"<dim>":"<label>"}` object, a non-tensor null. Lets a converter rebuild the exact pytree.
+  std::string to_typed_json() const;
+  /// `torch.onnx.export(dynamic_axes=...)` as JSON: {"<flattened input or output name>":{"<dim>":"<label>"}}, only
+  /// tensors with a dynamic dim; outputs follow the inputs.
+  std::string to_onnx() const;
 
  private:
   friend class shape_engine;
   node root_;
   std::vector<tensor_input> inputs_;
   std::vector<std::string> warnings_;
+  std::vector<dim_relation> relations_;
+  std::vector<tensor_input> outputs_;
+  std::vector<tensorrt_profile> profiles_;
 };
 
 struct argument_options {
@@ -170,6 +231,11 @@ struct argument_options {
   std::variant<std::monostate, std::size_t, call_inputs> candidate{};
   bool flat = false;            ///< the aligned leaves as a list
   bool as_args_kwargs = false;  ///< {"tuple":[{"tuple":args},{"dict":kwargs}]}
+  /// With no candidate given: the first stored call in which every dynamic dim is >= 2 (torch.export specialises 0
+  /// and 1), else the one with the most such dims; `warnings` then names the dims still below 2.
+  bool avoid_specialization = false;
+  /// Filled by infer_arguments when avoid_specialization could not avoid every 0/1 (may be null).
+  std::vector<std::string>* warnings = nullptr;
 };
 
 /// One recorded call as the engine holds it, and how it aligns on the best candidate.
@@ -184,6 +250,8 @@ struct engine_info {
   std::vector<call_info> calls;
   std::size_t best_candidate = 0;  ///< index into calls
   parameter_list parameters;
+  std::size_t calls_seen = 0;      ///< every call given to add_call, kept or not
+  std::size_t calls_ignored = 0;   ///< calls left out because store_n_calls was reached (add_call returned false)
 };
 
 /// The C++ InputObserver's engine: records calls (value trees), then infers.
@@ -206,6 +274,8 @@ class shape_engine {
   /// Adds one call; false when the recording's limit is reached (the call is ignored). Throws inference_error
   /// for a value_if_missing key the signature does not allow.
   bool add_call(call_inputs inputs);
+  /// Same, with the call's return value: dynamic_shapes::outputs() is inferred from these (named `result`, ...).
+  bool add_call(call_inputs inputs, value result);
 
   /// Number of calls kept (or summarised).
   std::size_t num_obs() const noexcept;

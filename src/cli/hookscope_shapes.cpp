@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <new>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -24,12 +25,15 @@
 #include <system_error>
 #include <vector>
 
+#include <sys/stat.h>
+
 namespace {
 
 constexpr std::string_view program = "hookscope-shapes";
 
-constexpr std::string_view usage_text = R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|report]
-       hookscope-shapes args FILE.jsonl... [options] [--index N] [--as-args-kwargs | --flat]
+constexpr std::string_view usage_text = R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|onnx|report] [--typed]
+                              [--profiles 1|auto]
+       hookscope-shapes args FILE.jsonl... [options] [--index N | --avoid-specialization] [--as-args-kwargs | --flat]
        hookscope-shapes --help
 
 Reads calls recorded as JSON Lines (one call per line; several files merge, in order; - is standard input)
@@ -45,8 +49,14 @@ options:
                             a value (in the record encoding) for an input some calls leave out; repeatable
   --dim-names               name dynamic dimensions (batch_size, sequence_length, ...) instead of DYNAMIC
   --dim-name KEY:DIM=LABEL  name dimension DIM of input KEY; repeatable
+  --remove-inputs NAME,...  forget these inputs (as if no call had given them) before inferring
   --format FORMAT           infer: torch (default; torch.export dynamic_shapes as JSON), trtexec
-                            (--minShapes/--optShapes/--maxShapes), ort (TensorRT provider options) or report
+                            (--minShapes/--optShapes/--maxShapes), ort (TensorRT provider options), onnx
+                            (torch.onnx.export dynamic_axes as JSON, inputs and outputs) or report
+  --typed                   infer, torch format: containers in the record encoding ({"tuple":[...]}, ...)
+  --profiles 1|auto         infer, trtexec/ort/report: one consistent profile (default), or one per phase
+  --avoid-specialization    args: the call with every dynamic dimension >= 2 if any (torch.export
+                            specialises 0 and 1), else the one with the most; a warning names the others
   --index N                 args: start from stored call N instead of the first complete one
   --as-args-kwargs          args: {"tuple":[{"tuple":args},{"dict":kwargs}]}
   --flat                    args: the aligned leaves as a list
@@ -75,7 +85,7 @@ std::string_view without_library_prefix(std::string_view message) {
 }
 
 enum class command { infer, args };
-enum class output_format { torch, trtexec, ort, report };
+enum class output_format { torch, trtexec, ort, onnx, report };
 
 struct options {
   bool help = false;
@@ -89,6 +99,9 @@ struct options {
   std::optional<std::size_t> index;
   bool as_args_kwargs = false;
   bool flat = false;
+  bool typed = false;
+  bool avoid_specialization = false;
+  std::vector<std::string> remove_inputs;
 };
 
 //=== the command line ===//
@@ -144,15 +157,16 @@ output_format parse_format(std::string_view text) {
   if (text == "trtexec") return output_format::trtexec;
   if (text == "ort") return output_format::ort;
   if (text == "report") return output_format::report;
-  throw usage_error("--format: expected torch, trtexec, ort or report, got '" + std::string(text) + "'");
+  if (text == "onnx") return output_format::onnx;
+  throw usage_error("--format: expected torch, trtexec, ort, onnx or report, got '" + std::string(text) + "'");
 }
 
-void parse_batch(options& o, std::string_view text) {
+void parse_list(std::vector<std::string>& out, std::string_view option, std::string_view text) {
   for (std::size_t start = 0;;) {
     const std::size_t comma = text.find(',', start);
     const std::string_view key = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
-    if (key.empty()) throw usage_error("--batch: expected KEY,..., got '" + std::string(text) + "'");
-    o.shapes.batch_dimension_for.emplace_back(key);
+    if (key.empty()) throw usage_error(std::string(option) + ": expected KEY,..., got '" + std::string(text) + "'");
+    out.emplace_back(key);
     if (comma == std::string_view::npos) return;
     start = comma + 1;
   }
@@ -190,7 +204,17 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
     o.store_n_calls = n == "all" ? hookscope::unlimited : parse_count(name, n);
     if (o.store_n_calls == 0) throw usage_error("--store-n-calls: expected at least 1 (or all)");
   } else if (name == "--batch") {
-    parse_batch(o, value());
+    parse_list(o.shapes.batch_dimension_for, name, value());
+  } else if (name == "--remove-inputs") {
+    parse_list(o.remove_inputs, name, value());
+  } else if (name == "--typed") {
+    flag(o.typed);
+  } else if (name == "--avoid-specialization") {
+    flag(o.avoid_specialization);
+  } else if (name == "--profiles") {
+    const std::string_view p = value();
+    if (p != "1" && p != "auto") throw usage_error("--profiles: expected 1 or auto, got '" + std::string(p) + "'");
+    o.shapes.profile_phases = p == "auto";
   } else if (name == "--batch-all") {
     flag(o.shapes.batch_dimension_for_all);
   } else if (name == "--value-if-missing") {
@@ -223,6 +247,15 @@ void check_combinations(const options& o, bool format_given) {
     throw usage_error(std::string(o.index ? "--index" : o.flat ? "--flat" : "--as-args-kwargs") + " is for 'args' only");
   }
   if (o.what == command::args && format_given) throw usage_error("--format is for 'infer' only");
+  if (o.what == command::args && (o.typed || o.shapes.profile_phases)) {
+    throw usage_error(std::string(o.typed ? "--typed" : "--profiles") + " is for 'infer' only");
+  }
+  if (o.typed && o.format != output_format::torch) throw usage_error("--typed is for --format torch only");
+  if (o.what == command::infer && o.avoid_specialization) throw usage_error("--avoid-specialization is for 'args' only");
+  if (o.avoid_specialization && o.index) throw usage_error("--avoid-specialization and --index exclude each other");
+  if (o.avoid_specialization && o.store_n_calls == hookscope::unlimited) {
+    throw usage_error("--avoid-specialization needs stored calls: use --store-n-calls N, not all");
+  }
   if (o.as_args_kwargs && o.flat) throw usage_error("--as-args-kwargs and --flat exclude each other");
   if (o.index && o.store_n_calls == hookscope::unlimited) {
     throw usage_error("--index needs stored calls: use --store-n-calls N, not all");
@@ -276,7 +309,8 @@ class call_feeder {
     ++calls_;
     if (full_) return;  // later calls are still read, so that the whole input is checked
     try {
-      full_ = !engine_.add_call(std::move(record.inputs));
+      full_ = record.result ? !engine_.add_call(std::move(record.inputs), std::move(*record.result))
+                            : !engine_.add_call(std::move(record.inputs));
     } catch (const hookscope::inference_error& e) {
       throw hookscope::inference_error(where.source() + ":" + std::to_string(where.line()) + ": " +
                                        std::string(without_library_prefix(e.what())));
@@ -297,6 +331,14 @@ class call_feeder {
       throw hookscope::inference_error("no call recorded in " + sources);
     }
     return engine_;
+  }
+
+  // A1: the calls beyond --store-n-calls are read (and checked) but not used: say so.
+  void announce_left_out() const {
+    const std::size_t kept = engine_.num_obs();
+    if (calls_ <= kept) return;
+    std::cerr << program << ": warning: kept the first " << kept << " of " << calls_ << " calls of " << chosen()
+              << "; --store-n-calls all uses every call\n";
   }
 
  private:
@@ -350,7 +392,14 @@ void read_files(const std::vector<std::string>& files, call_feeder& feeder) {
   std::optional<hookscope::record_reader> reader;  // one for every file: signatures bind across files
   for (const std::string& file : files) {
     if (file == "-") {
+      struct stat st {};
+      if (fstat(0, &st) == 0 && S_ISDIR(st.st_mode)) throw input_error("<stdin>: cannot read: it is a directory");
+      errno = 0;
       read_stream(std::cin, "<stdin>", reader, feeder);
+      // std::cin shares stdin's buffer (sync_with_stdio): a read error shows there, not in cin's state.
+      if (std::ferror(stdin)) {
+        throw input_error("<stdin>: cannot read: " + std::generic_category().message(errno != 0 ? errno : EIO));
+      }
       continue;
     }
     std::error_code ec;
@@ -359,6 +408,7 @@ void read_files(const std::vector<std::string>& files, call_feeder& feeder) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw input_error(file + ": cannot open: " + std::generic_category().message(errno != 0 ? errno : ENOENT));
     read_stream(in, file, reader, feeder);
+    if (in.bad()) throw input_error(file + ": cannot read: " + std::generic_category().message(errno != 0 ? errno : EIO));
   }
 }
 
@@ -369,25 +419,34 @@ void print(const std::string& text) {
   if (text.empty() || text.back() != '\n') std::cout << '\n';
 }
 
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& warning : warnings) {
+    std::cerr << program << ": warning: " << without_library_prefix(warning) << '\n';
+  }
+}
+
 void print_result(const hookscope::shape_engine& engine, const options& o) {
   if (o.what == command::args) {
     hookscope::argument_options a;
     if (o.index) a.candidate = *o.index;
     a.flat = o.flat;
     a.as_args_kwargs = o.as_args_kwargs;
+    a.avoid_specialization = o.avoid_specialization;
+    std::vector<std::string> warnings;
+    a.warnings = &warnings;
     print(hookscope::to_json(engine.infer_arguments(a)));
+    print_warnings(warnings);
     return;
   }
   const hookscope::dynamic_shapes ds = engine.infer_dynamic_shapes(o.shapes);
   switch (o.format) {
-    case output_format::torch: print(ds.to_json()); break;
+    case output_format::torch: print(o.typed ? ds.to_typed_json() : ds.to_json()); break;
+    case output_format::onnx: print(ds.to_onnx()); break;
     case output_format::trtexec: print(ds.to_trtexec()); break;
     case output_format::ort: print(ds.to_ort_options()); break;
     case output_format::report: print(ds.report()); return;  // the report lists the warnings itself
   }
-  for (const std::string& warning : ds.warnings()) {
-    std::cerr << program << ": warning: " << without_library_prefix(warning) << '\n';
-  }
+  print_warnings(ds.warnings());
 }
 
 int fail(int status, std::string_view message) {
@@ -407,7 +466,10 @@ int main(int argc, char** argv) {
     }
     call_feeder feeder(o);
     read_files(o.files, feeder);
-    print_result(feeder.finish(o.files), o);
+    hookscope::shape_engine& engine = feeder.finish(o.files);
+    if (!o.remove_inputs.empty()) engine.remove_inputs(o.remove_inputs);
+    print_result(engine, o);
+    feeder.announce_left_out();
     std::cout.flush();
     return std::cout ? 0 : fail(2, "cannot write the output");
   } catch (const usage_error& e) {
@@ -421,6 +483,9 @@ int main(int argc, char** argv) {
     return fail(2, e.what());
   } catch (const hookscope::inference_error& e) {
     return fail(1, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(2, "out of memory: the input is larger than this machine can hold (a line without newlines? "
+                   "--store-n-calls all keeps memory constant)");
   } catch (const std::exception& e) {
     return fail(1, e.what());
   } catch (...) {

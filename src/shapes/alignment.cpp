@@ -3,6 +3,8 @@
 #include "engine_state.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
@@ -62,12 +64,19 @@ std::string best_kwargs_text(const recorded_state& s) {
   return out.empty() ? "none" : out;
 }
 
+using kwarg_index = std::unordered_map<std::string_view, const value*>;
+
+kwarg_index index_kwargs(const stored_call& c) {
+  kwarg_index out;
+  out.reserve(c.inputs.kwargs.size());
+  for (const auto& kw : c.inputs.kwargs) out.emplace(kw.first, &kw.second);
+  return out;
+}
+
 // The value a call gives to a slot of the best candidate (B3: extra positional arguments count as keywords).
-const value* find_value(const recorded_state& s, const stored_call& c, const slot& sl) {
+const value* find_value(const recorded_state& s, const stored_call& c, const kwarg_index& kw, const slot& sl) {
   if (sl.positional) return sl.position < c.inputs.args.size() ? &c.inputs.args[sl.position] : nullptr;
-  for (const auto& kw : c.inputs.kwargs) {
-    if (kw.first == sl.name) return &kw.second;
-  }
+  if (const auto it = kw.find(sl.name); it != kw.end()) return it->second;
   for (std::size_t i = s.best->inputs.args.size(); i < c.inputs.args.size(); ++i) {
     if (s.find_position(i) == sl.key) return &c.inputs.args[i];
   }
@@ -90,10 +99,10 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
     }
   };
   const stored_call& best = *s.best;
+  const kwarg_index best_kwargs = index_kwargs(best);
   for (const key_summary& k : s.keys) {  // B1
     if (!k.first_kwarg_call || k.position) continue;
-    const bool in_best = std::any_of(best.inputs.kwargs.begin(), best.inputs.kwargs.end(),
-                                     [&](const auto& kw) { return kw.first == k.name; });
+    const bool in_best = best_kwargs.count(k.name) != 0;
     if (in_best) continue;
     consider(*k.first_kwarg_call, 0, [&] {
       return "hookscope: at least one call to the observed function must contain all the named arguments: call " +
@@ -150,8 +159,9 @@ std::vector<flat_leaf> flatten_slots(const recorded_state& s, const std::vector<
 // B3, B4: leaves by slot; an argument left out (or falsy) becomes placeholders.
 std::vector<value> align(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots, bool strict) {
   std::vector<value> out;
+  const kwarg_index kw = index_kwargs(c);
   for (const slot& sl : slots) {
-    const value* v = find_value(s, c, sl);
+    const value* v = find_value(s, c, kw, sl);
     const std::size_t expected = leaf_count(*sl.best_value);
     if (v && truthy(*v)) {
       const std::size_t n = leaf_count(*v);

@@ -2,6 +2,8 @@
 // candidate, its missing leaves filled with placeholders, returned in the structure the exporter takes.
 #include "engine_state.hpp"
 
+#include <algorithm>
+
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
 
@@ -49,9 +51,11 @@ call_ptr pick_candidate(const recorded_state& s, const argument_options& o) {
   return s.best;  // more distinct argument counts than kept: the best candidate has them by definition
 }
 
+}  // namespace
+
 // D2: a placeholder from the last call with a tensor there: reused when empty, zeros of its shape when no dim
 // varies, else its highest varying dim set to 0 (batch forcing plays no part here).
-void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat) {
+void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat, bool strict) {
   for (std::size_t f = 0; f < leaves.size(); ++f) {
     if (!leaves[f].is_none()) continue;
     const leaf_summary* l = flat[f].summary;
@@ -62,17 +66,63 @@ void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>&
       for (std::size_t d = 0; d < l->rank; ++d) {
         if (l->dims[d].varies) highest = d;
       }
-      if (t.numel() != 0 && highest) t.shape[*highest] = 0;
+      // "empty" is a zero among the dims (not numel() == 0: a product of huge dims overflows).
+      const bool empty = std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end();
+      if (!empty && highest) t.shape[*highest] = 0;
       leaves[f] = value(std::move(t));
     } else if (l && l->last_other) {
       leaves[f] = *l->last_other;
-    } else {
+    } else if (strict) {
       throw inference_error("hookscope: there is no tensor at position " + std::to_string(f) + " ('" +
                             join_path(flat[f].path) +
                             "') in any flattened inputs, so no placeholder can be built; give one with "
                             "value_if_missing");
     }
   }
+}
+
+namespace {
+
+// avoid_specialization: the stored call with the most varying dims >= 2 (the first on a tie); the dims still
+// below 2 are named in `warnings`.
+call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& slots, const argument_options& o) {
+  if (!s.options.keep_calls) {
+    throw inference_error("hookscope: infer_arguments: avoid_specialization needs stored calls (keep_calls is false; "
+                          "on the command line use --store-n-calls N, not all)");
+  }
+  const std::vector<flat_leaf> flat = flatten_slots(s, slots);
+  call_ptr best;
+  std::size_t best_score = 0;
+  std::vector<std::string> best_low;
+  for (const call_ptr& c : s.calls) {
+    std::vector<value> leaves = align(s, *c, slots, false);
+    fill_placeholders(leaves, flat, false);
+    std::size_t score = 0;
+    std::vector<std::string> low;
+    for (std::size_t f = 0; f < flat.size(); ++f) {
+      const leaf_summary* l = flat[f].summary;
+      if (!l || !leaves[f].is_tensor() || leaves[f].as_tensor().shape.size() != l->rank) continue;
+      for (std::size_t d = 0; d < l->rank; ++d) {
+        if (!l->dims[d].varies) continue;
+        const std::int64_t v = leaves[f].as_tensor().shape[d];
+        if (v >= 2) {
+          ++score;
+        } else {
+          low.push_back("dimension " + std::to_string(d) + " of '" + join_path(flat[f].path) + "' is " +
+                        std::to_string(v));
+        }
+      }
+    }
+    if (!best || score > best_score) best = c, best_score = score, best_low = std::move(low);
+  }
+  if (o.warnings && best && !best_low.empty()) {
+    std::string list;
+    for (const std::string& x : best_low) list += (list.empty() ? "" : ", ") + x;
+    o.warnings->push_back("hookscope: avoid_specialization: no stored call has every dynamic dimension >= 2; call " +
+                          std::to_string(best->index) + " has the most, but there " + list +
+                          ": torch.export specialises sizes 0 and 1");
+  }
+  return best ? best : s.best;
 }
 
 // The tree of `shape_of` with its leaves taken in order from `leaves`.
@@ -119,7 +169,8 @@ value infer_arguments(const recorded_state& s, const argument_options& o) {
   require_calls(s, "infer_arguments");
   const std::vector<slot> slots = best_slots(s);
   check_alignment(s, slots);
-  const call_ptr candidate = pick_candidate(s, o);
+  const bool avoid = o.avoid_specialization && std::holds_alternative<std::monostate>(o.candidate);
+  const call_ptr candidate = avoid ? least_specialising(s, slots, o) : pick_candidate(s, o);
   std::vector<value> leaves = align(s, *candidate, slots, true);
   fill_placeholders(leaves, flatten_slots(s, slots));
   if (o.flat) return value::list(std::move(leaves));

@@ -38,6 +38,7 @@ tensor_input describe(const flat_leaf& f, const leaf_summary& l, bool forced) {
   t.rank = l.rank;
   t.shapes_seen = l.shapes_seen;
   t.shapes_seen_truncated = l.shapes_truncated;
+  t.dtypes_seen = l.dtypes;
   for (std::size_t d = 0; d < l.rank; ++d) {
     const dim_summary& s = l.dims[d];
     t.min_shape.push_back(s.min);
@@ -79,20 +80,37 @@ std::string label_for(const slot& s, const dynamic_dim& dd, const dynamic_shapes
   return o.dim_names ? dd.shared_name : "DYNAMIC";
 }
 
-// C3. shared_name: the automatic algorithm, always; label: explicit, automatic or "DYNAMIC" per the options.
+// C3. shared_name: the automatic algorithm, always; label: explicit, automatic or "DYNAMIC" per the options. A
+// well-known name goes only to dims equal (same values in every call) to the first dim that took it: any other dim
+// the table names so gets a name of its own, and a note says why. Explicit labels shared by dims that differ are
+// kept (the user asked for them) with a warning.
 void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& flat,
                const std::vector<std::size_t>& tensor_of, const std::vector<slot>& slots,
-               const dynamic_shapes_options& o) {
-  std::vector<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::string>> names;  // sequence -> name
+               const dynamic_shapes_options& o, std::vector<std::string>& notes) {
+  using sequence_t = std::pair<std::uint64_t, std::uint64_t>;
+  std::vector<std::pair<sequence_t, std::string>> names;  // sequence -> name
+  struct claim {
+    std::string label;
+    sequence_t seq;
+    std::string holder;  // "dimension 0 of 'input_ids'"
+  };
+  std::vector<claim> claims;  // well-known name -> the values of the first dim that took it
   const auto sequence = [&](std::size_t f, std::size_t d) {
     const leaf_summary& l = *flat[f].summary;
-    return std::pair{l.dims[d].sequence_hash, l.observed};
+    return sequence_t{l.dims[d].sequence_hash, l.observed};
   };
-  const auto lookup = [&](std::pair<std::uint64_t, std::uint64_t> seq) -> const std::string* {
-    for (const auto& [s, n] : names) {
-      if (s == seq) return &n;
+  const auto lookup = [&](sequence_t seq) -> const std::string* {
+    for (const auto& [sq, n] : names) {
+      if (sq == seq) return &n;
     }
     return nullptr;
+  };
+  const auto where = [&](std::size_t f, std::size_t d) {
+    return "dimension " + std::to_string(d) + " of '" + inputs[tensor_of[f]].name + "'";
+  };
+  std::vector<std::pair<std::size_t, std::size_t>> conflicting;  // (flat leaf, dim): not given their known name
+  const auto is_conflicting = [&](std::size_t f, std::size_t d) {
+    return std::find(conflicting.begin(), conflicting.end(), std::pair{f, d}) != conflicting.end();
   };
   for (int pass = 0; pass < 2; ++pass) {  // well-known names are seeded first
     for (std::size_t f = 0; f < flat.size(); ++f) {
@@ -100,8 +118,22 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
       const slot& s = slots[flat[f].slot];
       for (dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) {
         const std::string* known = known_label(o.known_dim_names, s.label_name, dd.dim);
+        if (known && is_conflicting(f, dd.dim)) known = nullptr;
         if ((known != nullptr) != (pass == 0)) continue;
         const auto seq = sequence(f, dd.dim);
+        if (known) {
+          const auto c = std::find_if(claims.begin(), claims.end(), [&](const claim& x) { return x.label == *known; });
+          if (c != claims.end() && c->seq != seq) {
+            conflicting.emplace_back(f, dd.dim);
+            if (o.dim_names) {
+              notes.push_back("hookscope: " + where(f, dd.dim) + " is not named " + *known +
+                              " (its well-known name): its values differ from those of " + c->holder +
+                              ", which has that name; it gets a name of its own");
+            }
+            continue;
+          }
+          if (c == claims.end()) claims.push_back({*known, seq, where(f, dd.dim)});
+        }
         const std::string* shared = lookup(seq);
         if (known) {
           dd.shared_name = *known;
@@ -112,10 +144,28 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
       }
     }
   }
+  struct use {
+    std::string label;
+    sequence_t seq;
+    std::string holder;
+  };
+  std::vector<use> uses;  // explicit labels: the first dim given each
   for (std::size_t f = 0; f < flat.size(); ++f) {
     if (tensor_of[f] == no_tensor) continue;
     const slot& s = slots[flat[f].slot];
-    for (dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) dd.label = label_for(s, dd, o);
+    for (dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) {
+      dd.label = label_for(s, dd, o);
+      if (o.dim_labels.empty() || dd.label == dd.shared_name) continue;
+      const auto seq = sequence(f, dd.dim);
+      const auto u = std::find_if(uses.begin(), uses.end(), [&](const use& x) { return x.label == dd.label; });
+      if (u == uses.end()) {
+        uses.push_back({dd.label, seq, where(f, dd.dim)});
+      } else if (u->seq != seq) {
+        notes.push_back("hookscope: the label " + dd.label + " is given to " + u->holder + " and to " +
+                        where(f, dd.dim) + ", whose observed values differ: torch.export and TensorRT will take "
+                        "them as equal");
+      }
+    }
   }
 }
 
@@ -171,8 +221,32 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
     tensor_of[f] = r.inputs.size();
     r.inputs.push_back(describe(flat[f], *l, forced(slots[flat[f].slot])));
   }
-  name_dims(r.inputs, flat, tensor_of, slots, o);
+  std::vector<std::string> notes;
+  name_dims(r.inputs, flat, tensor_of, slots, o, notes);
   r.warnings = warnings(r.inputs, flat, tensor_of);
+  r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
+  const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs.size());
+  r.relations = find_relations(r.inputs, rows);
+  r.profiles = make_profiles(r.inputs, rows, r.relations, o.profile_phases);
+  if (s.combos_truncated) {
+    r.warnings.push_back("hookscope: the calls took more than " + std::to_string(max_combinations) +
+                         " distinct combinations of shapes: relations and profiles are computed from the first ones");
+  }
+  for (const tensor_input& t : r.inputs) {
+    if (t.dtypes_seen.size() < 2) continue;
+    std::string list;
+    for (const hookscope::dtype d : t.dtypes_seen) list += (list.empty() ? "" : ", ") + std::string(to_string(d));
+    r.warnings.push_back("hookscope: '" + t.name + "' changed dtype between calls (" + list +
+                         "): an exported model takes one dtype per input");
+  }
+  r.sequences.resize(r.inputs.size());
+  for (std::size_t f = 0; f < flat.size(); ++f) {
+    if (tensor_of[f] == no_tensor) continue;
+    const leaf_summary& l = *flat[f].summary;
+    for (const dynamic_dim& dd : r.inputs[tensor_of[f]].dynamic_dims) {
+      r.sequences[tensor_of[f]].emplace_back(l.dims[dd.dim].sequence_hash, l.observed);
+    }
+  }
   r.root = build_root(s, slots, tensor_of);
   return r;
 }

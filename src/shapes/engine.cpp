@@ -30,7 +30,12 @@ std::string input_key::to_string() const { return is_position() ? std::to_string
 
 struct shape_engine::impl {
   detail::shapes::recorded_state state;
-  explicit impl(engine_options o) : state(o) {}
+  // The results of the kept calls, as calls of a function `(result)`: outputs() is inferred from them as inputs are.
+  detail::shapes::recorded_state results;
+  explicit impl(engine_options o) : state(o), results(engine_options{.store_n_calls = unlimited, .keep_calls = false}) {
+    detail::shapes::set_parameters(results, {{"result"}});
+    detail::shapes::begin_recording(results);
+  }
 };
 
 shape_engine::shape_engine(engine_options options) : impl_(std::make_unique<impl>(options)) {}
@@ -52,6 +57,14 @@ void shape_engine::begin_recording() { detail::shapes::begin_recording(impl_->st
 
 bool shape_engine::add_call(call_inputs inputs) { return detail::shapes::add_call(impl_->state, std::move(inputs)); }
 
+bool shape_engine::add_call(call_inputs inputs, value result) {
+  if (!detail::shapes::add_call(impl_->state, std::move(inputs))) return false;
+  call_inputs r;
+  r.kwargs.emplace_back("result", std::move(result));
+  detail::shapes::add_call(impl_->results, std::move(r));
+  return true;
+}
+
 std::size_t shape_engine::num_obs() const noexcept { return impl_->state.n_calls; }
 
 std::size_t shape_engine::remove_inputs(const std::vector<std::string>& names) {
@@ -61,10 +74,41 @@ std::size_t shape_engine::remove_inputs(const std::vector<std::string>& names) {
 dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& options) const {
   const detail::shapes::recorded_state& state = impl_->state;
   detail::shapes::shapes_result r = detail::shapes::infer_dynamic_shapes(state, options);
+  const auto sequences = r.sequences;
   dynamic_shapes ds;
   ds.root_ = std::move(r.root);
   ds.inputs_ = std::move(r.inputs);
   ds.warnings_ = std::move(r.warnings);
+  ds.relations_ = std::move(r.relations);
+  ds.profiles_ = std::move(r.profiles);
+  if (impl_->results.n_calls > 0 && impl_->results.best) {
+    dynamic_shapes_options ro;
+    ro.dim_names = options.dim_names;
+    ro.known_dim_names = {};
+    try {
+      detail::shapes::shapes_result out = detail::shapes::infer_dynamic_shapes(impl_->results, ro);
+      // A result dim with the same values as an input dim in every call (every kept call gave a result, so the
+      // sequences are over the same calls) takes that input dim's name: the exported graph's outputs then say
+      // which input sizes they follow.
+      const bool same_calls = impl_->results.n_calls == state.n_calls;
+      for (std::size_t o = 0; same_calls && o < out.inputs.size(); ++o) {
+        for (std::size_t d = 0; d < out.inputs[o].dynamic_dims.size(); ++d) {
+          dynamic_dim& od = out.inputs[o].dynamic_dims[d];
+          for (std::size_t i = 0; i < ds.inputs_.size() && od.shared_name.rfind("result", 0) == 0; ++i) {
+            for (std::size_t j = 0; j < ds.inputs_[i].dynamic_dims.size(); ++j) {
+              if (sequences[i][j] != out.sequences[o][d]) continue;
+              od.shared_name = ds.inputs_[i].dynamic_dims[j].shared_name;
+              if (od.label != "DYNAMIC") od.label = ds.inputs_[i].dynamic_dims[j].label;
+              break;
+            }
+          }
+        }
+      }
+      ds.outputs_ = std::move(out.inputs);
+    } catch (const inference_error&) {
+      // Results that do not align (a list whose length follows the batch, ...): no outputs, as for void results.
+    }
+  }
   return ds;
 }
 
@@ -75,7 +119,10 @@ value shape_engine::infer_arguments(const argument_options& options) const {
 
 engine_info shape_engine::info() const {
   const detail::shapes::recorded_state& state = impl_->state;
-  return detail::shapes::info(state);
+  engine_info out = detail::shapes::info(state);
+  out.calls_ignored = state.n_ignored;
+  out.calls_seen = state.n_calls + state.n_ignored;
+  return out;
 }
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -8,6 +8,8 @@
 //   torch_structure.cpp  C4     the torch.export structure of the dynamic shapes
 //   arguments.cpp        D1-D3  infer_arguments: the candidate, placeholders, the arguments' structure
 //   remove_inputs.cpp    D4     remove_inputs
+//   profiles.cpp         C6     relations between dynamic dims, consistent TensorRT profiles (and phases), over
+//                               the distinct calls recording.cpp counts (recorded_state::combos)
 //
 // Why summaries rather than calls: the command line folds millions of records, so every rule is evaluated on data
 // whose size does not grow with the number of calls (summaries.hpp). The summaries are keyed by ARGUMENT (a
@@ -27,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -52,6 +55,16 @@ struct constant_set {
 
 using count_pair = std::pair<std::size_t, std::size_t>;  // (positional, keyword) argument counts of a call
 
+inline constexpr std::size_t max_combinations = 4096;  // distinct calls (by every value's shape) counted jointly
+
+/// A distinct call (its inputs after A3-A5), and how many kept calls were exactly like it: what the relations
+/// between dims and the consistent profiles are computed from (profiles.cpp).
+struct combination {
+  call_ptr call;            // index: its first call
+  std::uint64_t count = 0;
+  std::uint64_t hash = 0;
+};  // (positional, keyword) argument counts of a call
+
 //=== the recorded state ===//
 
 struct recorded_state {
@@ -63,8 +76,14 @@ struct recorded_state {
 
   std::size_t n_calls = 0;
   std::size_t limit = 0;
+  std::size_t n_ignored = 0;  // calls add_call refused because the limit was reached (A1)
+
+  std::vector<combination> combos;  // distinct calls, first-seen order
+  std::vector<std::pair<std::uint64_t, std::size_t>> combo_index;  // (hash, combo), sorted by hash
+  bool combos_truncated = false;
 
   std::vector<key_summary> keys;
+  std::unordered_map<std::string, std::size_t> name_keys;  // keys by parameter / keyword name (not positions)
   std::vector<constant_set> constant_sets;
   call_ptr best;
   std::vector<std::pair<count_pair, call_ptr>> first_by_counts;
@@ -104,6 +123,9 @@ bool add_call(recorded_state& s, call_inputs&& in);
 void on_signature(recorded_state& s);
 std::size_t call_leaf_count(const call_inputs& in);
 std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& names);
+std::uint64_t call_hash(const call_inputs& in);
+/// After remove_inputs changed the combinations' calls: rehashed, those now equal merged.
+void rebuild_combos(recorded_state& s);
 
 //=== alignment on the best candidate (alignment.cpp: B1-B5) ===//
 
@@ -147,6 +169,11 @@ struct shapes_result {
   dynamic_shapes::node root;
   std::vector<tensor_input> inputs;
   std::vector<std::string> warnings;
+  std::vector<dim_relation> relations;
+  std::vector<tensorrt_profile> profiles;
+  /// Per input, per dynamic dim: (hash of its values in call order, number of values), which C3 compares; the
+  /// outputs take an input's name when theirs are the same (engine.cpp).
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> sequences;
 };
 
 shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes_options& o);
@@ -161,6 +188,25 @@ dynamic_shapes::node build_root(const recorded_state& s, const std::vector<slot>
 //=== representative arguments (arguments.cpp: D1-D3) ===//
 
 value infer_arguments(const recorded_state& s, const argument_options& o);
+/// D2: fills the none leaves; `strict` false: leaves a leaf without any tensor or value as none instead of throwing.
+void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat, bool strict = true);
+
+//=== relations and consistent profiles (profiles.cpp) ===//
+
+/// One distinct call's shapes per tensor input (nullopt: no tensor of that rank there), with its count.
+struct joint_row {
+  std::vector<std::optional<shape_t>> shapes;  // observed: placeholders are not observations
+  std::vector<std::optional<shape_t>> filled;  // with D2's placeholders, for inputs a whole phase lacks
+  std::uint64_t count = 0;
+  std::size_t first_call = 0;
+};
+std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slot>& slots,
+                                  const std::vector<flat_leaf>& flat, const std::vector<std::size_t>& tensor_of,
+                                  std::size_t n_inputs);
+std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows);
+std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
+                                            const std::vector<dim_relation>& relations, bool phases);
+
 
 }  // namespace detail::shapes
 HOOKSCOPE_DETAIL_END_NAMESPACE

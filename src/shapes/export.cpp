@@ -3,6 +3,7 @@
 // Syntaxes and their sources: reference/EXPORT_FORMATS.md. Shapes are spelled by values.hpp's shape_text, as in the
 // engine's messages.
 #include "values.hpp"
+#include "hookscope/errors.hpp"
 
 #include <algorithm>
 
@@ -49,16 +50,68 @@ void append_node(std::string& out, const dynamic_shapes::node& n, const std::vec
   }
 }
 
-// "a:1x7,b:1x7": rank-0 tensors are left out, their empty shape has no spelling in this syntax and never varies.
-std::string profile_spec(const std::vector<tensor_input>& inputs, std::vector<std::int64_t> tensor_input::*shape) {
+void append_typed(std::string& out, const dynamic_shapes::node& n, const std::vector<tensor_input>& inputs) {
+  using kind = dynamic_shapes::node::kind;
+  if (n.type == kind::null || n.type == kind::tensor) {
+    append_node(out, n, inputs);
+    return;
+  }
+  const bool structure = n.type == kind::list && !n.class_name.empty();
+  const bool named = n.type == kind::dict || structure;
+  if (structure) {
+    out += "{\"struct\":";
+    detail::append_json_string(out, n.class_name);
+    out += ",\"fields\":[";
+  } else {
+    out += n.type == kind::dict ? "{\"dict\":[" : n.type == kind::tuple ? "{\"tuple\":[" : "{\"list\":[";
+  }
+  for (std::size_t i = 0; i < n.children.size(); ++i) {
+    if (i) out += ',';
+    if (named) {
+      out += '[';
+      detail::append_json_string(out, n.children[i].first);
+      out += ',';
+    }
+    append_typed(out, n.children[i].second, inputs);
+    if (named) out += ']';
+  }
+  out += "]}";
+}
+
+// trtexec and ONNX Runtime split a spec at ',' and ':' (and trtexec's quoting is not ONNX Runtime's): a name with
+// one of those, or a space, cannot be written.
+void check_spec_name(const std::string& name) {
+  const std::size_t bad = name.find_first_of(",: \t\n'\"");
+  if (bad == std::string::npos && !name.empty()) return;
+  throw inference_error("hookscope: the input name '" + name + "' cannot be written in a trtexec / ONNX Runtime "
+                        "shape spec (it contains " + (name.empty() ? std::string("nothing") :
+                        "'" + std::string(1, name[bad]) + "'") + ", which the spec syntax splits on); rename it "
+                        "(the ONNX input names must match anyway)");
+}
+
+// "a:1x7,b:1x7": rank-0 tensors are left out (profiles hold rank >= 1 only): their empty shape has no spelling.
+std::string profile_spec(const tensorrt_profile& p, std::vector<std::int64_t> tensorrt_profile::shape_range::*shape) {
   std::string out;
-  for (const tensor_input& t : inputs) {
-    if (t.rank == 0) continue;
+  for (const auto& r : p.shapes) {
+    check_spec_name(r.input);
     if (!out.empty()) out += ',';
-    out += t.name + ':' + detail::shapes::shape_text(t.*shape);
+    out += r.input + ':' + detail::shapes::shape_text(r.*shape);
   }
   return out;
 }
+
+// Several profiles for ONNX Runtime: each input listed once per profile, in profile order.
+std::string profiles_spec(const std::vector<tensorrt_profile>& ps,
+                          std::vector<std::int64_t> tensorrt_profile::shape_range::*shape) {
+  std::string out;
+  for (const tensorrt_profile& p : ps) {
+    const std::string one = profile_spec(p, shape);
+    if (!one.empty()) out += (out.empty() ? "" : ",") + one;
+  }
+  return out;
+}
+
+std::string dims_text(const std::vector<std::int64_t>& v) { return detail::shapes::shape_text(v); }
 
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
@@ -83,17 +136,52 @@ std::string dynamic_shapes::to_json() const {
   return out;
 }
 
+std::string dynamic_shapes::to_typed_json() const {
+  std::string out;
+  append_typed(out, root_, inputs_);
+  return out;
+}
+
+std::string dynamic_shapes::to_onnx() const {
+  std::string out = "{";
+  bool first = true;
+  for (const auto* list : {&inputs_, &outputs_}) {
+    for (const tensor_input& t : *list) {
+      if (t.dynamic_dims.empty()) continue;
+      if (!first) out += ',';
+      first = false;
+      detail::append_json_string(out, t.name);
+      out += ":{";
+      for (std::size_t i = 0; i < t.dynamic_dims.size(); ++i) {
+        const dynamic_dim& d = t.dynamic_dims[i];
+        if (i) out += ',';
+        detail::append_json_string(out, std::to_string(d.dim));
+        out += ':';
+        // "DYNAMIC" for every dim would tell the exporter they are all one symbol: the shared name instead.
+        detail::append_json_string(out, d.label == "DYNAMIC" ? d.shared_name : d.label);
+      }
+      out += '}';
+    }
+  }
+  return out + "}";
+}
+
 std::string dynamic_shapes::to_trtexec() const {
-  const std::string min = profile_spec(inputs_, &tensor_input::min_shape);
-  if (min.empty()) return {};
-  return "--minShapes=" + min + " --optShapes=" + profile_spec(inputs_, &tensor_input::opt_shape) +
-         " --maxShapes=" + profile_spec(inputs_, &tensor_input::max_shape);
+  std::string out;
+  for (const tensorrt_profile& p : profiles_) {
+    const std::string min = profile_spec(p, &tensorrt_profile::shape_range::min);
+    if (min.empty()) continue;
+    if (!out.empty()) out += ' ';
+    out += "--minShapes=" + min + " --optShapes=" + profile_spec(p, &tensorrt_profile::shape_range::opt) +
+           " --maxShapes=" + profile_spec(p, &tensorrt_profile::shape_range::max);
+  }
+  return out;
 }
 
 std::string dynamic_shapes::to_ort_options() const {
-  return "trt_profile_min_shapes=" + profile_spec(inputs_, &tensor_input::min_shape) + "\n" +
-         "trt_profile_opt_shapes=" + profile_spec(inputs_, &tensor_input::opt_shape) + "\n" +
-         "trt_profile_max_shapes=" + profile_spec(inputs_, &tensor_input::max_shape) + "\n";
+  return "trt_profile_min_shapes=" + profiles_spec(profiles_, &tensorrt_profile::shape_range::min) + "\n" +
+         "trt_profile_opt_shapes=" + profiles_spec(profiles_, &tensorrt_profile::shape_range::opt) + "\n" +
+         "trt_profile_max_shapes=" + profiles_spec(profiles_, &tensorrt_profile::shape_range::max) + "\n";
 }
 
 std::string dynamic_shapes::report() const {
@@ -110,6 +198,37 @@ std::string dynamic_shapes::report() const {
     }
   }
   if (inputs_.empty()) out += "(no tensor input)\n";
+  if (!outputs_.empty()) {
+    out += "outputs:\n";
+    for (const tensor_input& t : outputs_) {
+      out += pad(t.name, name_width) + pad(std::string(to_string(t.dtype)), 10) + shapes_seen_text(t) + "\n";
+      for (const dynamic_dim& d : t.dynamic_dims) {
+        out += pad("", name_width) + "dim " + std::to_string(d.dim) + ": " + d.label + " min " +
+               std::to_string(d.min) + " opt " + std::to_string(d.opt) + " max " + std::to_string(d.max) + "\n";
+      }
+    }
+  }
+  if (!relations_.empty()) {
+    out += "relations (held in every call):\n";
+    for (const dim_relation& r : relations_) {
+      out += "- " + r.text + "  [" + r.target.input + " dim " + std::to_string(r.target.dim) + "]" +
+             (r.torch_derived ? ": torch.export can write it as a derived Dim\n"
+                              : ": torch.export cannot express it (a sum of two Dims)\n");
+    }
+  }
+  bool widened = false;
+  for (const tensorrt_profile& p : profiles_) widened = widened || !p.widened.empty();
+  if (profiles_.size() > 1 || widened) {
+    out += "profiles:\n";
+    for (const tensorrt_profile& p : profiles_) {
+      out += "- " + p.phase + " (" + std::to_string(p.calls) + " calls)\n";
+      for (const auto& r : p.shapes) {
+        out += "  " + pad(r.input, name_width) + "min " + dims_text(r.min) + " opt " + dims_text(r.opt) + " max " +
+               dims_text(r.max) + "\n";
+      }
+      for (const std::string& w : p.widened) out += "  widened: " + w + "\n";
+    }
+  }
   if (!warnings_.empty()) {
     out += "warnings:\n";
     for (const std::string& w : warnings_) out += "- " + w + "\n";

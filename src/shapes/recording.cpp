@@ -4,6 +4,7 @@
 #include "engine_state.hpp"
 
 #include <algorithm>
+#include <functional>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
@@ -47,10 +48,9 @@ void recorded_state::sort_by_signature(value_fields& fields) const {
 }
 
 std::optional<std::size_t> recorded_state::find_name(std::string_view name) const {
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (!keys[i].position && keys[i].name == name) return i;
-  }
-  return std::nullopt;
+  const auto it = name_keys.find(std::string(name));
+  if (it == name_keys.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<std::size_t> recorded_state::find_position(std::size_t p) const {
@@ -111,6 +111,7 @@ namespace {
 std::size_t intern_name(recorded_state& s, std::string_view name) {
   if (const auto k = s.find_name(name)) return *k;
   s.keys.emplace_back().name = std::string(name);
+  s.name_keys.emplace(std::string(name), s.keys.size() - 1);
   return s.keys.size() - 1;
 }
 
@@ -237,6 +238,39 @@ void summarise(recorded_state& s, const call_inputs& in, const value_fields& con
   // Beyond the bound, two distinct sets are already known: the error is reported from those (earlier) calls.
 }
 
+std::uint64_t mix(std::uint64_t h) noexcept {  // splitmix64's finaliser
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
+}
+
+void hash_tree(const value& v, std::uint64_t& h) {
+  for_each_leaf(v, [&](const value& leaf) {
+    h = mix(h + static_cast<std::uint64_t>(leaf.type()) + 0x9e3779b97f4a7c15ULL);
+    if (!leaf.is_tensor()) return;
+    for (const std::int64_t d : leaf.as_tensor().shape) h = mix(h + static_cast<std::uint64_t>(d));
+    h = mix(h + static_cast<std::uint64_t>(leaf.as_tensor().dtype));
+  });
+}
+
+// The combination of a call: found by its hash, then compared exactly.
+std::optional<std::size_t> find_combo(const recorded_state& s, std::uint64_t h, const call_inputs& in,
+                                      const value_fields& constants) {
+  auto it = std::lower_bound(s.combo_index.begin(), s.combo_index.end(), std::pair{h, std::size_t{0}});
+  for (; it != s.combo_index.end() && it->first == h; ++it) {
+    const stored_call& c = *s.combos[it->second].call;
+    if (c.inputs == in && constants_equal(c.constants, constants)) return it->second;
+  }
+  return std::nullopt;
+}
+
+void index_combo(recorded_state& s, std::size_t i) {
+  const std::pair entry{s.combos[i].hash, i};
+  s.combo_index.insert(std::lower_bound(s.combo_index.begin(), s.combo_index.end(), entry), entry);
+}
+
 // A7 (first call with the strictly largest leaf count) and D1 (first call with the best's argument counts).
 void keep(recorded_state& s, call_inputs&& in, value_fields&& constants, std::size_t leaves) {
   const bool new_best = !s.best || leaves > s.best->leaf_count;
@@ -253,14 +287,51 @@ void keep(recorded_state& s, call_inputs&& in, value_fields&& constants, std::si
 
 }  // namespace
 
+std::uint64_t call_hash(const call_inputs& in) {
+  std::uint64_t h = in.args.size();
+  for (const value& a : in.args) hash_tree(a, h);
+  for (const auto& [name, v] : in.kwargs) {
+    h = mix(h + std::hash<std::string>{}(name));
+    hash_tree(v, h);
+  }
+  return h;
+}
+
+void rebuild_combos(recorded_state& s) {
+  std::vector<combination> old = std::move(s.combos);
+  s.combos.clear();
+  s.combo_index.clear();
+  for (combination& c : old) {
+    c.hash = call_hash(c.call->inputs);
+    if (const auto i = find_combo(s, c.hash, c.call->inputs, c.call->constants)) {
+      s.combos[*i].count += c.count;
+      continue;
+    }
+    s.combos.push_back(std::move(c));
+    index_combo(s, s.combos.size() - 1);
+  }
+}
+
 bool add_call(recorded_state& s, call_inputs&& in) {
-  if (s.n_calls >= s.limit) return false;  // A1
+  if (s.n_calls >= s.limit) {  // A1
+    ++s.n_ignored;
+    return false;
+  }
   value_fields constants = split_kwargs(s, in);
   apply_if_missing(s, in);
   order_kwargs(s, in);
   check_names(s, in);
   const std::size_t leaves = call_leaf_count(in);
   summarise(s, in, constants);
+  const std::uint64_t h = call_hash(in);
+  if (const auto i = find_combo(s, h, in, constants)) {
+    ++s.combos[*i].count;
+  } else if (s.combos.size() < max_combinations) {
+    s.combos.push_back({std::make_shared<stored_call>(stored_call{s.n_calls, in, constants, leaves}), 1, h});
+    index_combo(s, s.combos.size() - 1);
+  } else {
+    s.combos_truncated = true;
+  }
   keep(s, std::move(in), std::move(constants), leaves);
   ++s.n_calls;
   return true;

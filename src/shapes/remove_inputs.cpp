@@ -18,6 +18,7 @@ std::vector<call_ptr> unique_calls(const recorded_state& s) {
   std::vector<call_ptr> out = s.calls;
   if (s.best) out.push_back(s.best);
   for (const auto& e : s.first_by_counts) out.push_back(e.second);
+  for (const auto& c : s.combos) out.push_back(c.call);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -67,6 +68,10 @@ std::size_t forget_keys(recorded_state& s, const std::vector<std::string>& remov
     if (!erased[i]) kept.push_back(std::move(s.keys[i]));
   }
   s.keys = std::move(kept);
+  s.name_keys.clear();
+  for (std::size_t i = 0; i < s.keys.size(); ++i) {
+    if (!s.keys[i].position) s.name_keys.emplace(s.keys[i].name, i);
+  }
   return count;
 }
 
@@ -91,6 +96,7 @@ std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& nam
   positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
   const std::size_t count = forget_keys(s, removed);
   remove_from_calls(s, positions, removed);
+  rebuild_combos(s);
   for (const std::size_t p : positions) {  // later positions shift down, as the positional arguments do
     for (key_summary& k : s.keys) {
       if (k.position && *k.position > p) --*k.position;

@@ -59,6 +59,9 @@ void observe_leaf(leaf_summary& l, const value& leaf, std::size_t call) {
   l.has_tensor = true;
   l.last_tensor.shape.assign(shape.begin(), shape.end());  // reuses the capacity: no allocation per call
   l.last_tensor.dtype = leaf.as_tensor().dtype;
+  if (std::find(l.dtypes.begin(), l.dtypes.end(), l.last_tensor.dtype) == l.dtypes.end()) {
+    l.dtypes.push_back(l.last_tensor.dtype);
+  }
   if (l.observed == 0) {
     l.rank = shape.size();
     l.dtype = leaf.as_tensor().dtype;

@@ -39,6 +39,7 @@ struct leaf_summary {
   std::uint64_t observed = 0;  // tensors of the first rank seen
   std::size_t rank = 0;
   hookscope::dtype dtype = hookscope::dtype::float32;
+  std::vector<hookscope::dtype> dtypes;  // distinct, first-seen order (at most the number of dtypes)
   std::vector<dim_summary> dims;
   std::vector<shape_t> shapes_seen;
   bool shapes_truncated = false;

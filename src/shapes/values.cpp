@@ -1,6 +1,8 @@
 // The engine's view of value kinds (values.hpp): the only switches over value::kind in the shape engine.
 #include "values.hpp"
 
+#include <cmath>
+
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
 
@@ -54,7 +56,9 @@ bool scalar_equal(const value& a, const value& b) {
     const auto as_i = [](const value& v) { return v.type() == value::kind::integer ? v.as_int() : std::int64_t{v.as_bool()}; };
     return as_i(a) == as_i(b);
   }
-  return numeric(a) == numeric(b);
+  // NaN equals NaN here: a call's constant must equal itself (Python compares the same float object by identity).
+  const double x = numeric(a), y = numeric(b);
+  return x == y || (std::isnan(x) && std::isnan(y));
 }
 
 bool constants_equal(const value_fields& a, const value_fields& b) {
