@@ -39,3 +39,7 @@ echo
 echo "### include cost"
 echo
 python3 tools/include_cost.py include
+echo
+echo "### annotation cost"
+echo
+python3 tools/annotation_cost.py include

@@ -140,12 +140,18 @@ def check_shapes(body):
     require(sorted(flags) == ["--maxShapes", "--minShapes", "--optShapes"], f"trtexec flags: {sorted(flags)}")
     names = ["input_ids", "attention_mask", "past_key_values.0", "past_key_values.1"]
     lengths = [n for _, n in PROMPTS]
-    want_min = {"input_ids": dims(1, 1), "attention_mask": dims(1, min(lengths)),
-                "past_key_values.0": dims(1, HEADS, 0, HEAD_DIM), "past_key_values.1": dims(1, HEADS, 0, HEAD_DIM)}
     longest = max(lengths) + NEW_TOKENS - 1
-    want_max = {"input_ids": dims(2, max(lengths)), "attention_mask": dims(2, longest),
+    # Every profile point satisfies total = sequence + past (the relation the engine finds), so min and max of the
+    # mask are widened to the sum of the others' min and max: 1 + 0, and the longest prompt + the longest past.
+    want_min = {"input_ids": dims(1, 1), "attention_mask": dims(1, 1 + 0),
+                "past_key_values.0": dims(1, HEADS, 0, HEAD_DIM), "past_key_values.1": dims(1, HEADS, 0, HEAD_DIM)}
+    want_max = {"input_ids": dims(2, max(lengths)), "attention_mask": dims(2, max(lengths) + longest - 1),
                 "past_key_values.0": dims(2, HEADS, longest - 1, HEAD_DIM),
                 "past_key_values.1": dims(2, HEADS, longest - 1, HEAD_DIM)}
+    for kind in ["--minShapes", "--optShapes", "--maxShapes"]:
+        point = {name: [int(d) for d in shape.split("x")] for name, shape in profile(flags[kind]).items()}
+        require(point["attention_mask"][1] == point["input_ids"][1] + point["past_key_values.0"][2],
+                f"{kind}: total = sequence + past holds at the profile point: {flags[kind]}")
     require(list(profile(flags["--minShapes"])) == names, f"trtexec names every tensor leaf: {flags['--minShapes']}")
     require(profile(flags["--minShapes"]) == want_min, f"trtexec min shapes: {flags['--minShapes']}, want {want_min}")
     require(profile(flags["--maxShapes"]) == want_max, f"trtexec max shapes: {flags['--maxShapes']}, want {want_max}")
