@@ -17,6 +17,7 @@
 #include "hookscope/subscription.hpp"
 
 #include <concepts>
+#include <cxxabi.h>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -116,8 +117,8 @@ class observer
     static_assert(std::is_constructible_v<fn_type, F&&>,
                   "hookscope: observer::add: the callback must be copy- or move-constructible into storage");
 #if HOOKSCOPE_ENABLED
-    auto* callable = new detail::callable_impl<fn_type, Args...>(static_cast<F&&>(callback));
-    return subscription(add_node(callable, global));
+    auto* node = new detail::callable_impl<fn_type, Args...>(static_cast<F&&>(callback));
+    return subscription(add_node(node, global));
 #else
     (void)callback;
     (void)global;
@@ -126,15 +127,20 @@ class observer
   }
 
 #if HOOKSCOPE_ENABLED
-  void emit(const Args&... args) const {
+  [[gnu::always_inline]] void emit(const Args&... args) const {
+    detail::emission walk(*this);
+    if (const detail::callback_list* list = walk.globals()) run(walk, *list, args...);
+    if (const detail::callback_list* list = walk.own()) run(walk, *list, args...);
+  }
+
+  [[gnu::always_inline]] void run(detail::emission& walk, const detail::callback_list& list, const Args&... args) const {
     using invoke_type = typename detail::callable_signature<Args...>::invoke_type;
-    detail::emission walk(list_);
-    const detail::callback_list* list = walk.list();
-    if (list == nullptr) return;
-    for (const detail::callback_entry& entry : *list) {
+    for (const detail::callback_entry& entry : list) {
       if (!walk.enter(entry)) continue;
       try {
         reinterpret_cast<invoke_type>(entry.invoke)(entry.callable, args...);
+      } catch (abi::__forced_unwind&) {
+        throw;  // pthread_exit or pthread_cancel: the thread is ending, let it
       } catch (...) {
         detail::handle_callback_exception(name_);
       }
