@@ -254,6 +254,9 @@ void flush_deferred(thread_record& self, garbage& trash) {
 //=== context tables ===//
 
 context_slot* find_slot(context_state& ctx, const observer_core* o) noexcept {
+  for (context_slot& s : ctx.slots) {
+    if (s.observer.load(std::memory_order_relaxed) == o) return &s;
+  }
   context_table* table = ctx.table.load(std::memory_order_relaxed);
   if (table == nullptr) return nullptr;
   const std::uint32_t used = table->used.load(std::memory_order_relaxed);
@@ -274,6 +277,12 @@ context_table* make_table(std::uint32_t capacity) {
 // The slot of `o` in `ctx`, made if missing (a free one reused, or the table grown). Context mutex held.
 context_slot& slot_for_observer(context_state& ctx, const observer_core* o) {
   if (context_slot* s = find_slot(ctx, o)) return *s;
+  for (context_slot& s : ctx.slots) {
+    if (s.observer.load(std::memory_order_relaxed) == nullptr && s.list.load(std::memory_order_relaxed) == nullptr) {
+      s.observer.store(o, std::memory_order_release);
+      return s;
+    }
+  }
   context_table* table = ctx.table.load(std::memory_order_relaxed);
   const std::uint32_t used = table ? table->used.load(std::memory_order_relaxed) : 0;
   for (std::uint32_t i = 0; i < used; ++i) {

@@ -70,7 +70,7 @@ class observer
   }
 
   /// Runs every callback visible from here with `args`; costs one load when nothing is registered.
-  void observe(const Args&... args) const {
+  [[gnu::always_inline]] void observe(const Args&... args) const {
 #if HOOKSCOPE_ENABLED
     if (worth_walking()) emit(args...);
 #else
@@ -127,8 +127,11 @@ class observer
   }
 
 #if HOOKSCOPE_ENABLED
-  [[gnu::always_inline]] void emit(const Args&... args) const {
-    detail::emission walk(*this);
+  [[gnu::noinline]] void emit(const Args&... args) const {
+    detail::thread_record& record = detail::this_thread_record();
+    const detail::context_slot* own = detail::find_own_slot(record, this);
+    if (!detail::emission::anything(*this, own)) return;  // callbacks elsewhere only: nothing to mark
+    detail::emission walk(record, *this, own);
     if (const detail::callback_list* list = walk.globals()) run(walk, *list, args...);
     if (const detail::callback_list* list = walk.own()) run(walk, *list, args...);
   }

@@ -107,8 +107,11 @@ struct context_table {
   const context_slot* slots() const noexcept { return reinterpret_cast<const context_slot*>(this + 1); }
 };
 
-/// What emission reads of a context (context_state derives from it).
+/// What emission reads of a context (context_state derives from it): the slots of its first observers
+/// inline (they never move), then a table for more.
 struct context_base {
+  static constexpr std::uint32_t inline_slots = 4;
+  context_slot slots[inline_slots];
   std::atomic<context_table*> table{nullptr};
 };
 
@@ -202,26 +205,32 @@ class observer_core {
   friend class emission;
 };
 
+/// The current context's slot for `o` on this thread, or null; reads nothing but the context's slots.
+[[gnu::always_inline]] inline const context_slot* find_own_slot(const thread_record& r, const observer_core* o) noexcept {
+  const context_base* ctx = r.ctx;
+  if (ctx == nullptr) return nullptr;
+  for (const context_slot& s : ctx->slots) {
+    if (s.observer.load(std::memory_order_relaxed) == o) return &s;
+  }
+  if (const context_table* table = ctx->table.load(std::memory_order_acquire)) [[unlikely]] {
+    const std::uint32_t used = table->used.load(std::memory_order_acquire);
+    const context_slot* slots = table->slots();
+    for (std::uint32_t i = 0; i < used; ++i) {
+      if (slots[i].observer.load(std::memory_order_relaxed) == o) return &slots[i];
+    }
+  }
+  return nullptr;
+}
+
 /// One walk over an observer's callbacks: protects its lists, marks the running callback.
 class emission {
  public:
   // Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
   // registers instead of a stack object whose address the cleanup would need.
-  [[gnu::always_inline]] explicit emission(const observer_core& o) noexcept
-      : record_(this_thread_record()), slot_(slot_for(record_)) {
+  [[gnu::always_inline]] emission(thread_record& record, const observer_core& o, const context_slot* own) noexcept
+      : record_(record), slot_(slot_for(record_)) {
     globals_ = protect(slot_.globals, o.globals_);
-    if (const context_base* ctx = record_.ctx) {
-      if (const context_table* table = ctx->table.load(std::memory_order_acquire)) {
-        const std::uint32_t used = table->used.load(std::memory_order_acquire);
-        const context_slot* slots = table->slots();
-        for (std::uint32_t i = 0; i < used; ++i) {
-          if (slots[i].observer.load(std::memory_order_relaxed) == &o) {
-            own_ = protect(slot_.own, slots[i].list);
-            break;
-          }
-        }
-      }
-    }
+    if (own != nullptr) own_ = protect(slot_.own, own->list);
     ++record_.depth;
   }
   emission(const emission&) = delete;
@@ -231,6 +240,11 @@ class emission {
     slot_.node.store(nullptr, std::memory_order_release);
     slot_.globals.store(nullptr, std::memory_order_release);
     slot_.own.store(nullptr, std::memory_order_release);
+  }
+
+  /// False when there is nothing to walk here: no global callback, no slot in the current context.
+  [[gnu::always_inline]] static bool anything(const observer_core& o, const context_slot* own) noexcept {
+    return own != nullptr || o.globals_.load(std::memory_order_relaxed) != nullptr;
   }
 
   const callback_list* globals() const noexcept { return globals_; }
