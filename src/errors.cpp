@@ -88,7 +88,8 @@ std::string describe_exception(const std::exception_ptr& e) {
 }
 
 void handle_callback_exception(std::string_view observer_name) {
-  // Callers rethrow abi::__forced_unwind before calling this; a null current exception is one anyway.
+  // No current exception inside a catch (...) is a foreign unwind: glibc's forced unwind of pthread_exit or
+  // pthread_cancel (abi::__forced_unwind). It must go on, or the thread cannot end; neither logged nor counted.
   if (rethrow_callback_exceptions() || !std::current_exception()) throw;
   try {
     std::string message = "hookscope: a callback of observer '";

@@ -91,7 +91,8 @@ void log_line(std::string_view line) noexcept;
 /// The exception's what(), or a sentence saying it is not a std::exception.
 std::string describe_exception(const std::exception_ptr& e);
 
-/// Called from inside a catch block around a callback: logs the exception or rethrows it.
+/// Called from inside a catch block around a callback: logs the exception, or rethrows it (rethrow mode, or a
+/// forced unwind: pthread_exit, pthread_cancel).
 void handle_callback_exception(std::string_view observer_name);
 }  // namespace detail
 

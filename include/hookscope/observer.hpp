@@ -17,7 +17,6 @@
 #include "hookscope/subscription.hpp"
 
 #include <concepts>
-#include <cxxabi.h>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -142,9 +141,8 @@ class observer
       if (!walk.enter(entry)) continue;
       try {
         reinterpret_cast<invoke_type>(entry.invoke)(entry.callable, args...);
-      } catch (abi::__forced_unwind&) {
-        throw;  // pthread_exit or pthread_cancel: the thread is ending, let it
       } catch (...) {
+        // Rethrows what is no exception: a forced unwind (pthread_exit, pthread_cancel) ends the thread.
         detail::handle_callback_exception(name_);
       }
     }
