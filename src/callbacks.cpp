@@ -665,13 +665,9 @@ observer_core::~observer_core() {
 
 void release_node(callback_node* node, bool unregister) noexcept {
   if (unregister) {
-    std::vector<callback_node*> wait;
+    std::vector<callback_node*> wait;  // allocates only when another thread may run it (never when private)
     {
       garbage trash;
-      try {
-        wait.reserve(1);
-      } catch (...) {
-      }
       unlink_anywhere(node, trash, wait);
     }
     if (!wait.empty()) {
