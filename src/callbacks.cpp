@@ -1,9 +1,15 @@
 // The slow paths of observers: registration, removal, contexts, thread records and memory reclamation.
 //
-// Every change to any observer's callbacks happens under one process-wide mutex: changes are rare, and a
-// single lock makes the links between nodes, observers and contexts trivially consistent, including when
-// an observer, a context or a thread goes away while subscriptions to it still exist. Emission (in the
-// header) never takes it. User code (a callable's destructor) never runs under it.
+// Locks: each context has a mutex guarding its table, its nodes and their links; one process-wide callback
+// mutex guards the global callbacks, the thread records' free list, the set of contexts, the clone chains
+// of copied contexts and the released ids. Order: the callback mutex before a context's. Emission (in the
+// header) never takes either. User code (a callable's destructor) never runs under either: what a change
+// frees is collected in a `garbage` and freed after the locks are released.
+//
+// Reclamation: a replaced list may still be walked by an emission that published it as a hazard. A private
+// context (see the header) is read by its owner thread only, so its owner frees a replaced list at once
+// unless its own slots hold it, and otherwise defers it to its record until its emissions end. Any other
+// change fences (membarrier) and scans the live records' slots, and keeps what is still in use for later.
 #include "hookscope/context.hpp"
 #include "hookscope/detail/callbacks.hpp"
 
@@ -14,8 +20,11 @@
 #include <mutex>
 #include <new>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <pthread.h>
 
 #if defined(__linux__)
 #include <linux/membarrier.h>
@@ -26,24 +35,59 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-struct context_state {
-  std::atomic<std::size_t> refs{1};
-  std::vector<callback_node*> nodes;  // registration order; guarded by the callback mutex
+struct context_state : context_base {
+  std::atomic<std::size_t> refs{1};         // handles, and threads using it as their current context
+  std::atomic<std::size_t> memory_refs{1};  // +1 while refs != 0, +1 per node whose ctx this is
+  std::uint64_t owner_thread = 0;           // the thread that made it
+  std::mutex mutex;
+  // Guarded by the mutex:
+  bool shared = false;                      // attached by another thread than its owner, ever
+  bool dead = false;                        // its last handle went: nothing registers here any more
+  std::vector<callback_node*> nodes;        // registered here, in registration order
+  callback_list* retired = nullptr;         // replaced lists another thread may still walk
+  // Guarded by the callback mutex:
+  context_state* prev = nullptr;
+  context_state* next = nullptr;
 };
 
 struct observer_access {
-  static std::atomic<callback_list*>& list(observer_core& o) noexcept { return o.list_; }
-  static std::atomic<std::uintptr_t>& listeners(observer_core& o) noexcept { return o.listeners_; }
+  static std::atomic<callback_list*>& globals(observer_core& o) noexcept { return o.globals_; }
+  static std::atomic<std::uint64_t>& listeners(observer_core& o) noexcept { return o.listeners_; }
 };
 
 namespace {
 
+context_state* state_of(void* ctx) noexcept { return static_cast<context_state*>(ctx); }
+context_state* state_of(context_base* ctx) noexcept { return static_cast<context_state*>(ctx); }
+
+void choose_fences() noexcept {
+#if defined(__linux__) && !HOOKSCOPE_DETAIL_TSAN
+  if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
+      syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
+    asymmetric_fences.store(true, std::memory_order_seq_cst);
+  }
+#endif
+}
+
+void release_record(void* record) noexcept;
+
 struct callback_store {
+  callback_store() {
+    choose_fences();
+    // A key's destructor runs after every thread_local's destructor, whatever their order of construction.
+    if (pthread_key_create(&record_key, &release_record) != 0) record_key_made = false;
+  }
   std::mutex mutex;
-  std::vector<callback_list*> retired;          // replaced lists that a reader may still walk
+  callback_list* retired = nullptr;              // replaced global lists (and orphans) still in use
   std::atomic<thread_record*> records{nullptr};  // every thread record, newest first
+  std::atomic<std::size_t> record_count{0};
+  thread_record* free_records = nullptr;
+  context_state* contexts = nullptr;             // every live context
+  std::unordered_map<std::uint64_t, callback_node*> released;  // by id
   std::uint64_t next_id = 1;
-  bool fences_chosen = false;
+  std::atomic<std::uint64_t> next_thread_id{1};
+  pthread_key_t record_key{};
+  bool record_key_made = true;
 };
 
 // Leaked on purpose: observers stay usable while other statics are destroyed.
@@ -52,32 +96,84 @@ callback_store& callbacks() {
   return *state;
 }
 
-// Callables whose last registration went away; destroyed after the mutex is released, because a
-// destructor is user code and may itself use hookscope (a callback owning a subscription, say).
+// What a change frees: lists and node references, released after the locks, since freeing a node may
+// destroy a callable, which is user code and may itself use hookscope.
 class garbage {
  public:
   garbage() = default;
   garbage(const garbage&) = delete;
   garbage& operator=(const garbage&) = delete;
-  ~garbage() {
-    for (callable_base* c : callables_) c->destroy(c);
+  ~garbage() { flush(); }
+
+  void add(callback_list* list) noexcept {
+    list->next_retired = lists_;
+    lists_ = list;
   }
-  void add(callable_base* c) { callables_.push_back(c); }
+  void unref(callback_node* node) {
+    if (count_ < inline_size) {
+      inline_[count_++] = node;
+    } else {
+      more_.push_back(node);
+    }
+  }
+  void flush() noexcept;
 
  private:
-  std::vector<callable_base*> callables_;
+  static constexpr std::size_t inline_size = 4;
+  callback_list* lists_ = nullptr;
+  callback_node* inline_[inline_size] = {};
+  std::size_t count_ = 0;
+  std::vector<callback_node*> more_;
 };
 
-void choose_fences() {
-  auto& store = callbacks();
-  if (store.fences_chosen) return;
-  store.fences_chosen = true;
-#if defined(__linux__) && !HOOKSCOPE_DETAIL_TSAN
-  if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
-      syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
-    asymmetric_fences.store(true, std::memory_order_seq_cst);
+void destroy_node(callback_node* node) noexcept;
+
+void unref_node(callback_node* node) noexcept {
+  if (node->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_node(node);
+}
+
+void free_list_now(callback_list* list) noexcept {
+  for (const callback_entry& e : *list) {
+    unref_node(e.node);
+    if (e.callable != e.node) unref_node(e.callable);  // a clone's entry keeps its origin's callable too
   }
-#endif
+  list->~callback_list();
+  ::operator delete(list);
+}
+
+void garbage::flush() noexcept {
+  while (callback_list* list = lists_) {
+    lists_ = list->next_retired;
+    free_list_now(list);
+  }
+  for (std::size_t i = 0; i < count_; ++i) unref_node(inline_[i]);
+  count_ = 0;
+  for (callback_node* n : more_) unref_node(n);
+  more_.clear();
+}
+
+void unref_context_memory(context_state* ctx) noexcept;
+
+void destroy_node(callback_node* node) noexcept {
+  if (node->id != 0) {
+    auto& store = callbacks();
+    const std::lock_guard lock(store.mutex);
+    auto it = store.released.find(node->id);
+    if (it != store.released.end() && it->second == node) store.released.erase(it);
+  }
+  callback_node* clones = nullptr;
+  if (node->has_clones.load(std::memory_order_acquire)) {
+    const std::lock_guard lock(callbacks().mutex);
+    clones = std::exchange(node->next_clone, nullptr);
+  }
+  context_state* ctx = state_of(node->ctx);
+  node->destroy(node);
+  // No list calls this callable any more, so none holds its clones: drop the chain's references.
+  while (callback_node* clone = clones) {
+    clones = clone->next_clone;
+    unref_node(clone);
+  }
+  if (ctx != nullptr) unref_context_memory(ctx);
 }
 
 // The writer's half of the fence: after it, every hazard a reader published before our store is visible.
@@ -99,107 +195,314 @@ void for_each_slot(F&& f) {
   }
 }
 
-callback_list* make_list(std::uint32_t size, std::uint32_t global_count) {
+template <class F>
+void for_each_own_slot(thread_record& r, F&& f) {
+  for (std::uint32_t level = 0; level < r.depth; ++level) {
+    f(level < slot_chunk::size ? r.first.slots[level] : deep_slot(r, level));
+  }
+}
+
+callback_list* make_list(std::uint32_t size) {
   void* raw = ::operator new(sizeof(callback_list) + size * sizeof(callback_entry));
   auto* list = new (raw) callback_list;
   list->size = size;
-  list->global_count = global_count;
   return list;
 }
 
-void unref_node(callback_node* node, garbage& trash) {
-  if (--node->refs != 0) return;
-  if (--node->callable->refs == 0) trash.add(node->callable);
-  delete node;
-}
-
-void free_list(callback_list* list, garbage& trash) {
-  for (const callback_entry& e : *list) unref_node(e.node, trash);
-  list->~callback_list();
-  ::operator delete(list);
-}
-
-// Frees the retired lists no reader is walking any more. Called with the mutex held.
-void reclaim(garbage& trash) {
-  auto& store = callbacks();
-  if (store.retired.empty()) return;
+// Frees those of `*chain` that no thread walks now; keeps the others in `*chain`. Fences and scans.
+void reclaim_shared(callback_list** chain, garbage& trash) {
+  if (*chain == nullptr) return;
   heavy_fence();
   std::vector<const callback_list*> hazards;
   for_each_slot([&](thread_record&, emission_slot& s) {
-    if (const callback_list* l = s.list.load(std::memory_order_seq_cst)) hazards.push_back(l);
+    if (const callback_list* l = s.globals.load(std::memory_order_seq_cst)) hazards.push_back(l);
+    if (const callback_list* l = s.own.load(std::memory_order_seq_cst)) hazards.push_back(l);
   });
-  auto still_used = [&](callback_list* l) { return std::find(hazards.begin(), hazards.end(), l) != hazards.end(); };
-  auto keep = std::stable_partition(store.retired.begin(), store.retired.end(), still_used);
-  for (auto it = keep; it != store.retired.end(); ++it) free_list(*it, trash);
-  store.retired.erase(keep, store.retired.end());
-}
-
-// Who `observe` must walk the list for: nobody, anybody, or the single context holding every callback.
-std::uintptr_t listeners_of(const callback_list* list) noexcept {
-  if (list == nullptr) return no_listener;
-  if (list->global_count != 0) return any_listener;
-  const context_state* only = list->begin()->ctx;
-  for (const callback_entry& e : *list) {
-    if (e.ctx != only) return any_listener;
-  }
-  return reinterpret_cast<std::uintptr_t>(only);
-}
-
-// Publishes `next` (null when empty) as `o`'s list and retires the old one. Mutex held.
-void install(observer_core& o, callback_list* next) {
-  if (next != nullptr) {
-    for (const callback_entry& e : *next) ++e.node->refs;
-    if (next->size == 0) {
-      next->~callback_list();
-      ::operator delete(next);
-      next = nullptr;
+  callback_list* keep = nullptr;
+  while (callback_list* list = *chain) {
+    *chain = list->next_retired;
+    if (std::find(hazards.begin(), hazards.end(), list) != hazards.end()) {
+      list->next_retired = keep;
+      keep = list;
+    } else {
+      trash.add(list);
     }
   }
-  callback_list* old = observer_access::list(o).exchange(next, std::memory_order_seq_cst);
-  // After the list: a reader that sees the new summary finds at least the new list.
-  observer_access::listeners(o).store(listeners_of(next), std::memory_order_seq_cst);
-  if (old != nullptr) callbacks().retired.push_back(old);
+  *chain = keep;
 }
 
-callback_entry entry_of(callback_node* node) noexcept {
-  return {node->ctx, node->callable, node->callable->invoke, node};
+// The owner of a private context frees `list` unless one of its own emissions walks it now.
+void retire_private(thread_record& self, callback_list* list, garbage& trash) {
+  bool used = false;
+  for_each_own_slot(self, [&](emission_slot& s) { used = used || s.own.load(std::memory_order_relaxed) == list; });
+  if (used) {
+    list->next_retired = self.deferred;
+    self.deferred = list;
+  } else {
+    trash.add(list);
+  }
 }
 
-void insert_node(observer_core& o, callback_node* node) {
-  const callback_list* old = observer_access::list(o).load(std::memory_order_relaxed);
+void flush_deferred(thread_record& self, garbage& trash) {
+  callback_list* chain = std::exchange(self.deferred, nullptr);
+  while (callback_list* list = chain) {
+    chain = list->next_retired;
+    retire_private(self, list, trash);
+  }
+}
+
+//=== context tables ===//
+
+context_slot* find_slot(context_state& ctx, const observer_core* o) noexcept {
+  for (context_slot& s : ctx.slots) {
+    if (s.observer.load(std::memory_order_relaxed) == o) return &s;
+  }
+  context_table* table = ctx.table.load(std::memory_order_relaxed);
+  if (table == nullptr) return nullptr;
+  const std::uint32_t used = table->used.load(std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < used; ++i) {
+    if (table->slots()[i].observer.load(std::memory_order_relaxed) == o) return &table->slots()[i];
+  }
+  return nullptr;
+}
+
+context_table* make_table(std::uint32_t capacity) {
+  void* raw = ::operator new(sizeof(context_table) + capacity * sizeof(context_slot));
+  auto* table = new (raw) context_table;
+  table->capacity = capacity;
+  for (std::uint32_t i = 0; i < capacity; ++i) new (&table->slots()[i]) context_slot;
+  return table;
+}
+
+// The slot of `o` in `ctx`, made if missing (a free one reused, or the table grown). Context mutex held.
+context_slot& slot_for_observer(context_state& ctx, const observer_core* o) {
+  if (context_slot* s = find_slot(ctx, o)) return *s;
+  for (context_slot& s : ctx.slots) {
+    if (s.observer.load(std::memory_order_relaxed) == nullptr && s.list.load(std::memory_order_relaxed) == nullptr) {
+      s.observer.store(o, std::memory_order_release);
+      return s;
+    }
+  }
+  context_table* table = ctx.table.load(std::memory_order_relaxed);
+  const std::uint32_t used = table ? table->used.load(std::memory_order_relaxed) : 0;
+  for (std::uint32_t i = 0; i < used; ++i) {
+    context_slot& s = table->slots()[i];
+    if (s.observer.load(std::memory_order_relaxed) == nullptr && s.list.load(std::memory_order_relaxed) == nullptr) {
+      s.observer.store(o, std::memory_order_release);
+      return s;
+    }
+  }
+  if (table == nullptr || used == table->capacity) {
+    context_table* grown = make_table(table ? table->capacity * 2 : 4);
+    for (std::uint32_t i = 0; i < used; ++i) {
+      grown->slots()[i].observer.store(table->slots()[i].observer.load(std::memory_order_relaxed),
+                                       std::memory_order_relaxed);
+      grown->slots()[i].list.store(table->slots()[i].list.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+    grown->used.store(used, std::memory_order_relaxed);
+    grown->older = table;  // an emission may still read it; freed with the context
+    ctx.table.store(grown, std::memory_order_release);
+    table = grown;
+  }
+  context_slot& s = table->slots()[used];
+  s.observer.store(o, std::memory_order_relaxed);
+  table->used.store(used + 1, std::memory_order_release);
+  return s;
+}
+
+//=== thread records ===//
+
+constinit thread_local std::uint64_t tls_thread_id = 0;
+
+std::uint64_t this_thread_id() noexcept {
+  if (tls_thread_id == 0) tls_thread_id = callbacks().next_thread_id.fetch_add(1, std::memory_order_relaxed);
+  return tls_thread_id;
+}
+
+void unref_context(context_state* ctx) noexcept;
+
+// The key's destructor: runs when the thread ends, after its thread_locals are destroyed.
+void release_record(void* raw) noexcept {
+  auto* record = static_cast<thread_record*>(raw);
+  if (record == nullptr) return;
+  // Dropping the context may run callable destructors, which may fire observers: the record stays ours
+  // until then. Anything that makes a record again after this re-arms the key for another round.
+  while (context_base* ctx = record->ctx) {
+    record->ctx = nullptr;
+    unref_context(state_of(ctx));
+  }
+  {
+    garbage trash;
+    flush_deferred(*record, trash);
+  }
+  if (tls_record == record) tls_record = nullptr;
+  record->depth = 0;
+  auto& store = callbacks();
+  const std::lock_guard lock(store.mutex);
+  record->next_free = store.free_records;
+  store.free_records = record;
+}
+
+//=== context lifetime ===//
+
+void unref_context_memory(context_state* ctx) noexcept {
+  if (ctx->memory_refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Nobody reads it now; lists retired while another thread might have walked one go to the global chain.
+  if (ctx->retired != nullptr) {
+    auto& store = callbacks();
+    garbage trash;
+    const std::lock_guard lock(store.mutex);
+    while (callback_list* list = ctx->retired) {
+      ctx->retired = list->next_retired;
+      list->next_retired = store.retired;
+      store.retired = list;
+    }
+    reclaim_shared(&store.retired, trash);
+  }
+  for (context_table* t = ctx->table.load(std::memory_order_relaxed); t != nullptr;) {
+    context_table* older = t->older;
+    ::operator delete(t);
+    t = older;
+  }
+  delete ctx;
+}
+
+// Whether the calling thread may change `ctx` as its private owner. Context mutex held.
+bool owned_privately(const context_state& ctx) noexcept {
+  return !ctx.shared && ctx.owner_thread == tls_thread_id && tls_record != nullptr;
+}
+
+// Replaces `slot`'s list by `next` (null when empty) and retires the old one. Context mutex held.
+void install(context_state& ctx, context_slot& slot, callback_list* next, garbage& trash) {
+  if (next != nullptr && next->size == 0) {
+    ::operator delete(next);
+    next = nullptr;
+  }
+  if (next != nullptr) {
+    for (const callback_entry& e : *next) {
+      e.node->refs.fetch_add(1, std::memory_order_relaxed);
+      if (e.callable != e.node) e.callable->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  callback_list* old = slot.list.exchange(next, std::memory_order_seq_cst);
+  if (old == nullptr) return;
+  if (owned_privately(ctx)) {
+    thread_record& self = *tls_record;
+    if (self.deferred != nullptr) flush_deferred(self, trash);
+    retire_private(self, old, trash);
+  } else {
+    old->next_retired = ctx.retired;
+    ctx.retired = old;
+    reclaim_shared(&ctx.retired, trash);
+  }
+}
+
+void insert_in_context(context_state& ctx, callback_node* node, observer_core* o, garbage& trash) {
+  context_slot& slot = slot_for_observer(ctx, o);
+  const callback_list* old = slot.list.load(std::memory_order_relaxed);
   const std::uint32_t size = old ? old->size : 0;
-  const std::uint32_t globals = old ? old->global_count : 0;
-  const bool global = node->ctx == nullptr;
-  callback_list* next = make_list(size + 1, globals + (global ? 1 : 0));
-  const std::uint32_t at = global ? globals : size;  // globals stay in front of context callbacks
+  callback_list* next = make_list(size + 1);
   callback_entry* out = next->data();
-  for (std::uint32_t i = 0; i < at; ++i) out[i] = old->begin()[i];
-  out[at] = entry_of(node);
-  for (std::uint32_t i = at; i < size; ++i) out[i + 1] = old->begin()[i];
-  install(o, next);
+  for (std::uint32_t i = 0; i < size; ++i) out[i] = old->begin()[i];
+  callback_node* callable = node->origin != nullptr ? node->origin : node;
+  out[size] = {callable, callable->invoke, node};
+  install(ctx, slot, next, trash);
+  ctx.nodes.push_back(node);
+  observer_access::listeners(*o).fetch_add(1, std::memory_order_relaxed);
 }
 
-// Takes `node` out of its observer and context; it is never started again. Mutex held.
-void unlink(callback_node* node) {
+// Takes `node` out of its context; it is never started again. Context mutex held. True if a reader on
+// another thread may be running it (the caller must then wait).
+bool unlink_from_context(context_state& ctx, callback_node* node, garbage& trash) {
   observer_core* owner = std::exchange(node->owner, nullptr);
   node->removed.store(true, std::memory_order_seq_cst);
-  if (owner == nullptr) return;
-  const callback_list* old = observer_access::list(*owner).load(std::memory_order_relaxed);
-  callback_list* next = make_list(old->size - 1, old->global_count - (node->ctx == nullptr ? 1 : 0));
+  if (owner == nullptr) return false;
+  context_slot* slot = find_slot(ctx, owner);
+  const callback_list* old = slot->list.load(std::memory_order_relaxed);
+  callback_list* next = make_list(old->size - 1);
   callback_entry* out = next->data();
   for (const callback_entry& e : *old) {
     if (e.node != node) *out++ = e;
   }
-  install(*owner, next);
-  if (node->ctx != nullptr) {
-    auto& nodes = const_cast<context_state*>(node->ctx)->nodes;
-    nodes.erase(std::find(nodes.begin(), nodes.end(), node));
-  }
+  install(ctx, *slot, next, trash);
+  auto it = std::find(ctx.nodes.begin(), ctx.nodes.end(), node);
+  if (it != ctx.nodes.end()) ctx.nodes.erase(it);
+  observer_access::listeners(*owner).fetch_sub(1, std::memory_order_relaxed);
+  return !owned_privately(ctx);
 }
 
-// Returns once `node` runs on no thread but (possibly) this one. Mutex not held.
+void destroy_context(context_state* ctx) noexcept {
+  {
+    garbage trash;
+    const std::lock_guard lock(ctx->mutex);
+    ctx->dead = true;
+    while (!ctx->nodes.empty()) unlink_from_context(*ctx, ctx->nodes.back(), trash);
+  }
+  {
+    auto& store = callbacks();
+    const std::lock_guard lock(store.mutex);
+    (ctx->prev ? ctx->prev->next : store.contexts) = ctx->next;
+    if (ctx->next) ctx->next->prev = ctx->prev;
+  }
+  unref_context_memory(ctx);
+}
+
+void unref_context(context_state* ctx) noexcept {
+  if (ctx != nullptr && ctx->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_context(ctx);
+}
+
+context_state* new_context() {
+  auto* ctx = new context_state;
+  ctx->owner_thread = this_thread_id();
+  auto& store = callbacks();
+  const std::lock_guard lock(store.mutex);
+  ctx->next = store.contexts;
+  if (ctx->next) ctx->next->prev = ctx;
+  store.contexts = ctx;
+  return ctx;
+}
+
+context_state* ensure_context(thread_record& record) {
+  if (record.ctx == nullptr) record.ctx = new_context();
+  return state_of(record.ctx);
+}
+
+//=== global callbacks ===//
+
+void install_globals(observer_core& o, callback_list* next, garbage& trash) {
+  if (next != nullptr && next->size == 0) {
+    ::operator delete(next);
+    next = nullptr;
+  }
+  if (next != nullptr) {
+    for (const callback_entry& e : *next) e.node->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  callback_list* old = observer_access::globals(o).exchange(next, std::memory_order_seq_cst);
+  auto& store = callbacks();
+  if (old != nullptr) {
+    old->next_retired = store.retired;
+    store.retired = old;
+  }
+  reclaim_shared(&store.retired, trash);
+}
+
+// Callback mutex held.
+void unlink_global(callback_node* node, garbage& trash) {
+  observer_core* owner = std::exchange(node->owner, nullptr);
+  node->removed.store(true, std::memory_order_seq_cst);
+  if (owner == nullptr) return;
+  const callback_list* old = observer_access::globals(*owner).load(std::memory_order_relaxed);
+  callback_list* next = make_list(old->size - 1);
+  callback_entry* out = next->data();
+  for (const callback_entry& e : *old) {
+    if (e.node != node) *out++ = e;
+  }
+  install_globals(*owner, next, trash);
+  observer_access::listeners(*owner).fetch_sub(1, std::memory_order_relaxed);
+}
+
+// Returns once `node` runs on no thread but (possibly) this one. After a heavy_fence().
 void wait_until_idle(const callback_node* node) noexcept {
-  heavy_fence();
   const thread_record* self = tls_record;
   for_each_slot([&](thread_record& r, emission_slot& s) {
     if (&r == self) return;  // reset from inside the callback itself: it may finish
@@ -207,41 +510,35 @@ void wait_until_idle(const callback_node* node) noexcept {
   });
 }
 
-context_state* ensure_context(thread_record& record) {
-  if (record.ctx == nullptr) record.ctx = new context_state;
-  return record.ctx;
-}
-
-void destroy_context(context_state* ctx) {
-  garbage trash;
-  {
+// Unlinks `node` wherever it is registered; adds to `wait` (with a reference each) what another thread
+// may be running now.
+void unlink_anywhere(callback_node* node, garbage& trash, std::vector<callback_node*>& wait) {
+  auto must_wait = [&](callback_node* n) {
+    n->refs.fetch_add(1, std::memory_order_relaxed);
+    wait.push_back(n);
+  };
+  if (node->ctx == nullptr) {
     const std::lock_guard lock(callbacks().mutex);
-    while (!ctx->nodes.empty()) unlink(ctx->nodes.back());
-    reclaim(trash);
+    unlink_global(node, trash);
+    must_wait(node);
+    return;
   }
-  delete ctx;
-}
-
-void unref_context(context_state* ctx) noexcept {
-  if (ctx != nullptr && ctx->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_context(ctx);
-}
-
-constinit thread_local bool thread_exiting = false;
-
-// Gives the thread's record back, and drops its context, when the thread ends.
-struct record_releaser {
-  bool armed = false;
-  ~record_releaser() {
-    thread_record* record = tls_record;
-    if (!armed || record == nullptr) return;
-    unref_context(std::exchange(record->ctx, nullptr));
-    thread_exiting = true;
-    tls_record = nullptr;
-    record->depth = 0;
-    record->in_use.store(false, std::memory_order_release);
+  context_state& ctx = *state_of(node->ctx);
+  {
+    const std::lock_guard lock(ctx.mutex);
+    if (!node->has_clones.load(std::memory_order_relaxed)) {
+      if (unlink_from_context(ctx, node, trash)) must_wait(node);
+      return;
+    }
   }
-};
-thread_local record_releaser releaser;
+  // Copied contexts hold clones of it: remove them all (the chain is stable under the callback mutex).
+  const std::lock_guard lock(callbacks().mutex);
+  for (callback_node* n = node; n != nullptr; n = n->next_clone) {
+    context_state& where = *state_of(n->ctx);
+    const std::lock_guard ctx_lock(where.mutex);
+    if (unlink_from_context(where, n, trash)) must_wait(n);
+  }
+}
 
 }  // namespace
 
@@ -250,23 +547,20 @@ thread_record& make_thread_record() {
   thread_record* record = nullptr;
   {
     const std::lock_guard lock(store.mutex);
-    choose_fences();
-    for (thread_record* r = store.records.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
-      bool free = false;
-      if (!r->in_use.load(std::memory_order_acquire) && r->in_use.compare_exchange_strong(free, true)) {
-        record = r;
-        break;
-      }
-    }
-    if (record == nullptr) {
+    record = store.free_records;
+    if (record != nullptr) {
+      store.free_records = record->next_free;
+    } else {
       record = new thread_record;
       record->next = store.records.load(std::memory_order_relaxed);
       store.records.store(record, std::memory_order_release);
+      store.record_count.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  record->thread_id = this_thread_id();
+  record->depth = 0;
   tls_record = record;
-  // A record made while the thread's thread_locals are being destroyed cannot be given back; it leaks.
-  if (!thread_exiting) releaser.armed = true;
+  if (store.record_key_made) pthread_setspecific(store.record_key, record);
   return *record;
 }
 
@@ -283,71 +577,119 @@ emission_slot& deep_slot(thread_record& record, std::uint32_t depth) {
   return chunk->slots[depth % slot_chunk::size];
 }
 
-callback_node* observer_core::add_node(callable_base* callable, bool global) {
-  std::unique_ptr<callable_base, void (*)(callable_base*)> owned(callable, [](callable_base* c) { c->destroy(c); });
+std::size_t thread_records_made() noexcept { return callbacks().record_count.load(std::memory_order_relaxed); }
+
+callback_node* observer_core::add_node(callback_node* node, bool global) {
+  std::unique_ptr<callback_node, void (*)(callback_node*)> owned(node, [](callback_node* n) { n->destroy(n); });
   thread_record& record = this_thread_record();
-  auto node = std::make_unique<callback_node>();
-  node->callable = callable;
-  node->ctx = global ? nullptr : ensure_context(record);
-  node->refs = 1;  // the subscription's
   garbage trash;
-  const std::lock_guard lock(callbacks().mutex);
+  if (global) {
+    const std::lock_guard lock(callbacks().mutex);
+    node->owner = this;
+    const callback_list* old = globals_.load(std::memory_order_relaxed);
+    const std::uint32_t size = old ? old->size : 0;
+    callback_list* next = make_list(size + 1);
+    for (std::uint32_t i = 0; i < size; ++i) next->data()[i] = old->begin()[i];
+    next->data()[size] = {node, node->invoke, node};
+    install_globals(*this, next, trash);
+    listeners_.fetch_add(1, std::memory_order_relaxed);
+    return owned.release();
+  }
+  context_state* ctx = ensure_context(record);
+  const std::lock_guard lock(ctx->mutex);
+  ctx->memory_refs.fetch_add(1, std::memory_order_relaxed);
+  node->ctx = ctx;
+  if (ctx->dead) {  // a context whose last handle is going away on another thread right now
+    node->removed.store(true, std::memory_order_relaxed);
+    return owned.release();
+  }
   node->owner = this;
-  node->id = callbacks().next_id++;
-  if (!global) const_cast<context_state*>(node->ctx)->nodes.push_back(node.get());
-  insert_node(*this, node.get());
-  reclaim(trash);
-  owned.release();
-  return node.release();
+  insert_in_context(*ctx, node, this, trash);
+  return owned.release();
 }
 
 bool observer_core::remove_id(std::uint64_t id) noexcept {
+  if (id == 0) return false;
   callback_node* found = nullptr;
   {
-    const std::lock_guard lock(callbacks().mutex);
-    if (const callback_list* list = list_.load(std::memory_order_relaxed)) {
-      for (const callback_entry& e : *list) {
-        if (e.node->id == id) found = e.node;
-      }
+    auto& store = callbacks();
+    const std::lock_guard lock(store.mutex);
+    auto it = store.released.find(id);
+    if (it == store.released.end()) return false;
+    callback_node* node = it->second;
+    bool mine = false;
+    if (node->ctx == nullptr) {
+      mine = node->owner == this;
+    } else {
+      const std::lock_guard ctx_lock(state_of(node->ctx)->mutex);
+      mine = node->owner == this;
     }
-    if (found == nullptr) return false;
-    ++found->refs;  // a handle of our own, so that the node outlives the wait
+    if (!mine) return false;
+    std::uint32_t refs = node->refs.load(std::memory_order_relaxed);
+    do {
+      if (refs == 0) return false;  // being freed right now
+    } while (!node->refs.compare_exchange_weak(refs, refs + 1, std::memory_order_acquire));
+    store.released.erase(it);
+    found = node;
   }
   release_node(found, true);  // as a subscription's reset: unlink, wait until idle, drop the handle
   return true;
 }
 
 bool observer_core::has_visible_callbacks() const noexcept {
+  if (globals_.load(std::memory_order_acquire) != nullptr) return true;
   const thread_record* record = tls_record;
-  const context_state* ctx = record != nullptr ? record->ctx : nullptr;
-  const std::lock_guard lock(callbacks().mutex);
-  const callback_list* list = list_.load(std::memory_order_relaxed);
-  if (list == nullptr) return false;
-  return std::any_of(list->begin(), list->end(), [&](const callback_entry& e) {
-    return e.ctx == nullptr || e.ctx == ctx;
-  });
+  if (record == nullptr || record->ctx == nullptr) return false;
+  context_state& ctx = *state_of(record->ctx);
+  const std::lock_guard lock(ctx.mutex);
+  const context_slot* slot = find_slot(ctx, this);
+  return slot != nullptr && slot->list.load(std::memory_order_relaxed) != nullptr;
 }
 
 observer_core::~observer_core() {
   garbage trash;
-  const std::lock_guard lock(callbacks().mutex);
-  while (const callback_list* list = list_.load(std::memory_order_relaxed)) unlink(list->begin()->node);
-  reclaim(trash);
+  auto& store = callbacks();
+  const std::lock_guard lock(store.mutex);
+  while (const callback_list* list = globals_.load(std::memory_order_relaxed)) unlink_global(list->begin()->node, trash);
+  if (listeners_.load(std::memory_order_relaxed) == 0) return;
+  for (context_state* ctx = store.contexts; ctx != nullptr; ctx = ctx->next) {
+    const std::lock_guard ctx_lock(ctx->mutex);
+    context_slot* slot = find_slot(*ctx, this);
+    if (slot == nullptr) continue;
+    while (const callback_list* list = slot->list.load(std::memory_order_relaxed)) {
+      unlink_from_context(*ctx, list->begin()->node, trash);
+    }
+    slot->observer.store(nullptr, std::memory_order_release);
+  }
 }
 
 void release_node(callback_node* node, bool unregister) noexcept {
   if (unregister) {
+    std::vector<callback_node*> wait;  // allocates only when another thread may run it (never when private)
     {
       garbage trash;
-      const std::lock_guard lock(callbacks().mutex);
-      unlink(node);
-      reclaim(trash);
+      unlink_anywhere(node, trash, wait);
     }
-    wait_until_idle(node);
+    if (!wait.empty()) {
+      heavy_fence();
+      for (callback_node* n : wait) wait_until_idle(n);
+      for (callback_node* n : wait) unref_node(n);
+    }
   }
-  garbage trash;
-  const std::lock_guard lock(callbacks().mutex);
-  unref_node(node, trash);
+  unref_node(node);
+}
+
+std::uint64_t keep_node(callback_node* node) noexcept {
+  std::uint64_t id = 0;
+  {
+    auto& store = callbacks();
+    const std::lock_guard lock(store.mutex);
+    if (node->id == 0) node->id = store.next_id++;
+    id = node->id;
+    store.released.emplace(id, node);
+  }
+  unref_node(node);
+  return id;
 }
 
 bool node_active(const callback_node* node) noexcept { return !node->removed.load(std::memory_order_acquire); }
@@ -356,7 +698,7 @@ bool node_active(const callback_node* node) noexcept { return !node->removed.loa
 
 //=== context ===//
 
-context::context() : state_(new detail::context_state) {}
+context::context() : state_(detail::new_context()) {}
 
 context::context(const context& other) noexcept : state_(other.state_) {
   if (state_ != nullptr) state_->refs.fetch_add(1, std::memory_order_relaxed);
@@ -373,33 +715,49 @@ context context::current() {
 
 context::scope context::attach() const {
   detail::thread_record& record = detail::this_thread_record();
-  if (state_ != nullptr) state_->refs.fetch_add(1, std::memory_order_relaxed);
-  return scope(std::exchange(record.ctx, state_));
+  if (state_ != nullptr) {
+    state_->refs.fetch_add(1, std::memory_order_relaxed);
+    if (state_->owner_thread != detail::this_thread_id()) {
+      // From now on other threads read it: its writers fence and scan. Under its mutex, so that no change
+      // made as private can overlap this thread's first read.
+      const std::lock_guard lock(state_->mutex);
+      state_->shared = true;
+    }
+  }
+  return scope(detail::state_of(std::exchange(record.ctx, state_)));
 }
 
 context context::copy() const {
   context result;
   if (state_ == nullptr) return result;
   detail::garbage trash;
-  const std::lock_guard lock(detail::callbacks().mutex);
+  auto& store = detail::callbacks();
+  const std::lock_guard lock(store.mutex);
+  const std::lock_guard from_lock(state_->mutex);
+  const std::lock_guard to_lock(result.state_->mutex);
   for (detail::callback_node* original : state_->nodes) {
+    detail::callback_node* origin = original->origin != nullptr ? original->origin : original;
     auto* clone = new detail::callback_node;
+    clone->destroy = [](detail::callback_node* n) noexcept { delete n; };
+    clone->invoke = origin->invoke;
+    clone->origin = origin;
     clone->ctx = result.state_;
-    clone->callable = original->callable;
-    ++clone->callable->refs;
+    result.state_->memory_refs.fetch_add(1, std::memory_order_relaxed);
     clone->owner = original->owner;
-    clone->id = detail::callbacks().next_id++;
-    result.state_->nodes.push_back(clone);
-    detail::insert_node(*clone->owner, clone);
+    // Removing the registration removes its clones: they share its callable, and reset() promises that
+    // the callable runs nowhere once it returns.
+    clone->next_clone = origin->next_clone;  // the chain holds the clone's first reference
+    origin->next_clone = clone;
+    origin->has_clones.store(true, std::memory_order_release);
+    detail::insert_in_context(*result.state_, clone, clone->owner, trash);
   }
-  detail::reclaim(trash);
   return result;
 }
 
 context::scope::~scope() {
   if (!engaged_) return;
   detail::thread_record& record = detail::this_thread_record();
-  detail::unref_context(std::exchange(record.ctx, previous_));
+  detail::unref_context(detail::state_of(std::exchange(record.ctx, previous_)));
 }
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -28,6 +28,7 @@ log_state& logger() {
 }
 
 constinit std::atomic<bool> rethrow_flag{false};
+constinit thread_local signed char thread_rethrow = -1;  // a scope's mode on this thread, or -1
 
 void write_stderr(std::string_view line) noexcept {
   std::string text;
@@ -52,9 +53,13 @@ void set_log_sink(log_sink sink) {
 
 void set_rethrow_callback_exceptions(bool rethrow) noexcept { rethrow_flag.store(rethrow, std::memory_order_relaxed); }
 
-bool rethrow_callback_exceptions() noexcept { return rethrow_flag.load(std::memory_order_relaxed); }
+bool rethrow_callback_exceptions() noexcept {
+  return thread_rethrow >= 0 ? thread_rethrow == 1 : rethrow_flag.load(std::memory_order_relaxed);
+}
 
 namespace detail {
+
+signed char exchange_thread_rethrow(signed char mode) noexcept { return std::exchange(thread_rethrow, mode); }
 
 void log_line(std::string_view line) noexcept {
   std::shared_ptr<const log_sink> sink;
@@ -72,6 +77,7 @@ void log_line(std::string_view line) noexcept {
 }
 
 std::string describe_exception(const std::exception_ptr& e) {
+  if (!e) return "no exception (a thread being cancelled or exiting, not an exception)";
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& ex) {
@@ -82,7 +88,9 @@ std::string describe_exception(const std::exception_ptr& e) {
 }
 
 void handle_callback_exception(std::string_view observer_name) {
-  if (rethrow_callback_exceptions()) throw;
+  // No current exception inside a catch (...) is a foreign unwind: glibc's forced unwind of pthread_exit or
+  // pthread_cancel (abi::__forced_unwind). It must go on, or the thread cannot end; neither logged nor counted.
+  if (rethrow_callback_exceptions() || !std::current_exception()) throw;
   try {
     std::string message = "hookscope: a callback of observer '";
     message.append(observer_name).append("' threw: ").append(describe_exception(std::current_exception()));

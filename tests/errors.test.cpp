@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -52,6 +53,68 @@ TEST_CASE("rethrow_callback_exceptions_scope") {
   CHECK(hookscope::rethrow_callback_exceptions());
   hookscope::set_rethrow_callback_exceptions(false);
   CHECK_FALSE(hookscope::rethrow_callback_exceptions());
+}
+
+TEST_CASE("rethrow_callback_exceptions_scope overlapping on two threads") {
+  REQUIRE_FALSE(hookscope::rethrow_callback_exceptions());
+  std::mutex mutex;
+  std::condition_variable changed;
+  int step = 0;
+  auto wait_for = [&](int s) {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return step >= s; });
+  };
+  auto advance = [&](int s) {
+    {
+      const std::lock_guard lock(mutex);
+      step = s;
+    }
+    changed.notify_all();
+  };
+  bool seen_by_b_inside_a = true;
+  bool b_inside = false;
+  bool a_after_b_left = false;
+  // A enters, B enters, A leaves, B leaves: the order that left rethrow on for the whole process.
+  std::thread a([&] {
+    {
+      hookscope::rethrow_callback_exceptions_scope rethrow;
+      advance(1);
+      wait_for(2);
+    }
+    a_after_b_left = hookscope::rethrow_callback_exceptions();
+    advance(3);
+  });
+  std::thread b([&] {
+    wait_for(1);
+    seen_by_b_inside_a = hookscope::rethrow_callback_exceptions();  // A's scope is A's alone
+    {
+      hookscope::rethrow_callback_exceptions_scope rethrow;
+      b_inside = hookscope::rethrow_callback_exceptions();
+      advance(2);
+      wait_for(3);
+    }
+  });
+  a.join();
+  b.join();
+  CHECK_FALSE(seen_by_b_inside_a);
+  CHECK(b_inside);
+  CHECK_FALSE(a_after_b_left);
+  CHECK_FALSE(hookscope::rethrow_callback_exceptions());
+  std::thread([&] { seen_by_b_inside_a = hookscope::rethrow_callback_exceptions(); }).join();
+  CHECK_FALSE(seen_by_b_inside_a);
+
+  SECTION("the process-wide mode applies outside scopes, on every thread") {
+    hookscope::set_rethrow_callback_exceptions(true);
+    bool elsewhere = false;
+    std::thread([&] {
+      elsewhere = hookscope::rethrow_callback_exceptions();
+      hookscope::rethrow_callback_exceptions_scope quiet(false);
+      elsewhere = elsewhere && !hookscope::rethrow_callback_exceptions();
+    }).join();
+    CHECK(elsewhere);
+    CHECK(hookscope::rethrow_callback_exceptions());
+    hookscope::set_rethrow_callback_exceptions(false);
+  }
 }
 
 #if HOOKSCOPE_ENABLED

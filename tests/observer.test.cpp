@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <pthread.h>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -304,6 +306,107 @@ TEST_CASE("callbacks never run under a lock") {
     other.observe(0);
     CHECK(inner_calls == 1);
   }
+}
+
+namespace {
+
+// Runs `body` on a raw pthread (std::thread's entry is not meant to be left by pthread_exit) and joins it;
+// returns whether the thread ended by cancellation.
+template <class F>
+bool run_pthread(F body) {
+  pthread_t thread;
+  auto entry = [](void* arg) -> void* {
+    (*static_cast<F*>(arg))();
+    return nullptr;
+  };
+  REQUIRE(pthread_create(&thread, nullptr, entry, &body) == 0);
+  void* result = nullptr;
+  REQUIRE(pthread_join(thread, &result) == 0);
+  return result == PTHREAD_CANCELED;
+}
+
+}  // namespace
+
+TEST_CASE("observer::observe lets pthread_exit and pthread_cancel end the thread from a callback") {
+  hookscope::observer<int> numbers{"numbers"};
+  std::atomic<int> before{0};
+  std::atomic<int> after{0};
+  std::atomic<int> later_callbacks{0};
+  auto ending = numbers.add_global([&](int how) {
+    ++before;
+    if (how == 1) pthread_exit(nullptr);
+    if (how == 2) {
+      pthread_cancel(pthread_self());
+      pthread_testcancel();
+    }
+  });
+  auto second = numbers.add_global([&](int how) {
+    if (how != 0) ++later_callbacks;  // never reached: the thread ends in the first callback
+  });
+
+  SECTION("pthread_exit") {
+    CHECK_FALSE(run_pthread([&] {
+      numbers.observe(1);
+      ++after;
+    }));
+  }
+  SECTION("pthread_cancel") {
+    CHECK(run_pthread([&] {
+      numbers.observe(2);
+      ++after;
+    }));
+  }
+  SECTION("pthread_exit in rethrow mode, from a nested emission") {
+    hookscope::observer<int> outer{"outer"};
+    auto forward = outer.add_global([&](int how) { numbers.observe(how); });
+    CHECK_FALSE(run_pthread([&] {
+      hookscope::rethrow_callback_exceptions_scope rethrow;
+      outer.observe(1);
+      ++after;
+    }));
+  }
+  CHECK(before == 1);
+  CHECK(after == 0);
+  CHECK(later_callbacks == 0);
+  // The ended thread left nothing marked as running: removal does not wait for it.
+  ending.reset();
+  second.reset();
+  numbers.observe(0);
+  CHECK(before == 1);
+}
+
+namespace {
+
+hookscope::observer<int> on_thread_exit{"on_thread_exit"};
+
+// Fires an observer from its destructor, at thread exit.
+struct fires_at_exit {
+  int value = 0;
+  ~fires_at_exit() { on_thread_exit.observe(value); }
+};
+
+}  // namespace
+
+TEST_CASE("observer fired from thread_local destructors leaks no thread record") {
+  std::atomic<int> calls{0};
+  auto global = on_thread_exit.add_global([&](int) { ++calls; });
+  auto run_threads = [&](int count, bool emit_first) {
+    for (int i = 0; i < count; ++i) {
+      std::thread([emit_first] {
+        static thread_local fires_at_exit early;  // constructed before this thread's first emission
+        early.value = 1;
+        if (emit_first) on_thread_exit.observe(0);
+        auto own = on_thread_exit.add([](int) {});  // and a context of its own, ended at exit
+      }).join();
+    }
+  };
+  run_threads(2, true);
+  const std::size_t records = hookscope::detail::thread_records_made();
+  const int calls_before = calls.load();
+  run_threads(50, true);
+  run_threads(50, false);
+  CHECK(calls.load() == calls_before + 150);  // each thread's destructor fired, plus 50 first emissions
+  CHECK(hookscope::detail::thread_records_made() <= records + 1);  // recycled, not one per thread
 }
 
 TEST_CASE("observer can be a member and destroyed with subscriptions alive") {

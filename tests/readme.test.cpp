@@ -177,15 +177,20 @@ TEST_CASE("README: copy a context") {
   std::vector<std::string> log;
   // [snippet: copy]
   auto a = on_subgraph_converted.add([&](const auto&, const auto&) { log.push_back("a"); });
-  hookscope::context snapshot = hookscope::context::current().copy();  // holds `a` as of now
-  a.reset();                                  // gone from this thread's context...
+  hookscope::context snapshot = hookscope::context::current().copy();  // holds `a` too
+  auto b = on_subgraph_converted.add([&](const auto&, const auto&) { log.push_back("b"); });  // not in the copy
   {
     auto scope = snapshot.attach();
-    convert_subgraph(graph{});                // ...but still in the copy
+    convert_subgraph(graph{});                // a
   }
-  convert_subgraph(graph{});                  // nothing: the current context has no callback
+  a.reset();                                  // gone from this thread's context and from the copy
+  {
+    auto scope = snapshot.attach();
+    convert_subgraph(graph{});                // nothing
+  }
+  convert_subgraph(graph{});                  // b
   // [/snippet]
-  CHECK(log == std::vector<std::string>{"a"});
+  CHECK(log == std::vector<std::string>{"a", "b"});
 }
 
 TEST_CASE("README: callback errors") {

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -150,6 +152,131 @@ TEST_CASE("observers under concurrent add, reset, remove, attach and observe") {
   CHECK(removed > 1000);
   CHECK(moved == 0);
   for (auto& o : shared_observers) CHECK_FALSE(o.has_callbacks());
+}
+
+namespace {
+
+hookscope::observer<int> churned{"stress.churned"};
+
+// A removed callback's counter must not move after its removal returned: checked with the count then.
+struct watched {
+  std::shared_ptr<std::atomic<std::int64_t>> calls = std::make_shared<std::atomic<std::int64_t>>(0);
+  hookscope::subscription sub;
+};
+
+}  // namespace
+
+TEST_CASE("churn under emission: private contexts, globals, copies and resets on other threads") {
+  constexpr int emitters = 3;
+  constexpr int churners = 3;
+  constexpr int rounds = 1500;
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> moved_after_reset{0};
+  std::atomic<std::int64_t> exact_failures{0};
+  std::mutex handoff_mutex;
+  std::vector<watched> handoff;  // subscriptions of private contexts, reset by another thread
+
+  auto check_removed = [&](watched& w) {
+    w.sub.reset();
+    const std::int64_t at = w.calls->load();
+    return std::pair{w.calls, at};
+  };
+
+  std::vector<std::thread> threads;
+  const hookscope::context shared;
+  for (int e = 0; e < emitters; ++e) {
+    threads.emplace_back([&, e] {
+      // Emitting in its own context, in the shared one, and in a copy of a churner's context.
+      while (!stop.load()) {
+        churned.observe(e);
+        {
+          auto scope = shared.attach();
+          churned.observe(e);
+        }
+        std::this_thread::yield();
+      }
+    });
+  }
+  std::vector<std::vector<std::pair<std::shared_ptr<std::atomic<std::int64_t>>, std::int64_t>>> removed(churners + 1);
+  for (int c = 0; c < churners; ++c) {
+    threads.emplace_back([&, c] {
+      auto& mine = removed[static_cast<std::size_t>(c)];
+      for (int round = 0; round < rounds; ++round) {
+        watched own;
+        own.sub = churned.add([calls = own.calls](int) { calls->fetch_add(1, std::memory_order_relaxed); });
+        const std::int64_t before = own.calls->load();
+        churned.observe(-1);
+        if (own.calls->load() != before + 1) ++exact_failures;  // private: exactly once, only here
+        switch (round % 4) {
+          case 0:
+            mine.push_back(check_removed(own));
+            break;
+          case 1: {  // reset on another thread
+            const std::lock_guard lock(handoff_mutex);
+            handoff.push_back(std::move(own));
+            break;
+          }
+          case 2: {  // a copy emitted in elsewhere, then the original reset here
+            auto copy = hookscope::context::current().copy();
+            std::thread([copy] {
+              auto scope = copy.attach();
+              churned.observe(-2);
+            }).join();
+            mine.push_back(check_removed(own));
+            break;
+          }
+          default: {  // a global callback, while emitters run it
+            watched global;
+            global.sub = churned.add_global([calls = global.calls](int) { calls->fetch_add(1, std::memory_order_relaxed); });
+            churned.observe(-3);
+            mine.push_back(check_removed(global));
+            mine.push_back(check_removed(own));
+            break;
+          }
+        }
+        if (round % 64 == 0) {  // shared context changes too
+          auto scope = shared.attach();
+          watched in_shared;
+          in_shared.sub = churned.add([calls = in_shared.calls](int) { calls->fetch_add(1, std::memory_order_relaxed); });
+          churned.observe(-4);
+          mine.push_back(check_removed(in_shared));
+        }
+      }
+    });
+  }
+  threads.emplace_back([&] {  // the resetter of other threads' private subscriptions
+    auto& mine = removed[churners];
+    for (;;) {
+      std::vector<watched> batch;
+      {
+        const std::lock_guard lock(handoff_mutex);
+        batch.swap(handoff);
+      }
+      for (auto& w : batch) mine.push_back(check_removed(w));
+      if (stop.load() && batch.empty()) {
+        const std::lock_guard lock(handoff_mutex);
+        if (handoff.empty()) break;
+      }
+      std::this_thread::yield();
+    }
+  });
+  for (int i = emitters; i < emitters + churners; ++i) threads[static_cast<std::size_t>(i)].join();
+  stop = true;
+  for (int i = 0; i < emitters; ++i) threads[static_cast<std::size_t>(i)].join();
+  threads.back().join();
+
+  churned.observe(0);
+  std::size_t count = 0;
+  for (auto& list : removed) {
+    for (auto& [calls, at] : list) {
+      ++count;
+      if (calls->load() != at) ++moved_after_reset;
+    }
+  }
+  CHECK(count > static_cast<std::size_t>(rounds));
+  CHECK(exact_failures == 0);
+  CHECK(moved_after_reset == 0);
+  CHECK_FALSE(churned.has_callbacks());
 }
 
 #endif

@@ -42,7 +42,21 @@ PEERS_OF = {
     "observer_one_context_callback": {SIGC: "sigc_one_slot", SIGNALS2: "signals2_one_slot"},
     "observer_one_global_callback": {SIGC: "sigc_one_slot", SIGNALS2: "signals2_one_slot"},
     "observer_8_callbacks": {SIGC: "sigc_8_slots", SIGNALS2: "signals2_8_slots"},
+    "observer_churn_context_callback": {SIGC: "sigc_churn", SIGNALS2: "signals2_churn"},
+    "observer_churn_after_300_threads": {SIGC: "sigc_churn", SIGNALS2: "signals2_churn"},
 }
+
+# Observers at server scale (issue 11): churn, other threads' callbacks, the EnTT-style baseline, two threads.
+CHURN_MAX_NS = 100.0
+CHURN_ROWS = ("observer_churn_context_callback", "observer_churn_after_300_threads")
+CHURN_BASELINE = "churn_plain_call"
+OTHERS_ROW = "observer_one_callback_others/{}"
+OTHERS_MAX_RATIO = 1.25
+DELEGATE_ROW = "delegate_one_callback"
+DELEGATE_MAX_RATIO = 1.5
+THREADS_ROW = "observer_emit_threads/real_time/threads:{}"
+DELEGATE_THREADS_ROW = "delegate_emit_threads/real_time/threads:{}"
+MIN_TWO_THREAD_SCALING = 1.8
 
 # The performance targets (docs/architecture.md) that these benchmarks measure.
 NO_CALLBACK_MAX_NS = 0.5
@@ -266,6 +280,31 @@ def targets(times):
         at_most(times, "enabled, no callback anywhere, over the plain call", "observer_no_callback", NO_CALLBACK_MAX_NS),
         at_most(times, "one context callback, per observe", "observer_one_context_callback", ONE_CALLBACK_MAX_NS),
     ]
+    for name in CHURN_ROWS:
+        results.append(at_most(times, f"add + remove of a context callback ({name})", name, CHURN_MAX_NS,
+                               CHURN_BASELINE))
+    none, most = times.get(OTHERS_ROW.format(0)), times.get(OTHERS_ROW.format(256))
+    label = f"one own callback with 256 other threads' callbacks ≤ {OTHERS_MAX_RATIO}× with none"
+    if none and most:
+        results.append((most <= OTHERS_MAX_RATIO * none, f"{label}: {most / none:.2f}× ({most:.2f} / {none:.2f} ns)"))
+    else:
+        results.append((None, f"{label}: not measured"))
+    ours, delegate = times.get("observer_one_context_callback"), times.get(DELEGATE_ROW)
+    label = f"one context callback ≤ {DELEGATE_MAX_RATIO}× a delegate vector (EnTT-style), per iteration"
+    if ours and delegate:
+        results.append((ours <= DELEGATE_MAX_RATIO * delegate,
+                        f"{label}: {ours / delegate:.2f}× ({ours:.2f} / {delegate:.2f} ns)"))
+    else:
+        results.append((None, f"{label}: not measured"))
+    for row, what in ((THREADS_ROW, "hookscope"), (DELEGATE_THREADS_ROW, "delegate vector (reported)")):
+        one, two = times.get(row.format(1)), times.get(row.format(2))
+        label = f"two threads emitting ≥ {MIN_TWO_THREAD_SCALING}× one thread's throughput, {what}"
+        if one and two:
+            scaling = 2 * one / two
+            met = scaling >= MIN_TWO_THREAD_SCALING if what == "hookscope" else True
+            results.append((met, f"{label}: {scaling:.2f}× (per-thread time per emission {one:.2f} -> {two:.2f} ns)"))
+        else:
+            results.append((None, f"{label}: not measured"))
     ours = "observer_one_context_callback"
     for library, minimum in MIN_SPEEDUP.items():
         theirs = PEERS_OF[ours][library]

@@ -58,25 +58,30 @@ using log_sink = std::function<void(std::string_view)>;
 /// Replaces the log sink (default: one line to stderr); an empty function restores the default.
 void set_log_sink(log_sink sink);
 
-/// Makes exceptions escaping callbacks propagate to the code that fired the observer (default: false).
+/// Makes exceptions escaping callbacks propagate to the code that fired the observer (default: false), in
+/// every thread not inside a `rethrow_callback_exceptions_scope`.
 void set_rethrow_callback_exceptions(bool rethrow) noexcept;
 
-/// Whether exceptions escaping callbacks currently propagate.
+/// Whether exceptions escaping callbacks fired on the calling thread currently propagate.
 [[nodiscard]] bool rethrow_callback_exceptions() noexcept;
 
-/// Sets the rethrow mode for a scope and restores the previous mode on exit (meant for tests).
+namespace detail {
+/// The calling thread's mode override: -1 none (the process-wide mode applies), 0 log, 1 rethrow.
+signed char exchange_thread_rethrow(signed char mode) noexcept;
+}  // namespace detail
+
+/// Sets the rethrow mode of the calling thread for a scope and restores its previous mode on exit (meant for
+/// tests). Scopes nest per thread: scopes on other threads, overlapping or not, neither see nor undo it.
 class [[nodiscard]] rethrow_callback_exceptions_scope {
  public:
   explicit rethrow_callback_exceptions_scope(bool rethrow = true) noexcept
-      : previous_(rethrow_callback_exceptions()) {
-    set_rethrow_callback_exceptions(rethrow);
-  }
+      : previous_(detail::exchange_thread_rethrow(rethrow ? 1 : 0)) {}
   rethrow_callback_exceptions_scope(const rethrow_callback_exceptions_scope&) = delete;
   rethrow_callback_exceptions_scope& operator=(const rethrow_callback_exceptions_scope&) = delete;
-  ~rethrow_callback_exceptions_scope() { set_rethrow_callback_exceptions(previous_); }
+  ~rethrow_callback_exceptions_scope() { detail::exchange_thread_rethrow(previous_); }
 
  private:
-  bool previous_;
+  signed char previous_;
 };
 
 namespace detail {
@@ -86,7 +91,8 @@ void log_line(std::string_view line) noexcept;
 /// The exception's what(), or a sentence saying it is not a std::exception.
 std::string describe_exception(const std::exception_ptr& e);
 
-/// Called from inside a catch block around a callback: logs the exception or rethrows it.
+/// Called from inside a catch block around a callback: logs the exception, or rethrows it (rethrow mode, or a
+/// forced unwind: pthread_exit, pthread_cancel).
 void handle_callback_exception(std::string_view observer_name);
 }  // namespace detail
 

@@ -69,7 +69,7 @@ class observer
   }
 
   /// Runs every callback visible from here with `args`; costs one load when nothing is registered.
-  void observe(const Args&... args) const {
+  [[gnu::always_inline]] void observe(const Args&... args) const {
 #if HOOKSCOPE_ENABLED
     if (worth_walking()) emit(args...);
 #else
@@ -116,8 +116,8 @@ class observer
     static_assert(std::is_constructible_v<fn_type, F&&>,
                   "hookscope: observer::add: the callback must be copy- or move-constructible into storage");
 #if HOOKSCOPE_ENABLED
-    auto* callable = new detail::callable_impl<fn_type, Args...>(static_cast<F&&>(callback));
-    return subscription(add_node(callable, global));
+    auto* node = new detail::callable_impl<fn_type, Args...>(static_cast<F&&>(callback));
+    return subscription(add_node(node, global));
 #else
     (void)callback;
     (void)global;
@@ -126,16 +126,23 @@ class observer
   }
 
 #if HOOKSCOPE_ENABLED
-  void emit(const Args&... args) const {
+  [[gnu::noinline]] void emit(const Args&... args) const {
+    detail::thread_record& record = detail::this_thread_record();
+    const detail::context_slot* own = detail::find_own_slot(record, this);
+    if (!detail::emission::anything(*this, own)) return;  // callbacks elsewhere only: nothing to mark
+    detail::emission walk(record, *this, own);
+    if (const detail::callback_list* list = walk.globals()) run(walk, *list, args...);
+    if (const detail::callback_list* list = walk.own()) run(walk, *list, args...);
+  }
+
+  [[gnu::always_inline]] void run(detail::emission& walk, const detail::callback_list& list, const Args&... args) const {
     using invoke_type = typename detail::callable_signature<Args...>::invoke_type;
-    detail::emission walk(list_);
-    const detail::callback_list* list = walk.list();
-    if (list == nullptr) return;
-    for (const detail::callback_entry& entry : *list) {
+    for (const detail::callback_entry& entry : list) {
       if (!walk.enter(entry)) continue;
       try {
         reinterpret_cast<invoke_type>(entry.invoke)(entry.callable, args...);
       } catch (...) {
+        // Rethrows what is no exception: a forced unwind (pthread_exit, pthread_cancel) ends the thread.
         detail::handle_callback_exception(name_);
       }
     }

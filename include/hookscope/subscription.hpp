@@ -44,9 +44,7 @@ class [[nodiscard]] subscription {
   /// Leaves the callback registered and returns its id; the subscription becomes empty.
   [[nodiscard]] callback_id release() noexcept {
     if (node_ == nullptr) return {};
-    const callback_id id{node_->id};
-    detail::release_node(std::exchange(node_, nullptr), false);
-    return id;
+    return callback_id{detail::keep_node(std::exchange(node_, nullptr))};
   }
 
   /// True while the callback is registered (false once reset, released, or its observer or context is gone).

@@ -1,10 +1,19 @@
 // Internals of observers: callback storage, copy-on-write lists and the lock-free emission protocol.
 //
-// Emission never takes a lock. Each thread owns a `thread_record` whose slots publish, per nesting
-// level, the list being walked (a hazard pointer, so writers never free it underneath) and the
-// callback being run (so `subscription::reset` can wait for it to finish). Readers publish with a
-// plain store plus a compiler fence; writers pay for the matching process-wide fence (Linux
-// membarrier). Where membarrier is missing, and under ThreadSanitizer, both sides use seq_cst atomics.
+// Where callbacks live: an observer holds its global callbacks; each context holds a small table from
+// observer to that observer's callbacks in the context. An emission walks the observer's global list and
+// the current context's list for that observer, nothing else: callbacks in other contexts cost nothing.
+//
+// Emission never takes a lock. Each thread owns a `thread_record` whose slots publish, per nesting level,
+// the lists being walked (hazard pointers, so writers never free them underneath) and the callback being
+// run (so `subscription::reset` can wait for it to finish). Readers publish with a plain store plus a
+// compiler fence; a writer that must see other threads' slots pays for the matching process-wide fence
+// (Linux membarrier) and scans the records of the threads alive now (records are recycled, so there are
+// as many as threads ever alive at once). A writer needs that only for global callbacks and for contexts
+// that another thread may read: a context is *private* while no thread but its owner (the thread that
+// made it) has attached it, and the owner changes a private context's callbacks with no fence and no
+// scan — it looks at its own slots only. Where membarrier is missing, and under ThreadSanitizer, both
+// sides use seq_cst atomics.
 #pragma once
 
 #include "hookscope/config.hpp"
@@ -20,15 +29,26 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-struct context_state;
 class observer_core;
 
-/// A user callable with shared ownership: a copied context shares it with the original one.
-struct callable_base {
+/// One registration of a callable in one observer: globally (ctx == nullptr) or in one context.
+///
+/// The registration made by `add` is the callable itself (`callable_impl` derives from it); a copied
+/// context holds clones that call the original's callable and are removed with it.
+struct callback_node {
   using erased_invoke = void (*)();
-  erased_invoke invoke;                       // really void(*)(callable_base*, const Args&...)
-  void (*destroy)(callable_base*) noexcept;
-  std::size_t refs = 1;                       // guarded by the callback mutex
+  erased_invoke invoke = nullptr;                // really void(*)(callback_node*, pass_t<Args>...)
+  void (*destroy)(callback_node*) noexcept = nullptr;
+  std::atomic<bool> removed{false};
+  std::atomic<bool> has_clones{false};
+  std::atomic<std::uint32_t> refs{1};            // the subscription (a clone: its origin's chain) + every list holding it
+  void* ctx = nullptr;                           // its context_state (never changes), or null: global
+  callback_node* origin = nullptr;               // a clone: the registration whose callable it calls
+  // Guarded by the node's context's mutex, or the callback mutex for global nodes:
+  observer_core* owner = nullptr;                // null once removed or its observer is gone
+  // Guarded by the callback mutex:
+  callback_node* next_clone = nullptr;           // the origin's chain of clones
+  std::uint64_t id = 0;                          // given by `subscription::release`
 };
 
 /// Small trivially copyable arguments cross the type-erased call in registers, not through memory.
@@ -37,58 +57,67 @@ using pass_t = std::conditional_t<std::is_trivially_copyable_v<T> && sizeof(T) <
 
 template <class... Args>
 struct callable_signature {
-  using invoke_type = void (*)(callable_base*, pass_t<Args>...);
+  using invoke_type = void (*)(callback_node*, pass_t<Args>...);
 };
 
 template <class F, class... Args>
-struct callable_impl final : callable_base {
+struct callable_impl final : callback_node {
   F fn;
 
   template <class G>
-  explicit callable_impl(G&& g) : callable_base{erase(&call), &destroy_self}, fn(static_cast<G&&>(g)) {}
-
-  static void call(callable_base* self, pass_t<Args>... args) { static_cast<callable_impl*>(self)->fn(args...); }
-  static void destroy_self(callable_base* self) noexcept { delete static_cast<callable_impl*>(self); }
-  static erased_invoke erase(typename callable_signature<Args...>::invoke_type f) noexcept {
-    return reinterpret_cast<erased_invoke>(f);
+  explicit callable_impl(G&& g) : fn(static_cast<G&&>(g)) {
+    invoke = reinterpret_cast<erased_invoke>(static_cast<typename callable_signature<Args...>::invoke_type>(&call));
+    destroy = &destroy_self;
   }
-};
 
-/// One registration of a callable in one observer, either global (ctx == nullptr) or in a context.
-struct callback_node {
-  std::atomic<bool> removed{false};
-  const context_state* ctx = nullptr;         // identity only, never dereferenced by emission
-  callable_base* callable = nullptr;
-  // Guarded by the callback mutex:
-  observer_core* owner = nullptr;             // null once removed or its observer is gone
-  std::uint64_t id = 0;
-  std::uint32_t refs = 0;                     // lists holding the node + a subscription handle
+  static void call(callback_node* self, pass_t<Args>... args) { static_cast<callable_impl*>(self)->fn(args...); }
+  static void destroy_self(callback_node* self) noexcept { delete static_cast<callable_impl*>(self); }
 };
 
 /// What emission needs of one registration, copied out of the node so a walk touches one cache line per entry.
 struct callback_entry {
-  const context_state* ctx;                   // null: global
-  callable_base* callable;
-  callable_base::erased_invoke invoke;
-  callback_node* node;
+  callback_node* callable;                       // the node whose `invoke` and callable run
+  callback_node::erased_invoke invoke;
+  callback_node* node;                           // the registration (a clone's, in a copied context)
 };
 
-/// An immutable snapshot of an observer's callbacks: the global ones first, then the context ones.
+/// An immutable snapshot of one observer's callbacks in one place (its globals, or one context).
 struct callback_list {
   std::uint32_t size = 0;
-  std::uint32_t global_count = 0;
+  callback_list* next_retired = nullptr;         // writers' bookkeeping, never read by emission
 
   const callback_entry* begin() const noexcept { return reinterpret_cast<const callback_entry*>(this + 1); }
   const callback_entry* end() const noexcept { return begin() + size; }
   callback_entry* data() noexcept { return reinterpret_cast<callback_entry*>(this + 1); }
 };
 
-/// `observer_core::listeners_`: nobody, anybody (walk the list), or the one context all callbacks are in.
-inline constexpr std::uintptr_t no_listener = 0;
-inline constexpr std::uintptr_t any_listener = 1;
+/// One observer's entry in a context's table.
+struct context_slot {
+  std::atomic<const observer_core*> observer{nullptr};
+  std::atomic<callback_list*> list{nullptr};
+};
+
+/// A context's table of observers; grows by replacement, older tables are kept until the context ends.
+struct context_table {
+  std::uint32_t capacity = 0;
+  std::atomic<std::uint32_t> used{0};
+  context_table* older = nullptr;
+
+  context_slot* slots() noexcept { return reinterpret_cast<context_slot*>(this + 1); }
+  const context_slot* slots() const noexcept { return reinterpret_cast<const context_slot*>(this + 1); }
+};
+
+/// What emission reads of a context (context_state derives from it): the slots of its first observers
+/// inline (they never move), then a table for more.
+struct context_base {
+  static constexpr std::uint32_t inline_slots = 4;
+  context_slot slots[inline_slots];
+  std::atomic<context_table*> table{nullptr};
+};
 
 struct emission_slot {
-  std::atomic<const callback_list*> list{nullptr};
+  std::atomic<const callback_list*> globals{nullptr};
+  std::atomic<const callback_list*> own{nullptr};
   std::atomic<const callback_node*> node{nullptr};
 };
 
@@ -98,13 +127,15 @@ struct slot_chunk {
   std::atomic<slot_chunk*> next{nullptr};
 };
 
-/// Per-thread emission state; never freed, reused by later threads.
+/// Per-thread emission state; recycled for later threads when its thread ends.
 struct thread_record {
-  slot_chunk first;                           // nesting levels 0..15; deeper levels chain chunks
-  std::uint32_t depth = 0;                    // only touched by the owning thread
-  context_state* ctx = nullptr;               // current context (a strong reference), owner only
-  thread_record* next = nullptr;              // every record ever made, for writers to scan
-  std::atomic<bool> in_use{true};
+  slot_chunk first;                              // nesting levels 0..15; deeper levels chain chunks
+  std::uint32_t depth = 0;                       // only touched by the owning thread
+  context_base* ctx = nullptr;                   // current context (a strong reference), owner only
+  std::uint64_t thread_id = 0;                   // unique per thread, never reused
+  callback_list* deferred = nullptr;             // private lists this thread retired while walking them
+  thread_record* next = nullptr;                 // every record made, for writers to scan
+  thread_record* next_free = nullptr;            // guarded by the callback mutex
 };
 
 inline constinit thread_local thread_record* tls_record = nullptr;
@@ -133,21 +164,73 @@ inline void publish(std::atomic<const T*>& slot, const T* value) noexcept {
 #endif
 }
 
-/// One walk over an observer's list: protects it, filters by context, marks the running callback.
+/// Loads `head` and publishes it in `slot` until the published value is still the current one.
+template <class List>
+[[gnu::always_inline]] inline const callback_list* protect(std::atomic<const callback_list*>& slot,
+                                                           const std::atomic<List*>& head) noexcept {
+  const callback_list* list = head.load(std::memory_order_acquire);
+  while (list != nullptr) {
+    publish(slot, list);
+    const callback_list* again = head.load(std::memory_order_seq_cst);
+    if (again == list) break;
+    list = again;
+  }
+  return list;
+}
+
+/// The type-independent part of an observer: its name, its global callbacks and how many it has in all.
+class observer_core {
+ public:
+  constexpr explicit observer_core(std::string_view name) noexcept : name_(name) {}
+  observer_core(const observer_core&) = delete;
+  observer_core& operator=(const observer_core&) = delete;
+  ~observer_core();
+
+  std::string_view name() const noexcept { return name_; }
+
+ protected:
+  // Registers `node` (already owned) globally or in the current context; returns it.
+  callback_node* add_node(callback_node* node, bool global);
+  bool remove_id(std::uint64_t id) noexcept;
+  bool has_visible_callbacks() const noexcept;
+
+  /// Whether `observe` has anything to walk anywhere; decides without touching any list.
+  bool worth_walking() const noexcept { return listeners_.load(std::memory_order_relaxed) != 0; }
+
+  std::string_view name_;
+  std::atomic<callback_list*> globals_{nullptr};
+  std::atomic<std::uint64_t> listeners_{0};      // registrations of this observer, global or in any context
+
+  friend struct observer_access;
+  friend class emission;
+};
+
+/// The current context's slot for `o` on this thread, or null; reads nothing but the context's slots.
+[[gnu::always_inline]] inline const context_slot* find_own_slot(const thread_record& r, const observer_core* o) noexcept {
+  const context_base* ctx = r.ctx;
+  if (ctx == nullptr) return nullptr;
+  for (const context_slot& s : ctx->slots) {
+    if (s.observer.load(std::memory_order_relaxed) == o) return &s;
+  }
+  if (const context_table* table = ctx->table.load(std::memory_order_acquire)) [[unlikely]] {
+    const std::uint32_t used = table->used.load(std::memory_order_acquire);
+    const context_slot* slots = table->slots();
+    for (std::uint32_t i = 0; i < used; ++i) {
+      if (slots[i].observer.load(std::memory_order_relaxed) == o) return &slots[i];
+    }
+  }
+  return nullptr;
+}
+
+/// One walk over an observer's callbacks: protects its lists, marks the running callback.
 class emission {
  public:
   // Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
   // registers instead of a stack object whose address the cleanup would need.
-  [[gnu::always_inline]] explicit emission(const std::atomic<callback_list*>& head) noexcept
-      : record_(this_thread_record()), slot_(slot_for(record_)), ctx_(record_.ctx) {
-    const callback_list* list = head.load(std::memory_order_acquire);
-    for (;;) {
-      publish(slot_.list, list);
-      const callback_list* again = head.load(std::memory_order_seq_cst);
-      if (again == list) break;
-      list = again;
-    }
-    list_ = list;
+  [[gnu::always_inline]] emission(thread_record& record, const observer_core& o, const context_slot* own) noexcept
+      : record_(record), slot_(slot_for(record_)) {
+    globals_ = protect(slot_.globals, o.globals_);
+    if (own != nullptr) own_ = protect(slot_.own, own->list);
     ++record_.depth;
   }
   emission(const emission&) = delete;
@@ -155,14 +238,20 @@ class emission {
   [[gnu::always_inline]] ~emission() {
     --record_.depth;
     slot_.node.store(nullptr, std::memory_order_release);
-    slot_.list.store(nullptr, std::memory_order_release);
+    slot_.globals.store(nullptr, std::memory_order_release);
+    slot_.own.store(nullptr, std::memory_order_release);
   }
 
-  const callback_list* list() const noexcept { return list_; }
+  /// False when there is nothing to walk here: no global callback, no slot in the current context.
+  [[gnu::always_inline]] static bool anything(const observer_core& o, const context_slot* own) noexcept {
+    return own != nullptr || o.globals_.load(std::memory_order_relaxed) != nullptr;
+  }
 
-  /// True if `entry` belongs here and is still registered; it is then marked as running.
+  const callback_list* globals() const noexcept { return globals_; }
+  const callback_list* own() const noexcept { return own_; }
+
+  /// True if `entry` is still registered; it is then marked as running.
   [[gnu::always_inline]] bool enter(const callback_entry& entry) noexcept {
-    if (entry.ctx != nullptr && entry.ctx != ctx_) return false;
     publish(slot_.node, static_cast<const callback_node*>(entry.node));
     return !entry.node->removed.load(std::memory_order_seq_cst);
   }
@@ -174,45 +263,18 @@ class emission {
 
   thread_record& record_;
   emission_slot& slot_;
-  const context_state* ctx_;
-  const callback_list* list_ = nullptr;
-};
-
-/// The type-independent part of an observer: its name and its current callback list.
-class observer_core {
- public:
-  constexpr explicit observer_core(std::string_view name) noexcept : name_(name) {}
-  observer_core(const observer_core&) = delete;
-  observer_core& operator=(const observer_core&) = delete;
-  ~observer_core();
-
-  std::string_view name() const noexcept { return name_; }
-
- protected:
-  // Registers `callable` (already owned) globally or in the current context; returns the node.
-  callback_node* add_node(callable_base* callable, bool global);
-  bool remove_id(std::uint64_t id) noexcept;
-  bool has_visible_callbacks() const noexcept;
-
-  /// Whether `observe` on this thread has anything to walk; decides without touching the list.
-  bool worth_walking() const noexcept {
-    const std::uintptr_t who = listeners_.load(std::memory_order_relaxed);
-    if (who == no_listener) [[likely]] return false;
-    if (who == any_listener) return true;
-    const thread_record* record = tls_record;
-    return record != nullptr && reinterpret_cast<std::uintptr_t>(record->ctx) == who;
-  }
-
-  std::string_view name_;
-  std::atomic<callback_list*> list_{nullptr};
-  std::atomic<std::uintptr_t> listeners_{no_listener};
-
-  friend struct observer_access;
+  const callback_list* globals_ = nullptr;
+  const callback_list* own_ = nullptr;
 };
 
 /// Removes `node` from its observer (if still there), waits until it runs nowhere else, drops the handle.
 void release_node(callback_node* node, bool unregister) noexcept;
+/// Leaves `node` registered, drops the handle and returns the id `observer::remove` takes.
+std::uint64_t keep_node(callback_node* node) noexcept;
 bool node_active(const callback_node* node) noexcept;
+
+/// For tests: how many thread records exist (made, never freed: recycled when their thread ends).
+std::size_t thread_records_made() noexcept;
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
