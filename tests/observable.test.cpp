@@ -1,7 +1,11 @@
 #include "hookscope/observable.hpp"
 
+#include <pthread.h>
+
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -28,12 +32,19 @@ inline int fail_if_negative(int x) {
   return x;
 }
 inline void touch(int& counter) noexcept { ++counter; }
+inline int end_thread(int how) {
+  if (how == 0) pthread_exit(nullptr);
+  pthread_cancel(pthread_self());
+  pthread_testcancel();
+  return how;
+}
 inline int factorial(int n);
 }  // namespace impl
 
 HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);
 HOOKSCOPE_OBSERVABLE(fail_if_negative, impl::fail_if_negative, x);
 HOOKSCOPE_OBSERVABLE(touch, impl::touch, counter);
+HOOKSCOPE_OBSERVABLE(end_thread, impl::end_thread, how);
 HOOKSCOPE_OBSERVABLE(factorial, impl::factorial, n);
 
 inline int impl::factorial(int n) { return n <= 1 ? 1 : n * passes::factorial(n - 1); }
@@ -222,6 +233,29 @@ TEST_CASE("observable post callbacks run when the function throws") {
   CHECK(passes::fail_if_negative(3) == 3);
   CHECK(seen == "returned 3");
 }
+
+#if HOOKSCOPE_EXPECT_ENABLED
+TEST_CASE("observable: pthread_exit or pthread_cancel inside the observed call ends the thread, no post callback") {
+  for (int how : {0, 1}) {
+    std::atomic<int> pre{0};
+    std::atomic<int> post{0};
+    auto before = passes::end_thread.observers.pre.add_global([&](const auto&) { ++pre; });
+    auto after = passes::end_thread.observers.post.add_global([&](const auto&) { ++post; });
+    auto erased = passes::end_thread.info.post().add_global([&](const hookscope::erased_call&) { ++post; });
+    pthread_t thread;
+    auto entry = [](void* arg) -> void* {
+      passes::end_thread(*static_cast<int*>(arg));
+      return reinterpret_cast<void*>(std::intptr_t{42});  // never: the call ends the thread
+    };
+    REQUIRE(pthread_create(&thread, nullptr, entry, &how) == 0);
+    void* result = nullptr;
+    REQUIRE(pthread_join(thread, &result) == 0);
+    CHECK(result == (how == 0 ? nullptr : PTHREAD_CANCELED));
+    CHECK(pre == 1);
+    CHECK(post == 0);  // the call neither returned nor threw: nobody is told it did
+  }
+}
+#endif
 
 TEST_CASE("observable passes arguments without extra copies") {
   using counting::tracked;

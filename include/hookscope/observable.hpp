@@ -340,6 +340,9 @@ const void* call_function(const void* fn, const void* const* args, [[maybe_unuse
   try {
     return thunk(fn, call_access::args(call), object, result);
   } catch (...) {
+    // No current exception is a forced unwind (pthread_exit, pthread_cancel): the thread ends, the call did not
+    // return nor throw, so no post callback claims it did.
+    if (!std::current_exception()) throw;
     struct forget {  // the context's destructor is trivial: it must not be left holding the exception
       erased_call& call;
       ~forget() { call_access::exception(call) = nullptr; }
