@@ -53,22 +53,9 @@ void value::throw_wrong_kind(kind expected) const {
 }
 
 std::size_t value::leaf_count() const noexcept {
-  switch (type()) {
-    case kind::tuple:
-    case kind::list: {
-      std::size_t n = 0;
-      for (const value& v : items()) n += v.leaf_count();
-      return n;
-    }
-    case kind::dict:
-    case kind::structure: {
-      std::size_t n = 0;
-      for (const auto& [name, v] : fields()) n += v.leaf_count();
-      return n;
-    }
-    default:
-      return 1;
-  }
+  std::size_t n = 0;
+  for_each_leaf(*this, [&](const value&) noexcept { ++n; });
+  return n;
 }
 
 namespace detail {

@@ -84,7 +84,8 @@ class value {
   /// The class name of a struct.
   const std::string& struct_name() const { return get<detail::value_struct>(kind::structure).name; }
 
-  /// Leaves of the flattened tree (tensors, scalars and nones; containers contribute their leaves).
+  /// Leaves of the flattened tree (tensors, scalars and nones; containers contribute their leaves): what
+  /// for_each_leaf visits.
   std::size_t leaf_count() const noexcept;
 
   friend bool operator==(const value& a, const value& b) noexcept;
@@ -118,6 +119,63 @@ class value {
   static_assert(std::is_same_v<alternative<kind::dict>, detail::value_dict>);
   static_assert(std::is_same_v<alternative<kind::structure>, detail::value_struct>);
 };
+
+//=== walking the tree ===//
+
+/// A tuple, a list, a dict or a struct: a node with children (tensors, scalars and none are leaves).
+inline bool is_container(const value& v) noexcept {
+  switch (v.type()) {
+    case value::kind::tuple:
+    case value::kind::list:
+    case value::kind::dict:
+    case value::kind::structure:
+      return true;
+    case value::kind::none:
+    case value::kind::tensor:
+    case value::kind::integer:
+    case value::kind::floating:
+    case value::kind::boolean:
+    case value::kind::string:
+      return false;
+  }
+  return false;
+}
+
+/// A tuple or a list (children without names); a dict or a struct has named children.
+inline bool is_sequence(const value& v) noexcept {
+  return v.type() == value::kind::tuple || v.type() == value::kind::list;
+}
+
+/// Visits a container's children in flattening order: f(index, name, child), name null for tuple and list items.
+template <class F>
+void for_each_child(const value& v, F&& f) {
+  if (!is_container(v)) return;
+  if (is_sequence(v)) {
+    const std::vector<value>& items = v.items();
+    for (std::size_t i = 0; i < items.size(); ++i) f(i, static_cast<const std::string*>(nullptr), items[i]);
+    return;
+  }
+  const value_fields& fields = v.fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) f(i, &fields[i].first, fields[i].second);
+}
+
+/// The one walk over a tree's leaves (tensors, scalars, nones), in flattening order: f(leaf). When `path` is given,
+/// it holds the leaf's path below `v` during f (tuple/list indices as "0", "1", dict/struct keys), after what the
+/// caller had put in it.
+template <class F>
+void for_each_leaf(const value& v, F&& f, std::vector<std::string>* path = nullptr) {
+  if (!is_container(v)) {
+    f(v);
+    return;
+  }
+  for_each_child(v, [&](std::size_t i, const std::string* name, const value& child) {
+    if (path) path->push_back(name ? *name : std::to_string(i));
+    for_each_leaf(child, f, path);
+    if (path) path->pop_back();
+  });
+}
+
+
 
 /// The record format's name of a kind: "none", "tensor", "int", "float", "bool", "str", "tuple", ...
 std::string_view to_string(value::kind k) noexcept;

@@ -130,7 +130,7 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
   if (first) throw inference_error(first->message);
   for (const slot& sl : slots) {  // B5
     const key_summary& k = s.keys[sl.key];
-    const std::size_t best_count = leaf_count(*sl.best_value);
+    const std::size_t best_count = sl.best_value->leaf_count();
     if (k.provided == 0 || k.leaf_count == best_count) continue;
     throw inference_error("hookscope: the calls do not align on the best candidate (call " +
                           std::to_string(best.index) + "): " + slot_text(sl) + " has " +
@@ -162,9 +162,9 @@ std::vector<value> align(const recorded_state& s, const stored_call& c, const st
   const kwarg_index kw = index_kwargs(c);
   for (const slot& sl : slots) {
     const value* v = find_value(s, c, kw, sl);
-    const std::size_t expected = leaf_count(*sl.best_value);
+    const std::size_t expected = sl.best_value->leaf_count();
     if (v && truthy(*v)) {
-      const std::size_t n = leaf_count(*v);
+      const std::size_t n = v->leaf_count();
       const key_summary& k = s.keys[sl.key];
       if (n == expected) {
         for_each_leaf(*v, [&](const value& leaf) { out.push_back(leaf); });

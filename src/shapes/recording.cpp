@@ -101,8 +101,8 @@ void begin_recording(recorded_state& s) {
 
 std::size_t call_leaf_count(const call_inputs& in) {
   std::size_t n = 0;
-  for (const value& a : in.args) n += leaf_count(a);
-  for (const auto& kw : in.kwargs) n += leaf_count(kw.second);
+  for (const value& a : in.args) n += a.leaf_count();
+  for (const auto& kw : in.kwargs) n += kw.second.leaf_count();
   return n;
 }
 

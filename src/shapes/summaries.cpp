@@ -93,7 +93,7 @@ void key_summary::observe(const value& v, std::size_t call) {
   ++present;
   if (!truthy(v)) return;
   ++provided;
-  const std::size_t n = shapes::leaf_count(v);
+  const std::size_t n = v.leaf_count();
   if (provided == 1) {
     leaf_count = n;
     leaves.resize(n);
