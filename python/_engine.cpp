@@ -36,11 +36,42 @@ hookscope::parameter_list parse_signature(const std::string& signature_json) {
 }
 
 // One call in the record encoding ({"args":[V...],"kwargs":[["name",V]...]}, any other key ignored).
-hookscope::call_inputs parse_call(const std::string& call_json) {
+hookscope::call_record parse_call_record(const std::string& call_json) {
   // A record line without "function" is refused: add it in front (JSON objects keep the first key as written).
   std::string line = R"({"function":"f",)" + call_json.substr(call_json.find('{') + 1);
-  return hookscope::parse_record(line).inputs;
+  return hookscope::parse_record(line);
 }
+
+hookscope::call_inputs parse_call(const std::string& call_json) { return parse_call_record(call_json).inputs; }
+
+// engine.add_call(inputs, result) where the engine takes results (issue 12), else the inputs alone.
+template <class E>
+bool add_call_record(E& engine, hookscope::call_record& r) {
+  if constexpr (requires { engine.add_call(std::move(r.inputs), std::move(*r.result)); }) {
+    if (r.result) return engine.add_call(std::move(r.inputs), std::move(*r.result));
+  }
+  return engine.add_call(std::move(r.inputs));
+}
+
+template <class O>
+void set_profile_phases(O& o, bool phases) {
+  if constexpr (requires { o.profile_phases; }) {
+    o.profile_phases = phases;
+  } else if (phases) {
+    throw std::invalid_argument("profiles='auto' needs issue 12's engine (dynamic_shapes_options::profile_phases)");
+  }
+}
+
+template <class O>
+void set_avoid_specialization(O& o, bool avoid, std::vector<std::string>& warnings) {
+  if constexpr (requires { o.avoid_specialization; o.warnings; }) {
+    o.avoid_specialization = avoid;
+    o.warnings = &warnings;
+  } else if (avoid) {
+    throw std::invalid_argument("avoid_specialization needs issue 12's engine (argument_options::avoid_specialization)");
+  }
+}
+
 
 std::string call_to_json(const hookscope::call_inputs& inputs) {
   hookscope::call_record r;
@@ -86,10 +117,12 @@ const char* node_kind(hookscope::dynamic_shapes::node::kind k) {
 }
 
 // The torch.export structure as nested Python: {"kind": ..., "tensor": i, "children": [(key, node), ...]}.
-py::dict node_to_py(const hookscope::dynamic_shapes::node& n) {
+template <class N>
+py::dict node_to_py(const N& n) {
   py::dict d;
   d["kind"] = node_kind(n.type);
   d["tensor"] = n.tensor;
+  if constexpr (requires { n.class_name; }) d["class_name"] = n.class_name;
   py::list children;
   for (const auto& [key, child] : n.children) children.append(py::make_tuple(key, node_to_py(child)));
   d["children"] = children;
@@ -108,7 +141,10 @@ py::dict dynamic_dim_to_py(const hookscope::dynamic_dim& d) {
   return o;
 }
 
-py::dict tensor_input_to_py(const hookscope::tensor_input& t) {
+// Members of issue 12's engine (branch shape-outputs) are detected at compile time: this file builds against the
+// engine with or without them, and binds what it finds (generic code only: no new type is named).
+template <class T>
+py::dict tensor_input_to_py(const T& t) {
   py::dict o;
   o["name"] = t.name;
   o["path"] = t.path;
@@ -122,6 +158,53 @@ py::dict tensor_input_to_py(const hookscope::tensor_input& t) {
   o["dynamic_dims"] = dims;
   o["shapes_seen"] = t.shapes_seen;
   o["shapes_seen_truncated"] = t.shapes_seen_truncated;
+  if constexpr (requires { t.dtypes_seen; }) {
+    std::vector<std::string> dtypes;
+    for (auto d : t.dtypes_seen) dtypes.emplace_back(hookscope::to_string(d));
+    o["dtypes_seen"] = dtypes;
+  }
+  return o;
+}
+
+template <class R>
+py::dict dim_ref_to_py(const R& r) {
+  py::dict o;
+  o["input"] = r.input;
+  o["dim"] = r.dim;
+  o["label"] = r.label;
+  return o;
+}
+
+template <class R>
+py::dict relation_to_py(const R& r) {
+  py::dict o;
+  o["target"] = dim_ref_to_py(r.target);
+  py::list terms;
+  for (const auto& t : r.terms) terms.append(dim_ref_to_py(t));
+  o["terms"] = terms;
+  o["k"] = r.k;
+  o["c"] = r.c;
+  o["text"] = r.text;
+  o["torch_derived"] = r.torch_derived;
+  return o;
+}
+
+template <class P>
+py::dict profile_to_py(const P& p) {
+  py::dict o;
+  o["phase"] = p.phase;
+  o["calls"] = p.calls;
+  py::list shapes;
+  for (const auto& r : p.shapes) {
+    py::dict d;
+    d["input"] = r.input;
+    d["min"] = r.min;
+    d["opt"] = r.opt;
+    d["max"] = r.max;
+    shapes.append(d);
+  }
+  o["shapes"] = shapes;
+  o["widened"] = p.widened;
   return o;
 }
 
@@ -194,7 +277,7 @@ py::tuple load_engine(const std::vector<std::string>& files, std::optional<std::
     ++calls;
     if (full) return;
     try {
-      full = !engine.add_call(std::move(record.inputs));
+      full = !add_call_record(engine, record);
     } catch (const hookscope::inference_error& e) {
       throw hookscope::inference_error(where.source() + ":" + std::to_string(where.line()) + ": " +
                                        std::string(without_library_prefix(e.what())));
@@ -222,8 +305,10 @@ py::tuple load_engine(const std::vector<std::string>& files, std::optional<std::
 hookscope::dynamic_shapes_options shapes_options(const std::vector<std::string>& batch_dimension_for, bool batch_all,
                                                  bool dim_names,
                                                  const std::vector<std::tuple<py::object, std::size_t, std::string>>& labels,
-                                                 std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known) {
+                                                 std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known,
+                                                 bool profile_phases) {
   hookscope::dynamic_shapes_options o;
+  set_profile_phases(o, profile_phases);
   o.batch_dimension_for = batch_dimension_for;
   o.batch_dimension_for_all = batch_all;
   o.dim_names = dim_names;
@@ -235,20 +320,44 @@ hookscope::dynamic_shapes_options shapes_options(const std::vector<std::string>&
   return o;
 }
 
+// Binds DS = hookscope::dynamic_shapes: what every engine has, then issue 12's results where DS has them.
+template <class DS>
 void bind_dynamic_shapes(py::module_& m) {
-  py::class_<hookscope::dynamic_shapes>(m, "DynamicShapes")
-      .def("to_json", &hookscope::dynamic_shapes::to_json)
-      .def("to_trtexec", &hookscope::dynamic_shapes::to_trtexec)
-      .def("to_ort_options", &hookscope::dynamic_shapes::to_ort_options)
-      .def("report", &hookscope::dynamic_shapes::report)
-      .def_property_readonly("warnings", &hookscope::dynamic_shapes::warnings)
-      .def_property_readonly("root", [](const hookscope::dynamic_shapes& ds) { return node_to_py(ds.root()); })
-      .def_property_readonly("inputs", [](const hookscope::dynamic_shapes& ds) {
+  py::class_<DS> cls(m, "DynamicShapes");
+  cls.def("to_json", &DS::to_json)
+      .def("to_trtexec", &DS::to_trtexec)
+      .def("to_ort_options", &DS::to_ort_options)
+      .def("report", &DS::report)
+      .def_property_readonly("warnings", &DS::warnings)
+      .def_property_readonly("root", [](const DS& ds) { return node_to_py(ds.root()); })
+      .def_property_readonly("inputs", [](const DS& ds) {
         py::list out;
         for (const auto& t : ds.inputs()) out.append(tensor_input_to_py(t));
         return out;
       });
-  // issue 12 (branch shape-outputs) adds relations(), tensorrt_profiles(), outputs(): one .def each here.
+  if constexpr (requires(const DS& ds) { ds.to_typed_json(); }) cls.def("to_typed_json", [](const DS& ds) { return ds.to_typed_json(); });
+  if constexpr (requires(const DS& ds) { ds.to_onnx(); }) cls.def("to_onnx", [](const DS& ds) { return ds.to_onnx(); });
+  if constexpr (requires(const DS& ds) { ds.relations(); }) {
+    cls.def_property_readonly("relations", [](const DS& ds) {
+      py::list out;
+      for (const auto& r : ds.relations()) out.append(relation_to_py(r));
+      return out;
+    });
+  }
+  if constexpr (requires(const DS& ds) { ds.tensorrt_profiles(); }) {
+    cls.def_property_readonly("tensorrt_profiles", [](const DS& ds) {
+      py::list out;
+      for (const auto& p : ds.tensorrt_profiles()) out.append(profile_to_py(p));
+      return out;
+    });
+  }
+  if constexpr (requires(const DS& ds) { ds.outputs(); }) {
+    cls.def_property_readonly("outputs", [](const DS& ds) {
+      py::list out;
+      for (const auto& t : ds.outputs()) out.append(tensor_input_to_py(t));
+      return out;
+    });
+  }
 }
 
 }  // namespace
@@ -294,7 +403,7 @@ PYBIND11_MODULE(_engine, m) {
   m.def("normalize_value", [](const std::string& json) { return hookscope::to_json(hookscope::value_from_json(json)); },
         "A value's JSON encoding as the library reads and writes it (checks it).");
 
-  bind_dynamic_shapes(m);
+  bind_dynamic_shapes<hookscope::dynamic_shapes>(m);
 
   py::class_<hookscope::shape_engine>(m, "ShapeEngine")
       .def(py::init([](std::optional<std::size_t> store_n_calls, bool keep_calls) {
@@ -313,21 +422,31 @@ PYBIND11_MODULE(_engine, m) {
              e.value_if_missing(to_key(key), hookscope::value_from_json(v));
            })
       .def("begin_recording", &hookscope::shape_engine::begin_recording)
-      .def("add_call", [](hookscope::shape_engine& e, const std::string& call_json) { return e.add_call(parse_call(call_json)); })
+      .def("add_call",
+           [](hookscope::shape_engine& e, const std::string& call_json) {
+             hookscope::call_record r = parse_call_record(call_json);
+             return add_call_record(e, r);
+           },
+           "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.")
       .def_property_readonly("num_obs", &hookscope::shape_engine::num_obs)
       .def("infer_dynamic_shapes",
            [](const hookscope::shape_engine& e, const std::vector<std::string>& batch_dimension_for, bool batch_all,
               bool dim_names, const std::vector<std::tuple<py::object, std::size_t, std::string>>& dim_labels,
-              std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known_dim_names) {
-             return e.infer_dynamic_shapes(shapes_options(batch_dimension_for, batch_all, dim_names, dim_labels, known_dim_names));
+              std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known_dim_names,
+              bool profile_phases) {
+             return e.infer_dynamic_shapes(
+                 shapes_options(batch_dimension_for, batch_all, dim_names, dim_labels, known_dim_names, profile_phases));
            },
            py::arg("batch_dimension_for") = std::vector<std::string>{}, py::arg("batch_all") = false,
            py::arg("dim_names") = false,
            py::arg("dim_labels") = std::vector<std::tuple<py::object, std::size_t, std::string>>{},
-           py::arg("known_dim_names") = py::none())
+           py::arg("known_dim_names") = py::none(), py::arg("profile_phases") = false)
       .def("infer_arguments",
-           [](const hookscope::shape_engine& e, const py::object& candidate, bool flat, bool as_args_kwargs) {
+           [](const hookscope::shape_engine& e, const py::object& candidate, bool flat, bool as_args_kwargs,
+              bool avoid_specialization) {
              hookscope::argument_options o;
+             std::vector<std::string> warnings;
+             set_avoid_specialization(o, avoid_specialization, warnings);
              if (py::isinstance<py::int_>(candidate)) {
                o.candidate = candidate.cast<std::size_t>();
              } else if (py::isinstance<py::str>(candidate)) {
@@ -335,10 +454,14 @@ PYBIND11_MODULE(_engine, m) {
              }
              o.flat = flat;
              o.as_args_kwargs = as_args_kwargs;
-             return hookscope::to_json(e.infer_arguments(o));
+             std::string json = hookscope::to_json(e.infer_arguments(o));
+             if (!avoid_specialization) return py::object(py::str(json));
+             return py::object(py::make_tuple(json, warnings));
            },
            py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
-           "Representative arguments as a value's JSON encoding; candidate: None, a stored call index or a call's JSON.")
+           py::arg("avoid_specialization") = false,
+           "Representative arguments as a value's JSON encoding; candidate: None, a stored call index or a call's JSON.\n"
+           "avoid_specialization=True: returns (json, warnings).")
       .def("remove_inputs", &hookscope::shape_engine::remove_inputs)
       .def("info", [](const hookscope::shape_engine& e) {
         hookscope::engine_info info = e.info();

@@ -68,9 +68,12 @@ def _dim_labels(dim_names) -> list[tuple[str | int, int, str]]:
     return out
 
 
-def shapes_options(batch=None, batch_all: bool = False, dim_names=False) -> dict:
+def shapes_options(batch=None, batch_all: bool = False, dim_names=False, profiles: str | int = 1) -> dict:
     """The engine's dynamic_shapes_options from Python spellings: ``batch`` a set of names/positions or True;
-    ``dim_names`` False, True (automatic labels) or {input: {dim: label}}."""
+    ``dim_names`` False, True (automatic labels) or {input: {dim: label}}; ``profiles`` 1 (one consistent TensorRT
+    profile) or "auto" (one per phase, e.g. prefill and decode)."""
+    if profiles not in (1, "1", "auto"):
+        raise ValueError(f"hookscope: profiles: expected 1 or 'auto', got {profiles!r}")
     if batch is True:
         batch, batch_all = None, True
     options = {
@@ -78,22 +81,29 @@ def shapes_options(batch=None, batch_all: bool = False, dim_names=False) -> dict
         "batch_all": bool(batch_all),
         "dim_names": dim_names is True,
         "dim_labels": [] if isinstance(dim_names, bool) or dim_names is None else _dim_labels(dim_names),
+        "profile_phases": profiles == "auto",
     }
     return options
 
 
 def infer(paths, *, function: str | None = None, store_n_calls: int | None = 3,
           value_if_missing: Mapping[str | int, Any] | None = None, batch=None, batch_all: bool = False,
-          dim_names=False) -> DynamicShapes:
-    """``hookscope-shapes infer`` as a function: the DynamicShapes of the records (``.to_json()``, ``.to_trtexec()``,
-    ``.to_ort_options()``, ``.report()``, ``.inputs``, ``.warnings``)."""
+          dim_names=False, profiles: str | int = 1) -> DynamicShapes:
+    """``hookscope-shapes infer`` as a function: the DynamicShapes of the records (``.to_json()`` = --format torch,
+    ``.to_trtexec()``, ``.to_ort_options()``, ``.to_onnx()``, ``.to_typed_json()`` = --typed, ``.report()``;
+    ``.inputs``, ``.outputs``, ``.relations``, ``.tensorrt_profiles``, ``.warnings``)."""
     engine = load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing)
-    return engine.infer_dynamic_shapes(**shapes_options(batch, batch_all, dim_names))
+    return engine.infer_dynamic_shapes(**shapes_options(batch, batch_all, dim_names, profiles))
 
 
 def infer_arguments(paths, *, function: str | None = None, store_n_calls: int | None = 3,
                     value_if_missing: Mapping[str | int, Any] | None = None, index: int | None = None,
-                    flat: bool = False, as_args_kwargs: bool = False):
-    """``hookscope-shapes args`` as a function: the representative arguments in the JSON encoding (parsed)."""
+                    flat: bool = False, as_args_kwargs: bool = False, avoid_specialization: bool = False):
+    """``hookscope-shapes args`` as a function: the representative arguments in the JSON encoding (parsed).
+    With avoid_specialization, the first stored call whose dynamic dims are all >= 2 (the warnings are dropped:
+    use ShapeEngine.infer_arguments for them)."""
     engine = load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing)
+    if avoid_specialization:
+        text, _warnings = engine.infer_arguments(index, flat, as_args_kwargs, True)
+        return json.loads(text)
     return json.loads(engine.infer_arguments(index, flat, as_args_kwargs))

@@ -322,14 +322,20 @@ class InputObserver:
             return args
         if not args:
             return kwargs
-        return args, kwargs
+        # Both: positional arguments move to keywords by parameter name (the reference's rule), unless *args takes
+        # some (then only (args, kwargs) can say it).
+        if any(p.get("kind") == "var_positional" for p in self._signature or ()):
+            raise RuntimeError("hookscope: the arguments cannot be one tuple or one dict because of '*args' in the "
+                               "signature: use as_args_kwargs=True")
+        return {**dict(zip(self._names, args)), **kwargs}
 
     # --- dynamic shapes --------------------------------------------------------------------------------------
-    def _dynamic_shapes(self, set_batch_dimension_for=None, dim_names=None) -> _engine.DynamicShapes:
+    def _dynamic_shapes(self, set_batch_dimension_for=None, dim_names=None, phases=False) -> _engine.DynamicShapes:
         batch = set_batch_dimension_for
         if batch is not None and batch is not True:
             batch = [self._names[k] if isinstance(k, int) and k < len(self._names) else k for k in batch]
-        return self._check().infer_dynamic_shapes(**shapes_options(batch, False, dim_names or False))
+        return self._check().infer_dynamic_shapes(
+            **shapes_options(batch, False, dim_names or False, "auto" if phases else 1))
 
     def infer_dynamic_shapes(self, set_batch_dimension_for: set[int | str] | bool | None = None,
                              dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None):
@@ -347,28 +353,31 @@ class InputObserver:
     def warnings(self, set_batch_dimension_for=None, dim_names=None) -> list[str]:
         return list(self._dynamic_shapes(set_batch_dimension_for, dim_names).warnings)
 
-    def tensorrt_profiles(self, set_batch_dimension_for=None) -> list[dict[str, tuple[tuple[int, ...], ...]]]:
-        """TensorRT optimisation profiles, each {input_name: (min, opt, max)}, names as torch.onnx.export(dynamo=True)
-        names the graph inputs (a path's components joined by '_'). This branch's engine has no
-        dynamic_shapes::tensorrt_profiles() yet (issue 12): one profile from the observed min / most frequent /
-        max per dimension, i.e. `hookscope-shapes infer --format trtexec`."""
-        ds = self._dynamic_shapes(set_batch_dimension_for, None)
-        if hasattr(ds, "tensorrt_profiles"):
-            return ds.tensorrt_profiles()
-        profile = {}
-        for t in ds.inputs:
-            if t["rank"] == 0:
-                continue
-            profile["_".join(t["path"])] = (tuple(t["min_shape"]), tuple(t["opt_shape"]), tuple(t["max_shape"]))
-        return [profile]
+    def tensorrt_profiles(self, set_batch_dimension_for=None, phases: bool = False
+                          ) -> list[dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]]:
+        """TensorRT optimisation profiles (dynamic_shapes::tensorrt_profiles()), each {input_name: (min, opt, max)}
+        consistent with every relation (opt is an observed call), input names as torch.onnx.export(dynamo=True)
+        names the graph inputs: the flattened path's components joined by '_'. ``phases=True``: one profile per
+        phase (e.g. prefill and decode) instead of one for all calls."""
+        ds = self._dynamic_shapes(set_batch_dimension_for, None, phases)
+        names = {t["name"]: "_".join(t["path"]) for t in ds.inputs}
+        if not hasattr(ds, "tensorrt_profiles"):
+            # An engine without issue 12's profiles: the observed min / most frequent / max per dimension
+            # (`hookscope-shapes infer --format trtexec`), rank-0 tensors left out.
+            return [{names[t["name"]]: (tuple(t["min_shape"]), tuple(t["opt_shape"]), tuple(t["max_shape"]))
+                     for t in ds.inputs if t["rank"] > 0}]
+        return [{names[r["input"]]: (tuple(r["min"]), tuple(r["opt"]), tuple(r["max"])) for r in p["shapes"]}
+                for p in ds.tensorrt_profiles]
 
-    def relations(self, set_batch_dimension_for=None):
-        """Relations between dynamic dimensions (dynamic_shapes::relations(), issue 12)."""
-        ds = self._dynamic_shapes(set_batch_dimension_for, None)
+    def relations(self, set_batch_dimension_for=None, dim_names=None) -> list[dict]:
+        """Exact relations between dynamic dims held in every call (dynamic_shapes::relations()): each a dict with
+        target/terms ({input, dim, label}), k, c, text (``total_sequence_length = past_sequence_length +
+        sequence_length``) and torch_derived (expressible as a derived torch.export Dim)."""
+        ds = self._dynamic_shapes(set_batch_dimension_for, dim_names)
         if not hasattr(ds, "relations"):
-            raise NotImplementedError("hookscope: relations() needs dynamic_shapes::relations() of issue 12 "
-                                      "(branch shape-outputs), which this build's engine does not have")
-        return ds.relations()
+            raise NotImplementedError("hookscope: relations() needs dynamic_shapes::relations() of issue 12 (branch "
+                                      "shape-outputs), which this build's engine does not have")
+        return list(ds.relations)
 
     def write_records(self, path) -> int:
         """Writes the stored calls as a record file (docs/record_format.md) that `hookscope-shapes` and
