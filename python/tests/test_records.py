@@ -12,8 +12,8 @@ from helpers import DATA, build_dir
 
 
 def cli() -> str:
-    """hookscope-shapes of the Meson build dir if built, else the one `pip install .` put in the venv."""
-    for candidate in (build_dir() / "hookscope-shapes", os.path.join(sys.prefix, "bin", "hookscope-shapes"),
+    """hookscope-shapes as `pip install .` put it next to the extension (the same build), else the build dir's."""
+    for candidate in (os.path.join(sys.prefix, "bin", "hookscope-shapes"), build_dir() / "hookscope-shapes",
                       shutil.which("hookscope-shapes")):
         if candidate and os.access(candidate, os.X_OK):
             return str(candidate)
@@ -31,24 +31,36 @@ CASES = [
     ("encoder.jsonl", ["--dim-names"], {"dim_names": True}),
     ("encoder.jsonl", ["--store-n-calls", "all"], {"store_n_calls": None}),
     ("positional.jsonl", ["--batch-all"], {"batch_all": True}),
+    ("decoder_kv.jsonl", ["--dim-names"], {"dim_names": True}),
+    ("decoder_kv.jsonl", ["--dim-names", "--profiles", "auto"], {"dim_names": True, "profiles": "auto"}),
     ("optional.jsonl", ["--value-if-missing", 'pixel_values={"shape":[0,3,8,8],"dtype":"float32"}'],
      {"value_if_missing": {"pixel_values": {"shape": [0, 3, 8, 8], "dtype": "float32"}}}),
 ]
 
 
 @pytest.mark.parametrize("name,argv,options", CASES)
-@pytest.mark.parametrize("fmt", ["torch", "trtexec", "ort", "report"])
+@pytest.mark.parametrize("fmt", ["torch", "trtexec", "ort", "report", "onnx", "typed"])
 def test_infer_equals_cli(name, argv, options, fmt):
-    done = run_cli("infer", DATA / name, *argv, "--format", fmt)
+    if (fmt in ("onnx", "typed") or "profiles" in options or not (DATA / name).exists()) and not hasattr(
+            hookscope.DynamicShapes, "relations"):
+        pytest.skip("needs issue 12's engine and CLI (branch shape-outputs, not merged: at 09:20 its "
+                    "infer_dynamic_shapes crashed)")
+    done = run_cli("infer", DATA / name, *argv, *(["--typed"] if fmt == "typed" else ["--format", fmt]))
     assert done.returncode == 0, done.stderr
     ds = hookscope.infer([DATA / name], **options)
-    text = {"torch": ds.to_json, "trtexec": ds.to_trtexec, "ort": ds.to_ort_options, "report": ds.report}[fmt]()
+    text = getattr(ds, {"torch": "to_json", "trtexec": "to_trtexec", "ort": "to_ort_options", "report": "report",
+                        "onnx": "to_onnx", "typed": "to_typed_json"}[fmt])()
     assert done.stdout.rstrip("\n") == text.rstrip("\n")
 
 
 def test_infer_arguments_equals_cli():
     for argv, options in (([], {}), (["--as-args-kwargs"], {"as_args_kwargs": True}), (["--flat"], {"flat": True}),
-                          (["--index", "0"], {"index": 0})):
+                          (["--index", "0"], {"index": 0}),
+                          (["--avoid-specialization"], {"avoid_specialization": True})):
+        if "avoid_specialization" in options and not hasattr(hookscope.DynamicShapes, "relations"):
+            with pytest.raises(ValueError, match="issue 12"):
+                hookscope.infer_arguments([DATA / "llm.jsonl"], **options)
+            continue
         done = run_cli("args", DATA / "llm.jsonl", *argv)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == hookscope.infer_arguments([DATA / "llm.jsonl"], **options)
@@ -108,11 +120,11 @@ def test_tiny_llm_demo_records_equal_cli(tmp_path):
     if not os.access(demo, os.X_OK):
         pytest.skip(f"the C++ demo is not built in {build_dir()} (tools/test.sh builds it; Eigen is needed)")
     path = tmp_path / "forward.jsonl"
-    env = dict(os.environ, HOOKSCOPE_RECORD=f"model::forward={path}")
+    env = dict(os.environ, HOOKSCOPE_RECORD=f"*model::forward={path}")  # registry names are qualified
     done = subprocess.run([str(demo)], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     records = hookscope.read_records(path)
-    assert records and all(r["function"] == "model::forward" for r in records)
+    assert records and all(r["function"].endswith("model::forward") for r in records)
     for argv, options in (([], {}), (["--dim-names"], {"dim_names": True}), (["--store-n-calls", "all"],
                                                                              {"store_n_calls": None})):
         out = run_cli("infer", path, *argv)
