@@ -93,7 +93,7 @@ def test_report_and_profiles(observed):
     assert profile["input_ids"] == ((2, 5), (2, 7), (3, 9))
 
 
-ISSUE12 = "needs issue 12's engine (branch shape-outputs, not merged: at 09:20 its infer_dynamic_shapes crashed)"
+ISSUE12 = "needs issue 12's engine (dynamic_shapes::relations() and the rest), which this build's engine lacks"
 
 
 def has_issue12():
