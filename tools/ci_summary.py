@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Counts test cases over several Meson build dirs and prints `N passed, M failed[, K skipped]`.
 
-A Catch2 executable counts its test cases (from its summary line); any other test counts as one.
+A Catch2 executable counts its test cases (from its summary line); any other test counts as one. A build dir
+that also holds pytest.xml (tools/python_test.sh's JUnit XML) adds its test cases: a skip counts as skipped,
+a failure or an error as failed.
 Usage: ci_summary.py BUILD_DIR...
 """
 import json
+import os
 import re
 import sys
+import xml.etree.ElementTree as ET
 
 ALL_PASSED = re.compile(r"All tests passed \((\d+) assertions? in (\d+) test cases?\)")
 MIXED = re.compile(r"test cases:\s*(\d+)\s*\|(?:\s*(\d+) passed)?\s*\|?(?:\s*(\d+) failed)?")
@@ -29,6 +33,20 @@ def count(entry):
     return (1, 0, 0) if ok else (0, 1, 0)
 
 
+def count_pytest(path):
+    """(passed, failed, skipped) of a pytest JUnit XML file."""
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    passed = failed = skipped = 0
+    for suite in suites:
+        tests, fails = int(suite.get("tests", 0)), int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+        skips = int(suite.get("skipped", 0))
+        passed += tests - fails - skips
+        failed += fails
+        skipped += skips
+    return passed, failed, skipped
+
+
 def main() -> int:
     totals = [0, 0, 0]
     for build in sys.argv[1:]:
@@ -44,6 +62,15 @@ def main() -> int:
                 for i, n in enumerate(count(json.loads(line))):
                     sums[i] += n
         print(f"{build}: {sums[0]} passed, {sums[1]} failed, {sums[2]} skipped", file=sys.stderr)
+        pytest_xml = f"{build}/pytest.xml"
+        if os.path.exists(pytest_xml):
+            try:
+                py = count_pytest(pytest_xml)
+            except (OSError, ET.ParseError) as e:
+                print(f"{pytest_xml}: unreadable ({e})", file=sys.stderr)
+                py = (0, 1, 0)
+            print(f"{build} (pytest): {py[0]} passed, {py[1]} failed, {py[2]} skipped", file=sys.stderr)
+            sums = [a + b for a, b in zip(sums, py)]
         totals = [a + b for a, b in zip(totals, sums)]
     print(f"{totals[0]} passed, {totals[1]} failed, {totals[2]} skipped")
     return 1 if totals[1] else 0

@@ -1,0 +1,422 @@
+"""hookscope.torch: InputObserver for torch.nn.Module, on the compiled shape engine.
+
+The API is the seed's (yobx's InputObserver, also shipped in onnx-diagnostic)::
+
+    observer = InputObserver()
+    with observer(model):
+        model.generate(input_ids)
+    ep = torch.export.export(model, (), kwargs=observer.infer_arguments(),
+                             dynamic_shapes=observer.infer_dynamic_shapes())
+
+Each call's inputs are flattened with torch's own pytree (``torch.utils._pytree``: tuples, lists, dicts and every
+registered node, e.g. a transformers cache once registered) into the record format's value tree and handed to the
+C++ engine (``hookscope._engine.ShapeEngine``), which decides which dimensions are dynamic, which arguments are
+optional and which stored call is the representative one. Python keeps only the tensors of the stored calls, so that
+``infer_arguments`` returns real observed tensors (placeholders for arguments a call left out).
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import torch
+import torch.utils._pytree as _pytree
+
+from . import _engine, shapes_options
+
+__all__ = ["InputObserver", "to_value", "DTYPES"]
+
+DTYPES = {
+    torch.float64: "float64",
+    torch.float32: "float32",
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.int64: "int64",
+    torch.int32: "int32",
+    torch.int16: "int16",
+    torch.int8: "int8",
+    torch.uint8: "uint8",
+    torch.bool: "bool",
+}
+_TORCH_DTYPES = {name: t for t, name in DTYPES.items()}
+
+
+class _Struct:
+    """A snapshot of a pytree node that is not a tuple, list or dict: how to rebuild it, and its children."""
+
+    __slots__ = ("type", "context", "names", "children")
+
+    def __init__(self, type_, context, names, children):
+        self.type, self.context, self.names, self.children = type_, context, names, children
+
+
+def _key_name(key, i: int) -> str:
+    for attr in ("key", "name", "idx"):
+        if hasattr(key, attr):
+            return str(getattr(key, attr))
+    return str(i)
+
+
+def to_value(obj: Any) -> tuple[Any, Any]:
+    """(the record format's JSON encoding of obj, a snapshot holding its tensors) — the snapshot is what
+    infer_arguments rebuilds real arguments from; containers are copied, tensors are not."""
+    if isinstance(obj, torch.Tensor):
+        name = DTYPES.get(obj.dtype)
+        if name is None:
+            raise TypeError(f"hookscope: tensors of dtype {obj.dtype} cannot be recorded (the record format has "
+                            f"{', '.join(DTYPES.values())})")
+        return {"shape": list(obj.shape), "dtype": name}, obj
+    if obj is None:
+        return None, None
+    if isinstance(obj, bool):
+        return {"bool": obj}, obj
+    if isinstance(obj, int):
+        return {"int": obj}, obj
+    if isinstance(obj, float):
+        return {"float": obj}, obj
+    if isinstance(obj, str):
+        return {"str": obj}, obj
+    if type(obj) is tuple or type(obj) is list:
+        pairs = [to_value(x) for x in obj]
+        tag = "tuple" if type(obj) is tuple else "list"
+        return {tag: [p[0] for p in pairs]}, type(obj)(p[1] for p in pairs)
+    if type(obj) is dict:
+        pairs = {str(k): to_value(v) for k, v in obj.items()}
+        return {"dict": [[k, p[0]] for k, p in pairs.items()]}, {k: p[1] for k, p in pairs.items()}
+    node = _pytree.SUPPORTED_NODES.get(type(obj))
+    if node is not None:  # a registered node (a cache, a namedtuple, a ModelOutput, ...): one level at a time
+        children, context = node.flatten_fn(obj)
+        if node.flatten_with_keys_fn is not None:
+            keyed, _ = node.flatten_with_keys_fn(obj)
+            names = [_key_name(k, i) for i, (k, _) in enumerate(keyed)]
+        elif isinstance(context, (list, tuple)) and len(context) == len(children) and all(
+                isinstance(c, str) for c in context):
+            names = list(context)
+        else:
+            names = [str(i) for i in range(len(children))]
+        pairs = [to_value(c) for c in children]
+        encoded = {"struct": type(obj).__name__, "fields": [[n, p[0]] for n, p in zip(names, pairs)]}
+        return encoded, _Struct(type(obj), context, names, [p[1] for p in pairs])
+    raise TypeError(f"hookscope: cannot record a value of type {type(obj).__qualname__}: register it as a pytree "
+                    "node (torch.utils._pytree.register_pytree_node) or pass tensors, scalars and containers")
+
+
+def _signature_json(sig: inspect.Signature) -> list[dict]:
+    """The signature in the record format. A default that is not a scalar or None is recorded as None."""
+    out = []
+    for p in sig.parameters.values():
+        entry: dict[str, Any] = {"name": p.name}
+        if p.kind == inspect.Parameter.VAR_POSITIONAL:
+            entry["kind"] = "var_positional"
+        elif p.kind == inspect.Parameter.VAR_KEYWORD:
+            entry["kind"] = "var_keyword"
+        elif p.default is not inspect.Parameter.empty:
+            d = p.default
+            entry["default"] = to_value(d)[0] if d is None or isinstance(d, (bool, int, float, str)) else None
+        out.append(entry)
+    return out
+
+
+def _placeholder(spec: dict) -> torch.Tensor:
+    return torch.zeros(spec["shape"], dtype=_TORCH_DTYPES[spec["dtype"]])
+
+
+class _Count(int):
+    """num_obs: an int that can also be called, as the reference's num_obs() method is."""
+
+    def __call__(self) -> int:
+        return int(self)
+
+
+class InputObserver:
+    """Observes the calls of a module's method and infers torch.export arguments and dynamic shapes.
+
+    value_if_missing: {name or position: tensor (or value)} for arguments some calls leave out (e.g.
+    ``pixel_values=torch.empty((0, 3, 896, 896))``): used for shapes and structure only.
+    store_n_calls: calls kept per ``with`` block (the reference takes it in ``__call__``; both work).
+    """
+
+    def __init__(self, value_if_missing: Mapping[str | int, Any] | None = None, store_n_calls: int = 3):
+        self.value_if_missing = dict(value_if_missing or {})
+        self.store_n_calls = store_n_calls
+        self._engine: _engine.ShapeEngine | None = None
+        self._function = ""
+        self._signature: list[dict] | None = None
+        self._names: list[str] = []
+        self._calls: list[tuple[dict, tuple[list, dict]]] = []  # (encoded call, snapshot) of each stored call
+        self._structs: dict[str, tuple[type, Any, int]] = {}   # struct name -> (type, context, fields) last seen
+
+    # --- recording -------------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def __call__(self, model: torch.nn.Module, store_n_calls: int | None = None,
+                 method_name: str = "forward") -> Iterator["InputObserver"]:
+        """Replaces ``model.<method_name>`` for the block, records its calls, and restores it even on exceptions."""
+        if not hasattr(model, method_name):
+            raise ValueError(f"hookscope: {type(model).__name__} has no method {method_name!r}")
+        had_own = method_name in vars(model)
+        own = vars(model).get(method_name)
+        captured = getattr(model, method_name)
+        sig = inspect.signature(captured)
+        n = self.store_n_calls if store_n_calls is None else store_n_calls
+        if self._engine is None:
+            self._engine = _engine.ShapeEngine(n)
+            self._signature = _signature_json(sig)
+            self._names = [p.name for p in sig.parameters.values()]
+            self._function = f"{type(model).__name__}.{method_name}"
+            self._engine.set_parameters(json.dumps(self._signature))
+            for key, v in self.value_if_missing.items():
+                self._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
+        self._engine.begin_recording()
+        recording = [True]
+
+        def observed(*args, **kwargs):
+            if recording[0]:
+                self._record(args, kwargs)
+            return captured(*args, **kwargs)
+
+        # transformers' generate() reads forward's signature (e.g. to decide whether to pass position_ids).
+        observed.__signature__ = sig  # type: ignore[attr-defined]
+        setattr(model, method_name, observed)
+        try:
+            yield self
+        finally:
+            recording[0] = False
+            if had_own:
+                setattr(model, method_name, own)
+            else:
+                delattr(model, method_name)
+
+    def _record(self, args: tuple, kwargs: dict) -> None:
+        assert self._engine is not None
+        enc_args, snap_args = zip(*[to_value(a) for a in args]) if args else ((), ())
+        enc_kwargs = [[k, to_value(v)] for k, v in kwargs.items()]
+        call = {"args": list(enc_args), "kwargs": [[k, e] for k, (e, _) in enc_kwargs]}
+        if self._engine.add_call(json.dumps(call)):
+            self._calls.append((call, (list(snap_args), {k: s for k, (_, s) in enc_kwargs})))
+            for _, (_, s) in enc_kwargs:
+                self._note_structs(s)
+            for s in snap_args:
+                self._note_structs(s)
+
+    def _note_structs(self, snap) -> None:
+        if isinstance(snap, _Struct):
+            self._structs[snap.type.__name__] = (snap.type, snap.context, len(snap.children))
+            for c in snap.children:
+                self._note_structs(c)
+        elif isinstance(snap, (tuple, list)):
+            for c in snap:
+                self._note_structs(c)
+        elif isinstance(snap, dict):
+            for c in snap.values():
+                self._note_structs(c)
+
+    # --- what was seen ---------------------------------------------------------------------------------------
+    def _check(self) -> _engine.ShapeEngine:
+        if self._engine is None or self._engine.num_obs == 0:
+            raise RuntimeError("hookscope: no inputs were captured (run the model inside `with observer(model):`)")
+        return self._engine
+
+    @property
+    def num_obs(self) -> _Count:
+        """Number of stored calls (also callable: ``num_obs()``)."""
+        return _Count(0 if self._engine is None else self._engine.num_obs)
+
+    @property
+    def info(self) -> dict | None:
+        """The engine's view: per stored call its inputs (JSON encoding), constants, leaf count and leaves aligned on
+        the best candidate; the best candidate's index; the parameters."""
+        if self._engine is None:
+            return None
+        info = self._engine.info()
+        for c in info["calls"]:
+            c["inputs"] = json.loads(c["inputs"])
+            c["constants"] = json.loads(c["constants"])
+            c["aligned"] = [json.loads(a) for a in c["aligned"]]
+        return info
+
+    def remove_inputs(self, input_names: Sequence[str | int]) -> int:
+        """Forgets these inputs in every stored call; returns how many were removed."""
+        names = [self._names[k] if isinstance(k, int) and k < len(self._names) else str(k) for k in input_names]
+        return self._check().remove_inputs(names)
+
+    # --- arguments -------------------------------------------------------------------------------------------
+    def _candidate_index(self) -> int:
+        """The stored call the engine starts from by default: the first with as many positional and keyword
+        arguments as the best candidate (the reference's rule)."""
+        info = self._check().info()
+        calls = [json.loads(c["inputs"]) for c in info["calls"]]
+        best = calls[info["best_candidate"]]
+        for i, c in enumerate(calls):
+            if len(c["args"]) == len(best["args"]) and len(c["kwargs"]) == len(best["kwargs"]):
+                return i
+        return info["best_candidate"]
+
+    def _rebuild(self, v: Any, snap: Any) -> Any:
+        if v is None:
+            return None
+        if "shape" in v:
+            if isinstance(snap, torch.Tensor) and list(snap.shape) == v["shape"] and DTYPES.get(snap.dtype) == v["dtype"]:
+                return snap
+            return _placeholder(v)
+        for tag in ("int", "float", "bool", "str"):
+            if tag in v:
+                return v[tag]
+        if "tuple" in v or "list" in v:
+            items = v.get("tuple", v.get("list"))
+            snaps = snap if isinstance(snap, (tuple, list)) else ()
+            out = [self._rebuild(x, snaps[i] if i < len(snaps) else None) for i, x in enumerate(items)]
+            return tuple(out) if "tuple" in v else out
+        if "dict" in v:
+            snaps = snap if isinstance(snap, dict) else {}
+            return {k: self._rebuild(x, snaps.get(k)) for k, x in v["dict"]}
+        if "struct" in v:
+            fields = v["fields"]
+            if isinstance(snap, _Struct) and snap.type.__name__ == v["struct"] and len(snap.children) == len(fields):
+                type_, context, snaps = snap.type, snap.context, snap.children
+            else:
+                type_, context, n = self._structs[v["struct"]]
+                if n != len(fields):
+                    raise RuntimeError(f"hookscope: cannot rebuild a {v['struct']} of {len(fields)} fields (the calls "
+                                       f"seen hold {n})")
+                snaps = [None] * len(fields)
+            children = [self._rebuild(x, s) for (_, x), s in zip(fields, snaps)]
+            return _pytree.SUPPORTED_NODES[type_].unflatten_fn(children, context)
+        raise ValueError(f"hookscope: unexpected value {v!r}")
+
+    def infer_arguments(self, index_or_args_or_kwargs: int | tuple | dict | None = None, flat: bool = False,
+                        as_args_kwargs: bool = False):
+        """Representative arguments: a dict of keyword arguments, a tuple of positional ones, or ``(args, kwargs)``
+        (as_args_kwargs, or when both are needed). Real observed tensors; an argument the representative call left
+        out gets an empty placeholder the engine shapes. ``flat``: the tensors as one list (pytree order)."""
+        engine = self._check()
+        if index_or_args_or_kwargs is None:
+            index = self._candidate_index()
+            candidate: Any = None
+            snap_args, snap_kwargs = self._calls[index][1]
+        elif isinstance(index_or_args_or_kwargs, int):
+            candidate = index_or_args_or_kwargs
+            snap_args, snap_kwargs = self._calls[candidate][1]
+        else:
+            args, kwargs = ((index_or_args_or_kwargs, {}) if isinstance(index_or_args_or_kwargs, tuple)
+                            else ((), dict(index_or_args_or_kwargs)))
+            enc = [to_value(a) for a in args]
+            enc_kw = {k: to_value(v) for k, v in kwargs.items()}
+            candidate = json.dumps({"args": [e for e, _ in enc], "kwargs": [[k, e] for k, (e, _) in enc_kw.items()]})
+            snap_args, snap_kwargs = [s for _, s in enc], {k: s for k, (_, s) in enc_kw.items()}
+        by_name = dict(snap_kwargs)
+        for i, s in enumerate(snap_args):
+            if i < len(self._names):
+                by_name.setdefault(self._names[i], s)
+        value = json.loads(engine.infer_arguments(candidate, False, True))
+        args_v, kwargs_v = value["tuple"]
+        args = tuple(self._rebuild(x, snap_args[i] if i < len(snap_args) else None)
+                     for i, x in enumerate(args_v["tuple"]))
+        kwargs = {k: self._rebuild(x, by_name.get(k)) for k, x in kwargs_v["dict"]}
+        if flat:
+            return [t for t in _pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        if as_args_kwargs:
+            return args, kwargs
+        if not kwargs:
+            return args
+        if not args:
+            return kwargs
+        # Both: positional arguments move to keywords by parameter name (the reference's rule), unless *args takes
+        # some (then only (args, kwargs) can say it).
+        if any(p.get("kind") == "var_positional" for p in self._signature or ()):
+            raise RuntimeError("hookscope: the arguments cannot be one tuple or one dict because of '*args' in the "
+                               "signature: use as_args_kwargs=True")
+        return {**dict(zip(self._names, args)), **kwargs}
+
+    # --- dynamic shapes --------------------------------------------------------------------------------------
+    def _dynamic_shapes(self, set_batch_dimension_for=None, dim_names=None, phases=False) -> _engine.DynamicShapes:
+        batch = set_batch_dimension_for
+        if batch is not None and batch is not True:
+            batch = [self._names[k] if isinstance(k, int) and k < len(self._names) else k for k in batch]
+        return self._check().infer_dynamic_shapes(
+            **shapes_options(batch, False, dim_names or False, "auto" if phases else 1))
+
+    def infer_dynamic_shapes(self, set_batch_dimension_for: set[int | str] | bool | None = None,
+                             dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None):
+        """torch.export's ``dynamic_shapes``: the inputs' container types, per tensor {dim: Dim}; without
+        ``dim_names`` every dynamic dim is ``Dim.DYNAMIC``; with ``dim_names=True`` (automatic names:
+        batch_size, sequence_length, ...) or {input: {dim: label}}, one ``Dim`` object per label, shared only by
+        dimensions equal in every call."""
+        ds = self._dynamic_shapes(set_batch_dimension_for, dim_names)
+        return to_torch_dynamic_shapes(ds)
+
+    def report(self, set_batch_dimension_for=None, dim_names=None) -> str:
+        """The engine's table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings."""
+        return self._dynamic_shapes(set_batch_dimension_for, dim_names).report()
+
+    def warnings(self, set_batch_dimension_for=None, dim_names=None) -> list[str]:
+        return list(self._dynamic_shapes(set_batch_dimension_for, dim_names).warnings)
+
+    def tensorrt_profiles(self, set_batch_dimension_for=None, phases: bool = False
+                          ) -> list[dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]]:
+        """TensorRT optimisation profiles (dynamic_shapes::tensorrt_profiles()), each {input_name: (min, opt, max)}
+        consistent with every relation (opt is an observed call), input names as torch.onnx.export(dynamo=True)
+        names the graph inputs: the flattened path's components joined by '_'. ``phases=True``: one profile per
+        phase (e.g. prefill and decode) instead of one for all calls."""
+        ds = self._dynamic_shapes(set_batch_dimension_for, None, phases)
+        names = {t["name"]: "_".join(t["path"]) for t in ds.inputs}
+        if not hasattr(ds, "tensorrt_profiles"):
+            # An engine without issue 12's profiles: the observed min / most frequent / max per dimension
+            # (`hookscope-shapes infer --format trtexec`), rank-0 tensors left out.
+            return [{names[t["name"]]: (tuple(t["min_shape"]), tuple(t["opt_shape"]), tuple(t["max_shape"]))
+                     for t in ds.inputs if t["rank"] > 0}]
+        return [{names[r["input"]]: (tuple(r["min"]), tuple(r["opt"]), tuple(r["max"])) for r in p["shapes"]}
+                for p in ds.tensorrt_profiles]
+
+    def relations(self, set_batch_dimension_for=None, dim_names=None) -> list[dict]:
+        """Exact relations between dynamic dims held in every call (dynamic_shapes::relations()): each a dict with
+        target/terms ({input, dim, label}), k, c, text (``total_sequence_length = past_sequence_length +
+        sequence_length``) and torch_derived (expressible as a derived torch.export Dim)."""
+        ds = self._dynamic_shapes(set_batch_dimension_for, dim_names)
+        if not hasattr(ds, "relations"):
+            raise NotImplementedError("hookscope: relations() needs dynamic_shapes::relations() of issue 12 (branch "
+                                      "shape-outputs), which this build's engine does not have")
+        return list(ds.relations)
+
+    def write_records(self, path) -> int:
+        """Writes the stored calls as a record file (docs/record_format.md) that `hookscope-shapes` and
+        hookscope.infer read; returns the number of records."""
+        self._check()
+        with open(path, "w", encoding="utf-8") as f:
+            for i, (call, _) in enumerate(self._calls):
+                record: dict[str, Any] = {"function": self._function}
+                if i == 0:
+                    record["signature"] = self._signature
+                record.update(call)
+                f.write(json.dumps(record, separators=(",", ":")) + "\n")
+        return len(self._calls)
+
+
+def to_torch_dynamic_shapes(ds: _engine.DynamicShapes):
+    """A DynamicShapes as torch.export's structure: dict/tuple/list as the engine's tree, {dim: Dim} per tensor."""
+    from torch.export import Dim
+
+    dims: dict[str, Any] = {}
+    inputs = ds.inputs
+
+    def tensor_spec(i: int) -> dict:
+        out = {}
+        for d in inputs[i]["dynamic_dims"]:
+            label = d["label"]
+            out[d["dim"]] = Dim.DYNAMIC if label == "DYNAMIC" else dims.setdefault(label, Dim(label))
+        return out
+
+    def convert(node, top=False):
+        kind = node["kind"]
+        if kind == "null":
+            return None
+        if kind == "tensor":
+            return tensor_spec(node["tensor"])
+        children = node["children"]
+        if kind == "dict":
+            return {k: convert(c) for k, c in children}
+        items = [convert(c) for _, c in children]
+        return tuple(items) if kind == "tuple" or top else items
+
+    return convert(ds.root, top=True)

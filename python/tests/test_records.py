@@ -1,0 +1,134 @@
+"""hookscope.read_records / hookscope.infer on record files give what `hookscope-shapes` prints, errors included."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import hookscope
+from helpers import DATA, build_dir
+
+
+def cli() -> str:
+    """hookscope-shapes as `pip install .` put it next to the extension (the same build), else the build dir's."""
+    for candidate in (os.path.join(sys.prefix, "bin", "hookscope-shapes"), build_dir() / "hookscope-shapes",
+                      shutil.which("hookscope-shapes")):
+        if candidate and os.access(candidate, os.X_OK):
+            return str(candidate)
+    pytest.fail("no hookscope-shapes: neither in the build dir nor installed with the package")
+
+
+def run_cli(*argv):
+    return subprocess.run([cli(), *map(str, argv)], capture_output=True, text=True, timeout=60)
+
+
+CASES = [
+    ("llm.jsonl", [], {}),
+    ("llm.jsonl", ["--dim-names", "--batch", "input_ids,attention_mask"],
+     {"dim_names": True, "batch": {"input_ids", "attention_mask"}}),
+    ("encoder.jsonl", ["--dim-names"], {"dim_names": True}),
+    ("encoder.jsonl", ["--store-n-calls", "all"], {"store_n_calls": None}),
+    ("positional.jsonl", ["--batch-all"], {"batch_all": True}),
+    ("decoder_kv.jsonl", ["--dim-names"], {"dim_names": True}),
+    ("decoder_kv.jsonl", ["--dim-names", "--profiles", "auto"], {"dim_names": True, "profiles": "auto"}),
+    ("optional.jsonl", ["--value-if-missing", 'pixel_values={"shape":[0,3,8,8],"dtype":"float32"}'],
+     {"value_if_missing": {"pixel_values": {"shape": [0, 3, 8, 8], "dtype": "float32"}}}),
+]
+
+
+@pytest.mark.parametrize("name,argv,options", CASES)
+@pytest.mark.parametrize("fmt", ["torch", "trtexec", "ort", "report", "onnx", "typed"])
+def test_infer_equals_cli(name, argv, options, fmt):
+    if (fmt in ("onnx", "typed") or "profiles" in options or not (DATA / name).exists()) and not hasattr(
+            hookscope.DynamicShapes, "relations"):
+        pytest.skip("needs issue 12's engine and CLI (relations, --format onnx, --typed, --profiles), which this "
+                    "build's engine lacks")
+    done = run_cli("infer", DATA / name, *argv, *(["--typed"] if fmt == "typed" else ["--format", fmt]))
+    assert done.returncode == 0, done.stderr
+    ds = hookscope.infer([DATA / name], **options)
+    text = getattr(ds, {"torch": "to_json", "trtexec": "to_trtexec", "ort": "to_ort_options", "report": "report",
+                        "onnx": "to_onnx", "typed": "to_typed_json"}[fmt])()
+    assert done.stdout.rstrip("\n") == text.rstrip("\n")
+
+
+def test_infer_arguments_equals_cli():
+    for argv, options in (([], {}), (["--as-args-kwargs"], {"as_args_kwargs": True}), (["--flat"], {"flat": True}),
+                          (["--index", "0"], {"index": 0}),
+                          (["--avoid-specialization"], {"avoid_specialization": True})):
+        if "avoid_specialization" in options and not hasattr(hookscope.DynamicShapes, "relations"):
+            with pytest.raises(ValueError, match="issue 12"):
+                hookscope.infer_arguments([DATA / "llm.jsonl"], **options)
+            continue
+        done = run_cli("args", DATA / "llm.jsonl", *argv)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == hookscope.infer_arguments([DATA / "llm.jsonl"], **options)
+
+
+def test_shards_read_as_one_stream():
+    parts = [DATA / "encoder_part1.jsonl", DATA / "encoder_part2_crlf.jsonl"]
+    done = run_cli("infer", *parts)
+    assert hookscope.infer(parts).to_json() == done.stdout.strip()
+
+
+def test_read_records():
+    records = hookscope.read_records(DATA / "llm.jsonl")
+    assert records[0]["function"] == "Model::forward"
+    assert [p["name"] for p in records[0]["signature"]] == ["input_ids", "attention_mask", "past_key_values"]
+    assert dict(records[0]["kwargs"])["input_ids"] == {"shape": [2, 7], "dtype": "int64"}
+    _, warnings = hookscope.read_records(DATA / "cut_last_line.jsonl", with_warnings=True)
+    assert warnings and "cut_last_line.jsonl" in warnings[0]
+
+
+@pytest.mark.parametrize("name", ["bad_dtype.jsonl", "bad_kind.jsonl", "bad_negative_dim.jsonl", "bad_not_json.jsonl",
+                                  "bad_signature_change.jsonl", "rank_mismatch.jsonl"])
+def test_errors_are_exceptions_with_the_cli_sentence(name):
+    done = run_cli("infer", DATA / name)
+    assert done.returncode != 0
+    with pytest.raises((hookscope.FormatError, hookscope.InferenceError)) as e:
+        hookscope.infer([DATA / name])
+    # hookscope-shapes prints "hookscope-shapes: <the sentence>", the library's "hookscope: " prefix removed.
+    sentence = str(e.value).removeprefix("hookscope: ")
+    assert f"hookscope-shapes: {sentence}" in done.stderr
+
+
+def test_record_error_is_a_format_error_and_value_error():
+    with pytest.raises(hookscope.RecordError) as e:
+        hookscope.read_records(DATA / "bad_dtype.jsonl")
+    assert isinstance(e.value, hookscope.FormatError) and isinstance(e.value, ValueError)
+    assert "bad_dtype.jsonl:" in str(e.value)
+
+
+def test_no_call_is_an_inference_error():
+    with pytest.raises(hookscope.InferenceError, match="no call recorded in"):
+        hookscope.infer([DATA / "empty.jsonl"])
+
+
+def test_two_functions_need_a_choice():
+    with pytest.raises(ValueError, match="several functions"):
+        hookscope.infer([DATA / "two_functions.jsonl"])
+    names = {r["function"] for r in hookscope.read_records(DATA / "two_functions.jsonl")}
+    for name in names:
+        done = run_cli("infer", DATA / "two_functions.jsonl", "--function", name)
+        assert hookscope.infer([DATA / "two_functions.jsonl"], function=name).to_json() == done.stdout.strip()
+
+
+def test_tiny_llm_demo_records_equal_cli(tmp_path):
+    """The C++ demo (examples/tiny_llm) records model::forward with HOOKSCOPE_RECORD; Python reads the same answer."""
+    demo = build_dir() / "examples" / "tiny_llm"
+    if not os.access(demo, os.X_OK):
+        pytest.skip(f"the C++ demo is not built in {build_dir()} (tools/test.sh builds it; Eigen is needed)")
+    path = tmp_path / "forward.jsonl"
+    env = dict(os.environ, HOOKSCOPE_RECORD=f"*model::forward={path}")  # registry names are qualified
+    done = subprocess.run([str(demo)], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    records = hookscope.read_records(path)
+    assert records and all(r["function"].endswith("model::forward") for r in records)
+    for argv, options in (([], {}), (["--dim-names"], {"dim_names": True}), (["--store-n-calls", "all"],
+                                                                             {"store_n_calls": None})):
+        out = run_cli("infer", path, *argv)
+        assert out.returncode == 0, out.stderr
+        assert hookscope.infer([path], **options).to_json() == out.stdout.strip()
+        report = run_cli("infer", path, *argv, "--format", "report")
+        assert hookscope.infer([path], **options).report().rstrip() == report.stdout.rstrip()
