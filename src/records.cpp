@@ -8,6 +8,8 @@
 // from a chain of stack frames.
 #include "hookscope/records.hpp"
 
+#include "json_writer.hpp"
+
 #include "json_reader.hpp"
 
 #include <boost/json.hpp>  // compiled into the library by src/value.cpp

@@ -2,6 +2,8 @@
 // compact, ordered and prints floats in their shortest round-trip form).
 #include "hookscope/value.hpp"
 
+#include "json_writer.hpp"
+
 #include "base64.hpp"
 #include "json_reader.hpp"
 

@@ -183,13 +183,6 @@ std::string_view to_string(value::kind k) noexcept;
 /// The value in the record format's JSON encoding, compact, keys in a fixed order.
 std::string to_json(const value& v);
 
-namespace detail {
-// The encoder's pieces, for writers of larger documents (record lines) that embed values without copying them.
-void append_json(std::string& out, const value& v);
-void append_json_string(std::string& out, std::string_view s);
-void append_json_fields(std::string& out, const value_fields& fields);  // [["name",V],...]
-}  // namespace detail
-
 /// Reads one value in the JSON encoding; a format_error names the path (e.g. `$.tuple[1].shape[0]`) and the fault.
 value value_from_json(std::string_view text);
 

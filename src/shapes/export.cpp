@@ -3,6 +3,7 @@
 // Syntaxes and their sources: reference/EXPORT_FORMATS.md. Shapes are spelled by values.hpp's shape_text, as in the
 // engine's messages.
 #include "values.hpp"
+#include "../json_writer.hpp"
 #include "hookscope/errors.hpp"
 
 #include <algorithm>
