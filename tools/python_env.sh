@@ -12,7 +12,11 @@ if ! /usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null; then
   source tools/ensure_packages.sh
   ensure_packages python3-venv
 fi
-[ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+if [ ! -x "$venv/bin/python" ]; then
+  /usr/bin/python3 -m venv "$venv"
+  # Debian 12's venv brings pip 23.0, which lacks -C (--config-settings, pip >= 23.1) used below.
+  "$venv/bin/python" -m pip install --disable-pip-version-check --quiet --upgrade pip
+fi
 timed() {  # timed LABEL COMMAND...: runs it quietly, logs its wall time
   local label=$1 start end
   shift
