@@ -2,6 +2,7 @@
 // include only the ones you use to compile faster (observer.hpp alone pulls in no Boost).
 #pragma once
 
+#include "hookscope/call_context.hpp"
 #include "hookscope/call_inputs.hpp"
 #include "hookscope/capture.hpp"
 #include "hookscope/config.hpp"

@@ -1,0 +1,107 @@
+// hookscope/call_context.hpp — one call of an observable as its typed callbacks see it: the arguments by index (and,
+// through the annotation, by name), the result and the exception. Only observables make them.
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/registry.hpp"
+#include "hookscope/value.hpp"
+
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+namespace detail {
+
+template <class...>
+inline constexpr bool dependent_false = false;
+
+/// What the observable machinery may do to a call that its callbacks may not (erased_call befriends it).
+struct call_access {
+  static constexpr call_key key() noexcept { return {}; }
+  static const void* result(const erased_call& c) noexcept { return c.result_; }
+  static const void* const* args(const erased_call& c) noexcept { return c.args_; }
+  static void finish(erased_call& c, const void* result) noexcept {
+    c.result_ = result;
+    c.post_ = true;
+  }
+  static std::exception_ptr& exception(erased_call& c) noexcept {
+    return *std::launder(reinterpret_cast<std::exception_ptr*>(c.exception_));
+  }
+  static void fail(erased_call& c, std::exception_ptr e) noexcept {
+    exception(c) = std::move(e);
+    c.post_ = true;
+  }
+  static value_fields capture_args(const erased_call& c, const void* options) { return c.capture_args_with(options); }
+};
+
+}  // namespace detail
+
+//=== call_context ===//
+
+template <class Signature>
+class call_context;
+
+/// One call of an observable, as its pre and post callbacks see it: arguments as const references, the result.
+///
+/// It is also the call's erased_call (format_arg, capture_args, ...). Only the observable makes them.
+template <class R, class... Args>
+class call_context<R(Args...)> : public erased_call {
+ public:
+  using args_type = std::tuple<const std::remove_reference_t<Args>&...>;
+  using result_type = R;
+
+  // function(), exception() and is_post() are erased_call's.
+
+  /// Every argument, as a tuple of const references.
+  args_type args() const noexcept {
+    return [this]<std::size_t... I>(std::index_sequence<I...>) {
+      return args_type(this->template arg<I>()...);
+    }(std::index_sequence_for<Args...>{});
+  }
+  /// Argument `I` as a const reference.
+  template <std::size_t I>
+  const auto& arg() const noexcept {
+    static_assert(I < sizeof...(Args), "hookscope: call_context::arg<I>(): I is not less than the function's arity");
+    using type = std::remove_reference_t<std::tuple_element_t<(I < sizeof...(Args) ? I : 0), std::tuple<Args...>>>;
+    return *static_cast<const type*>(detail::call_access::args(*this)[I]);
+  }
+  /// The result (post callbacks of a call that returned), else null.
+  const std::remove_reference_t<R>* return_value() const noexcept
+    requires(!std::is_void_v<R>)
+  {
+    return static_cast<const std::remove_reference_t<R>*>(detail::call_access::result(*this));
+  }
+
+  /// Internal: made by the observable around each observed call (users cannot make the key). `addresses`: one
+  /// per argument (the context holds nothing else of its own: the arguments are read through them).
+  call_context(detail::call_key key, const function_info& f, const detail::call_ops& ops,
+               const void* const* addresses) noexcept
+      : erased_call(key, f, ops, addresses) {}
+
+  /// Not for users: a call context exists only while its observable fires it.
+  template <class First, class... Rest>
+    requires(!std::is_same_v<std::remove_cvref_t<First>, detail::call_key> &&
+             !std::is_base_of_v<erased_call, std::remove_cvref_t<First>>)
+  explicit call_context(First&&, Rest&&...)
+      : erased_call(detail::call_access::key(), not_reached<function_info>(), not_reached<detail::call_ops>(), {}) {
+    static_assert(detail::dependent_false<First>,
+                  "hookscope: call_context: only an observable makes call contexts; receive them in callbacks "
+                  "instead: f.observers.pre.add([](const auto& ctx) { ... })");
+  }
+  call_context(const call_context&) = delete;
+  call_context& operator=(const call_context&) = delete;
+  ~call_context() = default;
+
+ private:
+  template <class T>
+  static const T& not_reached() noexcept {  // only in the constructor above, which never compiles
+    return *static_cast<const T*>(nullptr);
+  }
+};
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,311 @@
+// hookscope/detail/observed_call.hpp — how an observable runs a call between its callbacks: the named context, the
+// function-type traits behind the annotation's checks, the observers and registry entry of an annotation, and the
+// non-template steps every observed call shares (one copy per signature, not per annotation).
+#pragma once
+
+#include "hookscope/call_context.hpp"
+#include "hookscope/config.hpp"
+#include "hookscope/detail/fixed_string.hpp"
+#include "hookscope/observer.hpp"
+#include "hookscope/registry.hpp"
+#include "hookscope/value.hpp"
+
+#if HOOKSCOPE_ENABLED
+#include "hookscope/capture.hpp"
+#include "hookscope/detail/value_ops.hpp"
+
+#include <memory>
+#endif
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+namespace detail {
+
+/// The context an observable's callbacks receive: a call_context that also finds arguments by name.
+template <class Signature, fixed_string Params>
+class named_call_context;
+
+template <class R, class... Args, fixed_string Params>
+class named_call_context<R(Args...), Params> : public call_context<R(Args...)> {
+ public:
+  static constexpr std::array<std::string_view, sizeof...(Args)> names = split_names<sizeof...(Args)>(Params.view());
+
+  using call_context<R(Args...)>::call_context;
+
+  /// Argument `I` as a const reference (redeclared: a using-declaration would be hidden by the overload below).
+  template <std::size_t I>
+  const auto& arg() const noexcept {
+    return call_context<R(Args...)>::template arg<I>();
+  }
+
+  /// The argument named `Name` in the annotation; a name not there does not compile.
+  template <fixed_string Name>
+  const auto& arg() const noexcept {
+    constexpr std::size_t index = index_of(names, Name.view());
+    static_assert(index < sizeof...(Args),
+                  "hookscope: call_context::arg<Name>(): no parameter has that name in this observable; "
+                  "use one of the names given to HOOKSCOPE_OBSERVABLE (listed in the template arguments below)");
+    return call_context<R(Args...)>::template arg<(index < sizeof...(Args) ? index : 0)>();  // only the message above
+  }
+};
+
+/// What an observable needs of a function type: the object it is called on (void for free functions), the
+/// result, noexcept-ness and the parameters.
+template <class Self, class R, bool NE, class... A>
+struct callable_shape {};
+
+template <class F>
+struct shape_traits {
+  static_assert(sizeof(F) == 0,
+                "hookscope: observable<&fn, ...>: fn must be a function or a member function; for an overloaded "
+                "one, pick the overload (HOOKSCOPE_OBSERVABLE_OVERLOAD or static_cast<Type*>(&fn))");
+  using type = void;
+};
+template <class R, class... A, bool NE>
+struct shape_traits<R (*)(A...) noexcept(NE)> {
+  using type = callable_shape<void, R, NE, A...>;
+};
+template <class C, class R, class... A, bool NE>
+struct shape_traits<R (C::*)(A...) noexcept(NE)> {
+  using type = callable_shape<C, R, NE, A...>;
+};
+template <class C, class R, class... A, bool NE>
+struct shape_traits<R (C::*)(A...) const noexcept(NE)> {
+  using type = callable_shape<const C, R, NE, A...>;
+};
+
+template <class F>
+struct c_variadic {
+  static_assert(sizeof(F) == 0,
+                "hookscope: HOOKSCOPE_OBSERVABLE: a C variadic function (with '...', like printf) cannot be observed: "
+                "its variable arguments cannot be forwarded; annotate a function with a fixed parameter list "
+                "instead (a wrapper, one taking a va_list, or one instantiation of a variadic template)");
+  using type = void;
+};
+template <class R, class... A, bool NE>
+struct shape_traits<R (*)(A..., ...) noexcept(NE)> : c_variadic<R (*)(A..., ...)> {};
+template <class C, class R, class... A, bool NE>
+struct shape_traits<R (C::*)(A..., ...) noexcept(NE)> : c_variadic<R (C::*)(A..., ...)> {};
+template <class C, class R, class... A, bool NE>
+struct shape_traits<R (C::*)(A..., ...) const noexcept(NE)> : c_variadic<R (C::*)(A..., ...) const> {};
+
+template <class F>
+using shape_of = typename shape_traits<F>::type;
+
+/// Selects the overload of a function of type F (HOOKSCOPE_OBSERVABLE_OVERLOAD).
+template <class F>
+constexpr F* pick_overload(F* f) noexcept {
+  return f;
+}
+
+/// The object parameter of a member observable; a placeholder nobody can pass for free functions.
+struct no_object {
+  no_object() = delete;
+};
+template <class Self>
+using object_ref = std::conditional_t<std::is_void_v<Self>, no_object, Self>&;
+
+/// Every argument of a call, captured and named by the annotation (what recorders store).
+#if HOOKSCOPE_ENABLED
+template <class Args>
+inline constexpr bool all_capturable = false;
+template <class... T>
+inline constexpr bool all_capturable<std::tuple<const T&...>> = (capturable<T> && ...);
+
+template <class Context>
+value_fields capture_args(const Context& ctx, capture_options options) {
+  static_assert(all_capturable<typename Context::args_type>,
+                "hookscope: this parameter type cannot be captured: a recorder needs every parameter of the "
+                "function to be capturable (see hookscope::capturable)");
+  return call_access::capture_args(ctx, &options);
+}
+#else
+template <class Context, class Options>
+value_fields capture_args(const Context&, const Options&) {
+  return {};  // no call is ever observed in a disabled build
+}
+#endif
+
+/// The registry entry of an observable given to a recorder: a live observable_function, or an annotation's type.
+template <class Observable>
+const function_info& function_info_of(const Observable& target) {
+  if constexpr (requires { target.info(); }) {
+    return target.info();
+  } else {
+    return std::remove_cvref_t<Observable>::info;
+  }
+}
+
+#if HOOKSCOPE_ENABLED
+
+/// The four observers around one observable: typed and type-erased callbacks, before and after each call. All
+/// four fire `const erased_call&` (a typed callback is wrapped to see its call_context), so one emission loop
+/// serves every observable of the program.
+struct hook_observers {
+  erased_observer pre;
+  erased_observer post;
+  erased_observer erased_pre;
+  erased_observer erased_post;
+
+  constexpr explicit hook_observers(std::string_view name) noexcept
+      : pre(name), post(name), erased_pre(name), erased_post(name) {}
+
+  // Not inlined: four checks inlined at every call site cost ~150 B each there (GCC outlined some of them anyway
+  // in large translation units); a call to them costs no measurable time over the plain call.
+  [[gnu::noinline]] bool listening() const noexcept {
+    return hookscope_detail_worth_walking(pre) || hookscope_detail_worth_walking(post) ||
+           hookscope_detail_worth_walking(erased_pre) || hookscope_detail_worth_walking(erased_post);
+  }
+};
+
+/// What an annotation keeps at run time: its four observers and its registry entry (which points to two of them).
+struct observable_state {
+  hook_observers hooks;
+  function_info info;
+
+  constexpr observable_state(std::string_view name, std::span<const std::string_view> params,
+                             std::string_view signature, std::string_view file, unsigned line) noexcept
+      : hooks(name), info(name, params, signature, file, line, &hooks.erased_pre, &hooks.erased_post) {}
+};
+
+/// Registers an annotation from its static initialiser through one shared function: the initialiser of a TU of
+/// many annotations is then a row of small calls rather than of inlined registrations (smaller, and much cheaper
+/// for the compiler to optimise).
+struct annotation_link {
+  registry_link link;
+  [[gnu::noinline]] explicit annotation_link(function_info& info) noexcept : link(info) {}
+};
+
+/// Calls the function of an observable: `fn` points to the function (pointer or member pointer), `args` to the
+/// arguments, `object` to the object (or null); `result` is storage for the result. Returns the result's address
+/// (null for void). One per signature: observables of one signature share it.
+using call_thunk = const void* (*)(const void* fn, const void* const* args, void* object, void* result);
+
+/// Makes `call()` and returns the address of its result, constructed in `result` when it is a value.
+template <class R, class Call>
+[[gnu::always_inline]] inline const void* store_result(Call&& call, [[maybe_unused]] void* result) {
+  if constexpr (std::is_void_v<R>) {
+    call();
+    return nullptr;
+  } else if constexpr (std::is_reference_v<R>) {
+    R r = call();
+    return std::addressof(r);
+  } else {
+    return ::new (result) R(call());
+  }
+}
+
+/// An argument, as the function takes it, from its address (that of the observed call's own parameter).
+template <class A>
+[[gnu::always_inline]] inline A&& forward_arg(const void* address) noexcept {
+  return static_cast<A&&>(*static_cast<std::remove_reference_t<A>*>(const_cast<void*>(address)));
+}
+
+template <class F, class Self, class R, class... A>
+const void* call_function(const void* fn, const void* const* args, [[maybe_unused]] void* object, void* result) {
+  const F f = *static_cast<const F*>(fn);
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return store_result<R>(
+        [&]() -> R {
+          if constexpr (std::is_void_v<Self>) {
+            return f(forward_arg<A>(args[I])...);
+          } else {
+            return (static_cast<Self*>(object)->*f)(forward_arg<A>(args[I])...);
+          }
+        },
+        result);
+  }(std::index_sequence_for<A...>{});
+}
+
+// The steps every observed call shares, in functions of their own: an annotation adds only its call site's
+// listening check and its data (observable_state, names), the rest is shared by type or signature.
+
+/// Pre callbacks, then the call; when it throws, the post callbacks, then the exception propagates.
+[[gnu::noinline]] inline const void* begin_observed(const hook_observers& h, erased_call& call, call_thunk thunk,
+                                                    const void* fn, void* object, void* result) {
+  h.pre.observe(call);
+  h.erased_pre.observe(call);
+  try {
+    return thunk(fn, call_access::args(call), object, result);
+  } catch (...) {
+    // No current exception is a forced unwind (pthread_exit, pthread_cancel): the thread ends, the call did not
+    // return nor throw, so no post callback claims it did.
+    if (!std::current_exception()) throw;
+    struct forget {  // the context's destructor is trivial: it must not be left holding the exception
+      erased_call& call;
+      ~forget() { call_access::exception(call) = nullptr; }
+    } reset{call};
+    call_access::fail(call, std::current_exception());
+    h.post.observe(call);
+    h.erased_post.observe(call);
+    throw;
+  }
+}
+
+/// Post callbacks of a call that returned (`result`: its address, null for void).
+[[gnu::noinline]] inline void end_observed(const hook_observers& h, erased_call& call, const void* result) {
+  call_access::finish(call, result);
+  h.post.observe(call);
+  h.erased_post.observe(call);
+}
+
+/// Runs one observed call and hands its result back; one instantiation per result type.
+template <class R>
+[[gnu::noinline]] R run_observed(const hook_observers& h, erased_call& call, call_thunk thunk, const void* fn,
+                                 void* object) {
+  if constexpr (std::is_void_v<R>) {
+    begin_observed(h, call, thunk, fn, object, nullptr);
+    end_observed(h, call, nullptr);
+  } else if constexpr (std::is_reference_v<R>) {
+    const void* r = begin_observed(h, call, thunk, fn, object, nullptr);
+    end_observed(h, call, r);
+    return static_cast<R>(*static_cast<std::remove_reference_t<R>*>(const_cast<void*>(r)));
+  } else {
+    alignas(R) unsigned char storage[sizeof(R)];
+    R* r = static_cast<R*>(const_cast<void*>(begin_observed(h, call, thunk, fn, object, storage)));
+    struct destroy {
+      R* r;
+      ~destroy() { r->~R(); }
+    } guard{r};
+    end_observed(h, call, r);
+    return static_cast<R&&>(*r);
+  }
+}
+
+/// How observed_call takes a parameter of type A: small trivially copyable values by value (in registers, so the
+/// caller need not store them to take their address), everything else by reference (no copy or move added).
+template <class A>
+using observed_arg_t =
+    std::conditional_t<!std::is_reference_v<A> && std::is_trivially_copyable_v<A> && sizeof(A) <= 2 * sizeof(void*),
+                       A, A&>;
+
+/// An observed call of an annotation: builds the context, runs the callbacks around the call. Shared by the
+/// annotations of one signature and parameter names (the context's type), whatever their function.
+template <class Context, class F, class Self, class R, bool NE, class... A>
+[[gnu::noinline]] R observed_call(observable_state& state, const F* fn, void* object,
+                                  observed_arg_t<A>... args) noexcept(NE) {
+  const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
+  Context ctx(call_access::key(), state.info, call_ops_for<R, A...>, addresses.data());
+  return run_observed<R>(state.hooks, ctx, &call_function<F, Self, R, A...>, fn, object);
+}
+
+#else
+/// What function_info points to in disabled builds, whose observers hold nothing.
+inline constinit erased_observer no_observer{""};
+#endif
+
+}  // namespace detail
+
+HOOKSCOPE_DETAIL_END_NAMESPACE
