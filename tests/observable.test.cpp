@@ -236,6 +236,12 @@ TEST_CASE("observable post callbacks run when the function throws") {
 
 #if HOOKSCOPE_EXPECT_ENABLED
 TEST_CASE("observable: pthread_exit or pthread_cancel inside the observed call ends the thread, no post callback") {
+#if defined(__SANITIZE_ADDRESS__)
+  // GCC 12's AddressSanitizer reports a stack-buffer-overflow inside its own sigaltstack interceptor when a forced
+  // unwind is rethrown from a catch block (__asan_handle_no_return); the other builds (TSan included) run this.
+  WARN("not run under AddressSanitizer: a false report of its sigaltstack interceptor on rethrown forced unwinds");
+  return;
+#endif
   for (int how : {0, 1}) {
     std::atomic<int> pre{0};
     std::atomic<int> post{0};
