@@ -1,5 +1,5 @@
 // bench/shapes.bench.cpp — what `hookscope-shapes infer --store-n-calls all` costs on long recordings: records
-// per second, and whether memory stays flat (DESIGN.md: 1 M records at >= 200 k records/s, memory flat).
+// per second, and whether memory stays flat (docs/architecture.md: 1 M records at >= 200 k records/s, memory flat).
 //
 // The input is LLM-like JSONL: generate() calls of varying batch and prompt length, each a prefill then decode
 // steps with a growing KV cache (a DynamicCache of 4 layers). A pool of distinct lines is generated once; a

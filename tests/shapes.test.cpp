@@ -1,4 +1,4 @@
-// Tests of the shape engine (hookscope/shapes.hpp) against reference/INPUT_OBSERVER_RULES.md, rule by rule. Every
+// Tests of the shape engine (hookscope/shapes.hpp) against docs/input_observer_rules.md, rule by rule. Every
 // expected text below was worked out by hand from the rules; the comments give the reasoning where it is not obvious.
 #include "hookscope/shapes.hpp"
 

@@ -9,7 +9,7 @@ each with a caller, in three variants compiled at -O2 (compiler CPU time, user +
 Code size is text+data of the object file (`size`); per-annotation figures are (variant - plain) / N.
 Parameters are named a0, a1, ... (functions of one signature then share their observed-call code, as they do
 in real code when the names repeat); --distinct-names gives every function names of its own (no sharing).
-Prints a markdown table with the DESIGN.md targets, met or NOT met.
+Prints a markdown table with the performance targets (docs/architecture.md), met or NOT met.
 Usage: annotation_cost.py INCLUDE_DIR [--compiler c++] [--functions 200] [--runs 3] [--distinct-names] [--check]
                           [--keep DIR]
 """

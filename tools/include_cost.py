@@ -48,7 +48,7 @@ def main() -> int:
                          input="#include <hookscope/observer.hpp>\n", capture_output=True, text=True, check=True)
     heavy = [lib for lib in ("boost/hana", "boost/pfr", "boost/json") if lib in pre.stdout]
     print()
-    print("DESIGN.md targets:")
+    print("performance targets (docs/architecture.md):")
     umbrella = added["hookscope/hookscope.hpp"]
     umbrella_met = umbrella <= UMBRELLA_MAX_S
     print(f"- {'met' if umbrella_met else 'NOT met'}: `#include <hookscope/hookscope.hpp>` ≤ {UMBRELLA_MAX_S:.1f} s "

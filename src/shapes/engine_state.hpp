@@ -1,6 +1,6 @@
 // src/shapes/engine_state.hpp — private to the shape engine: the recorded state, and the functions of each rule
 // group, one file each under src/shapes/ (rule ids A1..D4: docs/input_observer_rules.md, after yobx's
-// InputObserver, yobx/torch/input_observer.py):
+// InputObserver):
 //
 //   recording.cpp        A1-A7  add_call: split_kwargs, value_if_missing, ordering, the summaries, the kept calls
 //   alignment.cpp        B1-B5  the best candidate's slots, check_alignment, align; info()

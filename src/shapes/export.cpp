@@ -1,6 +1,6 @@
 // The inferred dynamic shapes written for the tools that consume them: torch.export's `dynamic_shapes` as JSON,
 // trtexec's --minShapes/--optShapes/--maxShapes, ONNX Runtime's TensorRT profile options, and a readable report.
-// Syntaxes and their sources: reference/EXPORT_FORMATS.md. Shapes are spelled by values.hpp's shape_text, as in the
+// Syntaxes and their sources: docs/export_formats.md. Shapes are spelled by values.hpp's shape_text, as in the
 // engine's messages.
 #include "values.hpp"
 #include "../json_writer.hpp"
