@@ -238,14 +238,6 @@ void summarise(recorded_state& s, const call_inputs& in, const value_fields& con
   // Beyond the bound, two distinct sets are already known: the error is reported from those (earlier) calls.
 }
 
-std::uint64_t mix(std::uint64_t h) noexcept {  // splitmix64's finaliser
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  return h ^ (h >> 31);
-}
-
 void hash_tree(const value& v, std::uint64_t& h) {
   for_each_leaf(v, [&](const value& leaf) {
     h = mix(h + static_cast<std::uint64_t>(leaf.type()) + 0x9e3779b97f4a7c15ULL);

@@ -8,14 +8,6 @@ namespace detail::shapes {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t h) noexcept {  // splitmix64's finaliser
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  return h ^ (h >> 31);
-}
-
 //=== observing one call (local: each has one caller, into which it is inlined) ===//
 
 void observe_dim(dim_summary& s, std::int64_t v, bool first_time) {

@@ -36,6 +36,15 @@ std::string constants_text(const value_fields& constants);
 /// children in its children's order.
 value with_children(const value& like, std::vector<value> children);
 
+/// Mixes a 64-bit hash (splitmix64's finaliser): the engine's hashes of value sequences and call shapes.
+inline std::uint64_t mix(std::uint64_t h) noexcept {
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
+}
+
 //=== text ===//
 
 /// "1x7" (trtexec's spelling, also used in the messages and the report); "[]" for a rank-0 shape.
