@@ -11,6 +11,7 @@
 #include "json_writer.hpp"
 
 #include "json_reader.hpp"
+#include "record_parts.hpp"
 
 #include <boost/json.hpp>  // compiled into the library by src/value.cpp
 
@@ -68,19 +69,30 @@ void check_unique_names(const value_fields& kwargs, const json_path& at) {
   }
 }
 
-const json::value& required(const json::object& o, std::string_view key, const json_path& at) {
+}  // namespace
+
+namespace detail {
+
+const json::value& json_required(const json::object& o, std::string_view key, const json_path& at) {
   const json::value* v = o.if_contains(key);
   if (v == nullptr) fail_at(at, "missing \"" + std::string(key) + "\"");
   return *v;
 }
 
-std::string_view read_string(const json::value& j, const json_path& at) {
+std::string_view read_json_string(const json::value& j, const json_path& at) {
   if (!j.is_string()) fail_at(at, "expected a string, found " + json_kind_of(j));
   return {j.get_string().data(), j.get_string().size()};
 }
 
+}  // namespace detail
+
+namespace {
+
+using detail::json_required;
+using detail::read_json_string;
+
 parameter_kind read_kind(const json::value& j, const json_path& at) {
-  const std::string_view kind = read_string(j, at);
+  const std::string_view kind = read_json_string(j, at);
   if (kind == "positional_or_keyword") return parameter_kind::positional_or_keyword;
   if (kind == "var_positional") return parameter_kind::var_positional;
   if (kind == "var_keyword") return parameter_kind::var_keyword;
@@ -91,14 +103,18 @@ parameter read_parameter(const json::value& j, const json_path& at) {
   const json::object* o = j.if_object();
   if (o == nullptr) fail_at(at, "expected a parameter {\"name\", \"kind\", \"default\"}, found " + json_kind_of(j));
   parameter p;
-  p.name = read_string(required(*o, "name", at), at / "name");
+  p.name = read_json_string(json_required(*o, "name", at), at / "name");
   if (p.name.empty()) fail_at(at / "name", "empty parameter name");
   if (const json::value* kind = o->if_contains("kind")) p.kind = read_kind(*kind, at / "kind");
   if (const json::value* def = o->if_contains("default")) p.default_value = read_json_value(*def, at / "default");
   return p;
 }
 
-parameter_list read_signature(const json::value& j, const json_path& at) {
+}  // namespace
+
+namespace detail {
+
+parameter_list read_json_signature(const json::value& j, const json_path& at) {
   if (!j.is_array()) fail_at(at, "expected an array of parameters, found " + json_kind_of(j));
   parameter_list sig;
   sig.reserve(j.get_array().size());
@@ -117,18 +133,25 @@ parameter_list read_signature(const json::value& j, const json_path& at) {
   return sig;
 }
 
-void read_inputs(const json::object& o, call_inputs& inputs, const json_path& root) {
-  const json::value& args = required(o, "args", root);
+void read_json_inputs(const json::object& o, call_inputs& inputs, const json_path& root) {
+  const json::value& args = json_required(o, "args", root);
   if (!args.is_array()) fail_at(root / "args", "expected an array of values, found " + json_kind_of(args));
   inputs.args.clear();
   inputs.args.reserve(args.get_array().size());
   for (std::size_t i = 0; i < args.get_array().size(); ++i) {
     inputs.args.push_back(read_json_value(args.get_array()[i], (root / "args")[i]));
   }
-  const json::value& kwargs = required(o, "kwargs", root);
+  const json::value& kwargs = json_required(o, "kwargs", root);
   read_json_fields_into(inputs.kwargs, kwargs, root / "kwargs");
   check_unique_names(inputs.kwargs, root / "kwargs");
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::read_json_inputs;
+using detail::read_json_signature;
 
 // The first dict or struct below `v` that names an entry twice (a Python dict cannot): its JSON path below `v` and
 // the name. Names are compared pairwise in small containers, sorted in large ones.
@@ -188,11 +211,11 @@ void read_record(const json::value& j, call_record& out) {
   const json_path root;
   const json::object* o = j.if_object();
   if (o == nullptr) fail_at(root, "expected a record {\"function\", \"args\", \"kwargs\", ...}, found " + json_kind_of(j));
-  out.function = read_string(required(*o, "function", root), root / "function");
+  out.function = read_json_string(json_required(*o, "function", root), root / "function");
   if (out.function.empty()) fail_at(root / "function", "empty function name");
   out.parameters.reset();
-  if (const json::value* sig = o->if_contains("signature")) out.parameters = read_signature(*sig, root / "signature");
-  read_inputs(*o, out.inputs, root);
+  if (const json::value* sig = o->if_contains("signature")) out.parameters = read_json_signature(*sig, root / "signature");
+  read_json_inputs(*o, out.inputs, root);
   out.result.reset();
   if (const json::value* result = o->if_contains("result")) out.result = read_json_value(*result, root / "result");
   out.threw = false;
@@ -428,10 +451,10 @@ void record_reader::check_signature(const call_record& record) {
 
 //=== writing ===//
 
-namespace {
+namespace detail {
 
-void append_parameters(std::string& line, const parameter_list& parameters) {
-  line += ",\"signature\":[";
+void append_json_signature(std::string& line, const parameter_list& parameters) {
+  line.push_back('[');
   for (std::size_t i = 0; i < parameters.size(); ++i) {
     const parameter& p = parameters[i];
     if (i != 0) line.push_back(',');
@@ -448,7 +471,7 @@ void append_parameters(std::string& line, const parameter_list& parameters) {
   line.push_back(']');
 }
 
-}  // namespace
+}  // namespace detail
 
 // Values are embedded through the value encoder's writers: nothing is copied into an intermediate document.
 std::string to_record_line(const call_record& record) {
@@ -457,7 +480,10 @@ std::string to_record_line(const call_record& record) {
   if (record.result) detail::check_json_levels(*record.result);
   std::string line = "{\"function\":";
   detail::append_json_string(line, record.function);
-  if (record.parameters) append_parameters(line, *record.parameters);
+  if (record.parameters) {
+    line += ",\"signature\":";
+    detail::append_json_signature(line, *record.parameters);
+  }
   line += ",\"args\":[";
   for (std::size_t i = 0; i < record.inputs.args.size(); ++i) {
     if (i != 0) line.push_back(',');

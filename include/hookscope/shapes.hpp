@@ -25,6 +25,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -286,6 +287,19 @@ class shape_engine {
   /// Forgets these inputs everywhere; returns how many were removed. Throws for *args / **kwargs names.
   std::size_t remove_inputs(const std::vector<std::string>& names);
   engine_info info() const;
+
+  //--- summaries: the step to many processes and machines (docs/summary_format.md) ---//
+
+  /// The recorded state as a summary document (JSON, versioned): what `hookscope-shapes summarize` writes. Only an
+  /// engine recording every call (store_n_calls = unlimited) has one; `function` names the calls' function.
+  std::string to_summary_json(std::string_view function = {}) const;
+  /// The engine a summary describes (store_n_calls = unlimited, keep_calls = false); throws format_error naming the
+  /// JSON path of what is wrong. `function`, when given, receives the summary's function name.
+  static shape_engine from_summary_json(std::string_view summary, std::string* function = nullptr);
+  /// Folds in the calls of `later` as if they had been added to this engine after its own: every inference then
+  /// gives exactly what one engine given all the calls in that order gives (merging is associative). Both must
+  /// record every call, with the same signature and value_if_missing, else inference_error says which differs.
+  void merge(const shape_engine& later);
 
  private:
   struct impl;

@@ -97,7 +97,7 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
   std::vector<claim> claims;  // well-known name -> the values of the first dim that took it
   const auto sequence = [&](std::size_t f, std::size_t d) {
     const leaf_summary& l = *flat[f].summary;
-    return sequence_t{l.dims[d].sequence_hash, l.observed};
+    return sequence_t{l.dims[d].sequence.value, l.observed};
   };
   const auto lookup = [&](sequence_t seq) -> const std::string* {
     for (const auto& [sq, n] : names) {
@@ -186,12 +186,12 @@ std::vector<std::string> warnings(const std::vector<tensor_input>& inputs, const
       }
       if (l.dims[dd.dim].counts_truncated) {
         out.push_back("hookscope: dimension " + std::to_string(dd.dim) + " of '" + t.name + "' took more than " +
-                      std::to_string(max_distinct_values) + " distinct values: its opt counts the first ones only");
+                      std::to_string(max_distinct_values) + " distinct values: its opt counts the " + std::to_string(max_distinct_values) + " smallest only");
       }
     }
     if (t.shapes_seen_truncated) {
       out.push_back("hookscope: '" + t.name + "' took more than " + std::to_string(max_shapes_seen) +
-                    " distinct shapes: shapes_seen lists the first ones only");
+                    " distinct shapes: shapes_seen lists the " + std::to_string(max_shapes_seen) + " smallest only");
     }
   }
   return out;
@@ -230,7 +230,9 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
   r.profiles = make_profiles(r.inputs, rows, r.relations, o.profile_phases);
   if (s.combos_truncated) {
     r.warnings.push_back("hookscope: the calls took more than " + std::to_string(max_combinations) +
-                         " distinct combinations of shapes: relations and profiles are computed from the first ones");
+                         " distinct combinations of shapes: relations and profiles are computed from " +
+                         std::to_string(max_combinations) + " of them (those of smallest hash: the same whatever the "
+                         "calls' order or split)");
   }
   for (const tensor_input& t : r.inputs) {
     if (t.dtypes_seen.size() < 2) continue;
@@ -244,7 +246,7 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
     if (tensor_of[f] == no_tensor) continue;
     const leaf_summary& l = *flat[f].summary;
     for (const dynamic_dim& dd : r.inputs[tensor_of[f]].dynamic_dims) {
-      r.sequences[tensor_of[f]].emplace_back(l.dims[dd.dim].sequence_hash, l.observed);
+      r.sequences[tensor_of[f]].emplace_back(l.dims[dd.dim].sequence.value, l.observed);
     }
   }
   r.root = build_root(s, slots, tensor_of);

@@ -117,6 +117,27 @@ value shape_engine::infer_arguments(const argument_options& options) const {
   return detail::shapes::infer_arguments(state, options);
 }
 
+std::string shape_engine::to_summary_json(std::string_view function) const {
+  if (impl_->state.options.store_n_calls != unlimited) {
+    throw inference_error("hookscope: to_summary_json: only an engine recording every call has a summary "
+                          "(engine_options::store_n_calls = hookscope::unlimited)");
+  }
+  return detail::shapes::to_summary_json(impl_->state, impl_->results, function);
+}
+
+shape_engine shape_engine::from_summary_json(std::string_view summary, std::string* function) {
+  shape_engine e({.store_n_calls = unlimited, .keep_calls = false});
+  std::string name;
+  detail::shapes::from_summary_json(summary, e.impl_->state, e.impl_->results, name);
+  if (function) *function = std::move(name);
+  return e;
+}
+
+void shape_engine::merge(const shape_engine& later) {
+  detail::shapes::merge(impl_->state, later.impl_->state);
+  detail::shapes::merge(impl_->results, later.impl_->results);
+}
+
 engine_info shape_engine::info() const {
   const detail::shapes::recorded_state& state = impl_->state;
   engine_info out = detail::shapes::info(state);

@@ -10,6 +10,8 @@
 //   remove_inputs.cpp    D4     remove_inputs
 //   profiles.cpp         C6     relations between dynamic dims, consistent TensorRT profiles (and phases), over
 //                               the distinct calls recording.cpp counts (recorded_state::combos)
+//   merge.cpp                   folding the state of later calls (recorded elsewhere) into a state
+//   summary_json.cpp            a state as a summary document and back (docs/summary_format.md)
 //
 // Why summaries rather than calls: the command line folds millions of records, so every rule is evaluated on data
 // whose size does not grow with the number of calls (summaries.hpp). The summaries are keyed by ARGUMENT (a
@@ -126,6 +128,20 @@ std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& nam
 std::uint64_t call_hash(const call_inputs& in);
 /// After remove_inputs changed the combinations' calls: rehashed, those now equal merged.
 void rebuild_combos(recorded_state& s);
+/// The combination equal to a call (its inputs after A3-A5 and its constants), found by the call's hash.
+std::optional<std::size_t> find_combo(const recorded_state& s, std::uint64_t h, const call_inputs& in,
+                                      const value_fields& constants);
+/// A combination not among s.combos (bounded: the smallest (hash, first call) stay).
+void add_combo(recorded_state& s, combination c);
+/// Folds `later`, a state over calls that came after `into`'s, into `into`: the result infers as one state given
+/// every call in that order would (merge.cpp). Throws inference_error when they were not recorded alike.
+void merge(recorded_state& into, const recorded_state& later);
+
+//=== summaries as documents (summary_json.cpp; docs/summary_format.md) ===//
+
+std::string to_summary_json(const recorded_state& state, const recorded_state& results, std::string_view function);
+/// Into fresh states (no call, no signature); throws format_error naming the JSON path.
+void from_summary_json(std::string_view text, recorded_state& state, recorded_state& results, std::string& function);
 
 //=== alignment on the best candidate (alignment.cpp: B1-B5) ===//
 

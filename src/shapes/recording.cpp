@@ -247,21 +247,23 @@ void hash_tree(const value& v, std::uint64_t& h) {
   });
 }
 
-// The combination of a call: found by its hash, then compared exactly.
-std::optional<std::size_t> find_combo(const recorded_state& s, std::uint64_t h, const call_inputs& in,
-                                      const value_fields& constants) {
-  auto it = std::lower_bound(s.combo_index.begin(), s.combo_index.end(), std::pair{h, std::size_t{0}});
-  for (; it != s.combo_index.end() && it->first == h; ++it) {
-    const stored_call& c = *s.combos[it->second].call;
-    if (c.inputs == in && constants_equal(c.constants, constants)) return it->second;
-  }
-  return std::nullopt;
-}
 
 void index_combo(recorded_state& s, std::size_t i) {
   const std::pair entry{s.combos[i].hash, i};
   s.combo_index.insert(std::lower_bound(s.combo_index.begin(), s.combo_index.end(), entry), entry);
 }
+
+// Beyond max_combinations the combinations of smallest (hash, first call) stay: the largest goes, or the new one.
+// A combination's first call only grows with the calls, so the kept ones are those a merge of shards keeps too.
+void evict_largest_combo(recorded_state& s) {
+  const std::size_t gone = s.combo_index.back().second;  // the index is sorted by (hash, combination), and
+  s.combo_index.pop_back();                               // combinations are in first-call order
+  s.combos.erase(s.combos.begin() + static_cast<std::ptrdiff_t>(gone));
+  for (auto& entry : s.combo_index) {
+    if (entry.second > gone) --entry.second;
+  }
+}
+
 
 // A7 (first call with the strictly largest leaf count) and D1 (first call with the best's argument counts).
 void keep(recorded_state& s, call_inputs&& in, value_fields&& constants, std::size_t leaves) {
@@ -279,11 +281,35 @@ void keep(recorded_state& s, call_inputs&& in, value_fields&& constants, std::si
 
 }  // namespace
 
+std::optional<std::size_t> find_combo(const recorded_state& s, std::uint64_t h, const call_inputs& in,
+                                      const value_fields& constants) {
+  auto it = std::lower_bound(s.combo_index.begin(), s.combo_index.end(), std::pair{h, std::size_t{0}});
+  for (; it != s.combo_index.end() && it->first == h; ++it) {
+    const stored_call& c = *s.combos[it->second].call;
+    if (c.inputs == in && constants_equal(c.constants, constants)) return it->second;
+  }
+  return std::nullopt;
+}
+
+void add_combo(recorded_state& s, combination c) {
+  if (s.combos.size() == max_combinations) {
+    s.combos_truncated = true;
+    const combination& largest = s.combos[s.combo_index.back().second];
+    if (std::pair{c.hash, c.call->index} > std::pair{largest.hash, largest.call->index}) return;
+    evict_largest_combo(s);
+  }
+  s.combos.push_back(std::move(c));
+  index_combo(s, s.combos.size() - 1);
+}
+
+// Deterministic across builds and machines: summaries written on one are merged on another (merge.cpp).
 std::uint64_t call_hash(const call_inputs& in) {
   std::uint64_t h = in.args.size();
   for (const value& a : in.args) hash_tree(a, h);
   for (const auto& [name, v] : in.kwargs) {
-    h = mix(h + std::hash<std::string>{}(name));
+    std::uint64_t fnv = 0xcbf29ce484222325ULL;  // FNV-1a, not std::hash: the same in every build
+    for (const char c : name) fnv = (fnv ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    h = mix(h + fnv);
     hash_tree(v, h);
   }
   return h;
@@ -299,8 +325,7 @@ void rebuild_combos(recorded_state& s) {
       s.combos[*i].count += c.count;
       continue;
     }
-    s.combos.push_back(std::move(c));
-    index_combo(s, s.combos.size() - 1);
+    add_combo(s, std::move(c));
   }
 }
 
@@ -318,11 +343,8 @@ bool add_call(recorded_state& s, call_inputs&& in) {
   const std::uint64_t h = call_hash(in);
   if (const auto i = find_combo(s, h, in, constants)) {
     ++s.combos[*i].count;
-  } else if (s.combos.size() < max_combinations) {
-    s.combos.push_back({std::make_shared<stored_call>(stored_call{s.n_calls, in, constants, leaves}), 1, h});
-    index_combo(s, s.combos.size() - 1);
   } else {
-    s.combos_truncated = true;
+    add_combo(s, {std::make_shared<stored_call>(stored_call{s.n_calls, in, constants, leaves}), 1, h});
   }
   keep(s, std::move(in), std::move(constants), leaves);
   ++s.n_calls;

@@ -8,6 +8,67 @@ namespace detail::shapes {
 
 namespace {
 
+//=== the sequence hash: a polynomial over the Mersenne prime 2^61 - 1 ===//
+
+constexpr std::uint64_t mersenne = (std::uint64_t{1} << 61) - 1;
+constexpr std::uint64_t hash_base = 0x1c8e4b3a5f27d913ULL % mersenne;
+
+std::uint64_t reduce(std::uint64_t x) noexcept {
+  x = (x & mersenne) + (x >> 61);
+  return x >= mersenne ? x - mersenne : x;
+}
+
+std::uint64_t mul_mod(std::uint64_t a, std::uint64_t b) noexcept {
+  __extension__ using u128 = unsigned __int128;  // GCC and Clang; __extension__: no -Wpedantic
+  const u128 p = static_cast<u128>(a) * b;
+  return reduce(reduce(static_cast<std::uint64_t>(p & mersenne)) + static_cast<std::uint64_t>(p >> 61));
+}
+
+std::uint64_t pow_mod(std::uint64_t base, std::uint64_t exponent) noexcept {
+  std::uint64_t out = 1;
+  for (; exponent; exponent >>= 1, base = mul_mod(base, base)) {
+    if (exponent & 1) out = mul_mod(out, base);
+  }
+  return out;
+}
+
+//=== bounded sets that keep their smallest entries (so that they merge exactly) ===//
+
+using count_entry = std::pair<std::int64_t, std::uint64_t>;
+
+// Adds `n` calls of size `v` to the ascending counts.
+void count_value(dim_summary& s, std::int64_t v, std::uint64_t n) {
+  auto& counts = s.counts;
+  auto it = std::lower_bound(counts.begin(), counts.end(), v, [](const count_entry& e, std::int64_t x) { return e.first < x; });
+  if (it != counts.end() && it->first == v) {
+    it->second += n;
+    return;
+  }
+  if (counts.size() == max_distinct_values) {
+    s.counts_truncated = true;
+    if (it == counts.end()) return;  // larger than every kept size
+    counts.pop_back();
+  }
+  counts.insert(it, {v, n});
+}
+
+// Adds a distinct shape: when full, the largest of the kept ones and the new one goes.
+void remember_shape(leaf_summary& l, const shape_t& shape) {
+  auto& seen = l.shapes_seen;
+  if (!seen.empty() && seen.back() == shape) return;  // the usual case: same as last time
+  if (std::find(seen.begin(), seen.end(), shape) != seen.end()) return;
+  if (seen.size() < max_shapes_seen) {
+    seen.push_back(shape);
+    return;
+  }
+  l.shapes_truncated = true;
+  const auto largest = std::max_element(seen.begin(), seen.end());
+  if (shape < *largest) {
+    seen.erase(largest);
+    seen.push_back(shape);
+  }
+}
+
 //=== observing one call (local: each has one caller, into which it is inlined) ===//
 
 void observe_dim(dim_summary& s, std::int64_t v, bool first_time) {
@@ -18,27 +79,8 @@ void observe_dim(dim_summary& s, std::int64_t v, bool first_time) {
     s.min = std::min(s.min, v);
     s.max = std::max(s.max, v);
   }
-  s.sequence_hash = mix(s.sequence_hash + static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ULL);
-  auto it = std::lower_bound(s.counts.begin(), s.counts.end(), v,
-                             [](const auto& entry, std::int64_t x) { return entry.first < x; });
-  if (it != s.counts.end() && it->first == v) {
-    ++it->second;
-  } else if (s.counts.size() < max_distinct_values) {
-    s.counts.insert(it, {v, 1});
-  } else {
-    s.counts_truncated = true;
-  }
-}
-
-void remember_shape(leaf_summary& l, const shape_t& shape) {
-  auto& seen = l.shapes_seen;
-  if (!seen.empty() && seen.back() == shape) return;  // the usual case: same as last time
-  if (std::find(seen.begin(), seen.end(), shape) != seen.end()) return;
-  if (seen.size() < max_shapes_seen) {
-    seen.push_back(shape);
-  } else {
-    l.shapes_truncated = true;
-  }
+  s.sequence.append(v);
+  count_value(s, v, 1);
 }
 
 void observe_leaf(leaf_summary& l, const value& leaf, std::size_t call) {
@@ -58,6 +100,7 @@ void observe_leaf(leaf_summary& l, const value& leaf, std::size_t call) {
     l.rank = shape.size();
     l.dtype = leaf.as_tensor().dtype;
     l.dims.resize(l.rank);
+    l.first_tensor_call = call;
   } else if (shape.size() != l.rank) {
     if (!l.rank_conflict_call) l.rank_conflict_call = call, l.rank_conflict_shape = shape;
     return;
@@ -66,7 +109,71 @@ void observe_leaf(leaf_summary& l, const value& leaf, std::size_t call) {
   ++l.observed;
 }
 
+//=== merging (the later summary's calls come after) ===//
+
+std::optional<std::size_t> shifted(std::optional<std::size_t> call, std::size_t offset) {
+  return call ? std::optional(*call + offset) : std::nullopt;
+}
+
+void merge_dim(dim_summary& into, const dim_summary& later, std::uint64_t later_length) {
+  into.varies = into.varies || later.varies || later.first != into.first;
+  into.min = std::min(into.min, later.min);
+  into.max = std::max(into.max, later.max);
+  into.sequence.append(later.sequence, later_length);
+  into.counts_truncated = into.counts_truncated || later.counts_truncated;
+  for (const auto& [v, n] : later.counts) count_value(into, v, n);
+}
+
+// The tensors of `later` of another rank than `into`'s are each a conflict; its first is the first of them.
+void merge_tensors(leaf_summary& into, const leaf_summary& later, std::size_t offset) {
+  if (into.observed == 0) {
+    into.observed = later.observed;
+    into.rank = later.rank;
+    into.dtype = later.dtype;
+    into.dims = later.dims;
+    into.first_tensor_call = later.first_tensor_call + offset;
+    into.rank_conflict_call = shifted(later.rank_conflict_call, offset);
+    into.rank_conflict_shape = later.rank_conflict_shape;
+    return;
+  }
+  if (later.rank != into.rank) {
+    if (!into.rank_conflict_call) {
+      into.rank_conflict_call = later.first_tensor_call + offset;
+      into.rank_conflict_shape.clear();
+      for (const dim_summary& d : later.dims) into.rank_conflict_shape.push_back(d.first);
+    }
+    return;
+  }
+  if (!into.rank_conflict_call && later.rank_conflict_call) {
+    into.rank_conflict_call = *later.rank_conflict_call + offset;
+    into.rank_conflict_shape = later.rank_conflict_shape;
+  }
+  for (std::size_t d = 0; d < into.rank; ++d) merge_dim(into.dims[d], later.dims[d], later.observed);
+  into.observed += later.observed;
+}
+
+void merge_leaf(leaf_summary& into, const leaf_summary& later, std::size_t offset) {
+  into.shapes_truncated = into.shapes_truncated || later.shapes_truncated;
+  for (const shape_t& shape : later.shapes_seen) remember_shape(into, shape);
+  for (const hookscope::dtype t : later.dtypes) {
+    if (std::find(into.dtypes.begin(), into.dtypes.end(), t) == into.dtypes.end()) into.dtypes.push_back(t);
+  }
+  if (later.observed > 0) merge_tensors(into, later, offset);
+  if (later.has_tensor) into.has_tensor = true, into.last_tensor = later.last_tensor;
+  if (later.last_other) into.last_other = later.last_other;
+}
+
 }  // namespace
+
+//=== sequence_hash ===//
+
+void sequence_hash::append(std::int64_t size) noexcept {
+  value = reduce(mul_mod(value, hash_base) + reduce(mix(static_cast<std::uint64_t>(size) + 0x9e3779b97f4a7c15ULL)));
+}
+
+void sequence_hash::append(sequence_hash later, std::uint64_t later_length) noexcept {
+  value = reduce(mul_mod(value, pow_mod(hash_base, later_length)) + later.value);
+}
 
 //=== dim_summary ===//
 
@@ -88,6 +195,7 @@ void key_summary::observe(const value& v, std::size_t call) {
   const std::size_t n = v.leaf_count();
   if (provided == 1) {
     leaf_count = n;
+    first_provided_call = call;
     leaves.resize(n);
   } else if (n != leaf_count) {
     if (!count_conflict) count_conflict = std::pair{call, n};
@@ -95,6 +203,28 @@ void key_summary::observe(const value& v, std::size_t call) {
   }
   std::size_t j = 0;
   for_each_leaf(v, [&](const value& leaf) { observe_leaf(leaves[j++], leaf, call); });
+}
+
+void merge_into(key_summary& into, const key_summary& later, std::size_t offset) {
+  into.present += later.present;
+  into.constant_present += later.constant_present;
+  if (!into.first_kwarg_call) into.first_kwarg_call = shifted(later.first_kwarg_call, offset);
+  if (later.provided == 0) return;
+  if (into.provided == 0) {
+    into.leaf_count = later.leaf_count;
+    into.first_provided_call = later.first_provided_call + offset;
+    into.leaves.resize(into.leaf_count);
+  } else if (later.leaf_count != into.leaf_count) {
+    // Every call of `later` that provides it conflicts with `into`'s count; an inference then fails on the first.
+    if (!into.count_conflict) into.count_conflict = std::pair{later.first_provided_call + offset, later.leaf_count};
+    into.provided += later.provided;
+    return;
+  }
+  if (!into.count_conflict && later.count_conflict) {
+    into.count_conflict = std::pair{later.count_conflict->first + offset, later.count_conflict->second};
+  }
+  into.provided += later.provided;
+  for (std::size_t j = 0; j < into.leaves.size(); ++j) merge_leaf(into.leaves[j], later.leaves[j], offset);
 }
 
 }  // namespace detail::shapes

@@ -17,8 +17,21 @@ namespace detail::shapes {
 
 //=== limits of the summaries (memory stays constant whatever the number of calls) ===//
 
+// Beyond a bound, what is kept is the smallest entries (shapes in lexicographic order, sizes, calls by hash), never
+// the first ones: the smallest of a union are the smallest of the smallest of each part, so summaries of shards
+// merge into exactly the summary of the concatenated calls (merge_into below, merge.cpp).
 inline constexpr std::size_t max_shapes_seen = 16;        // distinct shapes kept per tensor input
 inline constexpr std::size_t max_distinct_values = 4096;  // distinct sizes counted per dimension (for opt)
+
+/// A hash of a sequence of sizes that concatenates: hash(a ++ b) = hash(a) * base^len(b) + hash(b) (mod 2^61 - 1),
+/// so that merged summaries name dimensions as one pass does (rule C3).
+struct sequence_hash {
+  std::uint64_t value = 0;
+  void append(std::int64_t size) noexcept;
+  /// `later` over `later_length` more values.
+  void append(sequence_hash later, std::uint64_t later_length) noexcept;
+  friend bool operator==(sequence_hash, sequence_hash) = default;
+};
 
 /// One dimension of a leaf, over the calls that give it a tensor of the leaf's rank.
 struct dim_summary {
@@ -27,8 +40,8 @@ struct dim_summary {
   std::int64_t max = 0;
   bool varies = false;
   bool counts_truncated = false;
-  std::uint64_t sequence_hash = 0;  // of the values in call order: equal sequences share a name (rule C3)
-  std::vector<std::pair<std::int64_t, std::uint64_t>> counts;  // value -> calls, ascending value
+  sequence_hash sequence;  // of the values in call order: equal sequences share a name (rule C3)
+  std::vector<std::pair<std::int64_t, std::uint64_t>> counts;  // value -> calls, ascending value, the smallest kept
 
   /// The most frequent value, the smallest on a tie (counts are in ascending value order).
   std::int64_t opt() const noexcept;
@@ -41,8 +54,9 @@ struct leaf_summary {
   hookscope::dtype dtype = hookscope::dtype::float32;
   std::vector<hookscope::dtype> dtypes;  // distinct, first-seen order (at most the number of dtypes)
   std::vector<dim_summary> dims;
-  std::vector<shape_t> shapes_seen;
+  std::vector<shape_t> shapes_seen;  // the smallest distinct ones, in first-seen order
   bool shapes_truncated = false;
+  std::size_t first_tensor_call = 0;              // of the first tensor (of rank `rank`, with dims[d].first)
   std::optional<std::size_t> rank_conflict_call;  // first call with another rank (rule C1)
   shape_t rank_conflict_shape;
   bool has_tensor = false;
@@ -58,6 +72,7 @@ struct key_summary {
   std::uint64_t constant_present = 0;    // calls giving it as a constant keyword value
   std::uint64_t provided = 0;            // calls giving it with a truthy value (rule B4)
   std::size_t leaf_count = 0;            // of the first call providing it
+  std::size_t first_provided_call = 0;   // that call
   std::optional<std::pair<std::size_t, std::size_t>> count_conflict;  // (call, leaves) of the first mismatch
   std::optional<std::size_t> first_kwarg_call;                        // first call naming it as a keyword (B1)
   std::vector<leaf_summary> leaves;
@@ -67,6 +82,10 @@ struct key_summary {
   /// The leaves and dimensions are observed by functions local to summaries.cpp, which the compiler inlines here.
   void observe(const value& v, std::size_t call);
 };
+
+/// Folds `later`, the summary of the same argument over calls that came after `into`'s (its call numbers shifted by
+/// `offset`), into `into`: the result is what observing every call in order would have given.
+void merge_into(key_summary& into, const key_summary& later, std::size_t offset);
 
 }  // namespace detail::shapes
 HOOKSCOPE_DETAIL_END_NAMESPACE
