@@ -261,8 +261,8 @@ CASES = [
     ("unknown option", ["infer", "llm.jsonl", "--frobnicate"], 2, "",
      "hookscope-shapes: unknown option '--frobnicate'\n" + USAGE_HINT),
     ("no command", ["llm.jsonl"], 2, "",
-     "hookscope-shapes: unknown command 'llm.jsonl' (expected infer or args)\n" + USAGE_HINT),
-    ("nothing at all", [], 2, "", "hookscope-shapes: no command (expected infer or args)\n" + USAGE_HINT),
+     "hookscope-shapes: unknown command 'llm.jsonl' (expected infer, args or summarize)\n" + USAGE_HINT),
+    ("nothing at all", [], 2, "", "hookscope-shapes: no command (expected infer, args or summarize)\n" + USAGE_HINT),
     ("no file", ["infer"], 2, "",
      "hookscope-shapes: no input file (give FILE.jsonl..., or - for standard input)\n" + USAGE_HINT),
     ("unknown format", ["infer", "llm.jsonl", "--format", "xml"], 2, "",
@@ -396,9 +396,95 @@ def check_large_inputs(program):
     return problems
 
 
+# Summaries: every file cut into random parts by lines, each part summarised (--signature-from the whole file, whose
+# first record carries the signature), and the summaries read back must give what one pass over the whole file
+# gives with --store-n-calls all (the one-pass outputs are those checked by hand in CASES), in every output format.
+SUMMARY_FILES = [("decoder_kv.jsonl", []), ("llm.jsonl", []), ("encoder.jsonl", []), ("optional.jsonl", []),
+                 ("positional.jsonl", []), ("two_functions.jsonl", ["--function", "decode"]),
+                 ("rank_mismatch.jsonl", []), ("dtype_change.jsonl", [])]
+SUMMARY_VIEWS = [["infer"], ["infer", "--dim-names"], ["infer", "--typed"], ["infer", "--format", "report"],
+                 ["infer", "--format", "onnx", "--dim-names"], ["infer", "--format", "trtexec", "--profiles", "auto"],
+                 ["infer", "--format", "ort"], ["infer", "--batch-all"], ["args"], ["args", "--as-args-kwargs"]]
+
+
+def check_summaries(program, data_dir):
+    import random
+    import tempfile
+    problems, checks = [], 0
+
+    def run(argv, cwd):
+        done = subprocess.run([program] + argv, cwd=cwd, capture_output=True, text=True, timeout=60)
+        return done.returncode, done.stdout, done.stderr
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, select in SUMMARY_FILES:
+            whole = os.path.join(os.path.abspath(data_dir), name)
+            lines = open(whole, encoding="utf-8").read().splitlines(keepends=True)
+            for seed in range(4):
+                rng = random.Random(seed)
+                cuts = sorted({0, len(lines)} | {rng.randrange(len(lines) + 1) for _ in range(rng.randrange(4))})
+                summaries = []
+                for i, (a, b) in enumerate(zip(cuts, cuts[1:])):
+                    part = os.path.join(tmp, f"part{i}.jsonl")
+                    open(part, "w", encoding="utf-8").writelines(lines[a:b])
+                    summary = os.path.join(tmp, f"part{i}.json")
+                    code, _, err = run(["summarize", part, "-o", summary, "--signature-from", whole] + select, tmp)
+                    if code != 0 and "no call recorded" not in err:
+                        problems.append(f"summarize {name} part {i}: exit {code}: {err}")
+                    if code == 0:
+                        summaries.append(summary)
+                for view in SUMMARY_VIEWS:
+                    checks += 1
+                    want = run(view[:1] + [whole, "--store-n-calls", "all"] + select + view[1:], tmp)
+                    got = run(view[:1] + summaries + view[1:], tmp)
+                    if got != want:
+                        problems.append(f"{name} cut at {cuts}, {' '.join(view)}: summaries gave {got!r}, "
+                                        f"one pass {want!r}")
+    errors = [  # (what, argv, exit code, a part of stderr)
+        ("records among summaries", ["infer", "S1", "decoder_kv.jsonl"], 2,
+         "decoder_kv.jsonl: holds records while other inputs are summaries"),
+        ("a part without its signature", ["infer", "S1", "S2"], 2,
+         "S2: cannot merge: the signatures differ: (input_ids, attention_mask, past_key_values, pixel_values) and "
+         "none"),
+        ("summaries of another function", ["infer", "S1", "--function", "encode"], 2,
+         "S1: a summary of 'Decoder.forward', not of 'encode'"),
+        ("--store-n-calls 3 with summaries", ["infer", "S1", "--store-n-calls", "3"], 2,
+         "--store-n-calls: summaries hold every call"),
+        ("--value-if-missing with summaries", ["infer", "S1", "--value-if-missing", "pixel_values=null"], 2,
+         "--value-if-missing applies when summarising"),
+        ("--index with summaries", ["args", "S1", "--index", "0"], 2, "--index needs stored calls"),
+        ("summarize keeps every call", ["summarize", "decoder_kv.jsonl", "--store-n-calls", "2"], 2,
+         "summarize keeps every call"),
+        ("an inference option for summarize", ["summarize", "decoder_kv.jsonl", "--format", "report"], 2,
+         "--format is for 'infer' and 'args'"),
+        ("a damaged summary", ["infer", "BAD"], 2, "BAD: not a valid summary: $.arguments[0].present: expected a count"),
+        ("a summary that cannot be written", ["summarize", "decoder_kv.jsonl", "-o", "/nonexistent/s.json"], 2,
+         "/nonexistent/s.json: cannot write: No such file or directory"),
+        ("EIO reading a regular file", ["infer", "/proc/self/mem"], 2, "/proc/self/mem after line 0: Input/output error"),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = open(os.path.join(data_dir, "decoder_kv.jsonl"), encoding="utf-8").read().splitlines(keepends=True)
+        open(os.path.join(tmp, "p1.jsonl"), "w", encoding="utf-8").writelines(lines[:3])
+        open(os.path.join(tmp, "p2.jsonl"), "w", encoding="utf-8").writelines(lines[3:])
+        run(["summarize", "p1.jsonl", "-o", os.path.join(tmp, "S1")], tmp)
+        run(["summarize", "p2.jsonl", "-o", os.path.join(tmp, "S2")], tmp)
+        text = open(os.path.join(tmp, "S1"), encoding="utf-8").read()
+        open(os.path.join(tmp, "BAD"), "w", encoding="utf-8").write(text.replace('"present":', '"present":-', 1))
+        for src in ("decoder_kv.jsonl",):
+            open(os.path.join(tmp, src), "w", encoding="utf-8").writelines(lines)
+        for what, argv, code, err in errors:
+            checks += 1
+            got = run(argv, tmp)
+            if got[0] != code or err not in got[2]:
+                problems.append(f"{what} ({' '.join(argv)}): exit {got[0]}, stderr {got[2]!r}; expected {code} and {err!r}")
+    print(f"{'FAIL' if problems else 'ok'}: summaries ({checks} checks)")
+    return problems
+
+
 def main():
     program, data_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
-    failures = check_help(program) + check_stdin_directory(program) + check_large_inputs(program)
+    failures = (check_help(program) + check_stdin_directory(program) + check_large_inputs(program) +
+                check_summaries(program, data_dir))
     failed_cases = 1 if failures else 0
     for case in CASES:
         problems = run_case(program, data_dir, case)

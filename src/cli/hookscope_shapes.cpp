@@ -1,6 +1,7 @@
 // hookscope-shapes — the command-line front end of the shape engine: reads record files (JSON Lines, from any
 // process), infers the dynamic shapes (`infer`, in torch.export, trtexec, ONNX Runtime or report form) or the
-// representative arguments (`args`, in the record value encoding).
+// representative arguments (`args`, in the record value encoding), or writes their summary (`summarize`), which
+// `infer` and `args` read in place of the records: summaries of shards merge into the answer of one pass.
 //
 // Exit status: 0 done; 1 the calls do not allow an inference (hookscope::inference_error); 2 bad input or usage
 // (the message names the file and the line). It streams: one line in memory at a time, whatever the file size.
@@ -8,6 +9,7 @@
 #include "hookscope/shapes.hpp"
 #include "hookscope/value.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstddef>
@@ -34,10 +36,15 @@ constexpr std::string_view program = "hookscope-shapes";
 constexpr std::string_view usage_text = R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|onnx|report] [--typed]
                               [--profiles 1|auto]
        hookscope-shapes args FILE.jsonl... [options] [--index N | --avoid-specialization] [--as-args-kwargs | --flat]
+       hookscope-shapes summarize FILE.jsonl... [--function NAME] [--value-if-missing KEY=JSON]...
+                                [--signature-from FILE.jsonl] [-o S.json]
        hookscope-shapes --help
 
 Reads calls recorded as JSON Lines (one call per line; several files merge, in order; - is standard input)
 and infers the dynamic dimensions of their inputs (infer) or representative arguments (args).
+summarize writes what infer keeps of every call (--store-n-calls all) as one JSON document; infer and args
+accept summaries in place of record files (S1.json S2.json ...: the same output as one pass over the records
+they summarise, concatenated in that order, with --store-n-calls all).
 
 options:
   --function NAME           the function whose records to use (required when the files hold several)
@@ -60,6 +67,9 @@ options:
   --index N                 args: start from stored call N instead of the first complete one
   --as-args-kwargs          args: {"tuple":[{"tuple":args},{"dict":kwargs}]}
   --flat                    args: the aligned leaves as a list
+  -o, --output FILE         summarize: write the summary to FILE (default: standard output)
+  --signature-from FILE     summarize: the signature the function's records in FILE carry (if any), for
+                            records that do not (a part of a file split by lines)
 A KEY is a parameter name or a position (0, 1, ...).
 
 exit status: 0 done, 1 the calls do not allow an inference, 2 bad input or usage.
@@ -84,7 +94,7 @@ std::string_view without_library_prefix(std::string_view message) {
   return message;
 }
 
-enum class command { infer, args };
+enum class command { infer, args, summarize };
 enum class output_format { torch, trtexec, ort, onnx, report };
 
 struct options {
@@ -93,6 +103,10 @@ struct options {
   std::vector<std::string> files;
   std::optional<std::string> function;
   std::size_t store_n_calls = 3;
+  bool store_n_calls_given = false;
+  std::string output = "-";
+  std::optional<std::string> signature_from;
+  std::optional<hookscope::parameter_list> signature;  // read from signature_from
   std::vector<std::pair<hookscope::input_key, hookscope::value>> values_if_missing;
   hookscope::dynamic_shapes_options shapes;
   output_format format = output_format::torch;
@@ -202,6 +216,7 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
   } else if (name == "--store-n-calls") {
     const std::string_view n = value();
     o.store_n_calls = n == "all" ? hookscope::unlimited : parse_count(name, n);
+    o.store_n_calls_given = true;
     if (o.store_n_calls == 0) throw usage_error("--store-n-calls: expected at least 1 (or all)");
   } else if (name == "--batch") {
     parse_list(o.shapes.batch_dimension_for, name, value());
@@ -231,6 +246,10 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
     flag(o.as_args_kwargs);
   } else if (name == "--flat") {
     flag(o.flat);
+  } else if (name == "--signature-from") {
+    o.signature_from = std::string(value());
+  } else if (name == "--output" || name == "-o") {
+    o.output = std::string(value());
   } else if (name == "--help" || name == "-h") {
     o.help = true;
   } else {
@@ -238,8 +257,30 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
   }
 }
 
+// summarize records every call and infers nothing: only the recording options apply.
+void check_summarize(options& o, bool format_given) {
+  const hookscope::dynamic_shapes_options defaults;
+  const std::pair<bool, const char*> inference_options[] = {
+      {!o.shapes.batch_dimension_for.empty(), "--batch"}, {o.shapes.batch_dimension_for_all, "--batch-all"},
+      {o.shapes.dim_names, "--dim-names"}, {!o.shapes.dim_labels.empty(), "--dim-name"}, {format_given, "--format"},
+      {o.typed, "--typed"}, {o.shapes.profile_phases, "--profiles"}, {!o.remove_inputs.empty(), "--remove-inputs"},
+      {o.index.has_value(), "--index"}, {o.as_args_kwargs, "--as-args-kwargs"}, {o.flat, "--flat"},
+      {o.avoid_specialization, "--avoid-specialization"}};
+  for (const auto& [given, name] : inference_options) {
+    if (given) throw usage_error(std::string(name) + " is for 'infer' and 'args' (give it when reading the summaries)");
+  }
+  if (o.store_n_calls_given && o.store_n_calls != hookscope::unlimited) {
+    throw usage_error("summarize keeps every call: --store-n-calls all, or leave it out");
+  }
+  o.store_n_calls = hookscope::unlimited;
+}
+
 // What one command accepts and the other does not, and options that exclude each other.
-void check_combinations(const options& o, bool format_given) {
+void check_combinations(options& o, bool format_given) {
+  if (o.files.empty()) throw usage_error("no input file (give FILE.jsonl..., or - for standard input)");
+  if (o.what == command::summarize) return check_summarize(o, format_given);
+  if (o.output != "-") throw usage_error("--output is for 'summarize' only");
+  if (o.signature_from) throw usage_error("--signature-from is for 'summarize' only");
   if (!o.shapes.batch_dimension_for.empty() && o.shapes.batch_dimension_for_all) {
     throw usage_error("--batch and --batch-all exclude each other");
   }
@@ -260,7 +301,6 @@ void check_combinations(const options& o, bool format_given) {
   if (o.index && o.store_n_calls == hookscope::unlimited) {
     throw usage_error("--index needs stored calls: use --store-n-calls N, not all");
   }
-  if (o.files.empty()) throw usage_error("no input file (give FILE.jsonl..., or - for standard input)");
 }
 
 options parse_options(int argc, char** argv) {
@@ -279,15 +319,17 @@ options parse_options(int argc, char** argv) {
       parse_option(o, name, equal == arg.npos ? std::nullopt : std::optional(arg.substr(equal + 1)), args);
       format_given = format_given || name == "--format";
     } else if (!command_seen) {
-      if (arg != "infer" && arg != "args") throw usage_error("unknown command '" + std::string(arg) + "' (expected infer or args)");
-      o.what = arg == "infer" ? command::infer : command::args;
+      if (arg != "infer" && arg != "args" && arg != "summarize") {
+        throw usage_error("unknown command '" + std::string(arg) + "' (expected infer, args or summarize)");
+      }
+      o.what = arg == "infer" ? command::infer : arg == "args" ? command::args : command::summarize;
       command_seen = true;
     } else {
       o.files.emplace_back(arg);
     }
   }
   if (o.help) return o;
-  if (!command_seen) throw usage_error("no command (expected infer or args)");
+  if (!command_seen) throw usage_error("no command (expected infer, args or summarize)");
   check_combinations(o, format_given);
   return o;
 }
@@ -318,10 +360,12 @@ class call_feeder {
   }
 
   // The engine with every call, once the function chosen is known to be the only one, or the one asked for.
-  hookscope::shape_engine& finish(const std::vector<std::string>& files) {
+  // `allow_none`: no call of the function asked for is an answer (a shard without it summarises to nothing).
+  hookscope::shape_engine& finish(const std::vector<std::string>& files, bool allow_none = false) {
     if (!options_.function && functions_.size() > 1) {
       throw input_error("the records hold several functions (" + names() + "); choose one with --function NAME");
     }
+    if (calls_ == 0 && allow_none && options_.function) return engine_;
     if (calls_ == 0 && options_.function && !functions_.empty()) {
       throw input_error("no record of function '" + *options_.function + "' (the records hold " + names() + ")");
     }
@@ -331,6 +375,11 @@ class call_feeder {
       throw hookscope::inference_error("no call recorded in " + sources);
     }
     return engine_;
+  }
+
+  // The function whose calls the engine holds ("" when the records held none).
+  std::string function_name() const {
+    return options_.function ? *options_.function : functions_.empty() ? std::string() : functions_.front();
   }
 
   // A1: the calls beyond --store-n-calls are read (and checked) but not used: say so.
@@ -361,7 +410,11 @@ class call_feeder {
   // The first call: the signature (the reader checks that later records keep it), then the options that
   // depend on it.
   void start(const hookscope::call_record& record) {
-    if (record.parameters) engine_.set_parameters(*record.parameters);
+    if (record.parameters) {
+      engine_.set_parameters(*record.parameters);
+    } else if (options_.signature) {
+      engine_.set_parameters(*options_.signature);
+    }
     for (const auto& [key, v] : options_.values_if_missing) engine_.value_if_missing(key, v);
     engine_.begin_recording();
   }
@@ -412,7 +465,138 @@ void read_files(const std::vector<std::string>& files, call_feeder& feeder) {
   }
 }
 
-//=== output ===//
+//=== summaries ===//
+
+constexpr std::string_view summary_start = R"({"format":"hookscope-shapes-summary")";
+constexpr std::size_t max_summary_bytes = std::size_t{1} << 30;
+
+// summarize writes the format first; a record starts otherwise. Standard input is read as records.
+bool is_summary(const std::string& file) {
+  std::error_code ec;
+  if (file == "-" || std::filesystem::is_directory(file, ec)) return false;  // read_files reports a directory
+  std::ifstream in(file, std::ios::binary);
+  char head[64];
+  in.read(head, sizeof head);
+  std::string_view text(head, static_cast<std::size_t>(in.gcount()));
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t')) {
+    text.remove_prefix(1);
+  }
+  return text.substr(0, summary_start.size()) == summary_start;
+}
+
+std::string errno_text(int fallback) { return std::generic_category().message(errno != 0 ? errno : fallback); }
+
+std::string read_summary_text(const std::string& file) {
+  errno = 0;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw input_error(file + ": cannot open: " + errno_text(ENOENT));
+  std::string text;
+  std::vector<char> buffer(1 << 16);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_summary_bytes) throw input_error(file + ": larger than 1 GiB: not a summary summarize wrote");
+  }
+  if (in.bad()) throw input_error(file + ": cannot read: " + errno_text(EIO));
+  return text;
+}
+
+// What the summaries fixed when they were written cannot be asked for again.
+void check_summary_options(const options& o) {
+  if (o.store_n_calls_given && o.store_n_calls != hookscope::unlimited) {
+    throw usage_error("--store-n-calls: summaries hold every call (--store-n-calls all)");
+  }
+  if (!o.values_if_missing.empty()) {
+    throw usage_error("--value-if-missing applies when summarising: the summaries hold theirs");
+  }
+  if (o.index || o.avoid_specialization) {
+    throw usage_error(std::string(o.index ? "--index" : "--avoid-specialization") +
+                      " needs stored calls, and summaries hold none: read the record files instead");
+  }
+}
+
+// Every summary, merged in order: the engine one pass over the records they summarise would give.
+hookscope::shape_engine merged_summaries(const options& o) {
+  hookscope::shape_engine engine({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+  std::optional<std::string> function;  // of the first summary with calls
+  for (const std::string& file : o.files) {
+    if (!is_summary(file)) {
+      throw input_error(file + ": holds records while other inputs are summaries: give either record files or "
+                               "summaries (summarize turns records into one)");
+    }
+    std::string name;
+    hookscope::shape_engine part = [&] {
+      try {
+        return hookscope::shape_engine::from_summary_json(read_summary_text(file), &name);
+      } catch (const hookscope::format_error& e) {
+        throw input_error(file + ": not a valid summary: " + e.what());
+      }
+    }();
+    if (o.function && name != *o.function) {
+      throw input_error(file + ": a summary of '" + name + "', not of '" + *o.function + "'");
+    }
+    if (part.num_obs() > 0 && function && *function != name) {
+      throw input_error(file + ": a summary of '" + name + "' while the earlier ones are of '" + *function +
+                        "'; choose the summaries of one function");
+    }
+    if (part.num_obs() > 0) function = name;
+    try {
+      engine.merge(part);
+    } catch (const hookscope::inference_error& e) {
+      std::string_view why = without_library_prefix(e.what());
+      if (why.substr(0, 7) == "merge: ") why.remove_prefix(7);
+      const bool signature = why.find("signatures differ") != std::string_view::npos;
+      throw input_error(file + ": cannot merge: " + std::string(why) +
+                        (signature ? "; summarize such a part with --signature-from FILE" : ""));
+    }
+  }
+  if (engine.num_obs() == 0) throw hookscope::inference_error("no call recorded in the summaries");
+  return engine;
+}
+
+// The signature on the first record of the function in `file` that carries one; none when no record does (then the
+// whole file is read without one, and so are its parts).
+std::optional<hookscope::parameter_list> signature_in(const std::string& file, const std::optional<std::string>& function) {
+  errno = 0;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw input_error(file + ": cannot open: " + errno_text(ENOENT));
+  hookscope::record_reader reader(in, file);
+  hookscope::call_record record;
+  std::optional<std::string> first;  // the function, when --function does not name it
+  while (reader.next(record)) {
+    if (!first) first = record.function;
+    if (record.function != function.value_or(*first) || !record.parameters) continue;
+    return *record.parameters;
+  }
+  if (in.bad()) throw input_error(file + ": cannot read: " + errno_text(EIO));
+  return std::nullopt;
+}
+
+// Written next to its destination and renamed: a summary is whole or absent, never cut short.
+void write_summary(options o) {
+  if (o.signature_from) o.signature = signature_in(*o.signature_from, o.function);
+  call_feeder feeder(o);
+  read_files(o.files, feeder);
+  const hookscope::shape_engine& engine = feeder.finish(o.files, true);
+  const std::string text = engine.to_summary_json(feeder.function_name()) + "\n";
+  if (engine.num_obs() == 0) {
+    std::cerr << program << ": warning: no record of '" << feeder.function_name() << "': the summary is empty\n";
+  }
+  if (o.output == "-") {
+    std::cout << text;
+    return;
+  }
+  const std::string temporary = o.output + ".tmp";
+  errno = 0;
+  std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw input_error(o.output + ": cannot write: " + errno_text(EIO));
+  std::error_code ec;
+  std::filesystem::rename(temporary, o.output, ec);
+  if (ec) throw input_error(o.output + ": cannot write: " + ec.message());
+}
+
+//=== output ===
 
 void print(const std::string& text) {
   std::cout << text;
@@ -449,6 +633,11 @@ void print_result(const hookscope::shape_engine& engine, const options& o) {
   print_warnings(ds.warnings());
 }
 
+void infer_and_print(hookscope::shape_engine& engine, const options& o) {
+  if (!o.remove_inputs.empty()) engine.remove_inputs(o.remove_inputs);
+  print_result(engine, o);
+}
+
 int fail(int status, std::string_view message) {
   std::cout.flush();
   std::cerr << program << ": " << without_library_prefix(message) << '\n';
@@ -464,12 +653,18 @@ int main(int argc, char** argv) {
       std::cout << usage_text;
       return 0;
     }
-    call_feeder feeder(o);
-    read_files(o.files, feeder);
-    hookscope::shape_engine& engine = feeder.finish(o.files);
-    if (!o.remove_inputs.empty()) engine.remove_inputs(o.remove_inputs);
-    print_result(engine, o);
-    feeder.announce_left_out();
+    if (o.what == command::summarize) {
+      write_summary(o);
+    } else if (std::any_of(o.files.begin(), o.files.end(), is_summary)) {
+      check_summary_options(o);
+      hookscope::shape_engine engine = merged_summaries(o);
+      infer_and_print(engine, o);
+    } else {
+      call_feeder feeder(o);
+      read_files(o.files, feeder);
+      infer_and_print(feeder.finish(o.files), o);
+      feeder.announce_left_out();
+    }
     std::cout.flush();
     return std::cout ? 0 : fail(2, "cannot write the output");
   } catch (const usage_error& e) {
