@@ -8,6 +8,7 @@
 //
 // `shapes_json_parse` is the baseline: Boost.JSON parsing the same lines, no conversion, no inference.
 // `shapes_read` adds the record reader (value trees, checks); `shapes_read_infer` adds the streaming engine.
+// `shapes_summarize_shard` and `shapes_merge_summaries` are the same inference as a map-reduce over 100 shards.
 #include "hookscope/records.hpp"
 #include "hookscope/shapes.hpp"
 
@@ -179,11 +180,59 @@ void shapes_read_infer(benchmark::State& state) {
   report(state, records, rss_before);
 }
 
+// Records [first, first + count) of the stream, summarised as a worker would (the signature is that of the stream's
+// first record, as `summarize --signature-from` gives it to a part cut from a file).
+std::string summarize_records(std::size_t first, std::size_t count) {
+  const hookscope::call_record head = hookscope::parse_record(pool()[0]);
+  hookscope::shape_engine engine({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+  engine.set_parameters(*head.parameters);
+  engine.begin_recording();
+  for (std::size_t i = first; i < first + count; ++i) engine.add_call(hookscope::parse_record(pool()[i % pool().size()]).inputs);
+  return engine.to_summary_json("Model::forward");
+}
+
+constexpr std::size_t shard_records = 10'000;
+
+// Summarising one shard of 10 k records: a worker's part of the map-reduce.
+void shapes_summarize_shard(benchmark::State& state) {
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string summary = summarize_records(0, shard_records);
+    bytes = summary.size();
+    benchmark::DoNotOptimize(summary.data());
+  }
+  state.counters["summary_bytes"] = static_cast<double>(bytes);
+  state.counters["records_per_s"] =
+      benchmark::Counter(static_cast<double>(shard_records), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The driver's part: read N summaries of 10 k records each (made beforehand, as the workers would), merge them in
+// order, infer. With N = 100 it covers the 1 M records of shapes_read_infer/1000000, the one pass to compare with.
+void shapes_merge_summaries(benchmark::State& state) {
+  const auto shards = static_cast<std::size_t>(state.range(0));
+  std::vector<std::string> summaries;
+  for (std::size_t i = 0; i < shards; ++i) summaries.push_back(summarize_records(i * shard_records, shard_records));
+  for (auto _ : state) {
+    hookscope::shape_engine merged({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+    for (const std::string& s : summaries) merged.merge(hookscope::shape_engine::from_summary_json(s));
+    hookscope::dynamic_shapes_options options;
+    options.batch_dimension_for = {"input_ids"};
+    const std::string ds = merged.infer_dynamic_shapes(options).to_json();
+    benchmark::DoNotOptimize(ds.data());
+    if (merged.num_obs() != shards * shard_records) state.SkipWithError("calls lost");
+  }
+  state.counters["records_per_s"] = benchmark::Counter(static_cast<double>(shards * shard_records),
+                                                       benchmark::Counter::kIsIterationInvariantRate);
+}
+
 }  // namespace
 
 // 100 k then 1 M records in one process: equal peaks after both mean memory does not grow with the input.
 BENCHMARK(shapes_json_parse)->Arg(100'000)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_read)->Arg(100'000)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_read_infer)->Arg(100'000)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
+// The map-reduce of summaries: one shard's summary, then merging 100 of them beside the one pass above.
+BENCHMARK(shapes_summarize_shard)->Unit(benchmark::kMillisecond);
+BENCHMARK(shapes_merge_summaries)->Arg(100)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -256,7 +256,7 @@ std::string_view without_library_prefix(std::string_view message) {
 // hookscope-shapes' feeder (src/cli/hookscope_shapes.cpp): the chosen function's calls into one engine.
 py::tuple load_engine(const std::vector<std::string>& files, std::optional<std::string> function,
                       std::optional<std::size_t> store_n_calls,
-                      const std::vector<std::pair<py::object, std::string>>& values_if_missing) {
+                      const std::vector<std::pair<py::object, std::string>>& values_if_missing, bool allow_none) {
   const std::size_t n = store_n_calls.value_or(hookscope::unlimited);
   hookscope::shape_engine engine(hookscope::engine_options{.store_n_calls = n, .keep_calls = n != hookscope::unlimited});
   std::vector<std::string> functions;
@@ -291,6 +291,7 @@ py::tuple load_engine(const std::vector<std::string>& files, std::optional<std::
   if (!function && functions.size() > 1) {
     throw std::invalid_argument("the records hold several functions (" + names() + "); choose one with function=NAME");
   }
+  if (calls == 0 && function && allow_none) return py::make_tuple(std::move(engine), reader.warnings(), *function);
   if (calls == 0 && function && !functions.empty()) {
     throw std::invalid_argument("no record of function '" + *function + "' (the records hold " + names() + ")");
   }
@@ -299,7 +300,7 @@ py::tuple load_engine(const std::vector<std::string>& files, std::optional<std::
     for (const std::string& f : files) sources += (sources.empty() ? "" : ", ") + f;
     throw hookscope::inference_error("no call recorded in " + sources);
   }
-  return py::make_tuple(std::move(engine), reader.warnings());
+  return py::make_tuple(std::move(engine), reader.warnings(), function ? *function : functions.front());
 }
 
 hookscope::dynamic_shapes_options shapes_options(const std::vector<std::string>& batch_dimension_for, bool batch_all,
@@ -394,7 +395,9 @@ PYBIND11_MODULE(_engine, m) {
         "Every record of the files, read as one stream, as record lines; returns (lines, warnings).");
   m.def("load_engine", &load_engine, py::arg("files"), py::arg("function") = py::none(),
         py::arg("store_n_calls") = 3, py::arg("values_if_missing") = std::vector<std::pair<py::object, std::string>>{},
-        "An engine fed with the records of one function, as hookscope-shapes feeds it; returns (engine, warnings).");
+        py::arg("allow_none") = false,
+        "An engine fed with the records of one function, as hookscope-shapes feeds it; returns (engine, warnings, "
+        "the function's name). allow_none: no call of the function named is an empty engine, not an error.");
   m.def("default_known_dim_names", [] {
     std::vector<std::tuple<std::string, std::size_t, std::string>> out;
     for (const auto& k : hookscope::default_known_dim_names()) out.emplace_back(k.input, k.dim, k.label);
@@ -463,6 +466,18 @@ PYBIND11_MODULE(_engine, m) {
            "Representative arguments as a value's JSON encoding; candidate: None, a stored call index or a call's JSON.\n"
            "avoid_specialization=True: returns (json, warnings).")
       .def("remove_inputs", &hookscope::shape_engine::remove_inputs)
+      .def("to_summary_json",
+           [](const hookscope::shape_engine& e, const std::string& function) { return e.to_summary_json(function); },
+           py::arg("function") = "", "The summary document (docs/summary_format.md): what `hookscope-shapes summarize` writes.")
+      .def_static("from_summary_json",
+                  [](const std::string& summary) {
+                    std::string function;
+                    hookscope::shape_engine e = hookscope::shape_engine::from_summary_json(summary, &function);
+                    return py::make_tuple(py::cast(std::move(e)), function);
+                  },
+                  py::arg("summary"), "The engine a summary describes, and its function's name: (engine, function).")
+      .def("merge", &hookscope::shape_engine::merge, py::arg("later"),
+           "Folds in the calls of `later` as if added after this engine's own (exactly what one pass gives).")
       .def("info", [](const hookscope::shape_engine& e) {
         hookscope::engine_info info = e.info();
         py::dict out;

@@ -27,6 +27,8 @@ __all__ = [
     "load",
     "infer",
     "infer_arguments",
+    "summarize",
+    "merge_summaries",
 ]
 
 
@@ -55,8 +57,36 @@ def load(paths, *, function: str | None = None, store_n_calls: int | None = 3,
     """A ShapeEngine fed with the records of one function, as ``hookscope-shapes`` feeds it (``store_n_calls=None``:
     every call, summarised). ``value_if_missing`` values are in the JSON encoding (a dict or a JSON string)."""
     missing = [(k, _value_json(v)) for k, v in (value_if_missing or {}).items()]
-    engine, _warnings = _engine.load_engine(_paths(paths), function, store_n_calls, missing)
+    engine, _warnings, _function = _engine.load_engine(_paths(paths), function, store_n_calls, missing)
     return engine
+
+
+def summarize(paths, *, function: str | None = None,
+              value_if_missing: Mapping[str | int, Any] | None = None) -> str:
+    """``hookscope-shapes summarize`` as a function: the summary document (JSON text, docs/summary_format.md) of
+    every call of one function in the record files (with ``function`` given, a shard without its calls gives an
+    empty summary, which merges as nothing). Summaries of shards merge (``merge_summaries``) into exactly
+    what one pass over the shards, concatenated in order, gives: what a map-reduce engine calls in its workers."""
+    missing = [(k, _value_json(v)) for k, v in (value_if_missing or {}).items()]
+    engine, _warnings, name = _engine.load_engine(_paths(paths), function, None, missing, function is not None)
+    return engine.to_summary_json(name)
+
+
+def merge_summaries(summaries: Iterable[str]) -> ShapeEngine:
+    """The engine of the summaries (JSON texts, in the order of their shards) merged: infer from it as from
+    ``load(shards, store_n_calls=None)``. Summaries of another function or recorded differently (signature,
+    value_if_missing) raise InferenceError saying which."""
+    merged = ShapeEngine(store_n_calls=None, keep_calls=False)
+    function = None
+    for i, text in enumerate(summaries):
+        engine, name = ShapeEngine.from_summary_json(text)
+        if engine.num_obs > 0 and function is not None and name != function:
+            raise InferenceError(f"hookscope: merge_summaries: summary {i} is of '{name}', the earlier ones of "
+                                 f"'{function}'")
+        if engine.num_obs > 0:
+            function = name
+        merged.merge(engine)
+    return merged
 
 
 def _dim_labels(dim_names) -> list[tuple[str | int, int, str]]:

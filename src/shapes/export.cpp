@@ -84,10 +84,19 @@ void append_typed(std::string& out, const dynamic_shapes::node& n, const std::ve
 void check_spec_name(const std::string& name) {
   const std::size_t bad = name.find_first_of(",: \t\n'\"");
   if (bad == std::string::npos && !name.empty()) return;
-  throw inference_error("hookscope: the input name '" + name + "' cannot be written in a trtexec / ONNX Runtime "
-                        "shape spec (it contains " + (name.empty() ? std::string("nothing") :
-                        "'" + std::string(1, name[bad]) + "'") + ", which the spec syntax splits on); rename it "
-                        "(the ONNX input names must match anyway)");
+  // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for `"'" + std::string(...)` here.
+  std::string message = "hookscope: the input name '";
+  message += name;
+  message += "' cannot be written in a trtexec / ONNX Runtime shape spec (it contains ";
+  if (name.empty()) {
+    message += "nothing";
+  } else {
+    message += '\'';
+    message += name[bad];
+    message += '\'';
+  }
+  message += ", which the spec syntax splits on); rename it (the ONNX input names must match anyway)";
+  throw inference_error(message);
 }
 
 // "a:1x7,b:1x7": rank-0 tensors are left out (profiles hold rank >= 1 only): their empty shape has no spelling.

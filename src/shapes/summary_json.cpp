@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <initializer_list>
 #include <map>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -45,11 +46,20 @@ class writer {
   void comma_if_needed() {
     if (out.back() != '[' && out.back() != '{') out.push_back(',');
   }
-  void shape(const shape_t& shape) {
+  // [a,b,...]. Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for `"[" + std::to_string(n)`.
+  template <class Integers>
+  void numbers(const Integers& values) {
     out.push_back('[');
-    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+    bool first = true;
+    for (const auto v : values) {
+      if (!first) out.push_back(',');
+      first = false;
+      out += std::to_string(v);
+    }
     out.push_back(']');
   }
+  void numbers(std::initializer_list<std::uint64_t> values) { numbers<std::initializer_list<std::uint64_t>>(values); }
+  void shape(const shape_t& shape) { numbers(shape); }
 };
 
 std::string hex(std::uint64_t h) {
@@ -68,7 +78,14 @@ void write_dim(writer& w, const dim_summary& d) {
   append_json_string(w.out, hex(d.sequence.value));
   w.key("counts");
   w.out.push_back('[');
-  for (const auto& [v, n] : d.counts) w.comma_if_needed(), w.out += "[" + std::to_string(v) + "," + std::to_string(n) + "]";
+  for (const auto& [v, n] : d.counts) {
+    w.comma_if_needed();
+    w.out.push_back('[');
+    w.out += std::to_string(v);
+    w.out.push_back(',');
+    w.out += std::to_string(n);
+    w.out.push_back(']');
+  }
   w.out.push_back(']');
   w.boolean("counts_truncated", d.counts_truncated);
   w.out.push_back('}');
@@ -96,7 +113,9 @@ void write_leaf(writer& w, const leaf_summary& l) {
   w.boolean("shapes_truncated", l.shapes_truncated);
   w.key("rank_conflict");
   if (l.rank_conflict_call) {
-    w.out += "[" + std::to_string(*l.rank_conflict_call) + ",";
+    w.out.push_back('[');
+    w.out += std::to_string(*l.rank_conflict_call);
+    w.out.push_back(',');
     w.shape(l.rank_conflict_shape);
     w.out.push_back(']');
   } else {
@@ -132,9 +151,11 @@ void write_key(writer& w, const key_summary& k) {
   w.number("first_provided_call", k.first_provided_call);
   w.optional_number("first_kwarg_call", k.first_kwarg_call);
   w.key("count_conflict");
-  w.out += k.count_conflict
-               ? "[" + std::to_string(k.count_conflict->first) + "," + std::to_string(k.count_conflict->second) + "]"
-               : "null";
+  if (k.count_conflict) {
+    w.numbers({k.count_conflict->first, k.count_conflict->second});
+  } else {
+    w.out += "null";
+  }
   w.key("leaves");
   w.out.push_back('[');
   for (const leaf_summary& l : k.leaves) w.comma_if_needed(), write_leaf(w, l);
@@ -192,14 +213,14 @@ void write_state(writer& w, const recorded_state& s) {
   r.out.push_back('[');
   for (const auto& [counts, c] : s.first_by_counts) {
     r.comma_if_needed();
-    r.out += "[" + std::to_string(counts.first) + "," + std::to_string(counts.second) + "," + std::to_string(table(c)) + "]";
+    r.numbers({counts.first, counts.second, table(c)});
   }
   r.out.push_back(']');
   r.key("combinations");
   r.out.push_back('[');
   for (const combination& c : s.combos) {
     r.comma_if_needed();
-    r.out += "[" + std::to_string(table(c.call)) + "," + std::to_string(c.count) + "]";
+    r.numbers({table(c.call), c.count});
   }
   r.out.push_back(']');
   w.key("stored_calls");
@@ -226,7 +247,9 @@ void write_state(writer& w, const recorded_state& s) {
   w.out.push_back('[');
   for (const constant_set& c : s.constant_sets) {
     w.comma_if_needed();
-    w.out += "{\"first_call\":" + std::to_string(c.first_call) + ",\"values\":";
+    w.out += "{\"first_call\":";
+    w.out += std::to_string(c.first_call);
+    w.out += ",\"values\":";
     append_json_fields(w.out, c.values);
     w.out.push_back('}');
   }
