@@ -327,4 +327,35 @@ TEST_CASE("README: input_observer") {
   // [/snippet]
 }
 
+TEST_CASE("README: summaries") {
+  using hookscope::dtype;
+  const auto call = [](std::int64_t batch, std::int64_t seq) {
+    return hookscope::call_inputs{{}, {{"input_ids", hookscope::tensor_spec{{batch, seq}, dtype::int64}}}};
+  };
+  hookscope::shape_engine one_pass({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+  one_pass.begin_recording();
+  for (const auto& [b, s] : {std::pair{1, 7}, {1, 1}, {2, 5}, {2, 1}}) one_pass.add_call(call(b, s));
+  // [snippet: summaries]
+  // Where the calls happen (each process, each machine): every call summarised, the summary written out.
+  hookscope::shape_engine first({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+  first.begin_recording();
+  first.add_call(call(1, 7));
+  first.add_call(call(1, 1));
+  const std::string summary = first.to_summary_json("Model::forward");  // JSON, docs/summary_format.md
+
+  hookscope::shape_engine second({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+  second.begin_recording();
+  second.add_call(call(2, 5));
+  second.add_call(call(2, 1));
+
+  // Where they are gathered: merged in the order of their calls, exactly one pass over all four.
+  hookscope::shape_engine merged = hookscope::shape_engine::from_summary_json(summary);
+  merged.merge(second);
+  CHECK(merged.infer_dynamic_shapes().to_json() == R"({"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"}})");
+  // [/snippet]
+  CHECK(merged.to_summary_json("Model::forward") == one_pass.to_summary_json("Model::forward"));
+  CHECK(merged.infer_dynamic_shapes({.dim_names = true}).report() ==
+        one_pass.infer_dynamic_shapes({.dim_names = true}).report());
+}
+
 #endif

@@ -32,6 +32,20 @@ std::uint64_t pow_mod(std::uint64_t base, std::uint64_t exponent) noexcept {
   return out;
 }
 
+}  // namespace
+
+//=== sequence_hash (defined before its callers, which the compiler then inlines it into) ===//
+
+void sequence_hash::append(std::int64_t size) noexcept {
+  value = reduce(mul_mod(value, hash_base) + reduce(mix(static_cast<std::uint64_t>(size) + 0x9e3779b97f4a7c15ULL)));
+}
+
+void sequence_hash::append(sequence_hash later, std::uint64_t later_length) noexcept {
+  value = reduce(mul_mod(value, pow_mod(hash_base, later_length)) + later.value);
+}
+
+namespace {
+
 //=== bounded sets that keep their smallest entries (so that they merge exactly) ===//
 
 using count_entry = std::pair<std::int64_t, std::uint64_t>;
@@ -59,14 +73,14 @@ void remember_shape(leaf_summary& l, const shape_t& shape) {
   if (std::find(seen.begin(), seen.end(), shape) != seen.end()) return;
   if (seen.size() < max_shapes_seen) {
     seen.push_back(shape);
+    if (seen.size() == max_shapes_seen) index_largest_shape(l);
     return;
   }
   l.shapes_truncated = true;
-  const auto largest = std::max_element(seen.begin(), seen.end());
-  if (shape < *largest) {
-    seen.erase(largest);
-    seen.push_back(shape);
-  }
+  if (!(shape < seen[l.largest_seen])) return;
+  seen.erase(seen.begin() + static_cast<std::ptrdiff_t>(l.largest_seen));
+  seen.push_back(shape);
+  index_largest_shape(l);
 }
 
 //=== observing one call (local: each has one caller, into which it is inlined) ===//
@@ -165,14 +179,9 @@ void merge_leaf(leaf_summary& into, const leaf_summary& later, std::size_t offse
 
 }  // namespace
 
-//=== sequence_hash ===//
-
-void sequence_hash::append(std::int64_t size) noexcept {
-  value = reduce(mul_mod(value, hash_base) + reduce(mix(static_cast<std::uint64_t>(size) + 0x9e3779b97f4a7c15ULL)));
-}
-
-void sequence_hash::append(sequence_hash later, std::uint64_t later_length) noexcept {
-  value = reduce(mul_mod(value, pow_mod(hash_base, later_length)) + later.value);
+void index_largest_shape(leaf_summary& l) {
+  const auto& seen = l.shapes_seen;
+  l.largest_seen = static_cast<std::size_t>(std::max_element(seen.begin(), seen.end()) - seen.begin());
 }
 
 //=== dim_summary ===//

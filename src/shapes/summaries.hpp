@@ -56,6 +56,7 @@ struct leaf_summary {
   std::vector<dim_summary> dims;
   std::vector<shape_t> shapes_seen;  // the smallest distinct ones, in first-seen order
   bool shapes_truncated = false;
+  std::size_t largest_seen = 0;      // index of the largest of shapes_seen once full: one comparison per new shape
   std::size_t first_tensor_call = 0;              // of the first tensor (of rank `rank`, with dims[d].first)
   std::optional<std::size_t> rank_conflict_call;  // first call with another rank (rule C1)
   shape_t rank_conflict_shape;
@@ -82,6 +83,9 @@ struct key_summary {
   /// The leaves and dimensions are observed by functions local to summaries.cpp, which the compiler inlines here.
   void observe(const value& v, std::size_t call);
 };
+
+/// Sets leaf_summary::largest_seen from shapes_seen (after reading a summary).
+void index_largest_shape(leaf_summary& l);
 
 /// Folds `later`, the summary of the same argument over calls that came after `into`'s (its call numbers shifted by
 /// `offset`), into `into`: the result is what observing every call in order would have given.

@@ -378,6 +378,7 @@ leaf_summary read_leaf(const json::value& j, const json_path& at) {
   const json_path shapes_at = m.at("shapes_seen");
   for (std::size_t i = 0; i < shapes.size(); ++i) l.shapes_seen.push_back(shape_at(shapes[i], shapes_at[i]));
   l.shapes_truncated = m.flag("shapes_truncated");
+  index_largest_shape(l);
   if (const json::value& c = m["rank_conflict"]; !c.is_null()) {
     const json::array& pair = array_at(c, m.at("rank_conflict"));
     if (pair.size() != 2) fail(m.at("rank_conflict"), "expected [call, shape] or null");
