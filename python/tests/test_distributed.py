@@ -63,7 +63,7 @@ def shards(tmp_path_factory):
 @pytest.fixture(scope="module")
 def client():
     # Worker processes (not threads): what distributes the work over machines distributes it here.
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         with distributed.Client(cluster) as c:
             yield c
 
