@@ -91,10 +91,12 @@ void merge_calls(recorded_state& into, const recorded_state& later, shifted_call
   }
   into.combos_truncated = into.combos_truncated || later.combos_truncated;
   if (later.best && (!into.best || later.best->leaf_count > into.best->leaf_count)) into.best = shift(later.best);
-  for (const auto& [counts, c] : later.first_by_counts) {
+  for (const auto& entry : later.first_by_counts) {  // not a structured binding: Clang 14 cannot capture one
     const bool known = std::any_of(into.first_by_counts.begin(), into.first_by_counts.end(),
-                                   [&](const auto& e) { return e.first == counts; });
-    if (!known && into.first_by_counts.size() < max_count_pairs) into.first_by_counts.emplace_back(counts, shift(c));
+                                   [&](const auto& e) { return e.first == entry.first; });
+    if (!known && into.first_by_counts.size() < max_count_pairs) {
+      into.first_by_counts.emplace_back(entry.first, shift(entry.second));
+    }
   }
   if (into.options.keep_calls && later.options.keep_calls) {
     for (const call_ptr& c : later.calls) into.calls.push_back(shift(c));

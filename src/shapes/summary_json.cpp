@@ -503,7 +503,13 @@ void check_best(const recorded_state& s, const json_path& at) {
 }
 
 void read_state(const members& m, recorded_state& s) {
-  if (const json::value* sig = m.find("signature")) set_parameters(s, read_json_signature(*sig, m.at("signature")));
+  if (const json::value* sig = m.find("signature")) {
+    try {
+      set_parameters(s, read_json_signature(*sig, m.at("signature")));
+    } catch (const inference_error& e) {  // the results' signature is fixed: (result)
+      fail(m.at("signature"), e.what());
+    }
+  }
   const json::array& missing = m.array("value_if_missing");
   const json_path missing_at = m.at("value_if_missing");
   for (std::size_t i = 0; i < missing.size(); ++i) {
