@@ -11,8 +11,9 @@ The API is the seed's (yobx's InputObserver, also shipped in onnx-diagnostic)::
 Each call's inputs are flattened with torch's own pytree (``torch.utils._pytree``: tuples, lists, dicts and every
 registered node, e.g. a transformers cache once registered) into the record format's value tree and handed to the
 C++ engine (``hookscope._engine.ShapeEngine``), which decides which dimensions are dynamic, which arguments are
-optional and which stored call is the representative one. Python keeps only the tensors of the stored calls, so that
-``infer_arguments`` returns real observed tensors (placeholders for arguments a call left out).
+optional and which stored call is the representative one. Python keeps copies of the tensors of the stored calls
+only (as the reference does), so that ``infer_arguments`` returns real observed tensors (placeholders for arguments a
+call left out).
 """
 from __future__ import annotations
 
@@ -226,7 +227,9 @@ class InputObserver:
                     warnings.warn(f"{e} (the results of {self._function} are not recorded)", stacklevel=3)
                     self._result_warned = True
         if self._engine.add_call(json.dumps(call)):
-            self._calls.append((call, snapshot))
+            # Copies, as the reference keeps them: a later in-place update must not change them, and torch.export
+            # guards on a view's base (`x._base.size()`), which a tensor the exported program is later given lacks.
+            self._calls.append((call, _copy(snapshot)))
             for s in (*snapshot[0], *snapshot[1].values()):
                 self._note_structs(s)
 
@@ -482,6 +485,19 @@ class InputObserver:
                 record.update(call)
                 f.write(json.dumps(record, separators=(",", ":")) + "\n")
         return len(self._calls)
+
+
+def _copy(snap: Any) -> Any:
+    """A snapshot with its tensors copied (detached clones)."""
+    if isinstance(snap, torch.Tensor):
+        return snap.detach().clone()
+    if isinstance(snap, _Struct):
+        return _Struct(snap.type, snap.context, snap.names, [_copy(c) for c in snap.children])
+    if type(snap) in (tuple, list):
+        return type(snap)(_copy(c) for c in snap)
+    if type(snap) is dict:
+        return {k: _copy(v) for k, v in snap.items()}
+    return snap
 
 
 def _materialize(snap: Any) -> Any:
