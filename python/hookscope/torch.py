@@ -89,15 +89,17 @@ def to_value(obj: Any) -> tuple[Any, Any]:
         return {"dict": [[k, p[0]] for k, p in pairs.items()]}, {k: p[1] for k, p in pairs.items()}
     node = _pytree.SUPPORTED_NODES.get(type(obj))
     if node is not None:  # a registered node (a cache, a namedtuple, a ModelOutput, ...): one level at a time
-        children, context = node.flatten_fn(obj)
-        if node.flatten_with_keys_fn is not None:
-            keyed, _ = node.flatten_with_keys_fn(obj)
+        if node.flatten_with_keys_fn is not None:  # one flatten (transformers' caches build a whole context in it)
+            keyed, context = node.flatten_with_keys_fn(obj)
+            children = [c for _, c in keyed]
             names = [_key_name(k, i) for i, (k, _) in enumerate(keyed)]
-        elif isinstance(context, (list, tuple)) and len(context) == len(children) and all(
-                isinstance(c, str) for c in context):
-            names = list(context)
         else:
-            names = [str(i) for i in range(len(children))]
+            children, context = node.flatten_fn(obj)
+            if isinstance(context, (list, tuple)) and len(context) == len(children) and all(
+                    isinstance(c, str) for c in context):
+                names = list(context)
+            else:
+                names = [str(i) for i in range(len(children))]
         pairs = [to_value(c) for c in children]
         encoded = {"struct": type(obj).__name__, "fields": [[n, p[0]] for n, p in zip(names, pairs)]}
         return encoded, _Struct(type(obj), context, names, [p[1] for p in pairs])
