@@ -5,7 +5,8 @@
 // the library's own reader and writer, so Python sees exactly what records and `hookscope-shapes` see. The library's
 // exceptions become Python exceptions with the same message (what()).
 //
-// Binding one more engine result is one method here plus its Python wrapper: see `bind_dynamic_shapes`.
+// Binding one more engine result is one line in `bind_dynamic_shapes` (a converter: `dict_of`) plus its Python
+// wrapper.
 #include "hookscope/errors.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/shapes.hpp"
@@ -44,34 +45,25 @@ hookscope::call_record parse_call_record(const std::string& call_json) {
 
 hookscope::call_inputs parse_call(const std::string& call_json) { return parse_call_record(call_json).inputs; }
 
-// engine.add_call(inputs, result) where the engine takes results (issue 12), else the inputs alone.
-template <class E>
-bool add_call_record(E& engine, hookscope::call_record& r) {
-  if constexpr (requires { engine.add_call(std::move(r.inputs), std::move(*r.result)); }) {
-    if (r.result) return engine.add_call(std::move(r.inputs), std::move(*r.result));
-  }
+// engine.add_call(inputs, result) when the record has a result (its dims: dynamic_shapes::outputs()).
+bool add_call_record(hookscope::shape_engine& engine, hookscope::call_record& r) {
+  if (r.result) return engine.add_call(std::move(r.inputs), std::move(*r.result));
   return engine.add_call(std::move(r.inputs));
 }
 
-template <class O>
-void set_profile_phases(O& o, bool phases) {
-  if constexpr (requires { o.profile_phases; }) {
-    o.profile_phases = phases;
-  } else if (phases) {
-    throw std::invalid_argument("profiles='auto' needs issue 12's engine (dynamic_shapes_options::profile_phases)");
-  }
+// A Python dict from (key, value) pairs: dict_of("dim", d.dim, "label", d.label) — one line per converted struct.
+inline void put(py::dict&) {}
+template <class V, class... Rest>
+void put(py::dict& o, const char* key, const V& v, const Rest&... rest) {
+  o[key] = v;
+  put(o, rest...);
 }
-
-template <class O>
-void set_avoid_specialization(O& o, bool avoid, std::vector<std::string>& warnings) {
-  if constexpr (requires { o.avoid_specialization; o.warnings; }) {
-    o.avoid_specialization = avoid;
-    o.warnings = &warnings;
-  } else if (avoid) {
-    throw std::invalid_argument("avoid_specialization needs issue 12's engine (argument_options::avoid_specialization)");
-  }
+template <class... KV>
+py::dict dict_of(const KV&... kv) {
+  py::dict o;
+  put(o, kv...);
+  return o;
 }
-
 
 std::string call_to_json(const hookscope::call_inputs& inputs) {
   hookscope::call_record r;
@@ -96,11 +88,8 @@ std::string kind_name(hookscope::parameter_kind k) {
 py::list parameters_to_py(const hookscope::parameter_list& parameters) {
   py::list out;
   for (const auto& p : parameters) {
-    py::dict d;
-    d["name"] = p.name;
-    d["kind"] = kind_name(p.kind);
-    d["default"] = p.default_value ? py::object(py::str(hookscope::to_json(*p.default_value))) : py::object(py::none());
-    out.append(d);
+    py::object d = p.default_value ? py::object(py::str(hookscope::to_json(*p.default_value))) : py::object(py::none());
+    out.append(dict_of("name", p.name, "kind", kind_name(p.kind), "default", d));
   }
   return out;
 }
@@ -116,96 +105,51 @@ const char* node_kind(hookscope::dynamic_shapes::node::kind k) {
   }
 }
 
-// The torch.export structure as nested Python: {"kind": ..., "tensor": i, "children": [(key, node), ...]}.
-template <class N>
-py::dict node_to_py(const N& n) {
-  py::dict d;
-  d["kind"] = node_kind(n.type);
-  d["tensor"] = n.tensor;
-  if constexpr (requires { n.class_name; }) d["class_name"] = n.class_name;
-  py::list children;
-  for (const auto& [key, child] : n.children) children.append(py::make_tuple(key, node_to_py(child)));
-  d["children"] = children;
-  return d;
+template <class T, class F>
+py::list list_of(const std::vector<T>& items, F&& convert) {
+  py::list out;
+  for (const T& x : items) out.append(convert(x));
+  return out;
+}
+
+// The torch.export structure as nested Python: {"kind": ..., "tensor": i, "class_name": ..., "children": [(key, node)]}.
+py::dict node_to_py(const hookscope::dynamic_shapes::node& n) {
+  return dict_of("kind", node_kind(n.type), "tensor", n.tensor, "class_name", n.class_name, "children",
+                 list_of(n.children, [](const auto& kc) { return py::make_tuple(kc.first, node_to_py(kc.second)); }));
 }
 
 py::dict dynamic_dim_to_py(const hookscope::dynamic_dim& d) {
-  py::dict o;
-  o["dim"] = d.dim;
-  o["label"] = d.label;
-  o["shared_name"] = d.shared_name;
-  o["min"] = d.min;
-  o["max"] = d.max;
-  o["opt"] = d.opt;
-  o["forced"] = d.forced;
-  return o;
+  return dict_of("dim", d.dim, "label", d.label, "shared_name", d.shared_name, "min", d.min, "max", d.max, "opt", d.opt,
+                 "forced", d.forced);
 }
 
-// Members of issue 12's engine (branch shape-outputs) are detected at compile time: this file builds against the
-// engine with or without them, and binds what it finds (generic code only: no new type is named).
-template <class T>
-py::dict tensor_input_to_py(const T& t) {
-  py::dict o;
-  o["name"] = t.name;
-  o["path"] = t.path;
-  o["dtype"] = std::string(hookscope::to_string(t.dtype));
-  o["rank"] = t.rank;
-  o["min_shape"] = t.min_shape;
-  o["opt_shape"] = t.opt_shape;
-  o["max_shape"] = t.max_shape;
-  py::list dims;
-  for (const auto& d : t.dynamic_dims) dims.append(dynamic_dim_to_py(d));
-  o["dynamic_dims"] = dims;
-  o["shapes_seen"] = t.shapes_seen;
-  o["shapes_seen_truncated"] = t.shapes_seen_truncated;
-  if constexpr (requires { t.dtypes_seen; }) {
-    std::vector<std::string> dtypes;
-    for (auto d : t.dtypes_seen) dtypes.emplace_back(hookscope::to_string(d));
-    o["dtypes_seen"] = dtypes;
-  }
-  return o;
+std::vector<std::string> dtype_names(const std::vector<hookscope::dtype>& dtypes) {
+  std::vector<std::string> out;
+  for (auto d : dtypes) out.emplace_back(hookscope::to_string(d));
+  return out;
 }
 
-template <class R>
-py::dict dim_ref_to_py(const R& r) {
-  py::dict o;
-  o["input"] = r.input;
-  o["dim"] = r.dim;
-  o["label"] = r.label;
-  return o;
+py::dict tensor_input_to_py(const hookscope::tensor_input& t) {
+  return dict_of("name", t.name, "path", t.path, "dtype", std::string(hookscope::to_string(t.dtype)), "rank", t.rank,
+                 "min_shape", t.min_shape, "opt_shape", t.opt_shape, "max_shape", t.max_shape, "dynamic_dims",
+                 list_of(t.dynamic_dims, dynamic_dim_to_py), "shapes_seen", t.shapes_seen, "shapes_seen_truncated",
+                 t.shapes_seen_truncated, "dtypes_seen", dtype_names(t.dtypes_seen));
 }
 
-template <class R>
-py::dict relation_to_py(const R& r) {
-  py::dict o;
-  o["target"] = dim_ref_to_py(r.target);
-  py::list terms;
-  for (const auto& t : r.terms) terms.append(dim_ref_to_py(t));
-  o["terms"] = terms;
-  o["k"] = r.k;
-  o["c"] = r.c;
-  o["text"] = r.text;
-  o["torch_derived"] = r.torch_derived;
-  return o;
+py::dict dim_ref_to_py(const hookscope::dim_relation::dim_ref& r) {
+  return dict_of("input", r.input, "dim", r.dim, "label", r.label);
 }
 
-template <class P>
-py::dict profile_to_py(const P& p) {
-  py::dict o;
-  o["phase"] = p.phase;
-  o["calls"] = p.calls;
-  py::list shapes;
-  for (const auto& r : p.shapes) {
-    py::dict d;
-    d["input"] = r.input;
-    d["min"] = r.min;
-    d["opt"] = r.opt;
-    d["max"] = r.max;
-    shapes.append(d);
-  }
-  o["shapes"] = shapes;
-  o["widened"] = p.widened;
-  return o;
+py::dict relation_to_py(const hookscope::dim_relation& r) {
+  return dict_of("target", dim_ref_to_py(r.target), "terms", list_of(r.terms, dim_ref_to_py), "k", r.k, "c", r.c,
+                 "text", r.text, "torch_derived", r.torch_derived);
+}
+
+py::dict profile_to_py(const hookscope::tensorrt_profile& p) {
+  auto range = [](const hookscope::tensorrt_profile::shape_range& r) {
+    return dict_of("input", r.input, "min", r.min, "opt", r.opt, "max", r.max);
+  };
+  return dict_of("phase", p.phase, "calls", p.calls, "shapes", list_of(p.shapes, range), "widened", p.widened);
 }
 
 // Records of many files read as one stream (signatures bind across files), as hookscope-shapes reads them.
@@ -309,7 +253,7 @@ hookscope::dynamic_shapes_options shapes_options(const std::vector<std::string>&
                                                  std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known,
                                                  bool profile_phases) {
   hookscope::dynamic_shapes_options o;
-  set_profile_phases(o, profile_phases);
+  o.profile_phases = profile_phases;
   o.batch_dimension_for = batch_dimension_for;
   o.batch_dimension_for_all = batch_all;
   o.dim_names = dim_names;
@@ -321,44 +265,22 @@ hookscope::dynamic_shapes_options shapes_options(const std::vector<std::string>&
   return o;
 }
 
-// Binds DS = hookscope::dynamic_shapes: what every engine has, then issue 12's results where DS has them.
-template <class DS>
 void bind_dynamic_shapes(py::module_& m) {
-  py::class_<DS> cls(m, "DynamicShapes");
-  cls.def("to_json", &DS::to_json)
+  using DS = hookscope::dynamic_shapes;
+  py::class_<DS>(m, "DynamicShapes")
+      .def("to_json", &DS::to_json)
+      .def("to_typed_json", &DS::to_typed_json)
+      .def("to_onnx", &DS::to_onnx)
       .def("to_trtexec", &DS::to_trtexec)
       .def("to_ort_options", &DS::to_ort_options)
       .def("report", &DS::report)
       .def_property_readonly("warnings", &DS::warnings)
       .def_property_readonly("root", [](const DS& ds) { return node_to_py(ds.root()); })
-      .def_property_readonly("inputs", [](const DS& ds) {
-        py::list out;
-        for (const auto& t : ds.inputs()) out.append(tensor_input_to_py(t));
-        return out;
-      });
-  if constexpr (requires(const DS& ds) { ds.to_typed_json(); }) cls.def("to_typed_json", [](const DS& ds) { return ds.to_typed_json(); });
-  if constexpr (requires(const DS& ds) { ds.to_onnx(); }) cls.def("to_onnx", [](const DS& ds) { return ds.to_onnx(); });
-  if constexpr (requires(const DS& ds) { ds.relations(); }) {
-    cls.def_property_readonly("relations", [](const DS& ds) {
-      py::list out;
-      for (const auto& r : ds.relations()) out.append(relation_to_py(r));
-      return out;
-    });
-  }
-  if constexpr (requires(const DS& ds) { ds.tensorrt_profiles(); }) {
-    cls.def_property_readonly("tensorrt_profiles", [](const DS& ds) {
-      py::list out;
-      for (const auto& p : ds.tensorrt_profiles()) out.append(profile_to_py(p));
-      return out;
-    });
-  }
-  if constexpr (requires(const DS& ds) { ds.outputs(); }) {
-    cls.def_property_readonly("outputs", [](const DS& ds) {
-      py::list out;
-      for (const auto& t : ds.outputs()) out.append(tensor_input_to_py(t));
-      return out;
-    });
-  }
+      .def_property_readonly("inputs", [](const DS& ds) { return list_of(ds.inputs(), tensor_input_to_py); })
+      .def_property_readonly("outputs", [](const DS& ds) { return list_of(ds.outputs(), tensor_input_to_py); })
+      .def_property_readonly("relations", [](const DS& ds) { return list_of(ds.relations(), relation_to_py); })
+      .def_property_readonly("tensorrt_profiles",
+                             [](const DS& ds) { return list_of(ds.tensorrt_profiles(), profile_to_py); });
 }
 
 }  // namespace
@@ -406,7 +328,7 @@ PYBIND11_MODULE(_engine, m) {
   m.def("normalize_value", [](const std::string& json) { return hookscope::to_json(hookscope::value_from_json(json)); },
         "A value's JSON encoding as the library reads and writes it (checks it).");
 
-  bind_dynamic_shapes<hookscope::dynamic_shapes>(m);
+  bind_dynamic_shapes(m);
 
   py::class_<hookscope::shape_engine>(m, "ShapeEngine")
       .def(py::init([](std::optional<std::size_t> store_n_calls, bool keep_calls) {
@@ -449,7 +371,8 @@ PYBIND11_MODULE(_engine, m) {
               bool avoid_specialization) {
              hookscope::argument_options o;
              std::vector<std::string> warnings;
-             set_avoid_specialization(o, avoid_specialization, warnings);
+             o.avoid_specialization = avoid_specialization;
+             o.warnings = &warnings;
              if (py::isinstance<py::int_>(candidate)) {
                o.candidate = candidate.cast<std::size_t>();
              } else if (py::isinstance<py::str>(candidate)) {

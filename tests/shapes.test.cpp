@@ -518,6 +518,35 @@ TEST_CASE("shape_engine::infer_arguments") {
     CHECK(llm().infer_arguments(o) == value::list({ids({1, 7}), ids({1, 7}), t({1, 2, 0, 4}, dtype::float16),
                                                    t({1, 2, 0, 4}, dtype::float16)}));
   }
+  SECTION("placeholders from the observed call agreeing best with the candidate (D2, beyond the reference)") {
+    // Two generations (batch 2, then 3), each a prefill with an empty cache and two decode steps: the prefill of
+    // batch 2 takes its placeholder from a batch-2 decode step (agreeing on input_ids' batch), not from the last
+    // call (batch 3), so the arguments are a call the model can run.
+    shape_engine e(engine_options{.store_n_calls = 6});
+    e.set_parameters({param("input_ids"), param("past_key_values", value())});
+    for (std::int64_t b : {2, 3}) {
+      e.add_call(named({{"input_ids", ids({b, 5})}, {"past_key_values", value()}}));
+      e.add_call(named({{"input_ids", ids({b, 1})}, {"past_key_values", t({b, 2, 5, 4})}}));
+      e.add_call(named({{"input_ids", ids({b, 1})}, {"past_key_values", t({b, 2, 6, 4})}}));
+    }
+    argument_options o;
+    o.candidate = std::size_t{0};
+    CHECK(e.infer_arguments(o) == value::dict({{"input_ids", ids({2, 5})}, {"past_key_values", t({2, 2, 0, 4})}}));
+    o.candidate = std::size_t{3};  // a tie with the last call: the reference's rule
+    CHECK(e.infer_arguments(o) == value::dict({{"input_ids", ids({3, 5})}, {"past_key_values", t({3, 2, 0, 4})}}));
+    // The prefill phase's profile holds the same consistent placeholders.
+    dynamic_shapes_options so;
+    so.profile_phases = true;
+    const auto profiles = e.infer_dynamic_shapes(so).tensorrt_profiles();
+    bool checked = false;
+    for (const auto& p : profiles) {
+      if (p.shapes[0].opt[1] != 5) continue;  // the prefill phase
+      CHECK(p.shapes[1].min == std::vector<std::int64_t>{2, 2, 0, 4});
+      CHECK(p.shapes[1].max == std::vector<std::int64_t>{3, 2, 0, 4});
+      checked = true;
+    }
+    CHECK(checked);
+  }
   SECTION("placeholders: an empty tensor is reused, a static one is copied, batch forcing plays no part") {
     shape_engine e;
     e.set_parameters({param("x"), param("m", value()),

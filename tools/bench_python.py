@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Observe + infer cost, hookscope.torch.InputObserver vs onnx-diagnostic's InputObserver (the reference), on the
-same calls of a small module: N forward calls of varying batch and length inside `with observer(model)`, then
-infer_dynamic_shapes() and infer_arguments(). Prints a Markdown table (median of REPEAT runs, milliseconds).
+same calls: N forward calls of varying batch and length inside `with observer(model)`, then infer_dynamic_shapes()
+and infer_arguments(). Two models: a small module taking a tuple cache, and a tiny Llama's decode steps with
+transformers' DynamicCache (registered by transformers' register_cache_pytrees_for_model; decode steps only, since
+the reference refuses a generate() whose prefill has an empty cache). Prints a Markdown table (median of REPEAT runs,
+milliseconds); the Llama's forward time is in both columns.
 
 Run with the venv of tools/python_env.sh (Debian's /usr/bin/python3 made it):
   build/pyenv/bin/python tools/bench_python.py [--repeat 5]
 """
 import argparse
+import copy
 import statistics
 import time
 
@@ -32,13 +36,44 @@ def inputs(n):
     return out
 
 
-def run(observer_cls, calls, store):
-    model = Model()
+def llama_calls(n):
+    """A tiny Llama and n decode calls (batch 1..3, past 4..9) with a filled DynamicCache each."""
+    import transformers
+    from transformers.exporters.exporter_dynamo import register_cache_pytrees_for_model
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(num_hidden_layers=2, hidden_size=32, intermediate_size=64, num_attention_heads=4,
+                                   num_key_value_heads=2, vocab_size=100, attn_implementation="eager")
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    register_cache_pytrees_for_model(model)
+    g = torch.Generator().manual_seed(0)
+    prefilled = {}
+    calls = []
+    for i in range(n):
+        b, past = 1 + i % 3, 4 + i % 6
+        if (b, past) not in prefilled:
+            with torch.no_grad():
+                prefilled[b, past] = model(input_ids=torch.randint(0, 100, (b, past), generator=g),
+                                           use_cache=True).past_key_values
+        calls.append(dict(input_ids=torch.randint(0, 100, (b, 1), generator=g),
+                          position_ids=torch.full((b, 1), past), cache=copy.deepcopy(prefilled[b, past])))
+    return model, calls
+
+
+def run(observer_cls, calls, store, model=None):
+    model = model if model is not None else Model()
+    calls = copy.deepcopy(calls)  # the model updates a DynamicCache in place: every run starts from the same one
+    if observer_cls is None:  # the model alone
+        start = time.perf_counter()
+        with torch.no_grad():
+            for kw in calls:
+                model(**kw)
+        return time.perf_counter() - start, 0.0
     obs = observer_cls()
     start = time.perf_counter()
-    with obs(model, store_n_calls=store):
+    with obs(model, store_n_calls=store), torch.no_grad():
         for kw in calls:
             model(**kw)
+    vars(model).pop("forward", None)  # the reference leaves the bound method as an instance attribute
     observed = time.perf_counter() - start
     obs.infer_dynamic_shapes()
     obs.infer_arguments()
@@ -49,16 +84,17 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--repeat", type=int, default=5)
     a = p.parse_args()
-    print("| calls (all stored) | hookscope observe | hookscope observe+infer | onnx-diagnostic observe | "
+    print("| model | calls (all stored) | model alone | hookscope observe | hookscope observe+infer | onnx-diagnostic observe | "
           "onnx-diagnostic observe+infer |")
-    print("|---:|---:|---:|---:|---:|")
-    for n in (3, 1000):
-        calls = inputs(n)
-        row = []
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for label, n in (("tuple cache", 3), ("tuple cache", 1000), ("Llama + DynamicCache", 3),
+                     ("Llama + DynamicCache", 1000)):
+        model, calls = llama_calls(n) if label.startswith("Llama") else (None, inputs(n))
+        row = [statistics.median(run(None, calls, n, model)[0] for _ in range(a.repeat)) * 1e3]
         for cls in (HookscopeObserver, ReferenceObserver):
-            runs = [run(cls, calls, n) for _ in range(a.repeat)]
+            runs = [run(cls, calls, n, model) for _ in range(a.repeat)]
             row += [statistics.median(r[0] for r in runs) * 1e3, statistics.median(r[1] for r in runs) * 1e3]
-        print(f"| {n} | " + " | ".join(f"{x:.2f} ms" for x in row) + " |")
+        print(f"| {label} | {n} | " + " | ".join(f"{x:.2f} ms" for x in row) + " |")
 
 
 if __name__ == "__main__":

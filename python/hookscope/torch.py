@@ -11,14 +11,16 @@ The API is the seed's (yobx's InputObserver, also shipped in onnx-diagnostic)::
 Each call's inputs are flattened with torch's own pytree (``torch.utils._pytree``: tuples, lists, dicts and every
 registered node, e.g. a transformers cache once registered) into the record format's value tree and handed to the
 C++ engine (``hookscope._engine.ShapeEngine``), which decides which dimensions are dynamic, which arguments are
-optional and which stored call is the representative one. Python keeps only the tensors of the stored calls, so that
-``infer_arguments`` returns real observed tensors (placeholders for arguments a call left out).
+optional and which stored call is the representative one. Python keeps copies of the tensors of the stored calls
+only (as the reference does), so that ``infer_arguments`` returns real observed tensors (placeholders for arguments a
+call left out).
 """
 from __future__ import annotations
 
 import contextlib
 import inspect
 import json
+import warnings
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import torch
@@ -87,20 +89,26 @@ def to_value(obj: Any) -> tuple[Any, Any]:
         return {"dict": [[k, p[0]] for k, p in pairs.items()]}, {k: p[1] for k, p in pairs.items()}
     node = _pytree.SUPPORTED_NODES.get(type(obj))
     if node is not None:  # a registered node (a cache, a namedtuple, a ModelOutput, ...): one level at a time
-        children, context = node.flatten_fn(obj)
-        if node.flatten_with_keys_fn is not None:
-            keyed, _ = node.flatten_with_keys_fn(obj)
+        if node.flatten_with_keys_fn is not None:  # one flatten (transformers' caches build a whole context in it)
+            keyed, context = node.flatten_with_keys_fn(obj)
+            children = [c for _, c in keyed]
             names = [_key_name(k, i) for i, (k, _) in enumerate(keyed)]
-        elif isinstance(context, (list, tuple)) and len(context) == len(children) and all(
-                isinstance(c, str) for c in context):
-            names = list(context)
         else:
-            names = [str(i) for i in range(len(children))]
+            children, context = node.flatten_fn(obj)
+            if isinstance(context, (list, tuple)) and len(context) == len(children) and all(
+                    isinstance(c, str) for c in context):
+                names = list(context)
+            else:
+                names = [str(i) for i in range(len(children))]
         pairs = [to_value(c) for c in children]
         encoded = {"struct": type(obj).__name__, "fields": [[n, p[0]] for n, p in zip(names, pairs)]}
         return encoded, _Struct(type(obj), context, names, [p[1] for p in pairs])
+    hint = ""
+    if type(obj).__module__.startswith("transformers."):
+        hint = (" (transformers' caches: transformers.exporters.exporter_dynamo.register_cache_pytrees_for_model(model), "
+                "which torch.export needs too)")
     raise TypeError(f"hookscope: cannot record a value of type {type(obj).__qualname__}: register it as a pytree "
-                    "node (torch.utils._pytree.register_pytree_node) or pass tensors, scalars and containers")
+                    f"node (torch.utils._pytree.register_pytree_node){hint} or pass tensors, scalars and containers")
 
 
 def _signature_json(sig: inspect.Signature) -> list[dict]:
@@ -121,6 +129,9 @@ def _signature_json(sig: inspect.Signature) -> list[dict]:
 
 def _placeholder(spec: dict) -> torch.Tensor:
     return torch.zeros(spec["shape"], dtype=_TORCH_DTYPES[spec["dtype"]])
+
+
+_NO_RESULT = object()  # _store: the call raised, so it has no result
 
 
 class _Count(int):
@@ -147,6 +158,7 @@ class InputObserver:
         self._names: list[str] = []
         self._calls: list[tuple[dict, tuple[list, dict]]] = []  # (encoded call, snapshot) of each stored call
         self._structs: dict[str, tuple[type, Any, int]] = {}   # struct name -> (type, context, fields) last seen
+        self._result_warned = False
 
     # --- recording -------------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -172,9 +184,17 @@ class InputObserver:
         recording = [True]
 
         def observed(*args, **kwargs):
-            if recording[0]:
-                self._record(args, kwargs)
-            return captured(*args, **kwargs)
+            if not recording[0]:
+                return captured(*args, **kwargs)
+            # The inputs are encoded before the call: a cache the model updates in place is recorded as it came in.
+            call, snapshot = self._encode(args, kwargs)
+            try:
+                result = captured(*args, **kwargs)
+            except BaseException:
+                self._store(call, snapshot)  # a call that raised has no result, but its inputs were seen
+                raise
+            self._store(call, snapshot, result)
+            return result
 
         # transformers' generate() reads forward's signature (e.g. to decide whether to pass position_ids).
         observed.__signature__ = sig  # type: ignore[attr-defined]
@@ -188,16 +208,31 @@ class InputObserver:
             else:
                 delattr(model, method_name)
 
-    def _record(self, args: tuple, kwargs: dict) -> None:
-        assert self._engine is not None
+    @staticmethod
+    def _encode(args: tuple, kwargs: dict) -> tuple[dict, tuple[list, dict]]:
+        """(the call in the record encoding, its snapshot: the tensors infer_arguments returns)."""
         enc_args, snap_args = zip(*[to_value(a) for a in args]) if args else ((), ())
-        enc_kwargs = [[k, to_value(v)] for k, v in kwargs.items()]
+        enc_kwargs = [(k, to_value(v)) for k, v in kwargs.items()]
         call = {"args": list(enc_args), "kwargs": [[k, e] for k, (e, _) in enc_kwargs]}
+        return call, (list(snap_args), {k: s for k, (_, s) in enc_kwargs})
+
+    def _store(self, call: dict, snapshot: tuple[list, dict], result: Any = _NO_RESULT) -> None:
+        """Hands the call (and its result: the outputs' dims, ``outputs()``) to the engine; keeps the snapshot when the
+        engine stores the call. A result of a type that cannot be recorded is left out with a warning (the model's
+        call must not fail because of the observer)."""
+        assert self._engine is not None
+        if result is not _NO_RESULT:
+            try:
+                call = {**call, "result": to_value(result)[0]}
+            except TypeError as e:
+                if not self._result_warned:
+                    warnings.warn(f"{e} (the results of {self._function} are not recorded)", stacklevel=3)
+                    self._result_warned = True
         if self._engine.add_call(json.dumps(call)):
-            self._calls.append((call, (list(snap_args), {k: s for k, (_, s) in enc_kwargs})))
-            for _, (_, s) in enc_kwargs:
-                self._note_structs(s)
-            for s in snap_args:
+            # Copies, as the reference keeps them: a later in-place update must not change them, and torch.export
+            # guards on a view's base (`x._base.size()`), which a tensor the exported program is later given lacks.
+            self._calls.append((call, _copy(snapshot)))
+            for s in (*snapshot[0], *snapshot[1].values()):
                 self._note_structs(s)
 
     def _note_structs(self, snap) -> None:
@@ -285,12 +320,30 @@ class InputObserver:
             return _pytree.SUPPORTED_NODES[type_].unflatten_fn(children, context)
         raise ValueError(f"hookscope: unexpected value {v!r}")
 
+    def _least_specialising_index(self) -> int:
+        """The stored call argument_options::avoid_specialization picks (warning about the dims it cannot avoid)."""
+        engine = self._check()
+        text, warns = engine.infer_arguments(None, False, True, True)
+        for w in warns:
+            warnings.warn(w, stacklevel=3)
+        for i in range(len(self._calls)):
+            if engine.infer_arguments(i, False, True) == text:
+                return i
+        raise RuntimeError("hookscope: avoid_specialization chose a call that is not stored")  # not reached
+
     def infer_arguments(self, index_or_args_or_kwargs: int | tuple | dict | None = None, flat: bool = False,
-                        as_args_kwargs: bool = False):
+                        as_args_kwargs: bool = False, avoid_specialization: bool = False):
         """Representative arguments: a dict of keyword arguments, a tuple of positional ones, or ``(args, kwargs)``
         (as_args_kwargs, or when both are needed). Real observed tensors; an argument the representative call left
-        out gets an empty placeholder the engine shapes. ``flat``: the tensors as one list (pytree order)."""
+        out gets an empty placeholder the engine shapes. ``flat``: the tensors as one list (pytree order).
+        ``avoid_specialization`` (beyond the reference; ``hookscope-shapes args --avoid-specialization``): instead of
+        the reference's choice, the stored call whose dynamic dims are all >= 2 (torch.export specialises 0 and 1),
+        else the one with the most, with a warning naming the others."""
         engine = self._check()
+        if avoid_specialization:
+            if index_or_args_or_kwargs is not None:
+                raise ValueError("hookscope: avoid_specialization chooses the call: give no index_or_args_or_kwargs")
+            index_or_args_or_kwargs = self._least_specialising_index()
         if index_or_args_or_kwargs is None:
             index = self._candidate_index()
             candidate: Any = None
@@ -361,11 +414,6 @@ class InputObserver:
         phase (e.g. prefill and decode) instead of one for all calls."""
         ds = self._dynamic_shapes(set_batch_dimension_for, None, phases)
         names = {t["name"]: "_".join(t["path"]) for t in ds.inputs}
-        if not hasattr(ds, "tensorrt_profiles"):
-            # An engine without issue 12's profiles: the observed min / most frequent / max per dimension
-            # (`hookscope-shapes infer --format trtexec`), rank-0 tensors left out.
-            return [{names[t["name"]]: (tuple(t["min_shape"]), tuple(t["opt_shape"]), tuple(t["max_shape"]))
-                     for t in ds.inputs if t["rank"] > 0}]
         return [{names[r["input"]]: (tuple(r["min"]), tuple(r["opt"]), tuple(r["max"])) for r in p["shapes"]}
                 for p in ds.tensorrt_profiles]
 
@@ -373,11 +421,59 @@ class InputObserver:
         """Exact relations between dynamic dims held in every call (dynamic_shapes::relations()): each a dict with
         target/terms ({input, dim, label}), k, c, text (``total_sequence_length = past_sequence_length +
         sequence_length``) and torch_derived (expressible as a derived torch.export Dim)."""
-        ds = self._dynamic_shapes(set_batch_dimension_for, dim_names)
-        if not hasattr(ds, "relations"):
-            raise NotImplementedError("hookscope: relations() needs dynamic_shapes::relations() of issue 12 (branch "
-                                      "shape-outputs), which this build's engine does not have")
-        return list(ds.relations)
+        return list(self._dynamic_shapes(set_batch_dimension_for, dim_names).relations)
+
+    def outputs(self) -> list[dict]:
+        """The results' tensors as the engine sees them (dynamic_shapes::outputs(), `--format report`'s outputs):
+        per tensor its name (``result.logits``, ``result.past_key_values.0``, ... by the inputs' flattening), shapes
+        seen, dynamic dims with labels (an input's label where the values are the same in every call)."""
+        return list(self._dynamic_shapes(None, True).outputs)
+
+    def select(self, predicate: Callable[[tuple, dict], bool]) -> "InputObserver":
+        """A new observer holding the stored calls for which ``predicate(args, kwargs)`` is true, with their observed
+        tensors: e.g. one phase of generate() (``lambda a, kw: kw["input_ids"].shape[1] > 1``, the prefill) when one
+        exported program cannot serve every phase."""
+        self._check()
+        chosen = [(call, snap) for call, snap in self._calls
+                  if predicate(tuple(_materialize(x) for x in snap[0]), {k: _materialize(v) for k, v in snap[1].items()})]
+        if not chosen:
+            raise ValueError("hookscope: select: the predicate holds for no stored call")
+        out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
+        out._engine = _engine.ShapeEngine(len(chosen))
+        out._signature, out._names, out._function = self._signature, self._names, self._function
+        out._engine.set_parameters(json.dumps(self._signature))
+        for key, v in self.value_if_missing.items():
+            out._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
+        out._engine.begin_recording()
+        for call, snap in chosen:
+            out._store(call, snap)
+        return out
+
+    def needs_backed_size_oblivious(self, arguments=None, dynamic_shapes=None) -> bool:
+        """True when a dim the dynamic shapes declare dynamic is 0 or 1 in the arguments (by default those of
+        infer_arguments() and infer_dynamic_shapes()): torch.export then specialises it unless the export runs under
+        ``torch.fx.experimental._config.patch(backed_size_oblivious=True)`` (yobx's needs_backed_size_oblivious)."""
+        arguments = self.infer_arguments() if arguments is None else arguments
+        dynamic_shapes = self.infer_dynamic_shapes() if dynamic_shapes is None else dynamic_shapes
+        found = []
+
+        def walk(v, spec):
+            if spec is None or v is None:
+                return
+            if isinstance(v, torch.Tensor):
+                found.extend(d for d in spec if v.shape[d] in (0, 1))
+            elif isinstance(spec, dict):
+                for k, sub in spec.items():
+                    walk(v[k] if isinstance(v, dict) else getattr(v, k, None), sub)
+            elif type(v) in (tuple, list):
+                for x, sub in zip(v, spec):
+                    walk(x, sub)
+            elif type(v) in _pytree.SUPPORTED_NODES:
+                for x, sub in zip(_pytree.SUPPORTED_NODES[type(v)].flatten_fn(v)[0], spec):
+                    walk(x, sub)
+
+        walk(arguments, dynamic_shapes)
+        return bool(found)
 
     def write_records(self, path) -> int:
         """Writes the stored calls as a record file (docs/record_format.md) that `hookscope-shapes` and
@@ -391,6 +487,30 @@ class InputObserver:
                 record.update(call)
                 f.write(json.dumps(record, separators=(",", ":")) + "\n")
         return len(self._calls)
+
+
+def _copy(snap: Any) -> Any:
+    """A snapshot with its tensors copied (detached clones)."""
+    if isinstance(snap, torch.Tensor):
+        return snap.detach().clone()
+    if isinstance(snap, _Struct):
+        return _Struct(snap.type, snap.context, snap.names, [_copy(c) for c in snap.children])
+    if type(snap) in (tuple, list):
+        return type(snap)(_copy(c) for c in snap)
+    if type(snap) is dict:
+        return {k: _copy(v) for k, v in snap.items()}
+    return snap
+
+
+def _materialize(snap: Any) -> Any:
+    """A snapshot as the objects the model received (a registered node rebuilt with its own type)."""
+    if isinstance(snap, _Struct):
+        return _pytree.SUPPORTED_NODES[snap.type].unflatten_fn([_materialize(c) for c in snap.children], snap.context)
+    if type(snap) in (tuple, list):
+        return type(snap)(_materialize(c) for c in snap)
+    if type(snap) is dict:
+        return {k: _materialize(v) for k, v in snap.items()}
+    return snap
 
 
 def to_torch_dynamic_shapes(ds: _engine.DynamicShapes):

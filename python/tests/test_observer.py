@@ -104,3 +104,86 @@ def test_unregistered_class_is_refused_with_a_sentence():
         with obs(m):
             m(torch.ones(2), Opaque())
     assert "forward" not in vars(m)
+
+
+class TwoOutputs(torch.nn.Module):
+    def forward(self, x, y):
+        return {"sum": x.sum(dim=1), "cat": torch.cat([x, y], dim=1)}
+
+
+def test_outputs_are_recorded_with_their_dynamic_dims(tmp_path):
+    import hookscope
+    m, obs = TwoOutputs(), InputObserver()
+    shapes = ((2, 3, 1), (3, 4, 2), (4, 5, 2))
+    with obs(m):
+        for b, s, t in shapes:
+            m(torch.ones(b, s), torch.ones(b, t))
+    outputs = {o["name"]: o for o in obs.outputs()}
+    assert sorted(outputs) == ["result.cat", "result.sum"]  # named by the inputs' flattening
+    assert outputs["result.sum"]["shapes_seen"] == [[b] for b, _, _ in shapes]
+    assert outputs["result.cat"]["shapes_seen"] == [[b, s + t] for b, s, t in shapes]
+    # The batch takes x's label (the same values in every call); cat's dim 1 (4, 6, 7) is its own.
+    assert [(d["dim"], d["label"]) for d in outputs["result.sum"]["dynamic_dims"]] == [(0, "x_dim_0")]
+    assert [(d["dim"], d["label"]) for d in outputs["result.cat"]["dynamic_dims"]] == [(0, "x_dim_0"),
+                                                                                      (1, "result_dim_1")]
+    # The records carry the results: hookscope-shapes and hookscope.infer see the same outputs.
+    path = tmp_path / "calls.jsonl"
+    obs.write_records(path)
+    assert all("result" in r for r in hookscope.read_records(path))
+    assert [o["name"] for o in hookscope.infer(path, dim_names=True).outputs] == [o["name"] for o in obs.outputs()]
+
+
+def test_a_call_that_raises_is_recorded_without_result():
+    m, obs = TwoOutputs(), InputObserver()
+    with obs(m):
+        m(torch.ones(2, 3), torch.ones(2, 1))
+        with pytest.raises(RuntimeError):
+            m(torch.ones(2, 3), torch.ones(3, 1))  # cat: batch mismatch
+    assert obs.num_obs == 2
+    assert "result" in obs._calls[0][0] and "result" not in obs._calls[1][0]
+
+
+def test_an_unrecordable_result_warns_once_and_the_call_goes_on():
+    class Opaque:
+        pass
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return Opaque()
+
+    m, obs = M(), InputObserver()
+    with pytest.warns(UserWarning, match="results of M.forward are not recorded"):
+        with obs(m):
+            assert isinstance(m(torch.ones(2)), Opaque)
+            m(torch.ones(3))
+    assert obs.num_obs == 2 and obs.outputs() == []
+
+
+def test_avoid_specialization_prefers_a_call_without_0_or_1():
+    m, obs = Vision(), InputObserver()
+    with obs(m):
+        for b, s in ((1, 7), (2, 1), (3, 4)):
+            m(input_ids=torch.ones((b, s), dtype=torch.int64))
+    assert obs.infer_arguments()["input_ids"].shape == (1, 7)  # the reference's choice: the first call
+    chosen = obs.infer_arguments(avoid_specialization=True)
+    assert chosen["input_ids"].shape == (3, 4)  # every dynamic dim >= 2
+    ds = obs.infer_dynamic_shapes()
+    assert obs.needs_backed_size_oblivious() and not obs.needs_backed_size_oblivious(chosen, ds)
+    # torch.export specialises the batch-1 call's dims and refuses the dynamic shapes; it accepts the chosen call's
+    with pytest.raises(Exception, match="specializ|specialis"):
+        torch.export.export(m, (), kwargs=obs.infer_arguments(), dynamic_shapes=ds)
+    ep = torch.export.export(m, (), kwargs=chosen, dynamic_shapes=ds)
+    x = torch.ones((5, 6), dtype=torch.int64)
+    torch.testing.assert_close(ep.module()(input_ids=x), m(x))
+    with pytest.raises(ValueError, match="chooses the call"):
+        obs.infer_arguments(0, avoid_specialization=True)
+
+
+def test_avoid_specialization_warns_about_the_dims_it_cannot_avoid():
+    m, obs = Vision(), InputObserver()
+    with obs(m):
+        for b, s in ((1, 7), (2, 1)):
+            m(input_ids=torch.ones((b, s), dtype=torch.int64))
+    with pytest.warns(UserWarning, match="no stored call has every dynamic dimension >= 2") as record:
+        obs.infer_arguments(avoid_specialization=True)
+    assert "dimension" in str(record[0].message) and "input_ids" in str(record[0].message)

@@ -41,10 +41,6 @@ CASES = [
 @pytest.mark.parametrize("name,argv,options", CASES)
 @pytest.mark.parametrize("fmt", ["torch", "trtexec", "ort", "report", "onnx", "typed"])
 def test_infer_equals_cli(name, argv, options, fmt):
-    if (fmt in ("onnx", "typed") or "profiles" in options or not (DATA / name).exists()) and not hasattr(
-            hookscope.DynamicShapes, "relations"):
-        pytest.skip("needs issue 12's engine and CLI (relations, --format onnx, --typed, --profiles), which this "
-                    "build's engine lacks")
     done = run_cli("infer", DATA / name, *argv, *(["--typed"] if fmt == "typed" else ["--format", fmt]))
     assert done.returncode == 0, done.stderr
     ds = hookscope.infer([DATA / name], **options)
@@ -57,10 +53,6 @@ def test_infer_arguments_equals_cli():
     for argv, options in (([], {}), (["--as-args-kwargs"], {"as_args_kwargs": True}), (["--flat"], {"flat": True}),
                           (["--index", "0"], {"index": 0}),
                           (["--avoid-specialization"], {"avoid_specialization": True})):
-        if "avoid_specialization" in options and not hasattr(hookscope.DynamicShapes, "relations"):
-            with pytest.raises(ValueError, match="issue 12"):
-                hookscope.infer_arguments([DATA / "llm.jsonl"], **options)
-            continue
         done = run_cli("args", DATA / "llm.jsonl", *argv)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == hookscope.infer_arguments([DATA / "llm.jsonl"], **options)

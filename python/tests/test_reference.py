@@ -5,7 +5,12 @@ Same dynamic dimensions and the same arguments wherever its export succeeds. Doc
   every call (test_named_dims_only_where_equal), and torch.export accepts both.
 - `store_n_calls`: the reference takes it in `__call__` only; hookscope also in the constructor.
 - `num_obs`: a method in the reference; hookscope's is an int that can also be called.
+- The KV cache (transformers' DynamicCache): over decode steps both give the same and both export; over generate()
+  the prefill's empty cache stops the reference (test_generate_with_cache_the_reference_refuses), while hookscope
+  fills placeholders, which torch.export accepts (test_kv_cache.py).
 """
+import copy
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is installed by tools/python_env.sh")
@@ -73,3 +78,71 @@ def test_named_dims_only_where_equal(tiny_llama, both):
     placeholders = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in ("input_ids", "position_ids")]
     shapes = {n.name: tuple(str(d) for d in n.meta["val"].shape) for n in placeholders}
     assert shapes["input_ids"] == shapes["position_ids"]
+
+
+# --- The KV cache (transformers' DynamicCache, registered by transformers' register_cache_pytrees_for_model) ---
+
+def decode_steps(model, ids, steps=3):
+    """A prefill outside any observer, then `steps` decode calls with the cache (what each observer sees)."""
+    with torch.no_grad():
+        out = model(input_ids=ids, use_cache=True)
+    cache, b, past = out.past_key_values, ids.shape[0], ids.shape[1]
+    calls = []
+    for i in range(steps):
+        calls.append(dict(input_ids=torch.randint(0, 100, (b, 1)), position_ids=torch.full((b, 1), past + i),
+                          cache=cache))
+    return calls
+
+
+def test_generate_with_cache_the_reference_refuses(tiny_llama_cached):
+    """generate() with the cache: the prefill's empty DynamicCache flattens to 0 tensors, the decode steps' to 4. The
+    reference stops ("has 4 tensors but previously got 0 tensors"); hookscope takes the empty cache as missing and
+    fills placeholders (test_kv_cache.py exports from them)."""
+    ref, ours = reference.InputObserver(), InputObserver()
+    for ids in prompts():
+        with ref(tiny_llama_cached, store_n_calls=3), ours(tiny_llama_cached, store_n_calls=3):
+            tiny_llama_cached.generate(ids, max_new_tokens=3, do_sample=False)
+    vars(tiny_llama_cached).pop("forward", None)
+    with pytest.raises(RuntimeError, match="has 4 tensors but previously got 0 tensors"):
+        ref.infer_dynamic_shapes()
+    assert ours.infer_dynamic_shapes()["cache"] == [{0: torch.export.Dim.DYNAMIC, 2: torch.export.Dim.DYNAMIC}] * 4
+
+
+@pytest.fixture(scope="module")
+def both_cached(tiny_llama_cached):
+    """Decode steps only (a filled cache in every call), where the reference succeeds."""
+    ref, ours = reference.InputObserver(), InputObserver()
+    for ids in prompts():
+        calls = decode_steps(tiny_llama_cached, ids)
+        with ref(tiny_llama_cached, store_n_calls=3), ours(tiny_llama_cached, store_n_calls=3), torch.no_grad():
+            for kw in calls:
+                tiny_llama_cached(**kw)
+    vars(tiny_llama_cached).pop("forward", None)
+    return ref, ours
+
+
+def test_cache_same_dynamic_shapes_and_arguments(both_cached):
+    ref, ours = both_cached
+    assert ref.num_obs() == ours.num_obs == 6
+    for batch in (None, {"input_ids"}, True):
+        assert ours.infer_dynamic_shapes(set_batch_dimension_for=batch) == ref.infer_dynamic_shapes(
+            set_batch_dimension_for=batch)
+    for options in ({}, {"index_or_args_or_kwargs": 4}):
+        theirs, mine = ref.infer_arguments(**options), ours.infer_arguments(**options)
+        assert type(theirs) is type(mine) and list(theirs) == list(mine)
+        assert type(theirs["cache"]) is type(mine["cache"])
+        flat_theirs, flat_mine = torch.utils._pytree.tree_leaves(theirs), torch.utils._pytree.tree_leaves(mine)
+        assert len(flat_theirs) == len(flat_mine) == 6
+        for a, b in zip(flat_theirs, flat_mine):
+            torch.testing.assert_close(a, b)
+
+
+def test_cache_both_export_and_agree(tiny_llama_cached, both_cached):
+    ref, ours = both_cached
+    programs = [torch.export.export(tiny_llama_cached, (), kwargs=obs.infer_arguments(),
+                                    dynamic_shapes=obs.infer_dynamic_shapes()) for obs in (ref, ours)]
+    kwargs = decode_steps(tiny_llama_cached, torch.randint(0, 100, (3, 6)), steps=1)[0]  # batch 3, past 6: unobserved
+    with torch.no_grad():
+        expected = tiny_llama_cached(**copy.deepcopy(kwargs)).logits
+        for ep in programs:
+            torch.testing.assert_close(ep.module()(**copy.deepcopy(kwargs)).logits, expected)

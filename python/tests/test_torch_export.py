@@ -93,27 +93,13 @@ def test_report_and_profiles(observed):
     assert profile["input_ids"] == ((2, 5), (2, 7), (3, 9))
 
 
-ISSUE12 = "needs issue 12's engine (dynamic_shapes::relations() and the rest), which this build's engine lacks"
-
-
-def has_issue12():
-    import hookscope
-    return hasattr(hookscope.DynamicShapes, "relations")
-
-
 def test_relations(observed):
-    if not has_issue12():
-        with pytest.raises(NotImplementedError, match="issue 12"):
-            observed.relations()
-        pytest.skip(ISSUE12)
     # input_ids and position_ids are equal in every call, dim by dim: the shared names say it (one Dim object, see
     # test_dynamic_shapes_shape_and_types), so relations() lists no equality; nothing else relates them.
     assert observed.relations(dim_names=True) == []
 
 
 def test_relations_from_records():
-    if not has_issue12():
-        pytest.skip(ISSUE12)
     import hookscope
     from helpers import DATA
     (r,) = hookscope.infer([DATA / "decoder_kv.jsonl"], dim_names=True).relations
@@ -131,7 +117,7 @@ def test_onnx_dynamo_export_runs_in_onnxruntime_at_profile_points(tiny_llama, ob
                       dynamo=True)
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
-    profiles = observed.tensorrt_profiles() + (observed.tensorrt_profiles(phases=True) if has_issue12() else [])
+    profiles = observed.tensorrt_profiles() + observed.tensorrt_profiles(phases=True)
     for profile in profiles:
         assert sorted(profile) == sorted(names)  # the profile's names are the graph's input names
         for point in range(3):  # min, opt, max

@@ -53,15 +53,63 @@ call_ptr pick_candidate(const recorded_state& s, const argument_options& o) {
 
 }  // namespace
 
-// D2: a placeholder from the last call with a tensor there: reused when empty, zeros of its shape when no dim
-// varies, else its highest varying dim set to 0 (batch forcing plays no part here).
-void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat, bool strict) {
+std::vector<std::vector<value>> observed_calls(const recorded_state& s, const std::vector<slot>& slots) {
+  std::vector<std::vector<value>> out;
+  out.reserve(s.combos.size());
+  for (const combination& c : s.combos) out.push_back(align(s, *c.call, slots, false));
+  return out;
+}
+
+namespace {
+
+// How many varying dims of the leaves both give (other than `f`) `row` has equal to `leaves`.
+std::size_t agreement(const std::vector<value>& leaves, const std::vector<value>& row, std::size_t f,
+                      const std::vector<flat_leaf>& flat) {
+  std::size_t n = 0;
+  for (std::size_t g = 0; g < leaves.size() && g < row.size(); ++g) {
+    const leaf_summary* l = flat[g].summary;
+    if (g == f || !l || !leaves[g].is_tensor() || !row[g].is_tensor()) continue;
+    const auto& a = leaves[g].as_tensor().shape;
+    const auto& b = row[g].as_tensor().shape;
+    if (a.size() != l->rank || b.size() != l->rank) continue;
+    for (std::size_t d = 0; d < l->rank; ++d) n += l->dims[d].varies && a[d] == b[d];
+  }
+  return n;
+}
+
+// D2's source for leaf f: the last tensor seen there (the reference's rule), unless a distinct observed call that
+// gives f agrees with the candidate on more varying dims (e.g. a prefill's empty cache takes the batch of the
+// candidate's input_ids from a decode step of the same batch, not the batch of the last call).
+tensor_spec placeholder_source(const std::vector<value>& leaves, std::size_t f, const std::vector<flat_leaf>& flat,
+                               const std::vector<std::vector<value>>& observed) {
+  const leaf_summary* l = flat[f].summary;
+  const value* chosen = nullptr;
+  std::size_t best = 0;
+  std::optional<std::size_t> last_score;  // the best agreement of a call whose tensor there is the last one seen
+  for (const auto& row : observed) {
+    if (f >= row.size() || !row[f].is_tensor() || row[f].as_tensor().shape.size() != l->rank) continue;
+    const std::size_t score = agreement(leaves, row, f, flat);
+    if (!chosen || score >= best) chosen = &row[f], best = score;
+    if (row[f].as_tensor().shape == l->last_tensor.shape && score >= last_score.value_or(0)) last_score = score;
+  }
+  if (!chosen || (last_score && *last_score >= best)) return l->last_tensor;
+  return chosen->as_tensor();
+}
+
+}  // namespace
+
+// D2: a placeholder from the last call with a tensor there (or the observed call agreeing best with the candidate,
+// see placeholder_source): reused when empty, zeros of its shape when no dim varies, else its highest varying dim
+// set to 0 (batch forcing plays no part here).
+void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat,
+                       const std::vector<std::vector<value>>& observed, bool strict) {
+  const std::vector<value> given = leaves;  // the candidate's own leaves, before any placeholder
   for (std::size_t f = 0; f < leaves.size(); ++f) {
     if (!leaves[f].is_none()) continue;
     const leaf_summary* l = flat[f].summary;
     if (l && l->has_tensor) {
       check_rank(flat[f]);
-      tensor_spec t = l->last_tensor;
+      tensor_spec t = placeholder_source(given, f, flat, observed);
       std::optional<std::size_t> highest;
       for (std::size_t d = 0; d < l->rank; ++d) {
         if (l->dims[d].varies) highest = d;
@@ -91,12 +139,13 @@ call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& sl
                           "on the command line use --store-n-calls N, not all)");
   }
   const std::vector<flat_leaf> flat = flatten_slots(s, slots);
+  const std::vector<std::vector<value>> observed = observed_calls(s, slots);
   call_ptr best;
   std::size_t best_score = 0;
   std::vector<std::string> best_low;
   for (const call_ptr& c : s.calls) {
     std::vector<value> leaves = align(s, *c, slots, false);
-    fill_placeholders(leaves, flat, false);
+    fill_placeholders(leaves, flat, observed, false);
     std::size_t score = 0;
     std::vector<std::string> low;
     for (std::size_t f = 0; f < flat.size(); ++f) {
@@ -172,7 +221,7 @@ value infer_arguments(const recorded_state& s, const argument_options& o) {
   const bool avoid = o.avoid_specialization && std::holds_alternative<std::monostate>(o.candidate);
   const call_ptr candidate = avoid ? least_specialising(s, slots, o) : pick_candidate(s, o);
   std::vector<value> leaves = align(s, *candidate, slots, true);
-  fill_placeholders(leaves, flatten_slots(s, slots));
+  fill_placeholders(leaves, flatten_slots(s, slots), observed_calls(s, slots));
   if (o.flat) return value::list(std::move(leaves));
   return arrange_arguments(s, slots, std::move(leaves), o.as_args_kwargs);
 }

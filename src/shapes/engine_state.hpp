@@ -204,8 +204,12 @@ dynamic_shapes::node build_root(const recorded_state& s, const std::vector<slot>
 //=== representative arguments (arguments.cpp: D1-D3) ===//
 
 value infer_arguments(const recorded_state& s, const argument_options& o);
+/// Every distinct call's leaves aligned on the best candidate (none where a call leaves an argument out): what D2
+/// chooses a placeholder's source from.
+std::vector<std::vector<value>> observed_calls(const recorded_state& s, const std::vector<slot>& slots);
 /// D2: fills the none leaves; `strict` false: leaves a leaf without any tensor or value as none instead of throwing.
-void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat, bool strict = true);
+void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat,
+                       const std::vector<std::vector<value>>& observed, bool strict = true);
 
 //=== relations and consistent profiles (profiles.cpp) ===//
 

@@ -133,13 +133,15 @@ std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slo
                                   const std::vector<flat_leaf>& flat, const std::vector<std::size_t>& tensor_of,
                                   std::size_t n_inputs) {
   std::vector<joint_row> rows;
-  for (const combination& c : s.combos) {
+  const std::vector<std::vector<value>> observed = observed_calls(s, slots);
+  for (std::size_t i = 0; i < s.combos.size(); ++i) {
+    const combination& c = s.combos[i];
     joint_row r;
     r.count = c.count;
     r.first_call = c.call->index;
     r.shapes.resize(n_inputs);
     r.filled.resize(n_inputs);
-    std::vector<value> leaves = align(s, *c.call, slots, false);
+    std::vector<value> leaves = observed[i];
     const auto take = [&](std::vector<std::optional<shape_t>>& into) {
       for (std::size_t f = 0; f < flat.size() && f < leaves.size(); ++f) {
         if (tensor_of[f] == no_tensor || !leaves[f].is_tensor()) continue;
@@ -149,7 +151,7 @@ std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slo
       }
     };
     take(r.shapes);
-    fill_placeholders(leaves, flat, false);
+    fill_placeholders(leaves, flat, observed, false);
     take(r.filled);
     rows.push_back(std::move(r));
   }
