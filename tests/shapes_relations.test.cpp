@@ -161,6 +161,24 @@ TEST_CASE("explicit labels that contradict the observations get a warning") {
   CHECK(warned);
 }
 
+TEST_CASE("dynamic_shapes::report with outputs named longer than every input") {
+  shape_engine e({.store_n_calls = hookscope::unlimited});
+  e.set_parameters({param("x")});
+  e.begin_recording();
+  for (const std::int64_t n : {2, 3}) {
+    e.add_call(named({{"x", t({n, 4})}}), value::dict({{"a_rather_long_output_name", t({n, 8})}}));
+  }
+  const std::string report = e.infer_dynamic_shapes().report();
+  // Every table row keeps its dtype in one column: the name column is as wide as the longest name, output or input.
+  const std::size_t column = report.find("dtype");
+  REQUIRE(column != std::string::npos);
+  for (const char* row : {"x ", "result.a_rather_long_output_name "}) {
+    const std::size_t at = report.find(std::string("\n") + row);
+    REQUIRE(at != std::string::npos);
+    CHECK(report.substr(at + 1 + column, 7) == "float32");
+  }
+}
+
 TEST_CASE("calls beyond store_n_calls are counted") {
   const shape_engine e = decoder(3);
   CHECK(e.num_obs() == 3);

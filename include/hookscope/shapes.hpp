@@ -75,8 +75,8 @@ struct known_dim_name {
 };
 
 /// The well-known input names of Hugging Face LLMs: input_ids, position_ids, token_type_ids {0: batch_size,
-/// 1: sequence_length}; attention_mask {0: batch_size, 1: total_sequence_length}; past_key_values {0: batch_size,
-/// 2: past_sequence_length}; cache_position {0: sequence_length}; pixel_values {0: batch_size}; decoder_input_ids,
+/// 1: sequence_length}; attention_mask {0: batch_size, 1: total_sequence_length}; past_key_values and cache (transformers 5's
+/// name) {0: batch_size, 2: past_sequence_length}; cache_position {0: sequence_length}; pixel_values {0: batch_size}; decoder_input_ids,
 /// decoder_attention_mask {0: batch_size, 1: decoder_sequence_length}.
 std::vector<known_dim_name> default_known_dim_names();
 

@@ -196,7 +196,9 @@ std::string dynamic_shapes::to_ort_options() const {
 
 std::string dynamic_shapes::report() const {
   std::size_t name_width = 5;  // "input"
-  for (const tensor_input& t : inputs_) name_width = std::max(name_width, t.name.size());
+  for (const auto* list : {&inputs_, &outputs_}) {  // one column for both tables: long output names fit too
+    for (const tensor_input& t : *list) name_width = std::max(name_width, t.name.size());
+  }
   name_width += 2;
   std::string out = pad("input", name_width) + pad("dtype", 10) + "shapes seen\n";
   for (const tensor_input& t : inputs_) {

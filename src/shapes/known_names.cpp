@@ -16,6 +16,8 @@ std::vector<known_dim_name> default_known_dim_names() {
       {"attention_mask", 1, "total_sequence_length"},
       {"past_key_values", 0, "batch_size"},
       {"past_key_values", 2, "past_sequence_length"},
+      {"cache", 0, "batch_size"},  // transformers 5 names the cache argument of its decoders `cache`
+      {"cache", 2, "past_sequence_length"},
       {"cache_position", 0, "sequence_length"},
       {"pixel_values", 0, "batch_size"},
       {"decoder_input_ids", 0, "batch_size"},
