@@ -1,0 +1,277 @@
+// hookscope-shapes' command line (options.hpp): each option parsed, then the combinations checked.
+#include "options.hpp"
+
+#include <charconv>
+#include <system_error>
+
+namespace hookscope_shapes {
+
+const std::string_view usage_text = R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|onnx|report] [--typed]
+                              [--profiles 1|auto]
+       hookscope-shapes args FILE.jsonl... [options] [--index N | --avoid-specialization] [--as-args-kwargs | --flat]
+       hookscope-shapes summarize FILE.jsonl... [--function NAME] [--value-if-missing KEY=JSON]...
+                                [--signature-from FILE.jsonl] [-o S.json]
+       hookscope-shapes --help
+
+Reads calls recorded as JSON Lines (one call per line; several files merge, in order; - is standard input)
+and infers the dynamic dimensions of their inputs (infer) or representative arguments (args).
+summarize writes what infer keeps of every call (--store-n-calls all) as one JSON document; infer and args
+accept summaries in place of record files (S1.json S2.json ...: the same output as one pass over the records
+they summarise, concatenated in that order, with --store-n-calls all).
+
+options:
+  --function NAME           the function whose records to use (required when the files hold several)
+  --store-n-calls N|all     use the first N calls of the function (default 3); all: every call, summarised
+                            as it streams (constant memory)
+  --batch KEY,...           dimension 0 of these inputs is dynamic whatever was seen
+  --batch-all               dimension 0 of every input is dynamic
+  --value-if-missing KEY=JSON
+                            a value (in the record encoding) for an input some calls leave out; repeatable
+  --dim-names               name dynamic dimensions (batch_size, sequence_length, ...) instead of DYNAMIC
+  --dim-name KEY:DIM=LABEL  name dimension DIM of input KEY; repeatable
+  --remove-inputs NAME,...  forget these inputs (as if no call had given them) before inferring
+  --format FORMAT           infer: torch (default; torch.export dynamic_shapes as JSON), trtexec
+                            (--minShapes/--optShapes/--maxShapes), ort (TensorRT provider options), onnx
+                            (torch.onnx.export dynamic_axes as JSON, inputs and outputs) or report
+  --typed                   infer, torch format: containers in the record encoding ({"tuple":[...]}, ...)
+  --profiles 1|auto         infer, trtexec/ort/report: one consistent profile (default), or one per phase
+  --avoid-specialization    args: the call with every dynamic dimension >= 2 if any (torch.export
+                            specialises 0 and 1), else the one with the most; a warning names the others
+  --index N                 args: start from stored call N instead of the first complete one
+  --as-args-kwargs          args: {"tuple":[{"tuple":args},{"dict":kwargs}]}
+  --flat                    args: the aligned leaves as a list
+  -o, --output FILE         summarize: write the summary to FILE (default: standard output)
+  --signature-from FILE     summarize: the signature the function's records in FILE carry (if any), for
+                            records that do not (a part of a file split by lines)
+A KEY is a parameter name or a position (0, 1, ...).
+
+exit status: 0 done, 1 the calls do not allow an inference, 2 bad input or usage.
+)";
+
+std::string_view without_library_prefix(std::string_view message) {
+  constexpr std::string_view prefix = "hookscope: ";
+  if (message.substr(0, prefix.size()) == prefix) message.remove_prefix(prefix.size());
+  return message;
+}
+
+namespace {
+
+//=== the command line ===//
+
+std::size_t parse_count(std::string_view option, std::string_view text) {
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
+    throw usage_error(std::string(option) + ": expected a non-negative integer, got '" + std::string(text) + "'");
+  }
+  return n;
+}
+
+hookscope::input_key parse_key(std::string_view option, std::string_view text) {
+  if (text.empty()) throw usage_error(std::string(option) + ": empty input name");
+  return hookscope::input_key::parse(text);
+}
+
+void parse_value_if_missing(options& o, std::string_view text) {
+  const std::size_t equal = text.find('=');
+  if (equal == std::string_view::npos) throw usage_error("--value-if-missing: expected KEY=JSON, got '" + std::string(text) + "'");
+  try {
+    o.values_if_missing.emplace_back(parse_key("--value-if-missing", text.substr(0, equal)),
+                                     hookscope::value_from_json(text.substr(equal + 1)));
+  } catch (const hookscope::format_error& e) {
+    throw usage_error("--value-if-missing " + std::string(text) + ": " + e.what());
+  }
+}
+
+bool is_label(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (const char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+void parse_dim_name(options& o, std::string_view text) {
+  const std::size_t equal = text.find('=');
+  const std::size_t colon = text.substr(0, equal).rfind(':');
+  if (equal == std::string_view::npos || colon == std::string_view::npos) {
+    throw usage_error("--dim-name: expected KEY:DIM=LABEL, got '" + std::string(text) + "'");
+  }
+  const std::string_view label = text.substr(equal + 1);
+  // torch.export's Dim names are identifiers, and trtexec / ONNX Runtime specs split on ':', ',' and 'x'.
+  if (!is_label(label)) throw usage_error("--dim-name: the label '" + std::string(label) + "' is not an identifier");
+  o.shapes.dim_labels.push_back({parse_key("--dim-name", text.substr(0, colon)),
+                                 parse_count("--dim-name", text.substr(colon + 1, equal - colon - 1)), std::string(label)});
+}
+
+output_format parse_format(std::string_view text) {
+  if (text == "torch") return output_format::torch;
+  if (text == "trtexec") return output_format::trtexec;
+  if (text == "ort") return output_format::ort;
+  if (text == "report") return output_format::report;
+  if (text == "onnx") return output_format::onnx;
+  throw usage_error("--format: expected torch, trtexec, ort, onnx or report, got '" + std::string(text) + "'");
+}
+
+void parse_list(std::vector<std::string>& out, std::string_view option, std::string_view text) {
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view key = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+    if (key.empty()) throw usage_error(std::string(option) + ": expected KEY,..., got '" + std::string(text) + "'");
+    out.emplace_back(key);
+    if (comma == std::string_view::npos) return;
+    start = comma + 1;
+  }
+}
+
+// Walks argv: `--name value` or `--name=value`, flags, and FILE operands (`--` ends the options).
+class arguments {
+ public:
+  arguments(int argc, char** argv) : args_(argv + 1, argv + argc) {}
+
+  bool done() const noexcept { return next_ == args_.size(); }
+  std::string_view take() { return args_[next_++]; }
+  // The value of option `name`: after '=' in `arg`, or the next argument.
+  std::string_view value_of(std::string_view name, std::optional<std::string_view> inline_value) {
+    if (inline_value) return *inline_value;
+    if (done()) throw usage_error(std::string(name) + ": missing its value");
+    return take();
+  }
+
+ private:
+  std::vector<std::string_view> args_;
+  std::size_t next_ = 0;
+};
+
+void parse_option(options& o, std::string_view name, std::optional<std::string_view> inline_value, arguments& args) {
+  auto value = [&] { return args.value_of(name, inline_value); };
+  auto flag = [&](bool& target) {
+    if (inline_value) throw usage_error(std::string(name) + ": takes no value");
+    target = true;
+  };
+  if (name == "--function") {
+    o.function = std::string(value());
+  } else if (name == "--store-n-calls") {
+    const std::string_view n = value();
+    o.store_n_calls = n == "all" ? hookscope::unlimited : parse_count(name, n);
+    o.store_n_calls_given = true;
+    if (o.store_n_calls == 0) throw usage_error("--store-n-calls: expected at least 1 (or all)");
+  } else if (name == "--batch") {
+    parse_list(o.shapes.batch_dimension_for, name, value());
+  } else if (name == "--remove-inputs") {
+    parse_list(o.remove_inputs, name, value());
+  } else if (name == "--typed") {
+    flag(o.typed);
+  } else if (name == "--avoid-specialization") {
+    flag(o.avoid_specialization);
+  } else if (name == "--profiles") {
+    const std::string_view p = value();
+    if (p != "1" && p != "auto") throw usage_error("--profiles: expected 1 or auto, got '" + std::string(p) + "'");
+    o.shapes.profile_phases = p == "auto";
+  } else if (name == "--batch-all") {
+    flag(o.shapes.batch_dimension_for_all);
+  } else if (name == "--value-if-missing") {
+    parse_value_if_missing(o, value());
+  } else if (name == "--dim-names") {
+    flag(o.shapes.dim_names);
+  } else if (name == "--dim-name") {
+    parse_dim_name(o, value());
+  } else if (name == "--format") {
+    o.format = parse_format(value());
+  } else if (name == "--index") {
+    o.index = parse_count(name, value());
+  } else if (name == "--as-args-kwargs") {
+    flag(o.as_args_kwargs);
+  } else if (name == "--flat") {
+    flag(o.flat);
+  } else if (name == "--signature-from") {
+    o.signature_from = std::string(value());
+  } else if (name == "--output" || name == "-o") {
+    o.output = std::string(value());
+  } else if (name == "--help" || name == "-h") {
+    o.help = true;
+  } else {
+    throw usage_error("unknown option '" + std::string(name) + "'");
+  }
+}
+
+// summarize records every call and infers nothing: only the recording options apply.
+void check_summarize(options& o, bool format_given) {
+  const hookscope::dynamic_shapes_options defaults;
+  const std::pair<bool, const char*> inference_options[] = {
+      {!o.shapes.batch_dimension_for.empty(), "--batch"}, {o.shapes.batch_dimension_for_all, "--batch-all"},
+      {o.shapes.dim_names, "--dim-names"}, {!o.shapes.dim_labels.empty(), "--dim-name"}, {format_given, "--format"},
+      {o.typed, "--typed"}, {o.shapes.profile_phases, "--profiles"}, {!o.remove_inputs.empty(), "--remove-inputs"},
+      {o.index.has_value(), "--index"}, {o.as_args_kwargs, "--as-args-kwargs"}, {o.flat, "--flat"},
+      {o.avoid_specialization, "--avoid-specialization"}};
+  for (const auto& [given, name] : inference_options) {
+    if (given) throw usage_error(std::string(name) + " is for 'infer' and 'args' (give it when reading the summaries)");
+  }
+  if (o.store_n_calls_given && o.store_n_calls != hookscope::unlimited) {
+    throw usage_error("summarize keeps every call: --store-n-calls all, or leave it out");
+  }
+  o.store_n_calls = hookscope::unlimited;
+}
+
+// What one command accepts and the other does not, and options that exclude each other.
+void check_combinations(options& o, bool format_given) {
+  if (o.files.empty()) throw usage_error("no input file (give FILE.jsonl..., or - for standard input)");
+  if (o.what == command::summarize) return check_summarize(o, format_given);
+  if (o.output != "-") throw usage_error("--output is for 'summarize' only");
+  if (o.signature_from) throw usage_error("--signature-from is for 'summarize' only");
+  if (!o.shapes.batch_dimension_for.empty() && o.shapes.batch_dimension_for_all) {
+    throw usage_error("--batch and --batch-all exclude each other");
+  }
+  if (o.what == command::infer && (o.index || o.as_args_kwargs || o.flat)) {
+    throw usage_error(std::string(o.index ? "--index" : o.flat ? "--flat" : "--as-args-kwargs") + " is for 'args' only");
+  }
+  if (o.what == command::args && format_given) throw usage_error("--format is for 'infer' only");
+  if (o.what == command::args && (o.typed || o.shapes.profile_phases)) {
+    throw usage_error(std::string(o.typed ? "--typed" : "--profiles") + " is for 'infer' only");
+  }
+  if (o.typed && o.format != output_format::torch) throw usage_error("--typed is for --format torch only");
+  if (o.what == command::infer && o.avoid_specialization) throw usage_error("--avoid-specialization is for 'args' only");
+  if (o.avoid_specialization && o.index) throw usage_error("--avoid-specialization and --index exclude each other");
+  if (o.avoid_specialization && o.store_n_calls == hookscope::unlimited) {
+    throw usage_error("--avoid-specialization needs stored calls: use --store-n-calls N, not all");
+  }
+  if (o.as_args_kwargs && o.flat) throw usage_error("--as-args-kwargs and --flat exclude each other");
+  if (o.index && o.store_n_calls == hookscope::unlimited) {
+    throw usage_error("--index needs stored calls: use --store-n-calls N, not all");
+  }
+}
+
+}  // namespace
+
+options parse_options(int argc, char** argv) {
+  options o;
+  arguments args(argc, argv);
+  bool command_seen = false;
+  bool format_given = false;
+  bool options_ended = false;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    if (!options_ended && arg == "--") {
+      options_ended = true;
+    } else if (!options_ended && arg.size() > 1 && arg[0] == '-') {
+      const std::size_t equal = arg.find('=');
+      const std::string_view name = arg.substr(0, equal);
+      parse_option(o, name, equal == arg.npos ? std::nullopt : std::optional(arg.substr(equal + 1)), args);
+      format_given = format_given || name == "--format";
+    } else if (!command_seen) {
+      if (arg != "infer" && arg != "args" && arg != "summarize") {
+        throw usage_error("unknown command '" + std::string(arg) + "' (expected infer, args or summarize)");
+      }
+      o.what = arg == "infer" ? command::infer : arg == "args" ? command::args : command::summarize;
+      command_seen = true;
+    } else {
+      o.files.emplace_back(arg);
+    }
+  }
+  if (o.help) return o;
+  if (!command_seen) throw usage_error("no command (expected infer, args or summarize)");
+  check_combinations(o, format_given);
+  return o;
+}
+
+}  // namespace hookscope_shapes

@@ -1,0 +1,66 @@
+// src/cli/options.hpp — hookscope-shapes' command line: the options each command takes, parsed and checked (which
+// command accepts which option, which exclude each other), and the two kinds of bad input the command reports with
+// exit status 2. Private to the command (src/cli/).
+#pragma once
+
+#include "hookscope/shapes.hpp"
+#include "hookscope/value.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hookscope_shapes {
+
+inline constexpr std::string_view program = "hookscope-shapes";
+
+/// What --help prints.
+extern const std::string_view usage_text;
+
+// Bad command line: exit 2 with a hint to --help.
+class usage_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bad input that is not a record line (a file that does not open, a function that is not there): exit 2.
+class input_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The library's messages start with "hookscope: "; after the program's name that would say it twice.
+std::string_view without_library_prefix(std::string_view message);
+
+enum class command { infer, args, summarize };
+enum class output_format { torch, trtexec, ort, onnx, report };
+
+struct options {
+  bool help = false;
+  command what = command::infer;
+  std::vector<std::string> files;
+  std::optional<std::string> function;
+  std::size_t store_n_calls = 3;
+  bool store_n_calls_given = false;
+  std::string output = "-";
+  std::optional<std::string> signature_from;
+  std::optional<hookscope::parameter_list> signature;  // read from signature_from
+  std::vector<std::pair<hookscope::input_key, hookscope::value>> values_if_missing;
+  hookscope::dynamic_shapes_options shapes;
+  output_format format = output_format::torch;
+  std::optional<std::size_t> index;
+  bool as_args_kwargs = false;
+  bool flat = false;
+  bool typed = false;
+  bool avoid_specialization = false;
+  std::vector<std::string> remove_inputs;
+};
+
+/// The command line, checked; throws usage_error naming what is wrong.
+options parse_options(int argc, char** argv);
+
+}  // namespace hookscope_shapes
