@@ -190,6 +190,8 @@ TEST_CASE("shape_engine::merge") {
     limited.begin_recording();
     add(limited, calls, 0, 1);
     CHECK_THROWS_WITH(a.merge(limited), Catch::Contains("only states recording every call merge"));
+    shape_engine empty_limited({.store_n_calls = 3});  // even empty: it would silently start keeping every call
+    CHECK_THROWS_WITH(empty_limited.merge(a), Catch::Contains("only states recording every call merge"));
     CHECK_THROWS_WITH(limited.to_summary_json(), Catch::Contains("only an engine recording every call"));
   }
   SECTION("an empty part changes nothing, whatever it was recorded with") {
@@ -199,6 +201,9 @@ TEST_CASE("shape_engine::merge") {
     add(a, calls, 0, 6);
     add(all, calls, 0, 6);
     a.merge(shape_engine({.store_n_calls = hookscope::unlimited}));
+    shape_engine other_signature({.store_n_calls = hookscope::unlimited});
+    other_signature.set_parameters({{"x"}});
+    a.merge(other_signature);  // no call: nothing to disagree about
     CHECK(inferred(a) == inferred(all));
     shape_engine empty({.store_n_calls = hookscope::unlimited, .keep_calls = false});
     empty.merge(a);

@@ -23,10 +23,13 @@ std::string if_missing_text(const std::vector<std::pair<input_key, value>>& entr
 
 // Only states recorded alike merge: every call kept (a limit keeps "the first N", which shards cannot know), the
 // same signature (it decides what positions name and which keywords are constants), the same value_if_missing.
-void check_alike(const recorded_state& into, const recorded_state& later) {
+void check_every_call(const recorded_state& into, const recorded_state& later) {
   if (into.options.store_n_calls != unlimited || later.options.store_n_calls != unlimited) {
     refuse("only states recording every call merge (store_n_calls = unlimited, --store-n-calls all)");
   }
+}
+
+void check_alike(const recorded_state& into, const recorded_state& later) {
   if (into.sig_set != later.sig_set || into.sig != later.sig) {
     const auto text = [](const recorded_state& s) { return s.sig_set ? s.signature_text() : std::string("none"); };
     refuse("the signatures differ: " + text(into) + " and " + text(later) +
@@ -109,6 +112,7 @@ void merge_calls(recorded_state& into, const recorded_state& later, shifted_call
 }  // namespace
 
 void merge(recorded_state& into, const recorded_state& later) {
+  check_every_call(into, later);
   if (later.n_calls == 0 && later.n_ignored == 0) return;  // an empty part (a shard without calls of the function)
   if (into.n_calls == 0 && into.n_ignored == 0) {
     const engine_options options = into.options;
