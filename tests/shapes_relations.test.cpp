@@ -5,7 +5,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -259,17 +258,20 @@ TEST_CASE("bad inputs of the engine") {
     CHECK_THROWS_AS(hookscope::value_from_json(text.substr(0, 0) + "{\"tuple\":[" + text + "]}"),
                     hookscope::format_error);
   }
-  SECTION("many keyword arguments in one call: linear time") {
+  SECTION("many keyword arguments in one call") {
+    // Linear time is what makes this finish (quadratic took minutes); it is measured in tools/check_cli.py's large
+    // inputs and bench/, not asserted here: a unit test checks what comes out.
     value_fields kwargs, wider;
     for (int i = 0; i < 40000; ++i) kwargs.emplace_back("k" + std::to_string(i), t({1, 2}));
     for (int i = 0; i < 40000; ++i) wider.emplace_back("k" + std::to_string(i), t({1, 3 + i % 5}));  // dims vary
     shape_engine e;
     e.begin_recording();
-    const auto start = std::chrono::steady_clock::now();
     e.add_call(named(kwargs));
     e.add_call(named(wider));
-    (void)e.infer_dynamic_shapes();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    CHECK(seconds < 3.0);  // quadratic: minutes
+    const auto ds = e.infer_dynamic_shapes();
+    REQUIRE(ds.inputs().size() == 40000);
+    CHECK(ds.inputs()[39999].name == "k39999");
+    CHECK(ds.inputs()[39999].dynamic_dims.size() == 1);
+    CHECK(ds.inputs()[39999].dynamic_dims[0].max == 3 + 39999 % 5);
   }
 }
