@@ -111,29 +111,24 @@ bool owned_privately(const context_state& ctx) noexcept {
   return !ctx.shared && ctx.owner_thread == tls_thread_id && tls_record != nullptr;
 }
 
-// Replaces `slot`'s list by `next` (null when empty) and retires the old one. Context mutex held.
-void install(context_state& ctx, context_slot& slot, callback_list* next, garbage& trash) {
-  if (next != nullptr && next->size == 0) {
-    ::operator delete(next);
-    next = nullptr;
-  }
-  if (next != nullptr) {
-    for (const callback_entry& e : *next) {
-      e.node->refs.fetch_add(1, std::memory_order_relaxed);
-      if (e.callable != e.node) e.callable->refs.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-  callback_list* old = slot.list.exchange(next, std::memory_order_seq_cst);
-  if (old == nullptr) return;
-  if (owned_privately(ctx)) {
+// Replaces `slot`'s list by `next` (null when empty; its entries already hold their references) and retires
+// the old one. `privately`: owned_privately(ctx). Context mutex held.
+void install(context_state& ctx, context_slot& slot, callback_list* next, bool privately, garbage& trash) {
+  callback_list* old = slot.list.load(std::memory_order_relaxed);
+  if (privately) {
+    // Only this thread reads a private context, and it reads in program order.
+    slot.list.store(next, std::memory_order_release);
+    if (old == nullptr) return;
     thread_record& self = *tls_record;
     if (self.deferred != nullptr) flush_deferred(self, trash);
     retire_private(self, old, trash);
-  } else {
-    old->next_retired = ctx.retired;
-    ctx.retired = old;
-    reclaim_shared(&ctx.retired, trash);
+    return;
   }
+  slot.list.store(next, scanned_store_order());
+  if (old == nullptr) return;
+  old->next_retired = ctx.retired;
+  ctx.retired = old;
+  reclaim_shared(&ctx.retired, trash);
 }
 
 }  // namespace
@@ -145,29 +140,31 @@ void insert_in_context(context_state& ctx, callback_node* node, observer_core* o
   callback_list* next = make_list(size + 1);
   callback_entry* out = next->data();
   for (std::uint32_t i = 0; i < size; ++i) out[i] = old->begin()[i];
+  hold_entries(out, out + size);
   callback_node* callable = node->origin != nullptr ? node->origin : node;
   out[size] = {callable, callable->invoke, node};
-  install(ctx, slot, next, trash);
+  // The new list's reference. No other thread changes `node`'s count now (it is being added; a clone's only
+  // other holder, its origin's chain, is under the callback mutex, held by copy()), so a plain increment
+  // does; the callable of a clone is its origin, which others may hold.
+  node->refs.store(node->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (callable != node) callable->refs.fetch_add(1, std::memory_order_relaxed);
+  install(ctx, slot, next, owned_privately(ctx), trash);
   ctx.nodes.push_back(node);
   observer_access::listeners(*o).fetch_add(1, std::memory_order_relaxed);
 }
 
 bool unlink_from_context(context_state& ctx, callback_node* node, garbage& trash) {
   observer_core* owner = std::exchange(node->owner, nullptr);
-  node->removed.store(true, std::memory_order_seq_cst);
+  const bool privately = owned_privately(ctx);
+  // Private: no other thread can be running it. Otherwise the caller fences before it waits.
+  node->removed.store(true, privately ? std::memory_order_release : scanned_store_order());
   if (owner == nullptr) return false;
   context_slot* slot = find_slot(ctx, owner);
-  const callback_list* old = slot->list.load(std::memory_order_relaxed);
-  callback_list* next = make_list(old->size - 1);
-  callback_entry* out = next->data();
-  for (const callback_entry& e : *old) {
-    if (e.node != node) *out++ = e;
-  }
-  install(ctx, *slot, next, trash);
+  install(ctx, *slot, list_without(*slot->list.load(std::memory_order_relaxed), node), privately, trash);
   auto it = std::find(ctx.nodes.begin(), ctx.nodes.end(), node);
   if (it != ctx.nodes.end()) ctx.nodes.erase(it);
   observer_access::listeners(*owner).fetch_sub(1, std::memory_order_relaxed);
-  return !owned_privately(ctx);
+  return !privately;
 }
 
 namespace {

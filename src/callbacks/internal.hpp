@@ -110,6 +110,16 @@ void unref_node(callback_node* node) noexcept;
 // The writer's half of the fence: after it, every hazard a reader published before our store is visible.
 void heavy_fence() noexcept;
 callback_list* make_list(std::uint32_t size);
+// Takes a reference, for a new list, on each node (and clone's callable) of [begin, end).
+void hold_entries(const callback_entry* begin, const callback_entry* end) noexcept;
+// A new list of `list`'s entries but `node`'s, each holding its reference; null if none is left.
+callback_list* list_without(const callback_list& list, const callback_node* node);
+
+/// The order of a writer's store that a later hazard scan must not miss: with asymmetric fences the
+/// heavy_fence() before the scan orders it; otherwise it pairs, seq_cst, with the readers' seq_cst stores.
+inline std::memory_order scanned_store_order() noexcept {
+  return asymmetric_fences.load(std::memory_order_relaxed) ? std::memory_order_release : std::memory_order_seq_cst;
+}
 // Frees those of `*chain` that no thread walks now; keeps the others in `*chain`. Fences and scans.
 void reclaim_shared(callback_list** chain, garbage& trash);
 // The owner of a private context frees `list` unless one of its own emissions walks it now.

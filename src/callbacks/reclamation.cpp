@@ -118,6 +118,24 @@ callback_list* make_list(std::uint32_t size) {
   return list;
 }
 
+void hold_entries(const callback_entry* begin, const callback_entry* end) noexcept {
+  for (const callback_entry* e = begin; e != end; ++e) {
+    e->node->refs.fetch_add(1, std::memory_order_relaxed);
+    if (e->callable != e->node) e->callable->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+callback_list* list_without(const callback_list& list, const callback_node* node) {
+  if (list.size <= 1) return nullptr;  // `node` was the only one: no empty list to allocate and free
+  callback_list* next = make_list(list.size - 1);
+  callback_entry* out = next->data();
+  for (const callback_entry& e : list) {
+    if (e.node != node) *out++ = e;
+  }
+  hold_entries(next->data(), out);
+  return next;
+}
+
 void reclaim_shared(callback_list** chain, garbage& trash) {
   if (*chain == nullptr) return;
   heavy_fence();

@@ -21,15 +21,12 @@ namespace {
 
 //=== global callbacks ===//
 
+// Replaces `o`'s global list by `next` (null when empty; its entries already hold their references).
+// Callback mutex held.
 void install_globals(observer_core& o, callback_list* next, garbage& trash) {
-  if (next != nullptr && next->size == 0) {
-    ::operator delete(next);
-    next = nullptr;
-  }
-  if (next != nullptr) {
-    for (const callback_entry& e : *next) e.node->refs.fetch_add(1, std::memory_order_relaxed);
-  }
-  callback_list* old = observer_access::globals(o).exchange(next, std::memory_order_seq_cst);
+  auto& globals = observer_access::globals(o);
+  callback_list* old = globals.load(std::memory_order_relaxed);
+  globals.store(next, scanned_store_order());
   auto& store = callbacks();
   if (old != nullptr) {
     old->next_retired = store.retired;
@@ -41,14 +38,9 @@ void install_globals(observer_core& o, callback_list* next, garbage& trash) {
 // Callback mutex held.
 void unlink_global(callback_node* node, garbage& trash) {
   observer_core* owner = std::exchange(node->owner, nullptr);
-  node->removed.store(true, std::memory_order_seq_cst);
+  node->removed.store(true, scanned_store_order());  // release_node fences before it waits
   if (owner == nullptr) return;
-  const callback_list* old = observer_access::globals(*owner).load(std::memory_order_relaxed);
-  callback_list* next = make_list(old->size - 1);
-  callback_entry* out = next->data();
-  for (const callback_entry& e : *old) {
-    if (e.node != node) *out++ = e;
-  }
+  callback_list* next = list_without(*observer_access::globals(*owner).load(std::memory_order_relaxed), node);
   install_globals(*owner, next, trash);
   observer_access::listeners(*owner).fetch_sub(1, std::memory_order_relaxed);
 }
@@ -105,7 +97,9 @@ callback_node* observer_core::add_node(callback_node* node, bool global) {
     const std::uint32_t size = old ? old->size : 0;
     callback_list* next = make_list(size + 1);
     for (std::uint32_t i = 0; i < size; ++i) next->data()[i] = old->begin()[i];
+    hold_entries(next->data(), next->data() + size);
     next->data()[size] = {node, node->invoke, node};
+    node->refs.store(2, std::memory_order_relaxed);  // its subscription's and the list's; nobody else has it yet
     install_globals(*this, next, trash);
     listeners_.fetch_add(1, std::memory_order_relaxed);
     return owned.release();
