@@ -126,16 +126,27 @@ class observer
   }
 
 #if HOOKSCOPE_ENABLED
+  // One check of the fence mode per emission, then a walk compiled for it.
   [[gnu::noinline]] void emit(const Args&... args) const {
+    if (detail::asymmetric_fences_on()) [[likely]] {
+      walk<true>(args...);
+    } else {
+      walk<false>(args...);
+    }
+  }
+
+  template <bool Asymmetric>
+  [[gnu::always_inline]] void walk(const Args&... args) const {
     detail::thread_record& record = detail::this_thread_record();
-    const detail::context_slot* own = detail::find_own_slot(record, this);
-    if (!detail::emission::anything(*this, own)) return;  // callbacks elsewhere only: nothing to mark
-    detail::emission walk(record, *this, own);
+    detail::emission<Asymmetric> walk(record);
+    if (!walk.start(*this, detail::find_own_slot(record, this))) return;  // callbacks elsewhere only
     if (const detail::callback_list* list = walk.globals()) run(walk, *list, args...);
     if (const detail::callback_list* list = walk.own()) run(walk, *list, args...);
   }
 
-  [[gnu::always_inline]] void run(detail::emission& walk, const detail::callback_list& list, const Args&... args) const {
+  template <bool Asymmetric>
+  [[gnu::always_inline]] void run(detail::emission<Asymmetric>& walk, const detail::callback_list& list,
+                                  const Args&... args) const {
     using invoke_type = typename detail::callable_signature<Args...>::invoke_type;
     for (const detail::callback_entry& entry : list) {
       if (!walk.enter(entry)) continue;

@@ -149,28 +149,34 @@ inline thread_record& this_thread_record() {
   return r != nullptr ? *r : make_thread_record();
 }
 
-/// Stores a hazard so that a writer's later scan is guaranteed to see it (the reader's half of the fence).
-template <class T>
-inline void publish(std::atomic<const T*>& slot, const T* value) noexcept {
+/// Whether readers may publish hazards with plain stores (the writer's membarrier fences for both sides);
+/// otherwise both sides use seq_cst operations. Emission reads it once and walks in that mode.
+[[gnu::always_inline]] inline bool asymmetric_fences_on() noexcept {
 #if HOOKSCOPE_DETAIL_TSAN
-  slot.store(value, std::memory_order_seq_cst);
+  return false;  // ThreadSanitizer does not see membarrier
 #else
-  if (asymmetric_fences.load(std::memory_order_relaxed)) [[likely]] {
+  return asymmetric_fences.load(std::memory_order_relaxed);
+#endif
+}
+
+/// Stores a hazard so that a writer's later scan is guaranteed to see it (the reader's half of the fence).
+template <bool Asymmetric, class T>
+[[gnu::always_inline]] inline void publish(std::atomic<const T*>& slot, const T* value) noexcept {
+  if constexpr (Asymmetric) {
     slot.store(value, std::memory_order_release);
     std::atomic_signal_fence(std::memory_order_seq_cst);
   } else {
     slot.store(value, std::memory_order_seq_cst);
   }
-#endif
 }
 
 /// Loads `head` and publishes it in `slot` until the published value is still the current one.
-template <class List>
+template <bool Asymmetric, class List>
 [[gnu::always_inline]] inline const callback_list* protect(std::atomic<const callback_list*>& slot,
                                                            const std::atomic<List*>& head) noexcept {
   const callback_list* list = head.load(std::memory_order_acquire);
   while (list != nullptr) {
-    publish(slot, list);
+    publish<Asymmetric>(slot, list);
     const callback_list* again = head.load(std::memory_order_seq_cst);
     if (again == list) break;
     list = again;
@@ -202,6 +208,7 @@ class observer_core {
   std::atomic<std::uint64_t> listeners_{0};      // registrations of this observer, global or in any context
 
   friend struct observer_access;
+  template <bool>
   friend class emission;
 };
 
@@ -222,29 +229,34 @@ class observer_core {
   return nullptr;
 }
 
-/// One walk over an observer's callbacks: protects its lists, marks the running callback.
+/// One walk over an observer's callbacks on this thread: takes the thread's next slot, protects the lists it
+/// walks there and marks the running callback in it. `Asymmetric`: as asymmetric_fences_on() said.
+template <bool Asymmetric>
 class emission {
  public:
   // Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
   // registers instead of a stack object whose address the cleanup would need.
-  [[gnu::always_inline]] emission(thread_record& record, const observer_core& o, const context_slot* own) noexcept
-      : record_(record), slot_(slot_for(record_)) {
-    globals_ = protect(slot_.globals, o.globals_);
-    if (own != nullptr) own_ = protect(slot_.own, own->list);
-    ++record_.depth;
-  }
+  [[gnu::always_inline]] explicit emission(thread_record& record) noexcept
+      : record_(record), slot_(slot_for(record)) {}
   emission(const emission&) = delete;
   emission& operator=(const emission&) = delete;
   [[gnu::always_inline]] ~emission() {
+    if (!walking_) return;
     --record_.depth;
     slot_.node.store(nullptr, std::memory_order_release);
     slot_.globals.store(nullptr, std::memory_order_release);
     slot_.own.store(nullptr, std::memory_order_release);
   }
 
-  /// False when there is nothing to walk here: no global callback, no slot in the current context.
-  [[gnu::always_inline]] static bool anything(const observer_core& o, const context_slot* own) noexcept {
-    return own != nullptr || o.globals_.load(std::memory_order_relaxed) != nullptr;
+  /// Snapshots `o`'s global list and, if `own` (the current context's slot for `o`), its list there; false
+  /// when both are empty (nothing was published then, and the walk is over).
+  [[gnu::always_inline]] bool start(const observer_core& o, const context_slot* own) noexcept {
+    globals_ = protect<Asymmetric>(slot_.globals, o.globals_);
+    if (own != nullptr) own_ = protect<Asymmetric>(slot_.own, own->list);
+    if (globals_ == nullptr && own_ == nullptr) return false;
+    ++record_.depth;
+    walking_ = true;
+    return true;
   }
 
   const callback_list* globals() const noexcept { return globals_; }
@@ -252,19 +264,23 @@ class emission {
 
   /// True if `entry` is still registered; it is then marked as running.
   [[gnu::always_inline]] bool enter(const callback_entry& entry) noexcept {
-    publish(slot_.node, static_cast<const callback_node*>(entry.node));
-    return !entry.node->removed.load(std::memory_order_seq_cst);
+    const callback_node* node = entry.node;  // a local: the fence below does not make it reload
+    publish<Asymmetric>(slot_.node, node);
+    return !node->removed.load(std::memory_order_seq_cst);
   }
 
  private:
-  static emission_slot& slot_for(thread_record& r) noexcept {
-    return r.depth < slot_chunk::size ? r.first.slots[r.depth] : deep_slot(r, r.depth);
+  [[gnu::always_inline]] static emission_slot& slot_for(thread_record& r) noexcept {
+    const std::uint32_t depth = r.depth;
+    if (depth < slot_chunk::size) [[likely]] return r.first.slots[depth];
+    return deep_slot(r, depth);
   }
 
   thread_record& record_;
   emission_slot& slot_;
   const callback_list* globals_ = nullptr;
   const callback_list* own_ = nullptr;
+  bool walking_ = false;
 };
 
 /// Removes `node` from its observer (if still there), waits until it runs nowhere else, drops the handle.

@@ -1,0 +1,87 @@
+// Thread records: each thread's emission state (its hazard slots and current context), made on the thread's
+// first use and recycled for a later thread when it ends.
+//
+// A record is never freed: writers scan the list of every record made without a lock, so records stay
+// as many as threads were ever alive at once. A thread gives its record back from a pthread key's
+// destructor, which runs after the thread's thread_locals are destroyed, so that a thread_local whose
+// destructor fires an observer still finds the record (and re-arms the key if it had to make one again).
+#include "internal.hpp"
+
+#if HOOKSCOPE_ENABLED
+
+#include <mutex>
+
+#include <pthread.h>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+constinit thread_local std::uint64_t tls_thread_id = 0;
+
+std::uint64_t this_thread_id() noexcept {
+  if (tls_thread_id == 0) tls_thread_id = callbacks().next_thread_id.fetch_add(1, std::memory_order_relaxed);
+  return tls_thread_id;
+}
+
+void release_record(void* raw) noexcept {
+  auto* record = static_cast<thread_record*>(raw);
+  if (record == nullptr) return;
+  // Dropping the context may run callable destructors, which may fire observers: the record stays ours
+  // until then. Anything that makes a record again after this re-arms the key for another round.
+  while (context_base* ctx = record->ctx) {
+    record->ctx = nullptr;
+    unref_context(state_of(ctx));
+  }
+  {
+    garbage trash;
+    flush_deferred(*record, trash);
+  }
+  if (tls_record == record) tls_record = nullptr;
+  record->depth = 0;
+  auto& store = callbacks();
+  const std::lock_guard lock(store.mutex);
+  record->next_free = store.free_records;
+  store.free_records = record;
+}
+
+thread_record& make_thread_record() {
+  auto& store = callbacks();
+  thread_record* record = nullptr;
+  {
+    const std::lock_guard lock(store.mutex);
+    record = store.free_records;
+    if (record != nullptr) {
+      store.free_records = record->next_free;
+    } else {
+      record = new thread_record;
+      record->next = store.records.load(std::memory_order_relaxed);
+      store.records.store(record, std::memory_order_release);
+      store.record_count.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  record->thread_id = this_thread_id();
+  record->depth = 0;
+  tls_record = record;
+  if (store.record_key_made) pthread_setspecific(store.record_key, record);
+  return *record;
+}
+
+emission_slot& deep_slot(thread_record& record, std::uint32_t depth) {
+  slot_chunk* chunk = &record.first;
+  for (std::uint32_t level = depth / slot_chunk::size; level > 0; --level) {
+    slot_chunk* next = chunk->next.load(std::memory_order_acquire);
+    if (next == nullptr) {
+      next = new slot_chunk;
+      chunk->next.store(next, std::memory_order_release);
+    }
+    chunk = next;
+  }
+  return chunk->slots[depth % slot_chunk::size];
+}
+
+std::size_t thread_records_made() noexcept { return callbacks().record_count.load(std::memory_order_relaxed); }
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE
+
+#endif  // HOOKSCOPE_ENABLED
