@@ -1,100 +1,18 @@
-// Tests of the shape engine (hookscope/shapes.hpp) against docs/input_observer_rules.md, rule by rule. Every
-// expected text below was worked out by hand from the rules; the comments give the reasoning where it is not obvious.
+// Tests of the shape engine (hookscope/shapes.hpp) against docs/input_observer_rules.md, rule by rule: recording
+// calls and inferring their dynamic shapes (infer_arguments and remove_inputs: shapes_arguments.test.cpp, the
+// exporters: shapes_exporters.test.cpp). Every expected text below was worked out by hand from the rules; the
+// comments give the reasoning where it is not obvious.
 #include "hookscope/shapes.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <functional>
+#include "shapes_scenarios.hpp"
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
-using Catch::Matchers::Contains;
-using hookscope::argument_options;
-using hookscope::call_inputs;
-using hookscope::dtype;
-using hookscope::dynamic_shapes_options;
-using hookscope::engine_options;
-using hookscope::parameter;
-using hookscope::parameter_kind;
-using hookscope::shape_engine;
-using hookscope::tensor_spec;
-using hookscope::value;
-using hookscope::value_fields;
-
-namespace {
-
-value t(std::vector<std::int64_t> shape, dtype type = dtype::float32) { return tensor_spec{std::move(shape), type}; }
-value ids(std::vector<std::int64_t> shape) { return t(std::move(shape), dtype::int64); }
-// A parameter: `parameter` itself has no initialiser for its default, which -Wextra reports in `{"x"}`.
-parameter param(std::string name, parameter_kind kind = parameter_kind::positional_or_keyword,
-                std::optional<value> default_value = std::nullopt) {
-  return parameter{std::move(name), kind, std::move(default_value)};
-}
-parameter param(std::string name, value default_value) {
-  return param(std::move(name), parameter_kind::positional_or_keyword, std::move(default_value));
-}
-
-call_inputs named(value_fields kwargs) { return {{}, std::move(kwargs)}; }
-call_inputs positional(std::vector<value> args) { return {std::move(args), {}}; }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const hookscope::inference_error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-value cache(std::int64_t past) {
-  return value::structure("DynamicCache", {{"key_0", t({1, 2, past, 4}, dtype::float16)},
-                                           {"value_0", t({1, 2, past, 4}, dtype::float16)}});
-}
-
-// An LLM's forward as C++ records it (every parameter by name): prefill without a cache, then two decode steps.
-// use_cache equals its default every time, so it is dropped (A3); past_key_values=None is dropped too.
-shape_engine llm(engine_options options = {}) {
-  shape_engine e(options);
-  e.set_parameters({param("input_ids"),
-                   param("attention_mask", value()),
-                   param("past_key_values", value()),
-                   param("use_cache", value(true))});
-  e.begin_recording();
-  e.add_call(named({{"input_ids", ids({1, 7})}, {"attention_mask", ids({1, 7})}, {"past_key_values", value()},
-                    {"use_cache", true}}));
-  e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 8})}, {"past_key_values", cache(7)},
-                    {"use_cache", true}}));
-  e.add_call(named({{"attention_mask", ids({1, 9})}, {"input_ids", ids({1, 1})}, {"past_key_values", cache(8)}}));
-  return e;
-}
-
-// A vision-language model: pixel_values at prefill only, the cache as a list of (key, value) tuples afterwards.
-shape_engine vision(bool with_missing, engine_options options = {}) {
-  shape_engine e(options);
-  e.set_parameters({param("input_ids"),
-                   param("pixel_values", value()),
-                   param("attention_mask", value()),
-                   param("past_key_values", value())});
-  if (with_missing) e.value_if_missing("pixel_values", t({0, 3, 896, 896}, dtype::float16));
-  const auto kv = [](std::int64_t past) {
-    return value::list({value::tuple({t({1, 2, past, 4}), t({1, 2, past, 4})})});
-  };
-  e.add_call(named({{"input_ids", ids({1, 10})}, {"pixel_values", t({1, 3, 896, 896}, dtype::float16)},
-                    {"attention_mask", ids({1, 10})}}));
-  e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 11})}, {"past_key_values", kv(10)}}));
-  e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 12})}, {"past_key_values", kv(11)}}));
-  return e;
-}
-
-// Two positional tensors whose dim 1 takes 6, 7, 8 together.
-shape_engine two_positional() {
-  shape_engine e;
-  e.set_parameters({param("x"), param("y")});
-  for (std::int64_t n : {6, 7, 8}) e.add_call(positional({t({2, n}), t({3, n})}));
-  return e;
-}
-
-}  // namespace
+using namespace shapes_test;
 
 TEST_CASE("input_key") {
   CHECK(hookscope::input_key::parse("2").is_position());
@@ -502,130 +420,6 @@ TEST_CASE("shape_engine errors") {
   }
 }
 
-TEST_CASE("shape_engine::infer_arguments") {
-  SECTION("default candidate: the first call with the best candidate's argument counts (D1)") {
-    // Call 1 has three keywords like the best (call 1): nothing to fill.
-    CHECK(llm().infer_arguments() ==
-          value::dict({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 8})}, {"past_key_values", cache(7)}}));
-  }
-  SECTION("placeholders from the last call with a tensor, highest dynamic dim set to 0 (D2)") {
-    // Call 0 has no cache: the last one seen is 1x2x8x4, whose dim 2 varies.
-    argument_options o;
-    o.candidate = std::size_t{0};
-    CHECK(llm().infer_arguments(o) ==
-          value::dict({{"input_ids", ids({1, 7})}, {"attention_mask", ids({1, 7})}, {"past_key_values", cache(0)}}));
-    o.flat = true;
-    CHECK(llm().infer_arguments(o) == value::list({ids({1, 7}), ids({1, 7}), t({1, 2, 0, 4}, dtype::float16),
-                                                   t({1, 2, 0, 4}, dtype::float16)}));
-  }
-  SECTION("placeholders: an empty tensor is reused, a static one is copied, batch forcing plays no part") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("m", value()),
-                     param("e", value())});
-    e.add_call(named({{"x", t({1, 2})}}));
-    e.add_call(named({{"x", t({1, 3})}, {"m", t({1, 5})}, {"e", t({1, 0})}}));
-    e.add_call(named({{"x", t({1, 4})}, {"m", t({1, 5})}, {"e", t({2, 0})}}));
-    argument_options o;
-    o.candidate = std::size_t{0};
-    // m never varies: zeros of 1x5. e's last tensor 2x0 is empty: reused as is.
-    CHECK(e.infer_arguments(o) == value::dict({{"x", t({1, 2})}, {"m", t({1, 5})}, {"e", t({2, 0})}}));
-  }
-  SECTION("new inputs aligned on the best candidate") {
-    argument_options o;
-    o.candidate = named({{"input_ids", ids({2, 3})}, {"attention_mask", ids({2, 3})}});
-    CHECK(llm().infer_arguments(o) ==
-          value::dict({{"input_ids", ids({2, 3})}, {"attention_mask", ids({2, 3})}, {"past_key_values", cache(0)}}));
-    o.candidate = named({{"input_ids", ids({2, 3})}, {"use_cache", false}});  // a constant the best does not have
-    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }), Contains("different constant values"));
-    o.candidate = named({{"input_ids", ids({2, 3})},
-                         {"past_key_values", value::structure("DynamicCache", {{"key_0", t({1})}})}});
-    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }),
-               Contains("named argument 'past_key_values' has 1 flattened leaves but previously got 2"));
-  }
-  SECTION("value_if_missing gives the placeholder") {
-    argument_options o;
-    o.candidate = std::size_t{1};
-    auto args = vision(true).infer_arguments(o);
-    CHECK(args.fields()[1] == std::pair<std::string, value>{"pixel_values", t({0, 3, 896, 896}, dtype::float16)});
-  }
-  SECTION("tuple, dict, renamed dict, args/kwargs (D3)") {
-    CHECK(two_positional().infer_arguments() == value::tuple({t({2, 6}), t({3, 6})}));
-    argument_options o;
-    o.as_args_kwargs = true;
-    CHECK(two_positional().infer_arguments(o) ==
-          value::tuple({value::tuple({t({2, 6}), t({3, 6})}), value::dict({})}));
-    shape_engine m;
-    m.set_parameters({param("input_ids"), param("attention_mask")});
-    m.add_call({{ids({1, 5})}, {{"attention_mask", ids({1, 5})}}});
-    m.add_call({{ids({1, 6})}, {{"attention_mask", ids({1, 6})}}});
-    CHECK(m.infer_arguments() == value::dict({{"input_ids", ids({1, 5})}, {"attention_mask", ids({1, 5})}}));
-    CHECK(m.infer_dynamic_shapes({.dim_names = true}).to_json() ==
-          R"({"input_ids":{"1":"sequence_length"},"attention_mask":{"1":"total_sequence_length"}})");
-  }
-  SECTION("*args needs as_args_kwargs; extra keywords stay flat") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
-    e.add_call({{t({2, 3}), t({4})}, {{"z", t({6})}}});
-    e.add_call({{t({2, 4}), t({5})}, {{"z", t({7})}}});
-    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }), Contains("because of '*args'") && Contains("as_args_kwargs"));
-    argument_options o;
-    o.as_args_kwargs = true;
-    CHECK(e.infer_arguments(o) == value::tuple({value::tuple({t({2, 3}), t({4})}), value::dict({{"z", t({6})}})}));
-  }
-  SECTION("errors") {
-    argument_options o;
-    o.candidate = std::size_t{3};
-    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }), Contains("no stored call at index 3 (3 stored)"));
-    CHECK_THAT(error_of([&] { (void)llm(engine_options{.keep_calls = false}).infer_arguments(o); }),
-               Contains("keep_calls is false"));
-    // inputs.c is None in every call: nothing to build a placeholder from.
-    shape_engine e;
-    e.set_parameters({param("inputs")});
-    e.add_call(named({{"inputs", value::dict({{"a", t({2})}, {"c", value()}})}}));
-    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }),
-               Contains("there is no tensor at position 1 ('inputs.c') in any flattened inputs"));
-  }
-}
-
-TEST_CASE("shape_engine::remove_inputs") {
-  SECTION("removes an argument everywhere and counts the calls that had it (D4)") {
-    auto e = llm();
-    CHECK(e.remove_inputs({"attention_mask"}) == 3);
-    CHECK(e.infer_dynamic_shapes().to_json() ==
-          R"({"input_ids":{"1":"DYNAMIC"},"past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]})");
-    CHECK(e.parameters().size() == 3);
-    CHECK(e.remove_inputs({"unknown"}) == 0);
-    CHECK(e.infer_arguments() == value::dict({{"input_ids", ids({1, 1})}, {"past_key_values", cache(7)}}));
-  }
-  SECTION("by position, and constants") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("y"), param("flag", value(false))});
-    e.add_call({{t({1, 2}), t({3, 2})}, {{"flag", true}}});
-    e.add_call({{t({1, 3}), t({3, 3})}, {{"flag", true}}});
-    CHECK(e.remove_inputs({"0", "flag"}) == 4);
-    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"1":"DYNAMIC"}])");
-    CHECK(e.infer_arguments() == value::tuple({t({3, 2})}));
-  }
-  SECTION("a removed name given again by a later call starts afresh") {
-    auto e = llm();
-    CHECK(e.remove_inputs({"attention_mask"}) == 3);
-    e.begin_recording();
-    e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 10})}, {"past_key_values", cache(9)}}));
-    // attention_mask is no longer a parameter: a keyword after the signature's, seen once (static).
-    CHECK(e.infer_dynamic_shapes().to_json() ==
-          R"({"input_ids":{"1":"DYNAMIC"},"past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}],"attention_mask":{}})");
-  }
-  SECTION("errors") {
-    shape_engine e;
-    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"x"}); }), Contains("no input was captured"));
-    e.set_parameters({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
-    e.add_call(positional({t({1})}));
-    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"args"}); }), Contains("cannot remove the variadic parameter 'args'"));
-    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"kwargs"}); }), Contains("variadic parameter 'kwargs'"));
-    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"1"}); }), Contains("variadic parameter 'args'"));
-  }
-}
-
 TEST_CASE("shape_engine inference leaves the engine as it was") {
   auto e = llm();
   CHECK(e.remove_inputs({"use_cache"}) == 0);  // forgets what recording derived from the signature
@@ -681,64 +475,6 @@ TEST_CASE("shape_engine keep_calls=false gives the same results") {
   CHECK(ds.inputs()[0].dynamic_dims[0].max == 10);
   CHECK(ds.inputs()[0].dynamic_dims[0].opt == 1);  // every value 100 times
   CHECK(e.info().calls.size() == 1);
-}
-
-TEST_CASE("dynamic_shapes exporters") {
-  const auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"input_ids"}});
-  SECTION("to_trtexec: one consistent profile, static dims as seen") {
-    // Issue 12: the old per-dim opt (1x1, mask 7, cache 7) was no call at all (7 != 1 + 7). Relations over the calls
-    // as the model receives them (call 0's absent cache as the placeholder infer_arguments gives, past 0):
-    // attention_mask dim 1 (7,8,9) = input_ids dim 1 (7,1,1) + cache dim 2 (0,7,8). min/max over the observed
-    // values: ids 1..7, mask 7..9, cache 7..8; at the min point 7 < 1 + 7, so the cache (the larger term) is lowered
-    // to 6; at the max point 9 < 7 + 8: mask raised to 15. opt among the calls giving every input (1 and 2), each
-    // once; modes ids 1, mask 7, cache 7: call 1 agrees with three dims (ids, both caches), call 2 with one.
-    CHECK(ds.to_trtexec() ==
-          "--minShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x6x4,past_key_values.value_0:1x2x6x4"
-          " --optShapes=input_ids:1x1,attention_mask:1x8,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"
-          " --maxShapes=input_ids:1x7,attention_mask:1x15,past_key_values.key_0:1x2x8x4,past_key_values.value_0:1x2x8x4");
-    REQUIRE(ds.relations().size() == 1);
-    CHECK(ds.relations()[0].text == "total_sequence_length = sequence_length + past_sequence_length");
-    CHECK(ds.relations()[0].target.input == "attention_mask");
-    CHECK(ds.relations()[0].terms.size() == 2);
-    CHECK_FALSE(ds.relations()[0].torch_derived);
-    REQUIRE(ds.tensorrt_profiles().size() == 1);
-    CHECK(ds.tensorrt_profiles()[0].phase == "all calls");
-    CHECK(ds.tensorrt_profiles()[0].calls == 3);
-    CHECK(ds.tensorrt_profiles()[0].widened.size() == 2);
-  }
-  SECTION("to_ort_options") {
-    shape_engine e;
-    e.add_call(positional({t({1, 3}), t({})}));
-    e.add_call(positional({t({1, 5}), t({})}));
-    e.add_call(positional({t({1, 5}), t({})}));
-    // The rank-0 tensor has no spelling in the profile syntax: left out.
-    CHECK(e.infer_dynamic_shapes().to_ort_options() ==
-          "trt_profile_min_shapes=arg0:1x3\ntrt_profile_opt_shapes=arg0:1x5\ntrt_profile_max_shapes=arg0:1x5\n");
-    CHECK(e.infer_dynamic_shapes().to_trtexec() == "--minShapes=arg0:1x3 --optShapes=arg0:1x5 --maxShapes=arg0:1x5");
-  }
-  SECTION("report") {
-    shape_engine e;
-    e.set_parameters({param("x")});
-    e.add_call(positional({t({1, 3})}));
-    e.add_call(positional({t({1, 5})}));
-    // Name column: max(5, 1) + 2 = 7 wide; dtype column 10 wide.
-    CHECK(e.infer_dynamic_shapes({.batch_dimension_for_all = true}).report() ==
-          "input  dtype     shapes seen\n"
-          "x      float32   1x3, 1x5\n"
-          "       dim 0: DYNAMIC (shared x_dim_0) min 1 opt 1 max 1, forced\n"
-          "       dim 1: DYNAMIC (shared x_dim_1) min 3 opt 3 max 5\n"
-          "warnings:\n"
-          "- hookscope: dimension 0 of 'x' (DYNAMIC) is dynamic but was only seen as 1: torch.export specialises "
-          "sizes 0 and 1, so record a call where it is at least 2\n");
-  }
-  SECTION("no tensor at all") {
-    shape_engine e;
-    e.add_call(positional({value(3)}));
-    const auto none = e.infer_dynamic_shapes();
-    CHECK(none.to_json() == "[null]");
-    CHECK(none.to_trtexec().empty());
-    CHECK(none.report() == "input  dtype     shapes seen\n(no tensor input)\n");
-  }
 }
 
 TEST_CASE("shape_engine odd inputs") {
