@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -37,9 +38,54 @@ constexpr value_ops make_value_ops() noexcept {
   }
 }
 
+/// The tables of the types most parameters have (the arithmetic types, strings, tensor_spec), compiled once in the
+/// library (src/value_ops.cpp): a translation unit annotating functions that take them then compiles no
+/// formatting or capture code of its own for them (~1 ms of GCC's time per type and translation unit).
+struct common_value_ops {
+  static const value_ops boolean, char_, signed_char, unsigned_char, short_, unsigned_short, int_, unsigned_int,
+      long_, unsigned_long, long_long, unsigned_long_long, float_, double_, long_double, string, string_view,
+      tensor;
+};
+
+/// The library's table of T, or null for a type whose table each translation unit makes.
+template <class T>
+inline constexpr const value_ops* common_value_ops_of = nullptr;
+template <> inline constexpr const value_ops* common_value_ops_of<bool> = &common_value_ops::boolean;
+template <> inline constexpr const value_ops* common_value_ops_of<char> = &common_value_ops::char_;
+template <> inline constexpr const value_ops* common_value_ops_of<signed char> = &common_value_ops::signed_char;
+template <> inline constexpr const value_ops* common_value_ops_of<unsigned char> = &common_value_ops::unsigned_char;
+template <> inline constexpr const value_ops* common_value_ops_of<short> = &common_value_ops::short_;
+template <> inline constexpr const value_ops* common_value_ops_of<unsigned short> = &common_value_ops::unsigned_short;
+template <> inline constexpr const value_ops* common_value_ops_of<int> = &common_value_ops::int_;
+template <> inline constexpr const value_ops* common_value_ops_of<unsigned> = &common_value_ops::unsigned_int;
+template <> inline constexpr const value_ops* common_value_ops_of<long> = &common_value_ops::long_;
+template <> inline constexpr const value_ops* common_value_ops_of<unsigned long> = &common_value_ops::unsigned_long;
+template <> inline constexpr const value_ops* common_value_ops_of<long long> = &common_value_ops::long_long;
+template <>
+inline constexpr const value_ops* common_value_ops_of<unsigned long long> = &common_value_ops::unsigned_long_long;
+template <> inline constexpr const value_ops* common_value_ops_of<float> = &common_value_ops::float_;
+template <> inline constexpr const value_ops* common_value_ops_of<double> = &common_value_ops::double_;
+template <> inline constexpr const value_ops* common_value_ops_of<long double> = &common_value_ops::long_double;
+template <> inline constexpr const value_ops* common_value_ops_of<std::string> = &common_value_ops::string;
+template <> inline constexpr const value_ops* common_value_ops_of<std::string_view> = &common_value_ops::string_view;
+template <> inline constexpr const value_ops* common_value_ops_of<tensor_spec> = &common_value_ops::tensor;
+
+/// The table of a type the library has no table of, made where it is used (one per program: an inline variable).
+template <class T>
+inline constexpr value_ops own_value_ops = make_value_ops<T>();
+
+template <class T>
+constexpr const value_ops* find_value_ops() noexcept {
+  if constexpr (common_value_ops_of<T> != nullptr) {
+    return common_value_ops_of<T>;
+  } else {
+    return &own_value_ops<T>;
+  }
+}
+
 /// The table of T (cv and references removed by the caller).
 template <class T>
-inline constexpr value_ops value_ops_for = make_value_ops<T>();
+inline constexpr const value_ops& value_ops_for = *find_value_ops<T>();
 
 template <class R, class... A>
 struct call_ops_tables {
