@@ -47,45 +47,53 @@ struct common_value_ops {
       tensor;
 };
 
-/// The library's table of T, or null for a type whose table each translation unit makes.
+/// The library's table of T (`table`); none for a type whose table each translation unit makes. (A member to
+/// detect rather than a pointer to compare with null: GCC's -fsanitize=undefined makes such a comparison of an
+/// extern object's address no constant expression.)
 template <class T>
-inline constexpr const value_ops* common_value_ops_of = nullptr;
-template <> inline constexpr const value_ops* common_value_ops_of<bool> = &common_value_ops::boolean;
-template <> inline constexpr const value_ops* common_value_ops_of<char> = &common_value_ops::char_;
-template <> inline constexpr const value_ops* common_value_ops_of<signed char> = &common_value_ops::signed_char;
-template <> inline constexpr const value_ops* common_value_ops_of<unsigned char> = &common_value_ops::unsigned_char;
-template <> inline constexpr const value_ops* common_value_ops_of<short> = &common_value_ops::short_;
-template <> inline constexpr const value_ops* common_value_ops_of<unsigned short> = &common_value_ops::unsigned_short;
-template <> inline constexpr const value_ops* common_value_ops_of<int> = &common_value_ops::int_;
-template <> inline constexpr const value_ops* common_value_ops_of<unsigned> = &common_value_ops::unsigned_int;
-template <> inline constexpr const value_ops* common_value_ops_of<long> = &common_value_ops::long_;
-template <> inline constexpr const value_ops* common_value_ops_of<unsigned long> = &common_value_ops::unsigned_long;
-template <> inline constexpr const value_ops* common_value_ops_of<long long> = &common_value_ops::long_long;
-template <>
-inline constexpr const value_ops* common_value_ops_of<unsigned long long> = &common_value_ops::unsigned_long_long;
-template <> inline constexpr const value_ops* common_value_ops_of<float> = &common_value_ops::float_;
-template <> inline constexpr const value_ops* common_value_ops_of<double> = &common_value_ops::double_;
-template <> inline constexpr const value_ops* common_value_ops_of<long double> = &common_value_ops::long_double;
-template <> inline constexpr const value_ops* common_value_ops_of<std::string> = &common_value_ops::string;
-template <> inline constexpr const value_ops* common_value_ops_of<std::string_view> = &common_value_ops::string_view;
-template <> inline constexpr const value_ops* common_value_ops_of<tensor_spec> = &common_value_ops::tensor;
+struct common_value_ops_of {};
+
+#define HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(type, member)                      \
+  template <>                                                                \
+  struct common_value_ops_of<type> {                                         \
+    static constexpr const value_ops& table = common_value_ops::member;     \
+  }
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(bool, boolean);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(char, char_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(signed char, signed_char);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned char, unsigned_char);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(short, short_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned short, unsigned_short);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(int, int_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned, unsigned_int);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(long, long_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned long, unsigned_long);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(long long, long_long);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned long long, unsigned_long_long);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(float, float_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(double, double_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(long double, long_double);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(std::string, string);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(std::string_view, string_view);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(tensor_spec, tensor);
+#undef HOOKSCOPE_DETAIL_COMMON_VALUE_OPS
 
 /// The table of a type the library has no table of, made where it is used (one per program: an inline variable).
 template <class T>
 inline constexpr value_ops own_value_ops = make_value_ops<T>();
 
 template <class T>
-constexpr const value_ops* find_value_ops() noexcept {
-  if constexpr (common_value_ops_of<T> != nullptr) {
-    return common_value_ops_of<T>;
+constexpr const value_ops& find_value_ops() noexcept {
+  if constexpr (requires { common_value_ops_of<T>::table; }) {
+    return common_value_ops_of<T>::table;
   } else {
-    return &own_value_ops<T>;
+    return own_value_ops<T>;
   }
 }
 
 /// The table of T (cv and references removed by the caller).
 template <class T>
-inline constexpr const value_ops& value_ops_for = *find_value_ops<T>();
+inline constexpr const value_ops& value_ops_for = find_value_ops<T>();
 
 template <class R, class... A>
 struct call_ops_tables {
