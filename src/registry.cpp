@@ -3,6 +3,11 @@
 #include "hookscope/registry.hpp"
 
 #include "hookscope/errors.hpp"
+#include "hookscope/value.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
 
 #if HOOKSCOPE_ENABLED
 
@@ -84,3 +89,26 @@ void add_registration_hook(registration_hook) noexcept {}
 HOOKSCOPE_DETAIL_END_NAMESPACE
 
 #endif
+
+// In both modes: disabled builds never make a call, but the declarations are the same.
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+std::optional<value> erased_call::capture_return_value() const {
+  if (!post_ || exception() || result_ == nullptr || ops_->result->capture == nullptr) return std::nullopt;
+  return ops_->result->capture(result_, nullptr);
+}
+
+value_fields erased_call::capture_args_with(const void* options) const {
+  if (!can_capture_args()) {
+    throw value_error("hookscope: erased_call::capture_args: a parameter type of '" + std::string(function_->name) +
+                      "' cannot be captured (see hookscope::capturable)");
+  }
+  value_fields kwargs;
+  kwargs.reserve(arg_count());
+  for (std::size_t i = 0; i < arg_count(); ++i) {
+    kwargs.emplace_back(std::string(function_->param_names[i]), ops_->args[i]->capture(args_[i], options));
+  }
+  return kwargs;
+}
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -115,10 +115,7 @@ class erased_call {
   /// Every argument captured, named by the annotation; throws value_error when !can_capture_args().
   value_fields capture_args() const { return capture_args_with(nullptr); }
   /// The captured result in post callbacks; nothing for void and uncapturable results, and when the call threw.
-  std::optional<value> capture_return_value() const {
-    if (!post_ || exception() || result_ == nullptr || ops_->result->capture == nullptr) return std::nullopt;
-    return ops_->result->capture(result_, nullptr);
-  }
+  std::optional<value> capture_return_value() const;
   bool is_post() const noexcept { return post_; }
   /// Identifies the call: the same for its pre and post callbacks, unique among the calls in flight.
   const void* call_id() const noexcept { return this; }
@@ -139,19 +136,9 @@ class erased_call {
  private:
   friend struct detail::call_access;
 
-  /// `options`: a capture_options, or null for the defaults.
-  value_fields capture_args_with(const void* options) const {
-    if (!can_capture_args()) {
-      throw value_error("hookscope: erased_call::capture_args: a parameter type of '" + std::string(function_->name) +
-                        "' cannot be captured (see hookscope::capturable)");
-    }
-    value_fields kwargs;
-    kwargs.reserve(arg_count());
-    for (std::size_t i = 0; i < arg_count(); ++i) {
-      kwargs.emplace_back(std::string(function_->param_names[i]), ops_->args[i]->capture(args_[i], options));
-    }
-    return kwargs;
-  }
+  /// `options`: a capture_options, or null for the defaults. (Out of line, as capture_return_value: every
+  /// translation unit that includes this header would otherwise compile the vector of fields it fills.)
+  value_fields capture_args_with(const void* options) const;
 
   const function_info* function_;
   const detail::call_ops* ops_;

@@ -4,6 +4,7 @@
 // keeps its smallest entries (summaries.hpp); call numbers of the later state shift by the earlier one's count.
 #include "engine_state.hpp"
 
+#include <algorithm>
 #include <map>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE

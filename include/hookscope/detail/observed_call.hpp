@@ -14,20 +14,18 @@
 #include "hookscope/capture.hpp"
 #include "hookscope/detail/value_ops.hpp"
 
+#include <exception>
 #include <memory>
+#include <new>
+#include <span>
+#include <tuple>
+#include <utility>
 #endif
 
 #include <array>
-#include <atomic>
 #include <cstddef>
-#include <exception>
-#include <new>
-#include <span>
-#include <string>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
-#include <utility>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 

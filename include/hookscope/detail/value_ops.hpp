@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -37,9 +38,62 @@ constexpr value_ops make_value_ops() noexcept {
   }
 }
 
+/// The tables of the types most parameters have (the arithmetic types, strings, tensor_spec), compiled once in the
+/// library (src/value_ops.cpp): a translation unit annotating functions that take them then compiles no
+/// formatting or capture code of its own for them (~1 ms of GCC's time per type and translation unit).
+struct common_value_ops {
+  static const value_ops boolean, char_, signed_char, unsigned_char, short_, unsigned_short, int_, unsigned_int,
+      long_, unsigned_long, long_long, unsigned_long_long, float_, double_, long_double, string, string_view,
+      tensor;
+};
+
+/// The library's table of T (`table`); none for a type whose table each translation unit makes. (A member to
+/// detect rather than a pointer to compare with null: GCC's -fsanitize=undefined makes such a comparison of an
+/// extern object's address no constant expression.)
+template <class T>
+struct common_value_ops_of {};
+
+#define HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(type, member)                      \
+  template <>                                                                \
+  struct common_value_ops_of<type> {                                         \
+    static constexpr const value_ops& table = common_value_ops::member;     \
+  }
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(bool, boolean);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(char, char_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(signed char, signed_char);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned char, unsigned_char);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(short, short_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned short, unsigned_short);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(int, int_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned, unsigned_int);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(long, long_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned long, unsigned_long);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(long long, long_long);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(unsigned long long, unsigned_long_long);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(float, float_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(double, double_);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(long double, long_double);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(std::string, string);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(std::string_view, string_view);
+HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(tensor_spec, tensor);
+#undef HOOKSCOPE_DETAIL_COMMON_VALUE_OPS
+
+/// The table of a type the library has no table of, made where it is used (one per program: an inline variable).
+template <class T>
+inline constexpr value_ops own_value_ops = make_value_ops<T>();
+
+template <class T>
+constexpr const value_ops& find_value_ops() noexcept {
+  if constexpr (requires { common_value_ops_of<T>::table; }) {
+    return common_value_ops_of<T>::table;
+  } else {
+    return own_value_ops<T>;
+  }
+}
+
 /// The table of T (cv and references removed by the caller).
 template <class T>
-inline constexpr value_ops value_ops_for = make_value_ops<T>();
+inline constexpr const value_ops& value_ops_for = find_value_ops<T>();
 
 template <class R, class... A>
 struct call_ops_tables {
