@@ -1,7 +1,8 @@
 // Issue 12 in C++: relations between dynamic dims, consistent TensorRT profiles (and phases), honest labels, outputs,
 // the calls left out, avoid_specialization, the typed and ONNX outputs, and the bad inputs of the shape engine.
-#include "hookscope/shapes.hpp"
 #include "hookscope/records.hpp"
+
+#include "shapes_scenarios.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,22 +12,12 @@
 #include <string>
 #include <vector>
 
-using hookscope::call_inputs;
-using hookscope::dtype;
-using hookscope::parameter;
-using hookscope::shape_engine;
-using hookscope::tensor_spec;
-using hookscope::value;
-using hookscope::value_fields;
+using shapes_test::ids;
+using shapes_test::named;
+using shapes_test::param;
+using shapes_test::t;
 
 namespace {
-
-value t(std::vector<std::int64_t> shape, dtype type = dtype::float32) { return tensor_spec{std::move(shape), type}; }
-value ids(std::vector<std::int64_t> shape) { return t(std::move(shape), dtype::int64); }
-parameter param(std::string name, std::optional<value> default_value = std::nullopt) {
-  return parameter{std::move(name), hookscope::parameter_kind::positional_or_keyword, std::move(default_value)};
-}
-call_inputs named(value_fields kwargs) { return {{}, std::move(kwargs)}; }
 
 // The decoder of issue 12: two generations (batch 1 x 7 tokens, batch 2 x 5), each a prefill (an empty cache) and 3
 // decode steps; the image only at the prefill; results (logits, key, value).

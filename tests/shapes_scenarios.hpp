@@ -1,4 +1,5 @@
-// What the shape engine's tests share (shapes.test.cpp, shapes_arguments.test.cpp, shapes_exporters.test.cpp):
+// What the shape engine's tests share (shapes.test.cpp, shapes_arguments.test.cpp, shapes_exporters.test.cpp,
+// shapes_relations.test.cpp, shapes_summaries.test.cpp):
 // value and call builders, and the recorded scenarios (an LLM's generate() calls, a vision-language model, two
 // positional tensors) whose expected results those files work out by hand from docs/input_observer_rules.md.
 #pragma once

@@ -1,8 +1,6 @@
 // shape_engine's summaries (to_summary_json, from_summary_json, merge): merging the summaries of any split of the
 // calls, in any grouping, infers exactly what one pass over all of them infers, streaming or storing the calls.
-#include "hookscope/shapes.hpp"
-
-#include <catch2/catch.hpp>
+#include "shapes_scenarios.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -10,16 +8,9 @@
 #include <string>
 #include <vector>
 
-using hookscope::call_inputs;
-using hookscope::dtype;
-using hookscope::parameter;
-using hookscope::shape_engine;
-using hookscope::tensor_spec;
-using hookscope::value;
+using shapes_test::t;
 
 namespace {
-
-value t(std::vector<std::int64_t> shape, dtype type = dtype::float32) { return tensor_spec{std::move(shape), type}; }
 
 struct call {
   call_inputs inputs;
