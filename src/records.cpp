@@ -43,29 +43,34 @@ namespace {
 
 //=== records ===//
 
-// Few keyword arguments (the usual case) are compared pairwise, which allocates nothing; many are sorted (n log n:
-// a record with 40,000 of them). Either way the one reported is the first that repeats an earlier name.
-void check_unique_names(const value_fields& kwargs, const json_path& at) {
+// The first entry that repeats an earlier entry's name. Few entries (the usual case) are compared pairwise, which
+// allocates nothing; many are sorted (n log n: a record with 40,000 keyword arguments). Keyword arguments, dicts and
+// structs are all checked by it.
+std::optional<std::size_t> first_repeated_name(const value_fields& fields) {
   constexpr std::size_t pairwise = 16;
-  std::size_t first_repeat = kwargs.size();
-  if (kwargs.size() <= pairwise) {
-    for (std::size_t i = 1; i < kwargs.size() && first_repeat == kwargs.size(); ++i) {
+  std::optional<std::size_t> repeat;
+  if (fields.size() <= pairwise) {
+    for (std::size_t i = 1; i < fields.size() && !repeat; ++i) {
       for (std::size_t k = 0; k < i; ++k) {
-        if (kwargs[i].first == kwargs[k].first) first_repeat = i;
+        if (fields[i].first == fields[k].first) repeat = i;
       }
     }
-  } else {
-    std::vector<std::size_t> order(kwargs.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return kwargs[a].first != kwargs[b].first ? kwargs[a].first < kwargs[b].first : a < b;
-    });
-    for (std::size_t i = 1; i < order.size(); ++i) {
-      if (kwargs[order[i]].first == kwargs[order[i - 1]].first) first_repeat = std::min(first_repeat, order[i]);
-    }
+    return repeat;
   }
-  if (first_repeat < kwargs.size()) {
-    fail_at(at[first_repeat][0], "duplicate keyword argument " + json_quoted(kwargs[first_repeat].first));
+  std::vector<std::size_t> order(fields.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return fields[a].first != fields[b].first ? fields[a].first < fields[b].first : a < b;
+  });
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    if (fields[order[i]].first == fields[order[i - 1]].first) repeat = std::min(repeat.value_or(order[i]), order[i]);
+  }
+  return repeat;
+}
+
+void check_unique_names(const value_fields& kwargs, const json_path& at) {
+  if (const auto repeat = first_repeated_name(kwargs)) {
+    fail_at(at[*repeat][0], "duplicate keyword argument " + json_quoted(kwargs[*repeat].first));
   }
 }
 
@@ -154,7 +159,7 @@ using detail::read_json_inputs;
 using detail::read_json_signature;
 
 // The first dict or struct below `v` that names an entry twice (a Python dict cannot): its JSON path below `v` and
-// the name. Names are compared pairwise in small containers, sorted in large ones.
+// the name (first_repeated_name compares them).
 std::optional<std::pair<std::string, std::string>> repeated_name(const value& v) {
   if (v.type() == value::kind::tuple || v.type() == value::kind::list) {
     const char* key = v.type() == value::kind::tuple ? ".tuple[" : ".list[";
@@ -166,23 +171,7 @@ std::optional<std::pair<std::string, std::string>> repeated_name(const value& v)
   if (v.type() != value::kind::dict && v.type() != value::kind::structure) return std::nullopt;
   const value_fields& fields = v.fields();
   const char* key = v.type() == value::kind::dict ? ".dict" : ".fields";
-  std::optional<std::size_t> repeat;
-  if (fields.size() <= 16) {
-    for (std::size_t a = 1; a < fields.size() && !repeat; ++a) {
-      for (std::size_t b = 0; b < a; ++b) {
-        if (fields[a].first == fields[b].first) repeat = a;
-      }
-    }
-  } else {
-    std::vector<std::size_t> order(fields.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return fields[a].first != fields[b].first ? fields[a].first < fields[b].first : a < b;
-    });
-    for (std::size_t i = 1; i < order.size(); ++i) {
-      if (fields[order[i]].first == fields[order[i - 1]].first) repeat = std::min(repeat.value_or(order[i]), order[i]);
-    }
-  }
+  const std::optional<std::size_t> repeat = first_repeated_name(fields);
   if (repeat) return std::pair{std::string(key) + "[" + std::to_string(*repeat) + "][0]", fields[*repeat].first};
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (auto r = repeated_name(fields[i].second)) {
