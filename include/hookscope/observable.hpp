@@ -299,7 +299,7 @@ class observable_function<R(A...)> {
 #if HOOKSCOPE_ENABLED
   detail::hook_observers hooks_{name_};
   function_info info_{name_, std::span(detail::positional_names).first(sizeof...(A)),
-                      detail::type_name<R(A...)>(), {}, 0, &hooks_.erased_pre, &hooks_.erased_post};
+                      detail::type_name<R(A...)>(), {}, 0, &hooks_.pre, &hooks_.post};
 #else
   function_info info_{name_, std::span(detail::positional_names).first(sizeof...(A)),
                       detail::type_name<R(A...)>(), {}, 0, &detail::no_observer, &detail::no_observer};

@@ -148,34 +148,31 @@ const function_info& function_info_of(const Observable& target) {
 
 #if HOOKSCOPE_ENABLED
 
-/// The four observers around one observable: typed and type-erased callbacks, before and after each call. All
-/// four fire `const erased_call&` (a typed callback is wrapped to see its call_context), so one emission loop
-/// serves every observable of the program.
+/// The two observers around one observable, before and after each call. Typed callbacks (`observers.pre`) and
+/// type-erased ones (`function_info::pre()`) are registrations on the same observer, which fires
+/// `const erased_call&` (a typed callback is wrapped to see its call_context): one event, two ways to subscribe,
+/// callbacks in registration order whichever way they came, and one emission loop for every observable.
 struct hook_observers {
   erased_observer pre;
   erased_observer post;
-  erased_observer erased_pre;
-  erased_observer erased_post;
 
-  constexpr explicit hook_observers(std::string_view name) noexcept
-      : pre(name), post(name), erased_pre(name), erased_post(name) {}
+  constexpr explicit hook_observers(std::string_view name) noexcept : pre(name), post(name) {}
 
-  // Not inlined: four checks inlined at every call site cost ~150 B each there (GCC outlined some of them anyway
+  // Not inlined: the checks inlined at every call site cost ~150 B each there (GCC outlined some of them anyway
   // in large translation units); a call to them costs no measurable time over the plain call.
   [[gnu::noinline]] bool listening() const noexcept {
-    return hookscope_detail_worth_walking(pre) || hookscope_detail_worth_walking(post) ||
-           hookscope_detail_worth_walking(erased_pre) || hookscope_detail_worth_walking(erased_post);
+    return hookscope_detail_worth_walking(pre) || hookscope_detail_worth_walking(post);
   }
 };
 
-/// What an annotation keeps at run time: its four observers and its registry entry (which points to two of them).
+/// What an annotation keeps at run time: its two observers and its registry entry (which points to them).
 struct observable_state {
   hook_observers hooks;
   function_info info;
 
   constexpr observable_state(std::string_view name, std::span<const std::string_view> params,
                              std::string_view signature, std::string_view file, unsigned line) noexcept
-      : hooks(name), info(name, params, signature, file, line, &hooks.erased_pre, &hooks.erased_post) {}
+      : hooks(name), info(name, params, signature, file, line, &hooks.pre, &hooks.post) {}
 };
 
 /// Registers an annotation from its static initialiser through one shared function: the initialiser of a TU of
@@ -234,7 +231,6 @@ const void* call_function(const void* fn, const void* const* args, [[maybe_unuse
 [[gnu::noinline]] inline const void* begin_observed(const hook_observers& h, erased_call& call, call_thunk thunk,
                                                     const void* fn, void* object, void* result) {
   h.pre.observe(call);
-  h.erased_pre.observe(call);
   try {
     return thunk(fn, call_access::args(call), object, result);
   } catch (...) {
@@ -247,7 +243,6 @@ const void* call_function(const void* fn, const void* const* args, [[maybe_unuse
     } reset{call};
     call_access::fail(call, std::current_exception());
     h.post.observe(call);
-    h.erased_post.observe(call);
     throw;
   }
 }
@@ -256,7 +251,6 @@ const void* call_function(const void* fn, const void* const* args, [[maybe_unuse
 [[gnu::noinline]] inline void end_observed(const hook_observers& h, erased_call& call, const void* result) {
   call_access::finish(call, result);
   h.post.observe(call);
-  h.erased_post.observe(call);
 }
 
 /// Runs one observed call and hands its result back; one instantiation per result type.
