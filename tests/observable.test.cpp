@@ -77,6 +77,20 @@ HOOKSCOPE_OBSERVABLE(observed_by_const_ref, by_const_ref, t);
 HOOKSCOPE_OBSERVABLE(observed_by_rvalue_ref, by_rvalue_ref, t);
 HOOKSCOPE_OBSERVABLE(observed_move_only, move_only, p);
 
+// Counts the objects alive, to show that an observed call destroys every result it made.
+struct alive {
+  static inline int count = 0;
+  alive() { ++count; }
+  alive(const alive&) { ++count; }
+  alive(alive&&) noexcept { ++count; }
+  alive& operator=(const alive&) = default;
+  alive& operator=(alive&&) = default;
+  ~alive() { --count; }
+};
+
+inline alive make_alive() { return {}; }
+HOOKSCOPE_OBSERVABLE(observed_make_alive, make_alive);
+
 }  // namespace counting
 
 namespace shapes {
@@ -232,6 +246,32 @@ TEST_CASE("observable post callbacks run when the function throws") {
   CHECK(seen == "negative input");
   CHECK(passes::fail_if_negative(3) == 3);
   CHECK(seen == "returned 3");
+}
+
+TEST_CASE("observable post callbacks that throw") {
+  counting::alive::count = 0;
+  SECTION("the result the caller does not receive is destroyed") {
+    hookscope::rethrow_callback_exceptions_scope rethrow;
+    auto post = counting::observed_make_alive.observers.post.add([](const auto& ctx) {
+      CHECK(counting::alive::count == 1);  // the result, made and not yet returned
+      (void)ctx;
+      throw std::runtime_error("post callback failed");
+    });
+    if (hookscope::hooks_enabled) {
+      CHECK_THROWS_MATCHES(counting::observed_make_alive(), std::runtime_error, Catch::Message("post callback failed"));
+    } else {
+      CHECK_NOTHROW(counting::observed_make_alive());  // no callback runs in a disabled build
+    }
+    CHECK(counting::alive::count == 0);
+  }
+  SECTION("a result returned after them is the caller's") {
+    auto post = counting::observed_make_alive.observers.post.add([](const auto&) {});
+    {
+      const counting::alive kept = counting::observed_make_alive();
+      CHECK(counting::alive::count == 1);
+    }
+    CHECK(counting::alive::count == 0);
+  }
 }
 
 #if HOOKSCOPE_EXPECT_ENABLED

@@ -194,7 +194,7 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
   {
 #if HOOKSCOPE_ENABLED
     if (state_.hooks.listening()) [[unlikely]] {
-      return detail::observed_call<context_type, decltype(Fn), Self, R, NE, A...>(state_, &orig, nullptr, args...);
+      return detail::observed_call<context_type, decltype(Fn), Self, R, NE, A...>(state_.info, &orig, nullptr, args...);
     }
 #endif
     return Fn(static_cast<A&&>(args)...);
@@ -207,7 +207,7 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
 #if HOOKSCOPE_ENABLED
     if (state_.hooks.listening()) [[unlikely]] {
       return detail::observed_call<context_type, decltype(Fn), Self, R, NE, A...>(
-          state_, &orig, const_cast<void*>(static_cast<const void*>(&object)), args...);
+          state_.info, &orig, const_cast<void*>(static_cast<const void*>(&object)), args...);
     }
 #endif
     return (object.*Fn)(static_cast<A&&>(args)...);
@@ -327,8 +327,7 @@ class observable_function<R(A...)> {
   R observed(A&... args) const {
     const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
     context_type ctx(detail::call_access::key(), info_, detail::call_ops_for<R, A...>, addresses.data());
-    return detail::run_observed<R>(hooks_, ctx, &call_target, nullptr,
-                                   const_cast<void*>(static_cast<const void*>(this)));
+    return detail::run_observed<R>(ctx, &call_target, nullptr, const_cast<void*>(static_cast<const void*>(this)));
   }
 #endif
 };

@@ -130,7 +130,7 @@ class erased_call {
     ::new (static_cast<void*>(exception_)) std::exception_ptr();
   }
   // Trivial, so that an observed call needs no cleanup of its own: the exception is only ever held while the
-  // post callbacks of a call that threw run, and reset before it propagates (detail::begin_observed).
+  // post callbacks of a call that threw run, and reset before it propagates (detail::run_observed_call).
   ~erased_call() = default;
 
  private:

@@ -188,6 +188,20 @@ struct annotation_link {
 /// (null for void). One per signature: observables of one signature share it.
 using call_thunk = const void* (*)(const void* fn, const void* const* args, void* object, void* result);
 
+/// What an observed call runs between its callbacks, and how to undo its result if a post callback throws.
+struct call_target {
+  call_thunk thunk;
+  const void* fn;
+  void* object;
+  void* storage;                                 // for a result returned by value, else null
+  void (*destroy)(void* result) noexcept;        // a result that needs destroying, else null
+};
+
+/// The pre callbacks of `call`'s function, the call, then its post callbacks (also when it threw: then the exception
+/// propagates once they ran). Returns the result's address (null for void). One function for every observable of the
+/// program, compiled in the library: only `call` and `target` stay live across the callbacks.
+const void* run_observed_call(erased_call& call, const call_target& target);
+
 /// Makes `call()` and returns the address of its result, constructed in `result` when it is a value.
 template <class R, class Call>
 [[gnu::always_inline]] inline const void* store_result(Call&& call, [[maybe_unused]] void* result) {
@@ -224,54 +238,27 @@ const void* call_function(const void* fn, const void* const* args, [[maybe_unuse
   }(std::index_sequence_for<A...>{});
 }
 
-// The steps every observed call shares, in functions of their own: an annotation adds only its call site's
-// listening check and its data (observable_state, names), the rest is shared by type or signature.
-
-/// Pre callbacks, then the call; when it throws, the post callbacks, then the exception propagates.
-[[gnu::noinline]] inline const void* begin_observed(const hook_observers& h, erased_call& call, call_thunk thunk,
-                                                    const void* fn, void* object, void* result) {
-  h.pre.observe(call);
-  try {
-    return thunk(fn, call_access::args(call), object, result);
-  } catch (...) {
-    // No current exception is a forced unwind (pthread_exit, pthread_cancel): the thread ends, the call did not
-    // return nor throw, so no post callback claims it did.
-    if (!std::current_exception()) throw;
-    struct forget {  // the context's destructor is trivial: it must not be left holding the exception
-      erased_call& call;
-      ~forget() { call_access::exception(call) = nullptr; }
-    } reset{call};
-    call_access::fail(call, std::current_exception());
-    h.post.observe(call);
-    throw;
-  }
-}
-
-/// Post callbacks of a call that returned (`result`: its address, null for void).
-[[gnu::noinline]] inline void end_observed(const hook_observers& h, erased_call& call, const void* result) {
-  call_access::finish(call, result);
-  h.post.observe(call);
-}
-
-/// Runs one observed call and hands its result back; one instantiation per result type.
 template <class R>
-[[gnu::noinline]] R run_observed(const hook_observers& h, erased_call& call, call_thunk thunk, const void* fn,
-                                 void* object) {
+void destroy_result(void* result) noexcept {
+  static_cast<R*>(result)->~R();
+}
+
+/// Runs `call` between its callbacks through `thunk` and hands the result back as the function returns it.
+template <class R>
+[[gnu::always_inline]] inline R run_observed(erased_call& call, call_thunk thunk, const void* fn, void* object) {
   if constexpr (std::is_void_v<R>) {
-    begin_observed(h, call, thunk, fn, object, nullptr);
-    end_observed(h, call, nullptr);
+    run_observed_call(call, {thunk, fn, object, nullptr, nullptr});
   } else if constexpr (std::is_reference_v<R>) {
-    const void* r = begin_observed(h, call, thunk, fn, object, nullptr);
-    end_observed(h, call, r);
+    const void* r = run_observed_call(call, {thunk, fn, object, nullptr, nullptr});
     return static_cast<R>(*static_cast<std::remove_reference_t<R>*>(const_cast<void*>(r)));
   } else {
     alignas(R) unsigned char storage[sizeof(R)];
-    R* r = static_cast<R*>(const_cast<void*>(begin_observed(h, call, thunk, fn, object, storage)));
-    struct destroy {
+    constexpr auto destroy = std::is_trivially_destructible_v<R> ? nullptr : &destroy_result<R>;
+    R* r = static_cast<R*>(const_cast<void*>(run_observed_call(call, {thunk, fn, object, storage, destroy})));
+    struct destroy_after_return {
       R* r;
-      ~destroy() { r->~R(); }
+      ~destroy_after_return() { r->~R(); }
     } guard{r};
-    end_observed(h, call, r);
     return static_cast<R&&>(*r);
   }
 }
@@ -286,11 +273,11 @@ using observed_arg_t =
 /// An observed call of an annotation: builds the context, runs the callbacks around the call. Shared by the
 /// annotations of one signature and parameter names (the context's type), whatever their function.
 template <class Context, class F, class Self, class R, bool NE, class... A>
-[[gnu::noinline]] R observed_call(observable_state& state, const F* fn, void* object,
+[[gnu::noinline]] R observed_call(const function_info& info, const F* fn, void* object,
                                   observed_arg_t<A>... args) noexcept(NE) {
   const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
-  Context ctx(call_access::key(), state.info, call_ops_for<R, A...>, addresses.data());
-  return run_observed<R>(state.hooks, ctx, &call_function<F, Self, R, A...>, fn, object);
+  Context ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data());
+  return run_observed<R>(ctx, &call_function<F, Self, R, A...>, fn, object);
 }
 
 #else
