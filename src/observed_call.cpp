@@ -7,6 +7,8 @@
 
 #include <exception>
 
+#if HOOKSCOPE_ENABLED  // a disabled build observes no call
+
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
@@ -49,3 +51,5 @@ const void* run_observed_call(erased_call& call, const call_target& target) {
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
+
+#endif  // HOOKSCOPE_ENABLED
