@@ -1,7 +1,7 @@
-// The one run of an observed call that every observable shares: pre callbacks, the call, post callbacks.
+// The steps every observed call shares: its pre callbacks, its post callbacks, and those of a call that threw.
 //
-// Compiled once here rather than inline in the header: an annotation's translation unit then compiles none of it,
-// and the observed call of every signature is the same few instructions around one call to it.
+// Compiled once here rather than inline in the header: an annotation's translation unit compiles none of them, and
+// each is a short function that goes straight to the emission (nothing of the call stays live across it).
 #include "hookscope/call_context.hpp"
 #include "hookscope/detail/observed_call.hpp"
 
@@ -12,41 +12,22 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-namespace {
+void pre_observed(erased_call& call) { call.function().pre().observe(call); }
 
-/// The post callbacks of a call that threw `e`, which then propagates on.
-[[noreturn]] void fail_observed_call(erased_call& call, std::exception_ptr e) {
+void post_observed(erased_call& call, const void* result) {
+  call_access::finish(call, result);
+  call.function().post().observe(call);
+}
+
+void fail_observed(erased_call& call) {
+  if (!std::current_exception()) throw;  // a forced unwind
   struct forget {  // the context's destructor is trivial: it must not be left holding the exception
     erased_call& call;
     ~forget() { call_access::exception(call) = nullptr; }
   } reset{call};
-  call_access::fail(call, std::move(e));
+  call_access::fail(call, std::current_exception());
   call.function().post().observe(call);
   throw;
-}
-
-}  // namespace
-
-const void* run_observed_call(erased_call& call, const call_target& target) {
-  call.function().pre().observe(call);
-  const void* result = nullptr;
-  try {
-    result = target.thunk(target.fn, call_access::args(call), target.object, target.storage);
-  } catch (...) {
-    // No current exception is a forced unwind (pthread_exit, pthread_cancel): the thread ends, the call did not
-    // return nor throw, so no post callback claims it did.
-    if (!std::current_exception()) throw;
-    fail_observed_call(call, std::current_exception());
-  }
-  call_access::finish(call, result);
-  try {
-    call.function().post().observe(call);
-  } catch (...) {
-    // A post callback's exception (rethrow_callback_exceptions) leaves a result nobody will receive: destroy it.
-    if (target.destroy != nullptr) target.destroy(const_cast<void*>(result));
-    throw;
-  }
-  return result;
 }
 
 }  // namespace detail

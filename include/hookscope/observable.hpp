@@ -316,18 +316,10 @@ class observable_function<R(A...)> {
 
  private:
 #if HOOKSCOPE_ENABLED
-  static const void* call_target(const void*, const void* const* args, void* self, void* result) {
-    const auto& f = *static_cast<const observable_function*>(self);
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return detail::store_result<R>([&]() -> R { return f.call_(f.target_, detail::forward_arg<A>(args[I])...); },
-                                     result);
-    }(std::index_sequence_for<A...>{});
-  }
-
   R observed(A&... args) const {
     const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
     context_type ctx(detail::call_access::key(), info_, detail::call_ops_for<R, A...>, addresses.data());
-    return detail::run_observed<R>(ctx, &call_target, nullptr, const_cast<void*>(static_cast<const void*>(this)));
+    return detail::run_observed<R>(ctx, [&]() -> R { return call_(target_, static_cast<A&&>(args)...); });
   }
 #endif
 };

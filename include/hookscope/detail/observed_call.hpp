@@ -183,83 +183,44 @@ struct annotation_link {
   [[gnu::noinline]] explicit annotation_link(function_info& info) noexcept : link(info) {}
 };
 
-/// Calls the function of an observable: `fn` points to the function (pointer or member pointer), `args` to the
-/// arguments, `object` to the object (or null); `result` is storage for the result. Returns the result's address
-/// (null for void). One per signature: observables of one signature share it.
-using call_thunk = const void* (*)(const void* fn, const void* const* args, void* object, void* result);
+// The steps every observed call shares, compiled once in the library (src/observed_call.cpp): an observed call is
+// its context, these calls and the call of its function, so no annotation compiles any of them.
 
-/// What an observed call runs between its callbacks, and how to undo its result if a post callback throws.
-struct call_target {
-  call_thunk thunk;
-  const void* fn;
-  void* object;
-  void* storage;                                 // for a result returned by value, else null
-  void (*destroy)(void* result) noexcept;        // a result that needs destroying, else null
-};
+/// The pre callbacks of `call`'s function.
+void pre_observed(erased_call& call);
+/// The post callbacks of a call that returned (`result`: its address, null for void).
+void post_observed(erased_call& call, const void* result);
+/// Called in the handler of what the call threw: its post callbacks, then the exception propagates. A forced unwind
+/// (pthread_exit, pthread_cancel: no current exception) propagates at once: the thread ends, the call neither
+/// returned nor threw, and no post callback claims it did.
+[[noreturn]] void fail_observed(erased_call& call);
 
-/// The pre callbacks of `call`'s function, the call, then its post callbacks (also when it threw: then the exception
-/// propagates once they ran). Returns the result's address (null for void). One function for every observable of the
-/// program, compiled in the library: only `call` and `target` stay live across the callbacks.
-const void* run_observed_call(erased_call& call, const call_target& target);
-
-/// Makes `call()` and returns the address of its result, constructed in `result` when it is a value.
-template <class R, class Call>
-[[gnu::always_inline]] inline const void* store_result(Call&& call, [[maybe_unused]] void* result) {
+/// Runs `invoke()` (the function) between `call`'s callbacks and returns what it returned.
+template <class R, class Invoke>
+[[gnu::always_inline]] inline R run_observed(erased_call& call, Invoke&& invoke) {
+  pre_observed(call);
   if constexpr (std::is_void_v<R>) {
-    call();
-    return nullptr;
-  } else if constexpr (std::is_reference_v<R>) {
-    R r = call();
-    return std::addressof(r);
+    try {
+      invoke();
+    } catch (...) {
+      fail_observed(call);
+    }
+    post_observed(call, nullptr);
   } else {
-    return ::new (result) R(call());
-  }
-}
-
-/// An argument, as the function takes it, from its address (that of the observed call's own parameter).
-template <class A>
-[[gnu::always_inline]] inline A&& forward_arg(const void* address) noexcept {
-  return static_cast<A&&>(*static_cast<std::remove_reference_t<A>*>(const_cast<void*>(address)));
-}
-
-template <class F, class Self, class R, class... A>
-const void* call_function(const void* fn, const void* const* args, [[maybe_unused]] void* object, void* result) {
-  const F f = *static_cast<const F*>(fn);
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return store_result<R>(
-        [&]() -> R {
-          if constexpr (std::is_void_v<Self>) {
-            return f(forward_arg<A>(args[I])...);
-          } else {
-            return (static_cast<Self*>(object)->*f)(forward_arg<A>(args[I])...);
-          }
-        },
-        result);
-  }(std::index_sequence_for<A...>{});
-}
-
-template <class R>
-void destroy_result(void* result) noexcept {
-  static_cast<R*>(result)->~R();
-}
-
-/// Runs `call` between its callbacks through `thunk` and hands the result back as the function returns it.
-template <class R>
-[[gnu::always_inline]] inline R run_observed(erased_call& call, call_thunk thunk, const void* fn, void* object) {
-  if constexpr (std::is_void_v<R>) {
-    run_observed_call(call, {thunk, fn, object, nullptr, nullptr});
-  } else if constexpr (std::is_reference_v<R>) {
-    const void* r = run_observed_call(call, {thunk, fn, object, nullptr, nullptr});
-    return static_cast<R>(*static_cast<std::remove_reference_t<R>*>(const_cast<void*>(r)));
-  } else {
-    alignas(R) unsigned char storage[sizeof(R)];
-    constexpr auto destroy = std::is_trivially_destructible_v<R> ? nullptr : &destroy_result<R>;
-    R* r = static_cast<R*>(const_cast<void*>(run_observed_call(call, {thunk, fn, object, storage, destroy})));
-    struct destroy_after_return {
-      R* r;
-      ~destroy_after_return() { r->~R(); }
-    } guard{r};
-    return static_cast<R&&>(*r);
+    // The result, elided into `r` (or bound to it, for a reference); destroyed as usual if a post callback throws.
+    R r = [&]() -> R {
+      try {
+        return invoke();
+      } catch (...) {
+        fail_observed(call);
+      }
+    }();
+    post_observed(call, std::addressof(r));
+    if constexpr (std::is_reference_v<R>) {
+      return static_cast<R>(r);
+    } else {
+      return r;
+    }
   }
 }
 
@@ -273,11 +234,17 @@ using observed_arg_t =
 /// An observed call of an annotation: builds the context, runs the callbacks around the call. Shared by the
 /// annotations of one signature and parameter names (the context's type), whatever their function.
 template <class Context, class F, class Self, class R, bool NE, class... A>
-[[gnu::noinline]] R observed_call(const function_info& info, const F* fn, void* object,
+[[gnu::noinline]] R observed_call(const function_info& info, const F* fn, [[maybe_unused]] void* object,
                                   observed_arg_t<A>... args) noexcept(NE) {
   const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
   Context ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data());
-  return run_observed<R>(ctx, &call_function<F, Self, R, A...>, fn, object);
+  return run_observed<R>(ctx, [&]() -> R {
+    if constexpr (std::is_void_v<Self>) {
+      return (*fn)(static_cast<A&&>(args)...);
+    } else {
+      return (static_cast<Self*>(object)->*(*fn))(static_cast<A&&>(args)...);
+    }
+  });
 }
 
 #else
