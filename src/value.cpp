@@ -13,11 +13,67 @@
 #include <cstddef>
 #include <cstdint>
 #include <cmath>
+#include <string>
 #include <system_error>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 //=== value ===//
+
+value::value() noexcept = default;
+value::value(tensor_spec t) : node_(std::move(t)) {}
+value::value(integer_tag, std::int64_t i) noexcept : node_(i) {}
+value::value(floating_tag, double f) noexcept : node_(f) {}
+value::value(bool b) noexcept : node_(b) {}
+value::value(std::string s) noexcept : node_(std::move(s)) {}
+value::value(const char* s) : node_(std::string(s)) {}
+value::value(node n) noexcept : node_(std::move(n)) {}
+
+namespace detail {
+#define HOOKSCOPE_DETAIL_VALUE_NODE(type)                      \
+  type::type(const type&) = default;                           \
+  type::type(type&&) noexcept = default;                       \
+  type& type::operator=(const type&) = default;                \
+  type& type::operator=(type&&) noexcept = default;            \
+  type::~type() = default
+HOOKSCOPE_DETAIL_VALUE_NODE(value_tuple);
+HOOKSCOPE_DETAIL_VALUE_NODE(value_list);
+HOOKSCOPE_DETAIL_VALUE_NODE(value_dict);
+HOOKSCOPE_DETAIL_VALUE_NODE(value_struct);
+#undef HOOKSCOPE_DETAIL_VALUE_NODE
+value_tuple::value_tuple(std::vector<value>&& i) noexcept : items(std::move(i)) {}
+value_list::value_list(std::vector<value>&& i) noexcept : items(std::move(i)) {}
+value_dict::value_dict(value_fields&& e) noexcept : entries(std::move(e)) {}
+value_struct::value_struct(std::string&& n, value_fields&& f) noexcept : name(std::move(n)), fields(std::move(f)) {}
+}  // namespace detail
+
+value value::tuple(std::vector<value> items) { return value(node(detail::value_tuple(std::move(items)))); }
+value value::list(std::vector<value> items) { return value(node(detail::value_list(std::move(items)))); }
+value value::dict(value_fields entries) { return value(node(detail::value_dict(std::move(entries)))); }
+value value::structure(std::string name, value_fields fields) {
+  return value(node(detail::value_struct(std::move(name), std::move(fields))));
+}
+
+namespace detail {
+
+items_builder::items_builder(std::size_t expected) { items_.reserve(expected); }
+items_builder::~items_builder() = default;
+void items_builder::add(value&& v) { items_.push_back(std::move(v)); }
+value items_builder::tuple() && { return value::tuple(std::move(items_)); }
+value items_builder::list() && { return value::list(std::move(items_)); }
+
+fields_builder::fields_builder(std::size_t expected) { fields_.reserve(expected); }
+fields_builder::~fields_builder() = default;
+void fields_builder::add(std::string_view name, value&& v) { fields_.emplace_back(std::string(name), std::move(v)); }
+void fields_builder::add(std::string&& name, value&& v) { fields_.emplace_back(std::move(name), std::move(v)); }
+value fields_builder::dict() && { return value::dict(std::move(fields_)); }
+value fields_builder::structure(std::string_view name) && { return value::structure(std::string(name), std::move(fields_)); }
+
+}  // namespace detail
 
 const std::vector<value>& value::items() const {
   if (const auto* t = std::get_if<detail::value_tuple>(&node_)) return t->items;

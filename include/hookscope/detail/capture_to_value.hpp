@@ -52,53 +52,57 @@ template <class C>
 value to_value_of(std::optional<C>&& o) {
   return o ? to_value_of(std::move(*o)) : value();
 }
+
+// Containers are built through items_builder and fields_builder, compiled in the library: a translation unit
+// capturing a struct, a tuple, a range or a map compiles the capture of its elements only, no container code.
 template <class C>
 value to_value_of(const std::vector<C>& v) {
-  std::vector<value> items;
-  items.reserve(v.size());
-  for (const C& c : v) items.push_back(to_value_of(c));
-  return value::list(std::move(items));
+  items_builder items(v.size());
+  for (const C& c : v) items.add(to_value_of(c));
+  return std::move(items).list();
 }
 template <class C>
 value to_value_of(std::vector<C>&& v) {
-  std::vector<value> items;
-  items.reserve(v.size());
-  for (C& c : v) items.push_back(to_value_of(std::move(c)));
-  return value::list(std::move(items));
+  items_builder items(v.size());
+  for (C& c : v) items.add(to_value_of(std::move(c)));
+  return std::move(items).list();
 }
 template <class... C>
 value to_value_of(const std::tuple<C...>& t) {
-  return std::apply([](const C&... c) { return value::tuple({to_value_of(c)...}); }, t);
+  items_builder items(sizeof...(C));
+  std::apply([&](const C&... c) { (items.add(to_value_of(c)), ...); }, t);
+  return std::move(items).tuple();
 }
 
 // (name, captured) pairs -> fields: the entries of a dict, the children of a flatten_traits class.
 template <class Pairs>
-value_fields fields_of(const Pairs& pairs) {
-  value_fields fields;
-  fields.reserve(pairs.size());
-  for (const auto& [key, c] : pairs) fields.emplace_back(key, to_value_of(c));
-  return fields;
+void add_fields(fields_builder& fields, const Pairs& pairs) {
+  for (const auto& [key, c] : pairs) fields.add(std::string_view(key), to_value_of(c));
 }
 
 template <class C>
 value to_value_of(const captured_dict<C>& d) {
-  return value::dict(fields_of(d.entries));
+  fields_builder fields(d.entries.size());
+  add_fields(fields, d.entries);
+  return std::move(fields).dict();
 }
 template <class F>
 value to_value_of(const captured_struct<F>& s) {
-  value_fields fields;
-  fields.reserve(std::tuple_size_v<F>);
+  fields_builder fields(std::tuple_size_v<F>);
   std::size_t i = 0;
-  std::apply([&](const auto&... c) { (fields.emplace_back(std::string(s.field_names[i++]), to_value_of(c)), ...); },
-             s.fields);
-  return value::structure(std::string(s.name), std::move(fields));
+  std::apply([&](const auto&... c) { (fields.add(s.field_names[i++], to_value_of(c)), ...); }, s.fields);
+  return std::move(fields).structure(s.name);
 }
 template <class C>
 value to_value_of(const captured_class<C>& c) {
   if constexpr (requires { c.children.entries; }) {
-    return value::structure(std::string(c.name), fields_of(c.children.entries));  // a captured_dict
+    fields_builder fields(c.children.entries.size());  // a captured_dict
+    add_fields(fields, c.children.entries);
+    return std::move(fields).structure(c.name);
   } else {
-    return value::structure(std::string(c.name), fields_of(c.children));  // (name, child) tuples
+    fields_builder fields(c.children.size());  // (name, child) tuples
+    add_fields(fields, c.children);
+    return std::move(fields).structure(c.name);
   }
 }
 
