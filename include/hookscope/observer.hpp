@@ -126,37 +126,52 @@ class observer
   }
 
 #if HOOKSCOPE_ENABLED
-  // One check of the fence mode per emission, then a walk compiled for it.
+  // The common case (a record, asymmetric fences) tests one thread-local; the rest goes to emit_slow.
   [[gnu::noinline]] void emit(const Args&... args) const {
-    if (detail::asymmetric_fences_on()) [[likely]] {
-      walk<true>(args...);
+    if (detail::thread_record* record = detail::tls_fast_record) [[likely]] {
+      walk<true>(*record, args...);
     } else {
-      walk<false>(args...);
+      emit_slow(args...);
     }
   }
 
-  template <bool Asymmetric>
-  [[gnu::always_inline]] void walk(const Args&... args) const {
+  // The thread's first emission (it makes the record), and every one where membarrier is missing.
+  [[gnu::noinline]] void emit_slow(const Args&... args) const {
     detail::thread_record& record = detail::this_thread_record();
-    detail::emission<Asymmetric> walk(record);
-    if (!walk.start(*this, detail::find_own_slot(record, this))) return;  // callbacks elsewhere only
-    if (const detail::callback_list* list = walk.globals()) run(walk, *list, args...);
-    if (const detail::callback_list* list = walk.own()) run(walk, *list, args...);
+    if (detail::tls_fast_record != nullptr) return emit(args...);
+    walk<false>(record, args...);
   }
 
+  template <bool Asymmetric>
+  [[gnu::always_inline]] void walk(detail::thread_record& record, const Args&... args) const {
+    const detail::emission_lists lists =
+        detail::emission<Asymmetric>::snapshot(record, *this, detail::find_own_slot(record, this));
+    if (lists.globals == nullptr && lists.own == nullptr) return;  // callbacks elsewhere only
+    detail::emission<Asymmetric> walk(*lists.slot);
+    if (lists.globals == nullptr) [[likely]] {  // two paths: the own list then needs no register across calls
+      run(walk, *lists.own, args...);
+    } else {
+      run(walk, *lists.globals, args...);
+      if (lists.own != nullptr) run(walk, *lists.own, args...);
+    }
+  }
+
+  // A list is never empty; a null entry ends it.
   template <bool Asymmetric>
   [[gnu::always_inline]] void run(detail::emission<Asymmetric>& walk, const detail::callback_list& list,
                                   const Args&... args) const {
     using invoke_type = typename detail::callable_signature<Args...>::invoke_type;
-    for (const detail::callback_entry& entry : list) {
-      if (!walk.enter(entry)) continue;
-      try {
-        reinterpret_cast<invoke_type>(entry.invoke)(entry.callable, args...);
-      } catch (...) {
-        // Rethrows what is no exception: a forced unwind (pthread_exit, pthread_cancel) ends the thread.
-        detail::handle_callback_exception(name_);
+    const detail::callback_entry* entry = list.begin();
+    do {
+      if (walk.enter(*entry)) {
+        try {
+          reinterpret_cast<invoke_type>(entry->invoke)(entry->callable, args...);
+        } catch (...) {
+          // Rethrows what is no exception: a forced unwind (pthread_exit, pthread_cancel) ends the thread.
+          detail::handle_callback_exception(name_);
+        }
       }
-    }
+    } while ((++entry)->node != nullptr);
   }
 #endif
 };
