@@ -23,29 +23,36 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
-/// A named event source; callbacks receive `const Args&...`.
-///
-/// Constant-initialised, so it can be used during static initialisation and destruction. Callbacks run
-/// global ones first, then the current context's, each in registration order, over a snapshot taken when
-/// `observe` starts; no lock is held while they run.
+namespace detail {
+
+/// All of `observer`'s API, and no destructor: trivially destructible, so that one in static storage (an
+/// annotation's) needs no guard and no exit-time destructor. Never destroyed, it stays valid for the
+/// subscriptions that outlive it; one with a shorter life calls `retire()` before its memory goes.
 template <class... Args>
-class observer
+class static_observer
 #if HOOKSCOPE_ENABLED
-    : private detail::observer_core
+    : private observer_core
 #endif
 {
  public:
-  constexpr explicit observer(std::string_view name) noexcept
+  constexpr explicit static_observer(std::string_view name) noexcept
 #if HOOKSCOPE_ENABLED
-      : detail::observer_core(name)
+      : observer_core(name)
 #endif
   {
 #if !HOOKSCOPE_ENABLED
     (void)name;
 #endif
   }
-  observer(const observer&) = delete;
-  observer& operator=(const observer&) = delete;
+  static_observer(const static_observer&) = delete;
+  static_observer& operator=(const static_observer&) = delete;
+
+  /// What `observer`'s destructor does: unregisters every callback (their subscriptions may live on).
+  void retire() noexcept {
+#if HOOKSCOPE_ENABLED
+    observer_core::retire();
+#endif
+  }
 
   /// The name given at construction (empty in disabled builds, which keep no strings).
   [[nodiscard]] std::string_view name() const noexcept {
@@ -97,7 +104,7 @@ class observer
   }
 
   /// Internal: whether `observe` here would walk any callback (cheap; may be stale while others register).
-  friend bool hookscope_detail_worth_walking(const observer& o) noexcept {
+  friend bool hookscope_detail_worth_walking(const static_observer& o) noexcept {
 #if HOOKSCOPE_ENABLED
     return o.worth_walking();
 #else
@@ -174,6 +181,25 @@ class observer
     } while ((++entry)->node != nullptr);
   }
 #endif
+};
+
+}  // namespace detail
+
+/// A named event source; callbacks receive `const Args&...`.
+///
+/// Constant-initialised, so it can be used during static initialisation and destruction. Callbacks run
+/// global ones first, then the current context's, each in registration order, over a snapshot taken when
+/// `observe` starts; no lock is held while they run.
+template <class... Args>
+class observer : public detail::static_observer<Args...> {
+ public:
+  using detail::static_observer<Args...>::static_observer;
+#if HOOKSCOPE_ENABLED
+  ~observer() { this->retire(); }
+#endif
+
+ private:
+  using detail::static_observer<Args...>::retire;
 };
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

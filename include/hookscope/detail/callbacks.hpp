@@ -196,7 +196,7 @@ class observer_core {
   constexpr explicit observer_core(std::string_view name) noexcept : name_(name) {}
   observer_core(const observer_core&) = delete;
   observer_core& operator=(const observer_core&) = delete;
-  ~observer_core();
+  // No destructor (an annotation's observers are never destroyed): an observer that ends calls retire().
 
   std::string_view name() const noexcept { return name_; }
 
@@ -205,6 +205,8 @@ class observer_core {
   callback_node* add_node(callback_node* node, bool global);
   bool remove_id(std::uint64_t id) noexcept;
   bool has_visible_callbacks() const noexcept;
+  // Unregisters every callback, global or in any context, so that its subscriptions outlive it safely.
+  void retire() noexcept;
 
   /// Whether `observe` has anything to walk anywhere; decides without touching any list.
   bool worth_walking() const noexcept { return listeners_.load(std::memory_order_relaxed) != 0; }
