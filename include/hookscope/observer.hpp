@@ -154,10 +154,12 @@ class static_observer
     const detail::emission_lists lists =
         detail::emission<Asymmetric>::snapshot(record, *this, detail::find_own_slot(record, this));
     if (lists.globals == nullptr && lists.own == nullptr) return;  // callbacks elsewhere only
-    detail::emission<Asymmetric> walk(*lists.slot);
-    if (lists.globals == nullptr) [[likely]] {  // two paths: the own list then needs no register across calls
+    // Two paths: the own list then needs no register across the global callbacks, nor the slot's globals a clear.
+    if (lists.globals == nullptr) [[likely]] {
+      detail::emission<Asymmetric> walk(*lists.slot, false);
       run(walk, *lists.own, args...);
     } else {
+      detail::emission<Asymmetric> walk(*lists.slot, true);
       run(walk, *lists.globals, args...);
       if (lists.own != nullptr) run(walk, *lists.own, args...);
     }

@@ -277,7 +277,10 @@ class emission {
 
   // Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
   // registers instead of a stack object whose address the cleanup would need.
-  [[gnu::always_inline]] explicit emission(emission_slot& slot) noexcept : slot_(slot) { ++tls_depth; }
+  /// `globals`: whether `snapshot` published a global list (the slot's other fields are null unless published).
+  [[gnu::always_inline]] emission(emission_slot& slot, bool globals) noexcept : slot_(slot), globals_(globals) {
+    ++tls_depth;
+  }
   emission(const emission&) = delete;
   emission& operator=(const emission&) = delete;
   [[gnu::always_inline]] ~emission() {
@@ -287,7 +290,7 @@ class emission {
     emission_slot* slot = &slot_;
     asm("" : "+r"(slot));
     slot->node.store(nullptr, std::memory_order_release);
-    slot->globals.store(nullptr, std::memory_order_release);
+    if (globals_) slot->globals.store(nullptr, std::memory_order_release);
     slot->own.store(nullptr, std::memory_order_release);
   }
 
@@ -320,6 +323,7 @@ class emission {
   }
 
   emission_slot& slot_;
+  bool globals_;
 };
 
 /// Removes `node` from its observer (if still there), waits until it runs nowhere else, drops the handle.
