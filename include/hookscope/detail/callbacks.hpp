@@ -118,7 +118,7 @@ struct context_base {
 };
 
 struct emission_slot {
-  std::atomic<const callback_node*> node{nullptr};  // first: the slot's address is the running callback's mark
+  std::atomic<const callback_node*> node{nullptr};  // the callback running now (stored per callback: first)
   std::atomic<const callback_list*> globals{nullptr};
   std::atomic<const callback_list*> own{nullptr};
 };
@@ -275,9 +275,9 @@ class emission {
     return {&slot, globals, own_list};
   }
 
-  // Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
-  // registers instead of a stack object whose address the cleanup would need.
-  /// `globals`: whether `snapshot` published a global list (the slot's other fields are null unless published).
+  /// `globals`: whether `snapshot` published a global list (a slot's fields are null unless published).
+  /// Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
+  /// registers instead of a stack object whose address the cleanup would need.
   [[gnu::always_inline]] emission(emission_slot& slot, bool globals) noexcept : slot_(slot), globals_(globals) {
     ++tls_depth;
   }
