@@ -271,6 +271,9 @@ class observable_function<R(A...)> {
   ~observable_function() {
     if (pointer_ != nullptr) detail::trampolines<R(A...)>::release(this);
     destroy_(target_);
+#if HOOKSCOPE_ENABLED
+    hooks_.retire();  // its observers have no destructor
+#endif
   }
 
   /// Calls the wrapped callable, with the callbacks around it when anyone listens.

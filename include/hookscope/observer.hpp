@@ -23,29 +23,36 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
-/// A named event source; callbacks receive `const Args&...`.
-///
-/// Constant-initialised, so it can be used during static initialisation and destruction. Callbacks run
-/// global ones first, then the current context's, each in registration order, over a snapshot taken when
-/// `observe` starts; no lock is held while they run.
+namespace detail {
+
+/// All of `observer`'s API, and no destructor: trivially destructible, so that one in static storage (an
+/// annotation's) needs no guard and no exit-time destructor. Never destroyed, it stays valid for the
+/// subscriptions that outlive it; one with a shorter life calls `retire()` before its memory goes.
 template <class... Args>
-class observer
+class static_observer
 #if HOOKSCOPE_ENABLED
-    : private detail::observer_core
+    : private observer_core
 #endif
 {
  public:
-  constexpr explicit observer(std::string_view name) noexcept
+  constexpr explicit static_observer(std::string_view name) noexcept
 #if HOOKSCOPE_ENABLED
-      : detail::observer_core(name)
+      : observer_core(name)
 #endif
   {
 #if !HOOKSCOPE_ENABLED
     (void)name;
 #endif
   }
-  observer(const observer&) = delete;
-  observer& operator=(const observer&) = delete;
+  static_observer(const static_observer&) = delete;
+  static_observer& operator=(const static_observer&) = delete;
+
+  /// What `observer`'s destructor does: unregisters every callback (their subscriptions may live on).
+  void retire() noexcept {
+#if HOOKSCOPE_ENABLED
+    observer_core::retire();
+#endif
+  }
 
   /// The name given at construction (empty in disabled builds, which keep no strings).
   [[nodiscard]] std::string_view name() const noexcept {
@@ -97,7 +104,7 @@ class observer
   }
 
   /// Internal: whether `observe` here would walk any callback (cheap; may be stale while others register).
-  friend bool hookscope_detail_worth_walking(const observer& o) noexcept {
+  friend bool hookscope_detail_worth_walking(const static_observer& o) noexcept {
 #if HOOKSCOPE_ENABLED
     return o.worth_walking();
 #else
@@ -126,39 +133,75 @@ class observer
   }
 
 #if HOOKSCOPE_ENABLED
-  // One check of the fence mode per emission, then a walk compiled for it.
+  // The common case (a record, asymmetric fences) tests one thread-local; the rest goes to emit_slow.
   [[gnu::noinline]] void emit(const Args&... args) const {
-    if (detail::asymmetric_fences_on()) [[likely]] {
-      walk<true>(args...);
+    if (detail::thread_record* record = detail::tls_fast_record) [[likely]] {
+      walk<true>(*record, args...);
     } else {
-      walk<false>(args...);
+      emit_slow(args...);
     }
   }
 
-  template <bool Asymmetric>
-  [[gnu::always_inline]] void walk(const Args&... args) const {
+  // The thread's first emission (it makes the record), and every one where membarrier is missing.
+  [[gnu::noinline]] void emit_slow(const Args&... args) const {
     detail::thread_record& record = detail::this_thread_record();
-    detail::emission<Asymmetric> walk(record);
-    if (!walk.start(*this, detail::find_own_slot(record, this))) return;  // callbacks elsewhere only
-    if (const detail::callback_list* list = walk.globals()) run(walk, *list, args...);
-    if (const detail::callback_list* list = walk.own()) run(walk, *list, args...);
+    if (detail::tls_fast_record != nullptr) return emit(args...);
+    walk<false>(record, args...);
   }
 
+  template <bool Asymmetric>
+  [[gnu::always_inline]] void walk(detail::thread_record& record, const Args&... args) const {
+    const detail::emission_lists lists =
+        detail::emission<Asymmetric>::snapshot(record, *this, detail::find_own_slot(record, this));
+    if (lists.globals == nullptr && lists.own == nullptr) return;  // callbacks elsewhere only
+    // Two paths: the own list then needs no register across the global callbacks, nor the slot's globals a clear.
+    if (lists.globals == nullptr) [[likely]] {
+      detail::emission<Asymmetric> walk(*lists.slot, false);
+      run(walk, *lists.own, args...);
+    } else {
+      detail::emission<Asymmetric> walk(*lists.slot, true);
+      run(walk, *lists.globals, args...);
+      if (lists.own != nullptr) run(walk, *lists.own, args...);
+    }
+  }
+
+  // A list is never empty; a null entry ends it.
   template <bool Asymmetric>
   [[gnu::always_inline]] void run(detail::emission<Asymmetric>& walk, const detail::callback_list& list,
                                   const Args&... args) const {
     using invoke_type = typename detail::callable_signature<Args...>::invoke_type;
-    for (const detail::callback_entry& entry : list) {
-      if (!walk.enter(entry)) continue;
-      try {
-        reinterpret_cast<invoke_type>(entry.invoke)(entry.callable, args...);
-      } catch (...) {
-        // Rethrows what is no exception: a forced unwind (pthread_exit, pthread_cancel) ends the thread.
-        detail::handle_callback_exception(name_);
+    const detail::callback_entry* entry = list.begin();
+    do {
+      if (walk.enter(*entry)) {
+        try {
+          reinterpret_cast<invoke_type>(entry->invoke)(entry->callable, args...);
+        } catch (...) {
+          // Rethrows what is no exception: a forced unwind (pthread_exit, pthread_cancel) ends the thread.
+          detail::handle_callback_exception(name_);
+        }
       }
-    }
+    } while ((++entry)->node != nullptr);
   }
 #endif
+};
+
+}  // namespace detail
+
+/// A named event source; callbacks receive `const Args&...`.
+///
+/// Constant-initialised, so it can be used during static initialisation and destruction. Callbacks run
+/// global ones first, then the current context's, each in registration order, over a snapshot taken when
+/// `observe` starts; no lock is held while they run.
+template <class... Args>
+class observer : public detail::static_observer<Args...> {
+ public:
+  using detail::static_observer<Args...>::static_observer;
+#if HOOKSCOPE_ENABLED
+  ~observer() { this->retire(); }
+#endif
+
+ private:
+  using detail::static_observer<Args...>::retire;
 };
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -36,8 +36,9 @@ namespace detail {
 struct registry_link;
 }
 
-/// Callbacks that see any observable's calls without knowing its types.
-using erased_observer = observer<const erased_call&>;
+/// Callbacks that see any observable's calls without knowing its types: observer<const erased_call&>'s API,
+/// trivially destructible (an annotation's pair lives in static storage and is never destroyed).
+using erased_observer = detail::static_observer<const erased_call&>;
 
 /// What the registry knows of one observable function.
 class function_info {

@@ -135,9 +135,10 @@ void for_each_slot(F&& f) {
   }
 }
 
+// `r`: the calling thread's record.
 template <class F>
 void for_each_own_slot(thread_record& r, F&& f) {
-  for (std::uint32_t level = 0; level < r.depth; ++level) {
+  for (std::uint32_t level = 0; level < tls_depth; ++level) {
     f(level < slot_chunk::size ? r.first.slots[level] : deep_slot(r, level));
   }
 }

@@ -112,9 +112,10 @@ void heavy_fence() noexcept {
 }
 
 callback_list* make_list(std::uint32_t size) {
-  void* raw = ::operator new(sizeof(callback_list) + size * sizeof(callback_entry));
+  void* raw = ::operator new(sizeof(callback_list) + (size + 1) * sizeof(callback_entry));
   auto* list = new (raw) callback_list;
   list->size = size;
+  list->data()[size] = {nullptr, nullptr, nullptr};  // the end of emission's walk
   return list;
 }
 

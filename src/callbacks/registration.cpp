@@ -155,7 +155,7 @@ bool observer_core::has_visible_callbacks() const noexcept {
   return slot != nullptr && slot->list.load(std::memory_order_relaxed) != nullptr;
 }
 
-observer_core::~observer_core() {
+void observer_core::retire() noexcept {
   garbage trash;
   auto& store = callbacks();
   const std::lock_guard lock(store.mutex);

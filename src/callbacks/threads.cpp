@@ -36,8 +36,10 @@ void release_record(void* raw) noexcept {
     garbage trash;
     flush_deferred(*record, trash);
   }
-  if (tls_record == record) tls_record = nullptr;
-  record->depth = 0;
+  if (tls_record == record) {
+    tls_record = nullptr;
+    tls_fast_record = nullptr;
+  }
   auto& store = callbacks();
   const std::lock_guard lock(store.mutex);
   record->next_free = store.free_records;
@@ -60,8 +62,8 @@ thread_record& make_thread_record() {
     }
   }
   record->thread_id = this_thread_id();
-  record->depth = 0;
   tls_record = record;
+  if (asymmetric_fences_on()) tls_fast_record = record;  // chosen once, by callbacks() above
   if (store.record_key_made) pthread_setspecific(store.record_key, record);
   return *record;
 }

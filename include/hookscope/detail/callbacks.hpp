@@ -81,7 +81,9 @@ struct callback_entry {
   callback_node* node;                           // the registration (a clone's, in a copied context)
 };
 
-/// An immutable snapshot of one observer's callbacks in one place (its globals, or one context).
+/// An immutable snapshot of one observer's callbacks in one place (its globals, or one context): `size`
+/// entries, never none (an empty list is a null pointer), then a null entry that ends emission's walk (it keeps
+/// no end pointer across the callbacks).
 struct callback_list {
   std::uint32_t size = 0;
   callback_list* next_retired = nullptr;         // writers' bookkeeping, never read by emission
@@ -116,9 +118,9 @@ struct context_base {
 };
 
 struct emission_slot {
+  std::atomic<const callback_node*> node{nullptr};  // the callback running now (stored per callback: first)
   std::atomic<const callback_list*> globals{nullptr};
   std::atomic<const callback_list*> own{nullptr};
-  std::atomic<const callback_node*> node{nullptr};
 };
 
 struct slot_chunk {
@@ -130,7 +132,6 @@ struct slot_chunk {
 /// Per-thread emission state; recycled for later threads when its thread ends.
 struct thread_record {
   slot_chunk first;                              // nesting levels 0..15; deeper levels chain chunks
-  std::uint32_t depth = 0;                       // only touched by the owning thread
   context_base* ctx = nullptr;                   // current context (a strong reference), owner only
   std::uint64_t thread_id = 0;                   // unique per thread, never reused
   callback_list* deferred = nullptr;             // private lists this thread retired while walking them
@@ -139,6 +140,12 @@ struct thread_record {
 };
 
 inline constinit thread_local thread_record* tls_record = nullptr;
+/// tls_record when readers publish with plain stores (asymmetric fences on), else null: emission's fast path
+/// tests one thread-local for both "this thread has a record" and the fence mode (set once, before any record).
+inline constinit thread_local thread_record* tls_fast_record = nullptr;
+/// How many of this thread's emissions are under way (its record's slots in use); a thread's, not a record's,
+/// so that emission keeps no record pointer across its callbacks.
+inline constinit thread_local std::uint32_t tls_depth = 0;
 inline constinit std::atomic<bool> asymmetric_fences{false};
 
 thread_record& make_thread_record();
@@ -172,8 +179,7 @@ template <bool Asymmetric, class T>
 
 /// Loads `head` and publishes it in `slot` until the published value is still the current one.
 template <bool Asymmetric, class List>
-[[gnu::always_inline]] inline const callback_list* protect(std::atomic<const callback_list*>& slot,
-                                                           const std::atomic<List*>& head) noexcept {
+inline const callback_list* protect(std::atomic<const callback_list*>& slot, const std::atomic<List*>& head) noexcept {
   const callback_list* list = head.load(std::memory_order_acquire);
   while (list != nullptr) {
     publish<Asymmetric>(slot, list);
@@ -190,7 +196,7 @@ class observer_core {
   constexpr explicit observer_core(std::string_view name) noexcept : name_(name) {}
   observer_core(const observer_core&) = delete;
   observer_core& operator=(const observer_core&) = delete;
-  ~observer_core();
+  // No destructor (an annotation's observers are never destroyed): an observer that ends calls retire().
 
   std::string_view name() const noexcept { return name_; }
 
@@ -199,6 +205,8 @@ class observer_core {
   callback_node* add_node(callback_node* node, bool global);
   bool remove_id(std::uint64_t id) noexcept;
   bool has_visible_callbacks() const noexcept;
+  // Unregisters every callback, global or in any context, so that its subscriptions outlive it safely.
+  void retire() noexcept;
 
   /// Whether `observe` has anything to walk anywhere; decides without touching any list.
   bool worth_walking() const noexcept { return listeners_.load(std::memory_order_relaxed) != 0; }
@@ -216,7 +224,8 @@ class observer_core {
 [[gnu::always_inline]] inline const context_slot* find_own_slot(const thread_record& r, const observer_core* o) noexcept {
   const context_base* ctx = r.ctx;
   if (ctx == nullptr) return nullptr;
-  for (const context_slot& s : ctx->slots) {
+#pragma GCC unroll 4
+  for (const context_slot& s : ctx->slots) {  // unrolled: one compare each, `o` stays in a register
     if (s.observer.load(std::memory_order_relaxed) == o) return &s;
   }
   if (const context_table* table = ctx->table.load(std::memory_order_acquire)) [[unlikely]] {
@@ -229,38 +238,61 @@ class observer_core {
   return nullptr;
 }
 
+/// What one emission walks: the slot it took and the lists it protected there (null: none there).
+struct emission_lists {
+  emission_slot* slot;
+  const callback_list* globals;
+  const callback_list* own;
+};
+
 /// One walk over an observer's callbacks on this thread: takes the thread's next slot, protects the lists it
 /// walks there and marks the running callback in it. `Asymmetric`: as asymmetric_fences_on() said.
+///
+/// Made only once `snapshot` found something to walk, so the destructor tests no flag: it clears the slot
+/// and gives the nesting level back.
 template <bool Asymmetric>
 class emission {
  public:
-  // Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
-  // registers instead of a stack object whose address the cleanup would need.
-  [[gnu::always_inline]] explicit emission(thread_record& record) noexcept
-      : record_(record), slot_(slot_for(record)) {}
+  /// Protects `o`'s global list and, if `own` (the current context's slot for `o`), its list there, in the
+  /// thread's next slot. Both null: nothing to walk, and nothing stays published.
+  [[gnu::always_inline]] static emission_lists snapshot(thread_record& record, const observer_core& o,
+                                                        const context_slot* own) noexcept {
+    emission_slot& slot = slot_for(record);
+    // protect(), inlined but for its rare retry.
+    const callback_list* globals = o.globals_.load(std::memory_order_acquire);
+    if (globals != nullptr) {
+      publish<Asymmetric>(slot.globals, globals);
+      if (o.globals_.load(std::memory_order_seq_cst) != globals) [[unlikely]] globals = protect_globals(slot, o);
+    }
+    const callback_list* own_list = nullptr;
+    if (own != nullptr) {
+      own_list = own->list.load(std::memory_order_acquire);
+      if (own_list != nullptr) {
+        publish<Asymmetric>(slot.own, own_list);
+        if (own->list.load(std::memory_order_seq_cst) != own_list) [[unlikely]] own_list = protect_own(slot, *own);
+      }
+    }
+    return {&slot, globals, own_list};
+  }
+
+  /// `globals`: whether `snapshot` published a global list (a slot's fields are null unless published).
+  /// Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
+  /// registers instead of a stack object whose address the cleanup would need.
+  [[gnu::always_inline]] emission(emission_slot& slot, bool globals) noexcept : slot_(slot), globals_(globals) {
+    ++tls_depth;
+  }
   emission(const emission&) = delete;
   emission& operator=(const emission&) = delete;
   [[gnu::always_inline]] ~emission() {
-    if (!walking_) return;
-    --record_.depth;
-    slot_.node.store(nullptr, std::memory_order_release);
-    slot_.globals.store(nullptr, std::memory_order_release);
-    slot_.own.store(nullptr, std::memory_order_release);
+    --tls_depth;
+    // Addressed anew from the slot: otherwise GCC keeps the fields' addresses, computed when they were
+    // published, in registers or on the stack across every callback.
+    emission_slot* slot = &slot_;
+    asm("" : "+r"(slot));
+    slot->node.store(nullptr, std::memory_order_release);
+    if (globals_) slot->globals.store(nullptr, std::memory_order_release);
+    slot->own.store(nullptr, std::memory_order_release);
   }
-
-  /// Snapshots `o`'s global list and, if `own` (the current context's slot for `o`), its list there; false
-  /// when both are empty (nothing was published then, and the walk is over).
-  [[gnu::always_inline]] bool start(const observer_core& o, const context_slot* own) noexcept {
-    globals_ = protect<Asymmetric>(slot_.globals, o.globals_);
-    if (own != nullptr) own_ = protect<Asymmetric>(slot_.own, own->list);
-    if (globals_ == nullptr && own_ == nullptr) return false;
-    ++record_.depth;
-    walking_ = true;
-    return true;
-  }
-
-  const callback_list* globals() const noexcept { return globals_; }
-  const callback_list* own() const noexcept { return own_; }
 
   /// True if `entry` is still registered; it is then marked as running.
   [[gnu::always_inline]] bool enter(const callback_entry& entry) noexcept {
@@ -270,17 +302,28 @@ class emission {
   }
 
  private:
+  // Out of line, taking the slot and the place rather than the atomics' addresses, which the caller would
+  // otherwise keep live across the callbacks. A list found gone is unpublished (nothing may stay published
+  // when the walk does not start).
+  [[gnu::noinline]] static const callback_list* protect_globals(emission_slot& slot, const observer_core& o) noexcept {
+    const callback_list* list = protect<Asymmetric>(slot.globals, o.globals_);
+    if (list == nullptr) slot.globals.store(nullptr, std::memory_order_release);
+    return list;
+  }
+  [[gnu::noinline]] static const callback_list* protect_own(emission_slot& slot, const context_slot& own) noexcept {
+    const callback_list* list = protect<Asymmetric>(slot.own, own.list);
+    if (list == nullptr) slot.own.store(nullptr, std::memory_order_release);
+    return list;
+  }
+
   [[gnu::always_inline]] static emission_slot& slot_for(thread_record& r) noexcept {
-    const std::uint32_t depth = r.depth;
+    const std::uint32_t depth = tls_depth;
     if (depth < slot_chunk::size) [[likely]] return r.first.slots[depth];
     return deep_slot(r, depth);
   }
 
-  thread_record& record_;
   emission_slot& slot_;
-  const callback_list* globals_ = nullptr;
-  const callback_list* own_ = nullptr;
-  bool walking_ = false;
+  bool globals_;
 };
 
 /// Removes `node` from its observer (if still there), waits until it runs nowhere else, drops the handle.

@@ -158,6 +158,12 @@ struct hook_observers {
 
   constexpr explicit hook_observers(std::string_view name) noexcept : pre(name), post(name) {}
 
+  /// An annotation's are never destroyed; an observable_function's end with it.
+  void retire() noexcept {
+    pre.retire();
+    post.retire();
+  }
+
   // Not inlined: the checks inlined at every call site cost ~150 B each there (GCC outlined some of them anyway
   // in large translation units); a call to them costs no measurable time over the plain call.
   [[gnu::noinline]] bool listening() const noexcept {
