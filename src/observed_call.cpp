@@ -1,7 +1,6 @@
-// The steps every observed call shares: its pre callbacks, its post callbacks, and those of a call that threw.
+// What every observed call that threw shares: its post callbacks with the exception, then the exception goes on.
 //
-// Compiled once here rather than inline in the header: an annotation's translation unit compiles none of them, and
-// each is a short function that goes straight to the emission (nothing of the call stays live across it).
+// Compiled once here rather than inline in the header: an annotation's translation unit compiles none of it.
 #include "hookscope/call_context.hpp"
 #include "hookscope/detail/observed_call.hpp"
 
@@ -11,13 +10,6 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
-
-void pre_observed(erased_call& call) { call.function().pre().observe(call); }
-
-void post_observed(erased_call& call, const void* result) {
-  call_access::finish(call, result);
-  call.function().post().observe(call);
-}
 
 void fail_observed(erased_call& call) {
   if (!std::current_exception()) throw;  // a forced unwind
