@@ -1,6 +1,7 @@
 // The value tree's operations and its JSON encoding (read with Boost.JSON, written by hand so that the text is
 // compact, ordered and prints floats in their shortest round-trip form).
 #include "hookscope/value.hpp"
+#include "hookscope/detail/value_builders.hpp"
 
 #include "json_writer.hpp"
 

@@ -149,43 +149,6 @@ class value {
   static_assert(std::is_same_v<alternative<kind::structure>, detail::value_struct>);
 };
 
-namespace detail {
-
-/// Builds a tuple or a list from values made one by one, in the library (no vector code in the caller's
-/// translation unit): what capture uses for ranges and tuples.
-class items_builder {
- public:
-  explicit items_builder(std::size_t expected);
-  items_builder(const items_builder&) = delete;
-  items_builder& operator=(const items_builder&) = delete;
-  ~items_builder();
-  void add(value&& v);
-  value tuple() &&;
-  value list() &&;
-
- private:
-  std::vector<value> items_;
-};
-
-/// Builds a dict or a struct from (name, value) pairs made one by one, in the library: what capture uses for
-/// maps, aggregates, Hana structs and flatten_traits classes.
-class fields_builder {
- public:
-  explicit fields_builder(std::size_t expected);
-  fields_builder(const fields_builder&) = delete;
-  fields_builder& operator=(const fields_builder&) = delete;
-  ~fields_builder();
-  void add(std::string_view name, value&& v);
-  void add(std::string&& name, value&& v);
-  value dict() &&;
-  value structure(std::string_view name) &&;
-
- private:
-  value_fields fields_;
-};
-
-}  // namespace detail
-
 //=== walking the tree ===//
 
 /// A tuple, a list, a dict or a struct: a node with children (tensors, scalars and none are leaves).

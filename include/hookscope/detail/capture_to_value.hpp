@@ -4,6 +4,7 @@
 
 #include "hookscope/config.hpp"
 #include "hookscope/detail/capture_rules.hpp"
+#include "hookscope/detail/value_builders.hpp"
 #include "hookscope/value.hpp"
 
 #include <cstddef>
