@@ -196,6 +196,8 @@ template <class... Args>
 class observer : public detail::static_observer<Args...> {
  public:
   using detail::static_observer<Args...>::static_observer;
+  observer(const observer&) = delete;  // its callbacks are registered on it, at its address
+  observer& operator=(const observer&) = delete;
 #if HOOKSCOPE_ENABLED
   ~observer() { this->retire(); }
 #endif
