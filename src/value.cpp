@@ -70,7 +70,6 @@ value items_builder::list() && { return value::list(std::move(items_)); }
 fields_builder::fields_builder(std::size_t expected) { fields_.reserve(expected); }
 fields_builder::~fields_builder() = default;
 void fields_builder::add(std::string_view name, value&& v) { fields_.emplace_back(std::string(name), std::move(v)); }
-void fields_builder::add(std::string&& name, value&& v) { fields_.emplace_back(std::move(name), std::move(v)); }
 value fields_builder::dict() && { return value::dict(std::move(fields_)); }
 value fields_builder::structure(std::string_view name) && { return value::structure(std::string(name), std::move(fields_)); }
 

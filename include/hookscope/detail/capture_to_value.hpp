@@ -96,15 +96,16 @@ value to_value_of(const captured_struct<F>& s) {
 }
 template <class C>
 value to_value_of(const captured_class<C>& c) {
-  if constexpr (requires { c.children.entries; }) {
-    fields_builder fields(c.children.entries.size());  // a captured_dict
-    add_fields(fields, c.children.entries);
-    return std::move(fields).structure(c.name);
-  } else {
-    fields_builder fields(c.children.size());  // (name, child) tuples
-    add_fields(fields, c.children);
-    return std::move(fields).structure(c.name);
-  }
+  const auto& pairs = [&]() -> const auto& {
+    if constexpr (requires { c.children.entries; }) {
+      return c.children.entries;  // a captured_dict
+    } else {
+      return c.children;  // (name, child) tuples
+    }
+  }();
+  fields_builder fields(pairs.size());
+  add_fields(fields, pairs);
+  return std::move(fields).structure(c.name);
 }
 
 }  // namespace detail

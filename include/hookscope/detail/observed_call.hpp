@@ -14,9 +14,7 @@
 #include "hookscope/capture.hpp"
 #include "hookscope/detail/value_ops.hpp"
 
-#include <exception>
 #include <memory>
-#include <new>
 #include <span>
 #include <tuple>
 #include <utility>

@@ -40,7 +40,6 @@ class fields_builder {
   fields_builder& operator=(const fields_builder&) = delete;
   ~fields_builder();
   void add(std::string_view name, value&& v);
-  void add(std::string&& name, value&& v);
   value dict() &&;
   value structure(std::string_view name) &&;
 
