@@ -137,7 +137,7 @@ class erased_call {
     ::new (static_cast<void*>(exception_)) std::exception_ptr();
   }
   // Trivial, so that an observed call needs no cleanup of its own: the exception is only ever held while the
-  // post callbacks of a call that threw run, and reset before it propagates (detail::run_observed_call).
+  // post callbacks of a call that threw run, and reset before it propagates (detail::fail_observed).
   ~erased_call() = default;
 
  private:
