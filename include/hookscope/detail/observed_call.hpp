@@ -162,9 +162,10 @@ struct hook_observers {
     post.retire();
   }
 
-  // Not inlined: the checks inlined at every call site cost ~150 B each there (GCC outlined some of them anyway
-  // in large translation units); a call to them costs no measurable time over the plain call.
-  [[gnu::noinline]] bool listening() const noexcept {
+  // Inlined at every call site: two compares of static counters take fewer bytes there than a call's setup
+  // (tools/annotation_cost.py: 732 B per annotation against 738 B through a call), and an observed call saves the
+  // call (pre + post on an observable: 7.3 ns over the plain call against 7.9 ns, bench/observable.bench.cpp).
+  [[gnu::always_inline]] bool listening() const noexcept {
     return hookscope_detail_worth_walking(pre) || hookscope_detail_worth_walking(post);
   }
 };
