@@ -155,6 +155,10 @@ TEST_CASE("observable parameter names are checked at compile time") {
   STATIC_REQUIRE(check_names("_x9, y_", 2) == problem::none);
   STATIC_REQUIRE(check_names("ab, a", 2) == problem::none);
   STATIC_REQUIRE(check_names("a, a", 2) == problem::duplicate);
+  STATIC_REQUIRE(check_names("a, b, a", 3) == problem::duplicate);
+  STATIC_REQUIRE(check_names("a,b", 2) == problem::none);
+  STATIC_REQUIRE(check_names("a1, a10", 2) == problem::none);
+  STATIC_REQUIRE(check_names("a b", 1) == problem::not_identifier);
   STATIC_REQUIRE(check_names("a, ", 2) == problem::empty);
   STATIC_REQUIRE(check_names(", b", 2) == problem::empty);
   STATIC_REQUIRE(check_names("int a, b", 2) == problem::not_identifier);

@@ -164,9 +164,9 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
                                                           detail::type_name<decltype(Fn)>(), File.view(), Line};
   static inline detail::annotation_link link_{state_.info};
 #else
-  // The names without the context type: a disabled build never instantiates call contexts.
-  static constexpr std::array<std::string_view, sizeof...(A)> names_ = detail::split_names<sizeof...(A)>(Params.view());
-  static inline constinit function_info info_{name_::text.view(), names_,
+  // Instantiated only where `info` is used (a disabled build registers nothing, and most annotations are only
+  // called); the names without the context type: a disabled build never instantiates call contexts.
+  static inline constinit function_info info_{name_::text.view(), detail::names_of<Params, sizeof...(A)>,
                                               detail::type_name<decltype(Fn)>(), File.view(), Line,
                                               &detail::no_observer, &detail::no_observer};
 #endif
@@ -175,12 +175,12 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
 #if HOOKSCOPE_ENABLED
   static constexpr observers_type observers{{detail::call_access::key(), state_.hooks.pre},
                                             {detail::call_access::key(), state_.hooks.post}};
-  static constexpr const function_info& info = state_.info;
 #else
   static constexpr observers_type observers{observer_view<context_type>(detail::call_access::key()),
                                             observer_view<context_type>(detail::call_access::key())};
-  static constexpr const function_info& info = info_;
 #endif
+  /// Its registry entry (defined below the class: a disabled annotation instantiates it only where it is used).
+  static const function_info& info;
   static constexpr decltype(Fn) orig = Fn;
 
   constexpr observable() noexcept {
@@ -214,6 +214,16 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
     return (object.*Fn)(static_cast<A&&>(args)...);
   }
 };
+
+template <auto Fn, fixed_string Name, fixed_string Params, class Scope, fixed_string File, unsigned Line, class Self,
+          class R, bool NE, class... A>
+constinit const function_info&
+    observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Self, R, NE, A...>>::info =
+#if HOOKSCOPE_ENABLED
+        state_.info;
+#else
+        info_;
+#endif
 
 //=== make_observable ===//
 

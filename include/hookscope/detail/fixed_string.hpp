@@ -54,6 +54,10 @@ constexpr std::array<std::string_view, N> split_names(std::string_view list) noe
   return names;
 }
 
+/// The names of a parameter list given as a template argument, as an array that lives in static storage.
+template <fixed_string List, std::size_t N>
+inline constexpr std::array<std::string_view, N> names_of = split_names<N>(List.view());
+
 /// Position of `needle` in `text` at or after `from`, or `text.size()`.
 constexpr std::size_t find_text(std::string_view text, std::string_view needle, std::size_t from = 0) noexcept {
   for (std::size_t i = from; i + needle.size() <= text.size(); ++i) {
@@ -189,50 +193,62 @@ struct qualified_name {
 /// What is wrong with an annotation's parameter names, if anything (one reason, the first found).
 enum class names_problem { none, default_argument, not_identifier, empty, duplicate, count };
 
-constexpr bool is_identifier_char(char c, bool first) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
-}
 
-/// One pass over the list with index loops only (it runs at compile time for every annotation, also in disabled
-/// builds, and GCC's constant evaluation of string_view calls is slow).
-constexpr names_problem check_names(std::string_view list, std::size_t arity) noexcept {
-  constexpr std::size_t max_names = 64;
-  std::size_t begin[max_names]{};
-  std::size_t end[max_names]{};
-  std::size_t count = 0;
-  names_problem found = names_problem::none;
-  const std::size_t n = list.size();
-  bool blank = true;
-  for (std::size_t i = 0; i < n; ++i) blank = blank && is_space(list[i]);
-  if (blank) return arity == 0 ? names_problem::none : names_problem::count;
-  for (std::size_t start = 0; start <= n && found == names_problem::none;) {
+/// Whether p[b, e) is one of the names in p[0, upto) (trimmed): a rescan of the names before it, no arrays (constant
+/// evaluation pays for every element an array is initialised with).
+constexpr bool named_before(const char* p, std::size_t b, std::size_t e, std::size_t upto) noexcept {
+  for (std::size_t start = 0; start < upto;) {
     std::size_t stop = start;
-    while (stop < n && list[stop] != ',') ++stop;
-    std::size_t b = start;
-    std::size_t e = stop;
-    while (b < e && is_space(list[b])) ++b;
-    while (e > b && is_space(list[e - 1])) --e;
-    for (std::size_t k = b; k < e && found == names_problem::none; ++k) {
-      if (list[k] == '=') found = names_problem::default_argument;
-    }
-    if (found == names_problem::none && b == e) found = names_problem::empty;
-    for (std::size_t k = b; k < e && found == names_problem::none; ++k) {
-      if (!is_identifier_char(list[k], k == b)) found = names_problem::not_identifier;
-    }
-    for (std::size_t m = 0; m < count && m < max_names && found == names_problem::none; ++m) {
-      bool same = end[m] - begin[m] == e - b;
-      for (std::size_t k = 0; same && k < e - b; ++k) same = list[begin[m] + k] == list[b + k];
-      if (same) found = names_problem::duplicate;
-    }
-    if (count < max_names) {
-      begin[count] = b;
-      end[count] = e;
-    }
-    ++count;
+    while (stop < upto && p[stop] != ',') ++stop;
+    std::size_t pb = start;
+    std::size_t pe = stop;
+    while (pb < pe && (p[pb] == ' ' || p[pb] == '\t' || p[pb] == '\n')) ++pb;
+    while (pe > pb && (p[pe - 1] == ' ' || p[pe - 1] == '\t' || p[pe - 1] == '\n')) --pe;
+    bool same = pe - pb == e - b;
+    for (std::size_t k = 0; same && k < e - b; ++k) same = p[pb + k] == p[b + k];
+    if (same) return true;
     start = stop + 1;
   }
-  if (found == names_problem::none && count != arity) found = names_problem::count;
-  return found;
+  return false;
+}
+
+/// One pass over the list (it runs at compile time for every annotation, also in disabled builds), on a raw
+/// pointer with the character tests written out: GCC's constant evaluation pays for every call (string_view's
+/// operator[] included) and every statement it runs.
+constexpr names_problem check_names(std::string_view list, std::size_t arity) noexcept {
+  const char* p = list.data();
+  const std::size_t n = list.size();
+  std::size_t count = 0;
+  std::size_t start = 0;       // where the current name's part of the list starts
+  std::size_t b = n;           // its first character that is not a space (n: none yet)
+  std::size_t e = 0;           // one past its last character that is not a space
+  names_problem bad = names_problem::none;  // what is wrong with the current name, if anything
+  bool any = false;            // a character that is not a space anywhere
+  for (std::size_t i = 0; i <= n; ++i) {
+    const char c = i < n ? p[i] : ',';
+    if (c != ',') {
+      if (c == ' ' || c == '\t' || c == '\n') continue;
+      any = true;
+      if (c == '=') {
+        bad = names_problem::default_argument;
+      } else if (bad == names_problem::none &&
+                 ((b != n && e != i) ||  // a space inside the name ("int a")
+                  !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (b != n && c >= '0' && c <= '9')))) {
+        bad = names_problem::not_identifier;
+      }
+      if (b == n) b = i;
+      e = i + 1;
+      continue;
+    }
+    if (i == n && !any) return arity == 0 ? names_problem::none : names_problem::count;
+    if (b == n) return names_problem::empty;
+    if (bad != names_problem::none) return bad;
+    if (named_before(p, b, e, start)) return names_problem::duplicate;
+    ++count;
+    start = i + 1;
+    b = n;
+  }
+  return count == arity ? names_problem::none : names_problem::count;
 }
 
 /// The file name of a path: an annotation's type must not depend on how its header was reached ("a/x.hpp"
