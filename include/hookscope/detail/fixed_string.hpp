@@ -193,7 +193,6 @@ struct qualified_name {
 /// What is wrong with an annotation's parameter names, if anything (one reason, the first found).
 enum class names_problem { none, default_argument, not_identifier, empty, duplicate, count };
 
-
 /// Whether p[b, e) is one of the names in p[0, upto) (trimmed): a rescan of the names before it, no arrays (constant
 /// evaluation pays for every element an array is initialised with).
 constexpr bool named_before(const char* p, std::size_t b, std::size_t e, std::size_t upto) noexcept {
@@ -202,8 +201,8 @@ constexpr bool named_before(const char* p, std::size_t b, std::size_t e, std::si
     while (stop < upto && p[stop] != ',') ++stop;
     std::size_t pb = start;
     std::size_t pe = stop;
-    while (pb < pe && (p[pb] == ' ' || p[pb] == '\t' || p[pb] == '\n')) ++pb;
-    while (pe > pb && (p[pe - 1] == ' ' || p[pe - 1] == '\t' || p[pe - 1] == '\n')) --pe;
+    while (pb < pe && is_space(p[pb])) ++pb;
+    while (pe > pb && is_space(p[pe - 1])) --pe;
     bool same = pe - pb == e - b;
     for (std::size_t k = 0; same && k < e - b; ++k) same = p[pb + k] == p[b + k];
     if (same) return true;
@@ -213,8 +212,8 @@ constexpr bool named_before(const char* p, std::size_t b, std::size_t e, std::si
 }
 
 /// One pass over the list (it runs at compile time for every annotation, also in disabled builds), on a raw
-/// pointer with the character tests written out: GCC's constant evaluation pays for every call (string_view's
-/// operator[] included) and every statement it runs.
+/// pointer: GCC's constant evaluation pays for every call (string_view's operator[] included) and every statement
+/// it runs.
 constexpr names_problem check_names(std::string_view list, std::size_t arity) noexcept {
   const char* p = list.data();
   const std::size_t n = list.size();
@@ -227,7 +226,7 @@ constexpr names_problem check_names(std::string_view list, std::size_t arity) no
   for (std::size_t i = 0; i <= n; ++i) {
     const char c = i < n ? p[i] : ',';
     if (c != ',') {
-      if (c == ' ' || c == '\t' || c == '\n') continue;
+      if (is_space(c)) continue;
       any = true;
       if (c == '=') {
         bad = names_problem::default_argument;
