@@ -36,6 +36,8 @@ constinit hookscope::observer<int> on_shutdown{"on_shutdown"};
 int calls = 0;
 int typed_pre = 0;   // the annotation's typed pre callback: sum of the arguments it saw
 int erased_post = 0;  // the registry's erased post callback: how many calls it saw
+constexpr int expected_typed_pre = hookscope::hooks_enabled ? 5 : 0;
+constexpr int expected_erased_post = hookscope::hooks_enabled ? 1 : 0;
 
 struct registrar {
   registrar() {
@@ -60,7 +62,7 @@ struct subscriber {
     pre.reset();  // on observers that are never destroyed: safe in any order with the annotation's statics
     post.reset();
     if (shutdown_test::twice(4) != 8) fail("twice(4):", shutdown_test::twice(4), 8);
-    if (typed_pre != (hookscope::hooks_enabled ? 5 : 0)) fail("typed pre callback total", typed_pre, 5);
+    if (typed_pre != expected_typed_pre) fail("typed pre callback total", typed_pre, expected_typed_pre);
     std::printf("static destruction: subscriptions on an annotation's observers ended after main returned\n");
   }
 };
@@ -71,8 +73,8 @@ struct late_user {
     const int expected = hookscope::hooks_enabled ? 11 : 0;
     if (calls != expected) fail("callback total", calls, expected);
     if (shutdown_test::twice(5) != 10) fail("twice(5):", shutdown_test::twice(5), 10);
-    if (typed_pre != (hookscope::hooks_enabled ? 5 : 0)) fail("typed pre callback total", typed_pre, 5);
-    if (erased_post != (hookscope::hooks_enabled ? 1 : 0)) fail("erased post callback calls", erased_post, 1);
+    if (typed_pre != expected_typed_pre) fail("typed pre callback total", typed_pre, expected_typed_pre);
+    if (erased_post != expected_erased_post) fail("erased post callback calls", erased_post, expected_erased_post);
     std::printf(hookscope::hooks_enabled ? "static destruction: the callback ran from a static destructor\n"
                                           : "static destruction: hooks disabled, nothing ran, as expected\n");
   }
