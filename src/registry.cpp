@@ -98,6 +98,8 @@ std::optional<value> erased_call::capture_return_value() const {
   return ops_->result->capture(result_, nullptr);
 }
 
+value_fields erased_call::capture_args() const { return capture_args_with(nullptr); }
+
 value_fields erased_call::capture_args_with(const void* options) const {
   if (!can_capture_args()) {
     throw value_error("hookscope: erased_call::capture_args: a parameter type of '" + std::string(function_->name) +

@@ -2,18 +2,22 @@
 """Measures what annotating functions costs a translation unit: compile time and code size (the bench report).
 
 Generates one TU of N functions of 1-4 parameters (int, double, std::string, tensor_spec, a small aggregate),
-each with a caller, in three variants compiled at -O2 (compiler CPU time, user + system, best of --runs):
+each with a caller, in three variants compiled at -O2 (compiler CPU time, user + system, best of --runs rounds in
+which the three variants take turns):
   plain     the functions called directly, no hookscope header;
   enabled   each function annotated with HOOKSCOPE_OBSERVABLE and called through the annotation;
   disabled  the same source as enabled, with -DHOOKSCOPE_ENABLED=0.
 Code size is text+data of the object file (`size`); per-annotation figures are (variant - plain) / N.
 Parameters are named a0, a1, ... (functions of one signature then share their observed-call code, as they do
 in real code when the names repeat); --distinct-names gives every function names of its own (no sharing).
+--instructions adds the instructions the compiler executes for each variant (valgrind's callgrind, summed over
+the driver's processes): unlike this machine's timings, a repeatable figure (but ~50x slower to take).
 Prints a markdown table with the performance targets (docs/architecture.md), met or NOT met.
 Usage: annotation_cost.py INCLUDE_DIR [--compiler c++] [--functions 200] [--runs 3] [--distinct-names] [--check]
-                          [--keep DIR]
+                          [--keep DIR] [--instructions]
 """
 import argparse
+import glob
 import os
 import random
 import resource
@@ -62,20 +66,49 @@ def generate(n, annotated, distinct_names=False):
     return "\n".join(out) + "\n"
 
 
-def measure(compiler, include_dir, source, flags, runs, tmp, tag):
-    src = os.path.join(tmp, f"{tag}.cpp")
-    obj = os.path.join(tmp, f"{tag}.o")
-    with open(src, "w", encoding="utf-8") as f:
-        f.write(source)
-    best = float("inf")
+def compile_once(compiler, include_dir, src, obj, flags):
+    """Compiles `src` once; the compiler's CPU time (user + system), not wall time: the machine may be shared."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([compiler, "-std=c++20", "-O2", "-I", include_dir, *flags, "-c", src, "-o", obj], check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(compiler, include_dir, variants, runs, tmp):
+    """Best compile time and text+data of each variant {tag: (source, flags)}.
+
+    The variants take turns in every round, so that a slow phase of the machine weighs on all of them alike
+    (the ratios are what the targets compare)."""
+    paths = {}
+    for tag, (source, _) in variants.items():
+        paths[tag] = (os.path.join(tmp, f"{tag}.cpp"), os.path.join(tmp, f"{tag}.o"))
+        with open(paths[tag][0], "w", encoding="utf-8") as f:
+            f.write(source)
+    best = {tag: float("inf") for tag in variants}
     for _ in range(runs):
-        # CPU time of the compiler (user + system), not wall time: the machine may be shared with other builds.
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([compiler, "-std=c++20", "-O2", "-I", include_dir, *flags, "-c", src, "-o", obj], check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-    fields = subprocess.run(["size", obj], capture_output=True, text=True, check=True).stdout.splitlines()[1].split()
-    return best, int(fields[0]) + int(fields[1])
+        for tag, (_, flags) in variants.items():
+            best[tag] = min(best[tag], compile_once(compiler, include_dir, *paths[tag], flags))
+    results = {}
+    for tag in variants:
+        fields = subprocess.run(["size", paths[tag][1]], capture_output=True, text=True,
+                                check=True).stdout.splitlines()[1].split()
+        results[tag] = (best[tag], int(fields[0]) + int(fields[1]))
+    return results
+
+
+def instructions(compiler, include_dir, src, flags, tmp):
+    """Instructions executed by the compiler (every process the driver starts) compiling `src`, in millions."""
+    for old in glob.glob(os.path.join(tmp, "callgrind.*")):
+        os.remove(old)
+    subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes",
+                    f"--callgrind-out-file={os.path.join(tmp, 'callgrind.%p')}", compiler, "-std=c++20", "-O2",
+                    "-I", include_dir, *flags, "-c", src, "-o", os.devnull],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    total = 0
+    for out in glob.glob(os.path.join(tmp, "callgrind.*")):
+        with open(out, encoding="utf-8", errors="replace") as f:
+            total += sum(int(line.split()[1]) for line in f if line.startswith("summary:"))
+    return total / 1e6
 
 
 def main() -> int:
@@ -87,18 +120,26 @@ def main() -> int:
     parser.add_argument("--distinct-names", action="store_true")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--keep", help="directory to keep the generated sources and objects in")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the compiler's instructions per variant (needs valgrind)")
     args = parser.parse_args()
     n = args.functions
 
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.keep or scratch
         os.makedirs(tmp, exist_ok=True)
-        plain = measure(args.compiler, args.include_dir, generate(n, False), [], args.runs, tmp, "plain")
         annotated = generate(n, True, args.distinct_names)
-        enabled = measure(args.compiler, args.include_dir, annotated, ["-DHOOKSCOPE_ENABLED=1"], args.runs, tmp,
-                          "enabled")
-        disabled = measure(args.compiler, args.include_dir, annotated, ["-DHOOKSCOPE_ENABLED=0"], args.runs, tmp,
-                           "disabled")
+        results = measure(args.compiler, args.include_dir,
+                          {"plain": (generate(n, False), []),
+                           "enabled": (annotated, ["-DHOOKSCOPE_ENABLED=1"]),
+                           "disabled": (annotated, ["-DHOOKSCOPE_ENABLED=0"])}, args.runs, tmp)
+        plain, enabled, disabled = results["plain"], results["enabled"], results["disabled"]
+        counts = {}
+        if args.instructions:
+            for tag, flags in (("plain", []), ("enabled", ["-DHOOKSCOPE_ENABLED=1"]),
+                               ("disabled", ["-DHOOKSCOPE_ENABLED=0"])):
+                counts[tag] = instructions(args.compiler, args.include_dir, os.path.join(tmp, f"{tag}.cpp"), flags,
+                                           tmp)
 
     def per(v):
         return (v[1] - plain[1]) / n
@@ -115,6 +156,12 @@ def main() -> int:
           f"≤ {ENABLED_MAX_S:.0f} s and ≤ {ENABLED_MAX_BYTES} B: {'met' if enabled_ok else 'NOT met'} |")
     print(f"| disabled | {disabled[0]:.2f} s ({disabled[0] / plain[0]:.2f}× plain) | {disabled[1]} B | "
           f"{per(disabled):.0f} B | ≤ {DISABLED_MAX_RATIO}× plain: {'met' if disabled_ok else 'NOT met'} |")
+    if counts:
+        print()
+        print("| variant | compiler instructions | ratio to plain |")
+        print("| --- | ---: | ---: |")
+        for tag in ("plain", "enabled", "disabled"):
+            print(f"| {tag} | {counts[tag]:.0f} M | {counts[tag] / counts['plain']:.2f}× |")
     return 1 if args.check and not (enabled_ok and disabled_ok) else 0
 
 

@@ -36,7 +36,11 @@ struct call_access {
     exception(c) = std::move(e);
     c.post_ = true;
   }
-  static value_fields capture_args(const erased_call& c, const void* options) { return c.capture_args_with(options); }
+  // A template: a body returning the fields would instantiate their vector wherever this header is included.
+  template <class Call>
+  static value_fields capture_args(const Call& c, const void* options) {
+    return static_cast<const erased_call&>(c).capture_args_with(options);
+  }
 };
 
 }  // namespace detail

@@ -120,6 +120,22 @@ struct observers_of {
   observer_view<Context> post;
 };
 
+#if !HOOKSCOPE_ENABLED
+namespace detail {
+/// The registry entry of a disabled annotation (that registers nothing), instantiated only where `info` is used:
+/// a member of the class would cost every annotation its declaration. The names without the context type: a
+/// disabled build never instantiates call contexts.
+template <auto Fn, class QualifiedName, fixed_string Params, std::size_t Arity, fixed_string File, unsigned Line>
+inline constinit function_info inert_info{QualifiedName::text.view(), names_of<Params, Arity>,
+                                          type_name<decltype(Fn)>(), File.view(), Line, &no_observer, &no_observer};
+
+/// The observers of every disabled annotation of one context type: nothing to subscribe to.
+template <class Context>
+inline constexpr observers_of<Context> inert_observers{observer_view<Context>(call_access::key()),
+                                                       observer_view<Context>(call_access::key())};
+}  // namespace detail
+#endif
+
 //=== observable ===//
 
 /// A function annotated for observation; `HOOKSCOPE_OBSERVABLE` declares one as an `inline constexpr` object.
@@ -129,28 +145,32 @@ struct observers_of {
 /// receive `const call_context<R(Args...)>&` (with arguments also by name); `orig` is the function; `info` its
 /// registry entry. `Scope` qualifies the name (the macros pass the namespace or class); `File` is a file name
 /// without directories, so the type is the same whatever include path reached the annotation.
+/// `Problem` is what is wrong with the parameter names; the macros find it on their string literal (far cheaper to
+/// compile than on the template argument `Params`, which constant evaluation reaches through its template
+/// parameter object), a type written by hand on `Params`.
 template <auto Fn, fixed_string Name, fixed_string Params, class Scope = detail::no_scope, fixed_string File = "",
-          unsigned Line = 0, class Shape = detail::shape_of<decltype(Fn)>>
+          unsigned Line = 0,
+          detail::names_problem Problem = detail::check_names(Params.view(), detail::arity_of<decltype(Fn)>),
+          class Shape = detail::shape_of<decltype(Fn)>>
 class observable;
 
-template <auto Fn, fixed_string Name, fixed_string Params, class Scope, fixed_string File, unsigned Line, class Self,
-          class R, bool NE, class... A>
-class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Self, R, NE, A...>> {
-  static constexpr detail::names_problem problem_ = detail::check_names(Params.view(), sizeof...(A));
-  static_assert(problem_ != detail::names_problem::default_argument,
+template <auto Fn, fixed_string Name, fixed_string Params, class Scope, fixed_string File, unsigned Line,
+          detail::names_problem Problem, class Self, class R, bool NE, class... A>
+class observable<Fn, Name, Params, Scope, File, Line, Problem, detail::callable_shape<Self, R, NE, A...>> {
+  static_assert(Problem != detail::names_problem::default_argument,
                 "hookscope: HOOKSCOPE_OBSERVABLE: default arguments ('b = 3') are not supported in the parameter "
                 "names: a default is not part of the function's type, so the observable is called with every "
                 "argument; give the names only (a, b), or annotate a wrapper with the shorter parameter list");
-  static_assert(problem_ != detail::names_problem::empty,
+  static_assert(Problem != detail::names_problem::empty,
                 "hookscope: HOOKSCOPE_OBSERVABLE: a parameter name is empty (a stray comma?); give one name per "
                 "parameter: HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings)");
-  static_assert(problem_ != detail::names_problem::not_identifier,
+  static_assert(Problem != detail::names_problem::not_identifier,
                 "hookscope: HOOKSCOPE_OBSERVABLE: a parameter name is not an identifier; give each parameter's "
                 "name only, without its type or anything else: HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings)");
-  static_assert(problem_ != detail::names_problem::duplicate,
+  static_assert(Problem != detail::names_problem::duplicate,
                 "hookscope: HOOKSCOPE_OBSERVABLE: two parameters have the same name; callbacks find arguments by "
                 "name (arg<\"name\">), so give each parameter a name of its own");
-  static_assert(problem_ != detail::names_problem::count,
+  static_assert(Problem != detail::names_problem::count,
                 "hookscope: HOOKSCOPE_OBSERVABLE: give exactly one name per parameter of the function");
 
  public:
@@ -158,17 +178,11 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
   using observers_type = observers_of<context_type>;
 
  private:
-  using name_ = detail::qualified_name<Scope, Name>;
 #if HOOKSCOPE_ENABLED
+  using name_ = detail::qualified_name<Scope, Name>;
   static inline constinit detail::observable_state state_{name_::text.view(), context_type::names,
                                                           detail::type_name<decltype(Fn)>(), File.view(), Line};
   static inline detail::annotation_link link_{state_.info};
-#else
-  // Instantiated only where `info` is used (a disabled build registers nothing, and most annotations are only
-  // called); the names without the context type: a disabled build never instantiates call contexts.
-  static inline constinit function_info info_{name_::text.view(), detail::names_of<Params, sizeof...(A)>,
-                                              detail::type_name<decltype(Fn)>(), File.view(), Line,
-                                              &detail::no_observer, &detail::no_observer};
 #endif
 
  public:
@@ -176,18 +190,19 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
   static constexpr observers_type observers{{detail::call_access::key(), state_.hooks.pre},
                                             {detail::call_access::key(), state_.hooks.post}};
 #else
-  static constexpr observers_type observers{observer_view<context_type>(detail::call_access::key()),
-                                            observer_view<context_type>(detail::call_access::key())};
+  // Defined below the class, as `info`: a disabled annotation instantiates its views only where they are used.
+  static const observers_type& observers;
 #endif
   /// Its registry entry (defined below the class: a disabled annotation instantiates it only where it is used).
   static const function_info& info;
   static constexpr decltype(Fn) orig = Fn;
 
-  constexpr observable() noexcept {
 #if HOOKSCOPE_ENABLED
+  constexpr observable() noexcept {
     (void)&link_;  // declaring the object registers the function, even if it is never called
-#endif
   }
+#endif
+  // (Disabled: no constructor of its own, so that declaring the object costs no constant evaluation.)
 
   /// Calls the function, with the callbacks around it when anyone listens.
   [[gnu::always_inline]] inline R operator()(A... args) const noexcept(NE)
@@ -215,14 +230,23 @@ class observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Sel
   }
 };
 
-template <auto Fn, fixed_string Name, fixed_string Params, class Scope, fixed_string File, unsigned Line, class Self,
-          class R, bool NE, class... A>
+template <auto Fn, fixed_string Name, fixed_string Params, class Scope, fixed_string File, unsigned Line,
+          detail::names_problem Problem, class Self, class R, bool NE, class... A>
 constinit const function_info&
-    observable<Fn, Name, Params, Scope, File, Line, detail::callable_shape<Self, R, NE, A...>>::info =
+    observable<Fn, Name, Params, Scope, File, Line, Problem, detail::callable_shape<Self, R, NE, A...>>::info =
 #if HOOKSCOPE_ENABLED
         state_.info;
 #else
-        info_;
+        detail::inert_info<Fn, detail::qualified_name<Scope, Name>, Params, sizeof...(A), File, Line>;
+#endif
+
+#if !HOOKSCOPE_ENABLED
+template <auto Fn, fixed_string Name, fixed_string Params, class Scope, fixed_string File, unsigned Line,
+          detail::names_problem Problem, class Self, class R, bool NE, class... A>
+constinit const typename observable<Fn, Name, Params, Scope, File, Line, Problem,
+                                    detail::callable_shape<Self, R, NE, A...>>::observers_type&
+    observable<Fn, Name, Params, Scope, File, Line, Problem, detail::callable_shape<Self, R, NE, A...>>::observers =
+        detail::inert_observers<typename observable::context_type>;
 #endif
 
 //=== make_observable ===//
@@ -387,24 +411,39 @@ struct trampolines<R(A...)> {
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
 
+// The annotation's file for its `function_info`: the file's name without directories (the compiler's own
+// __FILE_NAME__ where it has one: converting the whole __FILE__ path at compile time costs every annotation).
+#ifdef __FILE_NAME__
+#define HOOKSCOPE_DETAIL_FILE_NAME __FILE_NAME__
+#else
+#define HOOKSCOPE_DETAIL_FILE_NAME ::hookscope::detail::file_name_of<__FILE__>()
+#endif
+
+// The template arguments after the scope that every annotation macro passes: file, line and what is wrong with the
+// parameter names `names` of the function type `fn_type`, found on the literal.
+#define HOOKSCOPE_DETAIL_ANNOTATION_ARGS(fn_type, names) \
+  HOOKSCOPE_DETAIL_FILE_NAME, __LINE__,                 \
+      ::hookscope::detail::check_names(names, ::hookscope::detail::arity_of<fn_type>)
+
 /// Declares `name` as the observable form of the function `fn`, whose parameters are named `...`.
 ///
 /// `HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);` then `lower(g, s)` calls `impl::lower` with hooks.
 /// The registry knows it by its name qualified with the enclosing namespace ("passes::lower"; anonymous
 /// namespaces left out); its `file` is the file's name without directories. Use it at namespace scope.
-#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                              \
-  struct hookscope_detail_scope_of_##name; /* found by the registry name: its namespace */              \
-  inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__,                                     \
+#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                                   \
+  struct hookscope_detail_scope_of_##name; /* found by the registry name: its namespace */                   \
+  inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__,                                          \
                                            ::hookscope::detail::scope_of_tag<hookscope_detail_scope_of_##name>, \
-                                           ::hookscope::detail::file_name_of<__FILE__>(), __LINE__>      \
+                                           HOOKSCOPE_DETAIL_ANNOTATION_ARGS(decltype(&fn), #__VA_ARGS__)>    \
   name {}
 
 /// As HOOKSCOPE_OBSERVABLE, for one overload of `fn`: `type` is its function type, e.g. `double(double)`.
-#define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                               \
-  struct hookscope_detail_scope_of_##name;                                                               \
+#define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                                    \
+  struct hookscope_detail_scope_of_##name;                                                                    \
   inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__, \
                                            ::hookscope::detail::scope_of_tag<hookscope_detail_scope_of_##name>, \
-                                           ::hookscope::detail::file_name_of<__FILE__>(), __LINE__>      \
+                                           HOOKSCOPE_DETAIL_ANNOTATION_ARGS(                                 \
+                                               decltype(::hookscope::detail::pick_overload<type>(&fn)), #__VA_ARGS__)> \
   name {}
 
 /// Inside class `cls`, makes `name(args...)` the observed call of the member function `impl` (declared
@@ -416,7 +455,7 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 #define HOOKSCOPE_OBSERVABLE_METHOD(cls, name, impl, ...)                                                      \
   using name##_observable =                                                                                    \
       ::hookscope::observable<&cls::impl, #name, #__VA_ARGS__, ::hookscope::detail::class_scope<cls>,          \
-                              ::hookscope::detail::file_name_of<__FILE__>(), __LINE__>;                       \
+                              HOOKSCOPE_DETAIL_ANNOTATION_ARGS(decltype(&cls::impl), #__VA_ARGS__)>;           \
   template <class... HookscopeArgs>                                                                            \
   decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                     \
     return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                        \

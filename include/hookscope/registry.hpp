@@ -120,7 +120,7 @@ class erased_call {
   /// True when every parameter type can be captured (hookscope::capturable), so capture_args() works.
   bool can_capture_args() const noexcept { return ops_->args_capturable; }
   /// Every argument captured, named by the annotation; throws value_error when !can_capture_args().
-  value_fields capture_args() const { return capture_args_with(nullptr); }
+  value_fields capture_args() const;
   /// The captured result in post callbacks; nothing for void and uncapturable results, and when the call threw.
   std::optional<value> capture_return_value() const;
   bool is_post() const noexcept { return post_; }
@@ -143,8 +143,9 @@ class erased_call {
  private:
   friend struct detail::call_access;
 
-  /// `options`: a capture_options, or null for the defaults. (Out of line, as capture_return_value: every
-  /// translation unit that includes this header would otherwise compile the vector of fields it fills.)
+  /// `options`: a capture_options, or null for the defaults. (Out of line, as capture_args and capture_return_value:
+  /// an inline body returning the fields would instantiate their vector in every translation unit that includes
+  /// this header, also in disabled builds.)
   value_fields capture_args_with(const void* options) const;
 
   const function_info* function_;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <string_view>
+#include <utility>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
@@ -13,11 +14,16 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 template <std::size_t N>
 struct fixed_string {
   char data[N]{};
-  constexpr fixed_string(const char (&text)[N]) noexcept {  // NOLINT(google-explicit-constructor): literal in
-    for (std::size_t i = 0; i < N; ++i) data[i] = text[i];
-  }
+  constexpr fixed_string(const char (&text)[N]) noexcept  // NOLINT(google-explicit-constructor): literal in
+      : fixed_string(text, std::make_index_sequence<N>{}) {}
   constexpr std::string_view view() const noexcept { return {data, N - 1}; }
   constexpr std::size_t size() const noexcept { return N - 1; }
+
+ private:
+  // Copied by a pack expansion rather than a loop: every annotation converts three literals at compile time,
+  // and the constant evaluator pays for each statement a loop runs.
+  template <std::size_t... I>
+  constexpr fixed_string(const char (&text)[N], std::index_sequence<I...>) noexcept : data{text[I]...} {}
 };
 
 namespace detail {

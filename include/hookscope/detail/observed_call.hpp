@@ -100,6 +100,18 @@ struct shape_traits<R (C::*)(A..., ...) const noexcept(NE)> : c_variadic<R (C::*
 template <class F>
 using shape_of = typename shape_traits<F>::type;
 
+template <class Shape>
+struct shape_arity {
+  static constexpr std::size_t value = 0;  // not a function: shape_traits says so
+};
+template <class Self, class R, bool NE, class... A>
+struct shape_arity<callable_shape<Self, R, NE, A...>> {
+  static constexpr std::size_t value = sizeof...(A);
+};
+/// The number of parameters of the function type F.
+template <class F>
+inline constexpr std::size_t arity_of = shape_arity<shape_of<F>>::value;
+
 /// Selects the overload of a function of type F (HOOKSCOPE_OBSERVABLE_OVERLOAD).
 template <class F>
 constexpr F* pick_overload(F* f) noexcept {
