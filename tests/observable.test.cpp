@@ -168,6 +168,28 @@ TEST_CASE("observable parameter names are checked at compile time") {
   STATIC_REQUIRE(check_names("", 1) == problem::count);
 }
 
+TEST_CASE("observable file names") {
+  SECTION("the file's name without directories, whatever path reached it") {
+    STATIC_REQUIRE(hookscope::detail::file_name_of<"a/b/model.hpp">().view() == "model.hpp");
+    STATIC_REQUIRE(hookscope::detail::file_name_of<"../a/model.hpp">().view() == "model.hpp");
+    STATIC_REQUIRE(hookscope::detail::file_name_of<"a\\model.hpp">().view() == "model.hpp");
+    STATIC_REQUIRE(hookscope::detail::file_name_of<"model.hpp">().view() == "model.hpp");
+  }
+  SECTION("the compiler's __FILE_NAME__, where the macros use it, names the same file") {
+    // Without __FILE_NAME__ the macros fall back to file_name_of<__FILE__>(): both spellings must agree.
+    STATIC_REQUIRE(std::string_view(HOOKSCOPE_DETAIL_FILE_NAME) == hookscope::detail::file_name_of<__FILE__>().view());
+  }
+}
+
+TEST_CASE("observable types written without the macros") {
+  // The macros pass the names' verdict, found on their literal; a type written by hand checks Params itself.
+  using by_hand = hookscope::observable<&passes::impl::lower, "lower", "gm, settings">;
+  using from_macro = std::remove_cvref_t<decltype(passes::lower)>;
+  STATIC_REQUIRE(std::is_same_v<by_hand::context_type, from_macro::context_type>);
+  STATIC_REQUIRE(by_hand::orig == from_macro::orig);
+  CHECK(by_hand{}(passes::graph{{2}}, passes::settings{3}).nodes == std::vector<int>{2, 3});
+}
+
 TEST_CASE("observable observers are subscribe-only") {
   using context = std::remove_cvref_t<decltype(passes::lower)>::context_type;
   STATIC_REQUIRE(
