@@ -87,6 +87,11 @@ int run_mode(const std::string& mode, int n) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   if (mode == "fork") {  // fork() inside a recorded call; then each process makes its own calls
+    // The first record started the background flushing thread; fork once it runs (it flushes every 100 ms). A
+    // fork while a thread is still starting can leave the child with the sanitizer runtime's locks held (GCC 12's
+    // AddressSanitizer takes no fork handlers for them): the child then hangs at its first allocation, and the
+    // parent waits for it. The library's own locks are taken around fork() whatever the flusher is doing.
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
     const bool in_child = fork_in_flight(7) < 0;
     for (int i = 0; i < n; ++i) step((in_child ? 100000 : 200000) + i);
     std::fflush(stdout);
