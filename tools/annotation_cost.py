@@ -66,10 +66,18 @@ def generate(n, annotated, distinct_names=False):
     return "\n".join(out) + "\n"
 
 
+# The flags of each variant beyond the common ones; plain is compiled from a source without annotations.
+VARIANT_FLAGS = {"plain": [], "enabled": ["-DHOOKSCOPE_ENABLED=1"], "disabled": ["-DHOOKSCOPE_ENABLED=0"]}
+
+
+def compile_command(compiler, include_dir, src, obj, flags):
+    return [compiler, "-std=c++20", "-O2", "-I", include_dir, *flags, "-c", src, "-o", obj]
+
+
 def compile_once(compiler, include_dir, src, obj, flags):
     """Compiles `src` once; the compiler's CPU time (user + system), not wall time: the machine may be shared."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([compiler, "-std=c++20", "-O2", "-I", include_dir, *flags, "-c", src, "-o", obj], check=True)
+    subprocess.run(compile_command(compiler, include_dir, src, obj, flags), check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -101,8 +109,8 @@ def instructions(compiler, include_dir, src, flags, tmp):
     for old in glob.glob(os.path.join(tmp, "callgrind.*")):
         os.remove(old)
     subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes",
-                    f"--callgrind-out-file={os.path.join(tmp, 'callgrind.%p')}", compiler, "-std=c++20", "-O2",
-                    "-I", include_dir, *flags, "-c", src, "-o", os.devnull],
+                    f"--callgrind-out-file={os.path.join(tmp, 'callgrind.%p')}",
+                    *compile_command(compiler, include_dir, src, os.devnull, flags)],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     total = 0
     for out in glob.glob(os.path.join(tmp, "callgrind.*")):
@@ -129,15 +137,13 @@ def main() -> int:
         tmp = args.keep or scratch
         os.makedirs(tmp, exist_ok=True)
         annotated = generate(n, True, args.distinct_names)
+        sources = {"plain": generate(n, False), "enabled": annotated, "disabled": annotated}
         results = measure(args.compiler, args.include_dir,
-                          {"plain": (generate(n, False), []),
-                           "enabled": (annotated, ["-DHOOKSCOPE_ENABLED=1"]),
-                           "disabled": (annotated, ["-DHOOKSCOPE_ENABLED=0"])}, args.runs, tmp)
+                          {tag: (sources[tag], flags) for tag, flags in VARIANT_FLAGS.items()}, args.runs, tmp)
         plain, enabled, disabled = results["plain"], results["enabled"], results["disabled"]
         counts = {}
         if args.instructions:
-            for tag, flags in (("plain", []), ("enabled", ["-DHOOKSCOPE_ENABLED=1"]),
-                               ("disabled", ["-DHOOKSCOPE_ENABLED=0"])):
+            for tag, flags in VARIANT_FLAGS.items():
                 counts[tag] = instructions(args.compiler, args.include_dir, os.path.join(tmp, f"{tag}.cpp"), flags,
                                            tmp)
 
@@ -160,7 +166,7 @@ def main() -> int:
         print()
         print("| variant | compiler instructions | ratio to plain |")
         print("| --- | ---: | ---: |")
-        for tag in ("plain", "enabled", "disabled"):
+        for tag in VARIANT_FLAGS:
             print(f"| {tag} | {counts[tag]:.0f} M | {counts[tag] / counts['plain']:.2f}× |")
     return 1 if args.check and not (enabled_ok and disabled_ok) else 0
 

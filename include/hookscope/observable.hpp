@@ -442,8 +442,7 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
   struct hookscope_detail_scope_of_##name;                                                                    \
   inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__, \
                                            ::hookscope::detail::scope_of_tag<hookscope_detail_scope_of_##name>, \
-                                           HOOKSCOPE_DETAIL_ANNOTATION_ARGS(                                 \
-                                               decltype(::hookscope::detail::pick_overload<type>(&fn)), #__VA_ARGS__)> \
+                                           HOOKSCOPE_DETAIL_ANNOTATION_ARGS(::std::add_pointer_t<type>, #__VA_ARGS__)> \
   name {}
 
 /// Inside class `cls`, makes `name(args...)` the observed call of the member function `impl` (declared
