@@ -181,6 +181,44 @@ TEST_CASE("observable file names") {
   }
 }
 
+namespace outer {
+namespace {
+namespace inner {
+struct point {};
+struct hookscope_detail_scope_of_step;  // what HOOKSCOPE_OBSERVABLE(step, ...) declares here
+}  // namespace inner
+}  // namespace
+}  // namespace outer
+
+TEST_CASE("observable type and registry names") {
+  using namespace hookscope::detail;
+  SECTION("a type's name as the compiler spells it, cut out of its pretty name") {
+    // (Spellings both compilers share: they differ on "long int" against "long", "T&" against "T &".)
+    STATIC_REQUIRE(raw_type_name<double>() == "double");
+    STATIC_REQUIRE(type_name<passes::settings>() == "passes::settings");
+    STATIC_REQUIRE(type_name<void (*)(passes::settings, int)>() == "void (*)(passes::settings, int)");
+  }
+  SECTION("anonymous namespaces are left out, in both compilers' spellings") {
+    STATIC_REQUIRE(raw_type_name<outer::inner::point>() != "outer::inner::point");
+    STATIC_REQUIRE(type_name<outer::inner::point>() == "outer::inner::point");
+    STATIC_REQUIRE(type_name<void (*)(outer::inner::point)>() == "void (*)(outer::inner::point)");
+    char text[32]{};
+    CHECK(clean_type_name("a::{anonymous}::b", text) == 4);
+    CHECK(std::string_view(text) == "a::b");
+    CHECK(clean_type_name("(anonymous namespace)::f(int)", text) == 6);
+    CHECK(std::string_view(text, 6) == "f(int)");
+    CHECK(clean_type_name("g(int (*)(x))", nullptr) == 13);  // parentheses and braces of other kinds stay
+    CHECK(clean_type_name("s<{1}>", nullptr) == 6);
+  }
+  SECTION("registry names: the annotation's namespace, or its class, and its name") {
+    STATIC_REQUIRE(qualified_name<scope_of_tag<outer::inner::hookscope_detail_scope_of_step>, "step">::text.view() ==
+                   "outer::inner::step");
+    STATIC_REQUIRE(qualified_name<class_scope<outer::inner::point>, "run">::text.view() == "outer::inner::point::run");
+    STATIC_REQUIRE(qualified_name<no_scope, "plain">::text.view() == "plain");
+    CHECK(passes::lower.info.name == "passes::lower");
+  }
+}
+
 TEST_CASE("observable types written without the macros") {
   // The macros pass the names' verdict, found on their literal; a type written by hand checks Params itself.
   using by_hand = hookscope::observable<&passes::impl::lower, "lower", "gm, settings">;

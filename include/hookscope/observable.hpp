@@ -16,6 +16,7 @@
 #include "hookscope/call_context.hpp"
 #include "hookscope/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
+#include "hookscope/detail/type_name.hpp"
 #include "hookscope/detail/observed_call.hpp"
 #include "hookscope/observer.hpp"
 #include "hookscope/registry.hpp"

@@ -10,7 +10,7 @@
 #include "hookscope/config.hpp"
 #include "hookscope/detail/capture_classify.hpp"
 #include "hookscope/detail/capture_fields.hpp"
-#include "hookscope/detail/fixed_string.hpp"
+#include "hookscope/detail/type_name.hpp"
 #include "hookscope/detail/tensor_data.hpp"
 #include "hookscope/tensor.hpp"
 

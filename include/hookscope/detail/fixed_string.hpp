@@ -64,14 +64,6 @@ constexpr std::array<std::string_view, N> split_names(std::string_view list) noe
 template <fixed_string List, std::size_t N>
 inline constexpr std::array<std::string_view, N> names_of = split_names<N>(List.view());
 
-/// Position of `needle` in `text` at or after `from`, or `text.size()`.
-constexpr std::size_t find_text(std::string_view text, std::string_view needle, std::size_t from = 0) noexcept {
-  for (std::size_t i = from; i + needle.size() <= text.size(); ++i) {
-    if (text.substr(i, needle.size()) == needle) return i;
-  }
-  return text.size();
-}
-
 /// Index of `name` in `names`, or N when absent.
 template <std::size_t N>
 constexpr std::size_t index_of(const std::array<std::string_view, N>& names, std::string_view name) noexcept {
@@ -80,121 +72,6 @@ constexpr std::size_t index_of(const std::array<std::string_view, N>& names, std
   }
   return N;
 }
-
-/// A readable name of T as the compiler's pretty function name spells it (GCC and Clang). (Plain index loops:
-/// this runs at compile time for every annotation, and constant evaluation of string_view calls is slow.)
-template <class T>
-constexpr std::string_view raw_type_name() noexcept {
-  const char* p = __PRETTY_FUNCTION__;
-  std::size_t n = sizeof(__PRETTY_FUNCTION__) - 1;
-  std::size_t start = 0;
-  while (start + 4 <= n && !(p[start] == 'T' && p[start + 1] == ' ' && p[start + 2] == '=' && p[start + 3] == ' ')) {
-    ++start;
-  }
-  start += 4;
-  std::size_t end = start;
-  int depth = 0;  // a ';' or ']' inside template arguments or parentheses is part of the name
-  for (; end < n; ++end) {
-    const char c = p[end];
-    if (depth == 0 && (c == ';' || c == ']')) break;
-    if (c == '<' || c == '(' || c == '[') ++depth;
-    if (c == '>' || c == ')' || c == ']') --depth;
-  }
-  return {p + start, end - start};
-}
-
-/// The text of a type name without anonymous namespaces ("{anonymous}::" for GCC, "(anonymous namespace)::"
-/// for Clang), so that names are the same whichever compiler built the program; writes it to `out` when given.
-constexpr std::size_t clean_type_name(std::string_view name, char* out) noexcept {
-  constexpr std::string_view anonymous[] = {"{anonymous}::", "(anonymous namespace)::"};
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < name.size();) {
-    if (name[i] == '{' || name[i] == '(') {
-      bool skipped = false;
-      for (std::string_view a : anonymous) {
-        std::size_t k = 0;
-        while (k < a.size() && i + k < name.size() && name[i + k] == a[k]) ++k;
-        if (k == a.size()) {
-          i += a.size();
-          skipped = true;
-          break;
-        }
-      }
-      if (skipped) continue;
-    }
-    if (out != nullptr) out[n] = name[i];
-    ++n;
-    ++i;
-  }
-  return n;
-}
-
-/// A string computed at compile time, stored with exactly its characters (not the whole pretty function name).
-template <std::size_t N>
-struct static_text {
-  char data[N + 1]{};
-  constexpr std::string_view view() const noexcept { return {data, N}; }
-};
-
-template <class T>
-struct type_name_text {
-  static constexpr std::string_view raw = raw_type_name<T>();
-  static constexpr std::size_t size = clean_type_name(raw, nullptr);
-  static constexpr static_text<size> text = [] {
-    static_text<size> t;
-    clean_type_name(raw, t.data);
-    return t;
-  }();
-};
-
-/// A readable name of T (GCC and Clang), without anonymous namespaces.
-template <class T>
-constexpr std::string_view type_name() noexcept {
-  return type_name_text<T>::text.view();
-}
-
-//=== annotation names ===//
-
-/// The namespace an annotation is in, found from a tag struct it declares there (`ns::tag` gives "ns").
-template <class Tag>
-struct scope_of_tag {
-  static constexpr std::string_view view() noexcept {
-    const std::string_view tag = type_name<Tag>();
-    for (std::size_t i = tag.size(); i >= 2; --i) {
-      if (tag[i - 1] == ':' && tag[i - 2] == ':') return {tag.data(), i - 2};
-    }
-    return {};
-  }
-};
-
-/// The scope of a method annotation: its class, e.g. "llm::model<int>".
-template <class Class>
-struct class_scope {
-  static constexpr std::string_view view() noexcept { return type_name<Class>(); }
-};
-
-/// No scope: the name as given (make_observable, and observable<...> written by hand).
-struct no_scope {
-  static constexpr std::string_view view() noexcept { return {}; }
-};
-
-/// "scope::name", or "name" in the global namespace.
-template <class Scope, fixed_string Name>
-struct qualified_name {
-  static constexpr std::string_view scope = Scope::view();
-  static constexpr std::size_t size = scope.empty() ? Name.size() : scope.size() + 2 + Name.size();
-  static constexpr static_text<size> text = [] {
-    static_text<size> t;
-    std::size_t n = 0;
-    for (char c : scope) t.data[n++] = c;
-    if (!scope.empty()) {
-      t.data[n++] = ':';
-      t.data[n++] = ':';
-    }
-    for (char c : Name.view()) t.data[n++] = c;
-    return t;
-  }();
-};
 
 /// What is wrong with an annotation's parameter names, if anything (one reason, the first found).
 enum class names_problem { none, default_argument, not_identifier, empty, duplicate, count };

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/detail/fixed_string.hpp"
+#include "hookscope/detail/type_name.hpp"
 
 #include <charconv>
 #include <concepts>
