@@ -77,6 +77,9 @@ void add_registration_hook(registration_hook hook) noexcept {
 }
 
 }  // namespace detail
+
+// Declared `extern template` in registry.hpp: the one copy of erased observers' emission.
+template class detail::static_observer<const erased_call&>;
 HOOKSCOPE_DETAIL_END_NAMESPACE
 
 #else  // !HOOKSCOPE_ENABLED
