@@ -12,9 +12,11 @@ Parameters are named a0, a1, ... (functions of one signature then share their ob
 in real code when the names repeat); --distinct-names gives every function names of its own (no sharing).
 --instructions adds the instructions the compiler executes for each variant (valgrind's callgrind, summed over
 the driver's processes): unlike this machine's timings, a repeatable figure (but ~50x slower to take).
+--baseline DIR adds the annotated TU compiled against another include directory (e.g. a worktree of an older
+commit), in the same rounds: how much a change saved, on this machine and this TU.
 Prints a markdown table with the performance targets (docs/architecture.md), met or NOT met.
 Usage: annotation_cost.py INCLUDE_DIR [--compiler c++] [--functions 200] [--runs 3] [--distinct-names] [--check]
-                          [--keep DIR] [--instructions]
+                          [--keep DIR] [--instructions] [--baseline INCLUDE_DIR]
 """
 import argparse
 import glob
@@ -74,6 +76,11 @@ def compile_command(compiler, include_dir, src, obj, flags):
     return [compiler, "-std=c++20", "-O2", "-I", include_dir, *flags, "-c", src, "-o", obj]
 
 
+def include_of(include_dir, tag, baseline):
+    """The include directory a variant compiles against: the baseline's for the baseline variants."""
+    return baseline if tag.startswith("baseline") else include_dir
+
+
 def compile_once(compiler, include_dir, src, obj, flags):
     """Compiles `src` once; the compiler's CPU time (user + system), not wall time: the machine may be shared."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -82,20 +89,22 @@ def compile_once(compiler, include_dir, src, obj, flags):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(compiler, include_dir, variants, runs, tmp):
+def measure(compiler, include_dir, variants, runs, tmp, baseline=None):
     """Best compile time and text+data of each variant {tag: (source, flags)}.
 
     The variants take turns in every round, so that a slow phase of the machine weighs on all of them alike
     (the ratios are what the targets compare)."""
     paths = {}
     for tag, (source, _) in variants.items():
-        paths[tag] = (os.path.join(tmp, f"{tag}.cpp"), os.path.join(tmp, f"{tag}.o"))
+        stem = tag.replace(" ", "_")
+        paths[tag] = (os.path.join(tmp, f"{stem}.cpp"), os.path.join(tmp, f"{stem}.o"))
         with open(paths[tag][0], "w", encoding="utf-8") as f:
             f.write(source)
     best = {tag: float("inf") for tag in variants}
     for _ in range(runs):
         for tag, (_, flags) in variants.items():
-            best[tag] = min(best[tag], compile_once(compiler, include_dir, *paths[tag], flags))
+            best[tag] = min(best[tag], compile_once(compiler, include_of(include_dir, tag, baseline), *paths[tag],
+                                                    flags))
     results = {}
     for tag in variants:
         fields = subprocess.run(["size", paths[tag][1]], capture_output=True, text=True,
@@ -130,6 +139,7 @@ def main() -> int:
     parser.add_argument("--keep", help="directory to keep the generated sources and objects in")
     parser.add_argument("--instructions", action="store_true",
                         help="also count the compiler's instructions per variant (needs valgrind)")
+    parser.add_argument("--baseline", help="another include directory to compile the annotated TU against")
     args = parser.parse_args()
     n = args.functions
 
@@ -138,14 +148,16 @@ def main() -> int:
         os.makedirs(tmp, exist_ok=True)
         annotated = generate(n, True, args.distinct_names)
         sources = {"plain": generate(n, False), "enabled": annotated, "disabled": annotated}
-        results = measure(args.compiler, args.include_dir,
-                          {tag: (sources[tag], flags) for tag, flags in VARIANT_FLAGS.items()}, args.runs, tmp)
+        variants = {tag: (sources[tag], flags) for tag, flags in VARIANT_FLAGS.items()}
+        if args.baseline:
+            variants.update({f"baseline {tag}": (annotated, VARIANT_FLAGS[tag]) for tag in ("enabled", "disabled")})
+        results = measure(args.compiler, args.include_dir, variants, args.runs, tmp, args.baseline)
         plain, enabled, disabled = results["plain"], results["enabled"], results["disabled"]
         counts = {}
         if args.instructions:
-            for tag, flags in VARIANT_FLAGS.items():
-                counts[tag] = instructions(args.compiler, args.include_dir, os.path.join(tmp, f"{tag}.cpp"), flags,
-                                           tmp)
+            for tag, (_, flags) in variants.items():
+                counts[tag] = instructions(args.compiler, include_of(args.include_dir, tag, args.baseline),
+                                           os.path.join(tmp, tag.replace(" ", "_") + ".cpp"), flags, tmp)
 
     def per(v):
         return (v[1] - plain[1]) / n
@@ -162,11 +174,16 @@ def main() -> int:
           f"≤ {ENABLED_MAX_S:.0f} s and ≤ {ENABLED_MAX_BYTES} B: {'met' if enabled_ok else 'NOT met'} |")
     print(f"| disabled | {disabled[0]:.2f} s ({disabled[0] / plain[0]:.2f}× plain) | {disabled[1]} B | "
           f"{per(disabled):.0f} B | ≤ {DISABLED_MAX_RATIO}× plain: {'met' if disabled_ok else 'NOT met'} |")
+    for tag in ("enabled", "disabled"):
+        if f"baseline {tag}" in results:
+            base = results[f"baseline {tag}"]
+            print(f"| baseline {tag} | {base[0]:.2f} s ({base[0] / plain[0]:.2f}× plain) | {base[1]} B | "
+                  f"{per(base):.0f} B | now {results[tag][0] / base[0]:.2f}× its time |")
     if counts:
         print()
         print("| variant | compiler instructions | ratio to plain |")
         print("| --- | ---: | ---: |")
-        for tag in VARIANT_FLAGS:
+        for tag in counts:
             print(f"| {tag} | {counts[tag]:.0f} M | {counts[tag] / counts['plain']:.2f}× |")
     return 1 if args.check and not (enabled_ok and disabled_ok) else 0
 
