@@ -2,8 +2,9 @@
 //
 // Every annotation computes two at compile time (its signature and its scope), in enabled builds and wherever a
 // disabled build uses `info`: the code avoids what the constant evaluator is slow at. It pays for every step of a
-// loop, so the compiler's pretty name is cut at offsets found once, and an annotation's scope at the length of its tag's
-// name. (GCC 12 folds __builtin_memchr and __builtin_strchr wrongly on a pointer into the middle of a string: no jumps.)
+// loop, so the compiler's pretty name is cut at offsets found once, and an annotation's scope at the length of its
+// tag's name. (GCC 12 folds __builtin_memchr and __builtin_strchr wrongly on a pointer into the middle of a string,
+// so no scan jumps with them.)
 #pragma once
 
 #include "hookscope/config.hpp"
