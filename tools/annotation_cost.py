@@ -76,11 +76,6 @@ def compile_command(compiler, include_dir, src, obj, flags):
     return [compiler, "-std=c++20", "-O2", "-I", include_dir, *flags, "-c", src, "-o", obj]
 
 
-def include_of(include_dir, tag, baseline):
-    """The include directory a variant compiles against: the baseline's for the baseline variants."""
-    return baseline if tag.startswith("baseline") else include_dir
-
-
 def compile_once(compiler, include_dir, src, obj, flags):
     """Compiles `src` once; the compiler's CPU time (user + system), not wall time: the machine may be shared."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -89,22 +84,26 @@ def compile_once(compiler, include_dir, src, obj, flags):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(compiler, include_dir, variants, runs, tmp, baseline=None):
-    """Best compile time and text+data of each variant {tag: (source, flags)}.
+def source_path(tmp, tag):
+    """Where a variant's source is written; its object is next to it."""
+    return os.path.join(tmp, tag.replace(" ", "_") + ".cpp")
+
+
+def measure(compiler, variants, runs, tmp):
+    """Best compile time and text+data of each variant {tag: (source, flags, include directory)}.
 
     The variants take turns in every round, so that a slow phase of the machine weighs on all of them alike
     (the ratios are what the targets compare)."""
     paths = {}
-    for tag, (source, _) in variants.items():
-        stem = tag.replace(" ", "_")
-        paths[tag] = (os.path.join(tmp, f"{stem}.cpp"), os.path.join(tmp, f"{stem}.o"))
+    for tag, (source, _, _) in variants.items():
+        src = source_path(tmp, tag)
+        paths[tag] = (src, os.path.splitext(src)[0] + ".o")
         with open(paths[tag][0], "w", encoding="utf-8") as f:
             f.write(source)
     best = {tag: float("inf") for tag in variants}
     for _ in range(runs):
-        for tag, (_, flags) in variants.items():
-            best[tag] = min(best[tag], compile_once(compiler, include_of(include_dir, tag, baseline), *paths[tag],
-                                                    flags))
+        for tag, (_, flags, include_dir) in variants.items():
+            best[tag] = min(best[tag], compile_once(compiler, include_dir, *paths[tag], flags))
     results = {}
     for tag in variants:
         fields = subprocess.run(["size", paths[tag][1]], capture_output=True, text=True,
@@ -148,16 +147,16 @@ def main() -> int:
         os.makedirs(tmp, exist_ok=True)
         annotated = generate(n, True, args.distinct_names)
         sources = {"plain": generate(n, False), "enabled": annotated, "disabled": annotated}
-        variants = {tag: (sources[tag], flags) for tag, flags in VARIANT_FLAGS.items()}
+        variants = {tag: (sources[tag], flags, args.include_dir) for tag, flags in VARIANT_FLAGS.items()}
         if args.baseline:
-            variants.update({f"baseline {tag}": (annotated, VARIANT_FLAGS[tag]) for tag in ("enabled", "disabled")})
-        results = measure(args.compiler, args.include_dir, variants, args.runs, tmp, args.baseline)
+            variants.update({f"baseline {tag}": (annotated, VARIANT_FLAGS[tag], args.baseline)
+                             for tag in ("enabled", "disabled")})
+        results = measure(args.compiler, variants, args.runs, tmp)
         plain, enabled, disabled = results["plain"], results["enabled"], results["disabled"]
         counts = {}
         if args.instructions:
-            for tag, (_, flags) in variants.items():
-                counts[tag] = instructions(args.compiler, include_of(args.include_dir, tag, args.baseline),
-                                           os.path.join(tmp, tag.replace(" ", "_") + ".cpp"), flags, tmp)
+            for tag, (_, flags, include_dir) in variants.items():
+                counts[tag] = instructions(args.compiler, include_dir, source_path(tmp, tag), flags, tmp)
 
     def per(v):
         return (v[1] - plain[1]) / n

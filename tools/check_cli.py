@@ -402,7 +402,7 @@ def check_large_inputs(program):
 
     with tempfile.TemporaryDirectory() as tmp:
         for (name, argv, code), (_, quarter_argv, _) in zip(write_large_inputs(tmp, 1), write_large_inputs(tmp, 4)):
-            for attempt in (1, 2):  # once more if the machine slowed down under one of the two runs
+            for _ in range(2):  # once more if the machine slowed down under one of the two runs
                 quarter = max(timed(quarter_argv, code, name + " (a quarter)"), 0.05)
                 seconds = timed(argv, code, name)
                 if seconds <= 8 * quarter:

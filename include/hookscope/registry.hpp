@@ -241,7 +241,7 @@ inline const function_info* find_observable(std::string_view name) noexcept {
 #if HOOKSCOPE_ENABLED
 // Emission to erased observers is compiled once, in the library (src/registry.cpp), rather than in every translation
 // unit that calls an observable: its two walks are the largest code an annotation would otherwise bring along
-// (~2.7 KB and ~5% of the compile time of 200 annotations, tools/annotation_cost.py).
+// (~2.7 KB and ~2% of the compiler's instructions for 200 annotations, tools/annotation_cost.py).
 extern template class detail::static_observer<const erased_call&>;
 #endif
 
