@@ -18,45 +18,104 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
-#include <variant>
+#include <new>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 //=== value ===//
 
-value::value() noexcept = default;
-value::value(tensor_spec t) : node_(std::move(t)) {}
-value::value(integer_tag, std::int64_t i) noexcept : node_(i) {}
-value::value(floating_tag, double f) noexcept : node_(f) {}
-value::value(bool b) noexcept : node_(b) {}
-value::value(std::string s) noexcept : node_(std::move(s)) {}
-value::value(const char* s) : node_(std::string(s)) {}
-value::value(node n) noexcept : node_(std::move(n)) {}
+value::value(tensor_spec t) : kind_(kind::tensor), tensor_(std::move(t)) {}
+value::value(std::string s) noexcept : kind_(kind::string), string_(std::move(s)) {}
+value::value(const char* s) : kind_(kind::string), string_(s) {}
 
-namespace detail {
-#define HOOKSCOPE_DETAIL_VALUE_NODE(type)                      \
-  type::type(const type&) = default;                           \
-  type::type(type&&) noexcept = default;                       \
-  type& type::operator=(const type&) = default;                \
-  type& type::operator=(type&&) noexcept = default;            \
-  type::~type() = default
-HOOKSCOPE_DETAIL_VALUE_NODE(value_tuple);
-HOOKSCOPE_DETAIL_VALUE_NODE(value_list);
-HOOKSCOPE_DETAIL_VALUE_NODE(value_dict);
-HOOKSCOPE_DETAIL_VALUE_NODE(value_struct);
-#undef HOOKSCOPE_DETAIL_VALUE_NODE
-value_tuple::value_tuple(std::vector<value>&& i) noexcept : items(std::move(i)) {}
-value_list::value_list(std::vector<value>&& i) noexcept : items(std::move(i)) {}
-value_dict::value_dict(value_fields&& e) noexcept : entries(std::move(e)) {}
-value_struct::value_struct(std::string&& n, value_fields&& f) noexcept : name(std::move(n)), fields(std::move(f)) {}
-}  // namespace detail
+// The member of kind_ (that owns memory) made from other's, moved from it, or destroyed: the one switch per operation
+// over the kinds of the union.
+void value::copy_node(const value& other) {
+  switch (kind_) {
+    case kind::tensor: ::new (&tensor_) tensor_spec(other.tensor_); break;
+    case kind::string: ::new (&string_) std::string(other.string_); break;
+    case kind::tuple: ::new (&tuple_) detail::value_tuple(other.tuple_); break;
+    case kind::list: ::new (&list_) detail::value_list(other.list_); break;
+    case kind::dict: ::new (&dict_) detail::value_dict(other.dict_); break;
+    case kind::structure: ::new (&structure_) detail::value_struct(other.structure_); break;
+    case kind::none:
+    case kind::integer:
+    case kind::floating:
+    case kind::boolean: break;
+  }
+}
 
-value value::tuple(std::vector<value> items) { return value(node(detail::value_tuple(std::move(items)))); }
-value value::list(std::vector<value> items) { return value(node(detail::value_list(std::move(items)))); }
-value value::dict(value_fields entries) { return value(node(detail::value_dict(std::move(entries)))); }
+void value::move_node(value& other) noexcept {
+  switch (kind_) {
+    case kind::tensor: ::new (&tensor_) tensor_spec(std::move(other.tensor_)); break;
+    case kind::string: ::new (&string_) std::string(std::move(other.string_)); break;
+    case kind::tuple: ::new (&tuple_) detail::value_tuple(std::move(other.tuple_)); break;
+    case kind::list: ::new (&list_) detail::value_list(std::move(other.list_)); break;
+    case kind::dict: ::new (&dict_) detail::value_dict(std::move(other.dict_)); break;
+    case kind::structure: ::new (&structure_) detail::value_struct(std::move(other.structure_)); break;
+    case kind::none:
+    case kind::integer:
+    case kind::floating:
+    case kind::boolean: break;
+  }
+}
+
+void value::destroy_node() noexcept {
+  switch (kind_) {
+    case kind::tensor: tensor_.~tensor_spec(); break;
+    case kind::string: string_.~basic_string(); break;
+    case kind::tuple: tuple_.~value_tuple(); break;
+    case kind::list: list_.~value_list(); break;
+    case kind::dict: dict_.~value_dict(); break;
+    case kind::structure: structure_.~value_struct(); break;
+    case kind::none:
+    case kind::integer:
+    case kind::floating:
+    case kind::boolean: break;
+  }
+}
+
+value& value::operator=(const value& other) {
+  if (this != &other) *this = value(other);  // copied first: a copy that throws leaves this value as it was
+  return *this;
+}
+
+value& value::operator=(value&& other) noexcept {
+  if (this == &other) return *this;
+  if (owns_memory()) destroy_node();
+  kind_ = other.kind_;
+  if (owns_memory()) {
+    move_node(other);
+  } else {
+    copy_scalar(other);
+  }
+  return *this;
+}
+
+value value::tuple(std::vector<value> items) {
+  value v;
+  ::new (&v.tuple_) detail::value_tuple{std::move(items)};
+  v.kind_ = kind::tuple;
+  return v;
+}
+value value::list(std::vector<value> items) {
+  value v;
+  ::new (&v.list_) detail::value_list{std::move(items)};
+  v.kind_ = kind::list;
+  return v;
+}
+value value::dict(value_fields entries) {
+  value v;
+  ::new (&v.dict_) detail::value_dict{std::move(entries)};
+  v.kind_ = kind::dict;
+  return v;
+}
 value value::structure(std::string name, value_fields fields) {
-  return value(node(detail::value_struct(std::move(name), std::move(fields))));
+  value v;
+  ::new (&v.structure_) detail::value_struct{std::move(name), std::move(fields)};
+  v.kind_ = kind::structure;
+  return v;
 }
 
 namespace detail {
@@ -76,14 +135,14 @@ value fields_builder::structure(std::string_view name) && { return value::struct
 }  // namespace detail
 
 const std::vector<value>& value::items() const {
-  if (const auto* t = std::get_if<detail::value_tuple>(&node_)) return t->items;
-  if (const auto* l = std::get_if<detail::value_list>(&node_)) return l->items;
+  if (kind_ == kind::tuple) return tuple_.items;
+  if (kind_ == kind::list) return list_.items;
   throw value_error("hookscope: value: expected a tuple or a list, found " + std::string(to_string(type())));
 }
 
 const value_fields& value::fields() const {
-  if (const auto* d = std::get_if<detail::value_dict>(&node_)) return d->entries;
-  if (const auto* s = std::get_if<detail::value_struct>(&node_)) return s->fields;
+  if (kind_ == kind::dict) return dict_.entries;
+  if (kind_ == kind::structure) return structure_.fields;
   throw value_error("hookscope: value: expected a dict or a struct, found " + std::string(to_string(type())));
 }
 
@@ -116,14 +175,22 @@ std::size_t value::leaf_count() const noexcept {
   return n;
 }
 
-namespace detail {
-static bool operator==(const value_tuple& a, const value_tuple& b) { return a.items == b.items; }
-static bool operator==(const value_list& a, const value_list& b) { return a.items == b.items; }
-static bool operator==(const value_dict& a, const value_dict& b) { return a.entries == b.entries; }
-static bool operator==(const value_struct& a, const value_struct& b) { return a.name == b.name && a.fields == b.fields; }
-}  // namespace detail
-
-bool operator==(const value& a, const value& b) noexcept { return a.node_ == b.node_; }
+bool operator==(const value& a, const value& b) noexcept {
+  if (a.kind_ != b.kind_) return false;
+  switch (a.kind_) {
+    case value::kind::none: return true;
+    case value::kind::tensor: return a.tensor_ == b.tensor_;
+    case value::kind::integer: return a.integer_ == b.integer_;
+    case value::kind::floating: return a.floating_ == b.floating_;
+    case value::kind::boolean: return a.boolean_ == b.boolean_;
+    case value::kind::string: return a.string_ == b.string_;
+    case value::kind::tuple: return a.tuple_.items == b.tuple_.items;
+    case value::kind::list: return a.list_.items == b.list_.items;
+    case value::kind::dict: return a.dict_.entries == b.dict_.entries;
+    case value::kind::structure: return a.structure_.name == b.structure_.name && a.structure_.fields == b.structure_.fields;
+  }
+  return false;
+}
 
 std::string_view to_string(value::kind k) noexcept {
   static constexpr std::string_view names[] = {"none", "tensor", "int",   "float", "bool",

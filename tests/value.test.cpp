@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 using hookscope::dtype;
 using hookscope::tensor_spec;
@@ -52,6 +54,54 @@ TEST_CASE("value kinds") {
     CHECK_THROWS_WITH(value().items(), "hookscope: value: expected a tuple or a list, found none");
     CHECK_THROWS_WITH(value::list({}).fields(), "hookscope: value: expected a dict or a struct, found list");
     CHECK_THROWS_AS(value(1.0).as_int(), hookscope::value_error);
+  }
+}
+
+namespace {
+// One value of every kind (the tagged union's copy, move and assignment switch over them).
+std::vector<value> one_of_each_kind() {
+  return {value(),          value(tensor_spec{{2, 3}, dtype::float32}), value(7),   value(2.5),
+          value(false),     value(std::string(40, 's')),                value::tuple({1, "t"}),
+          value::list({value::list({1.5})}), value::dict({{"k", kv_cache()}}), kv_cache()};
+}
+}  // namespace
+
+TEST_CASE("value copy, move and assignment") {
+  const std::vector<value> originals = one_of_each_kind();
+  REQUIRE(originals.size() == 10);  // every value::kind once
+  for (std::size_t i = 0; i < originals.size(); ++i) CHECK(static_cast<std::size_t>(originals[i].type()) == i);
+
+  SECTION("a copy equals its original and owns its memory") {
+    for (const value& v : originals) {
+      value copy(v);
+      CHECK(copy == v);
+      value moved(std::move(copy));
+      CHECK(moved == v);
+    }
+  }
+  SECTION("assigning any kind over any kind") {
+    for (const value& target : originals) {
+      for (const value& source : originals) {
+        value copied = target;
+        copied = source;
+        CHECK(copied == source);
+        value moved = target;
+        value from = source;
+        moved = std::move(from);
+        CHECK(moved == source);
+      }
+    }
+  }
+  SECTION("self-assignment keeps the value") {
+    for (const value& v : originals) {
+      value same = v;
+      const value& alias = same;
+      same = alias;
+      CHECK(same == v);
+      value& self = same;
+      same = std::move(self);
+      CHECK(same == v);
+    }
   }
 }
 

@@ -19,7 +19,6 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -31,82 +30,103 @@ using value_fields = std::vector<std::pair<std::string, value>>;
 
 namespace detail {
 
-// The container nodes' special members are compiled in the library (src/value.cpp): value's own (inline, so that
-// moving and destroying a scalar or a tensor stays cheap) then compile no container code where they are used.
-#define HOOKSCOPE_DETAIL_VALUE_NODE(type) \
-  type(const type&);                      \
-  type(type&&) noexcept;                  \
-  type& operator=(const type&);           \
-  type& operator=(type&&) noexcept;       \
-  ~type()
-
+// The container nodes (members of value's union, made, copied and destroyed only in src/value.cpp).
 struct value_tuple {
   std::vector<value> items;
-  explicit value_tuple(std::vector<value>&& i) noexcept;
-  HOOKSCOPE_DETAIL_VALUE_NODE(value_tuple);
 };
 struct value_list {
   std::vector<value> items;
-  explicit value_list(std::vector<value>&& i) noexcept;
-  HOOKSCOPE_DETAIL_VALUE_NODE(value_list);
 };
 struct value_dict {
   value_fields entries;
-  explicit value_dict(value_fields&& e) noexcept;
-  HOOKSCOPE_DETAIL_VALUE_NODE(value_dict);
 };
 struct value_struct {
   std::string name;
   value_fields fields;
-  value_struct(std::string&& n, value_fields&& f) noexcept;
-  HOOKSCOPE_DETAIL_VALUE_NODE(value_struct);
 };
-#undef HOOKSCOPE_DETAIL_VALUE_NODE
 
 }  // namespace detail
 
 /// A node of the value tree. Default-constructed: none (an absent optional, a null pointer, None).
 ///
-/// Its constructors and the container nodes' special members are compiled in the library (src/value.cpp): a
-/// translation unit that includes this header compiles none of std::variant's construction machinery, and one that
-/// captures, copies, moves and destroys values no container code (together ~0.07 s and ~25 KB per annotating
-/// translation unit, GCC 12 -O2). Reading, copying, moving and destroying stay inline, and cheap to compile: the
-/// containers' parts of them are calls.
+/// A tagged union rather than a std::variant: every translation unit that calls an observable includes this header,
+/// in disabled builds too, and instantiating a variant of ten alternatives cost each of them more than the rest of
+/// the header (~180 M of GCC 12's instructions, `tools/annotation_cost.py --instructions`). Scalars are read, copied
+/// and destroyed inline; tensors, strings and containers own memory, and their copies, moves and destruction are
+/// compiled once, in the library (src/value.cpp).
 class value {
  public:
   enum class kind : std::uint8_t { none, tensor, integer, floating, boolean, string, tuple, list, dict, structure };
 
-  value() noexcept;
+  value() noexcept {}
   value(tensor_spec t);           // NOLINT(google-explicit-constructor): a tensor is a value
   template <std::integral I>
     requires(!std::same_as<I, bool>)
-  value(I i) noexcept : value(integer_tag{}, static_cast<std::int64_t>(i)) {}  // NOLINT(google-explicit-constructor)
+  value(I i) noexcept : kind_(kind::integer), integer_(static_cast<std::int64_t>(i)) {}  // NOLINT
   template <std::floating_point F>
-  value(F f) noexcept : value(floating_tag{}, static_cast<double>(f)) {}  // NOLINT(google-explicit-constructor)
-  value(bool b) noexcept;           // NOLINT(google-explicit-constructor)
+  value(F f) noexcept : kind_(kind::floating), floating_(static_cast<double>(f)) {}  // NOLINT
+  value(bool b) noexcept : kind_(kind::boolean), boolean_(b) {}  // NOLINT(google-explicit-constructor)
   value(std::string s) noexcept;    // NOLINT(google-explicit-constructor)
   value(const char* s);             // NOLINT(google-explicit-constructor)
+
+  value(const value& other) : kind_(other.kind_) {
+    if (owns_memory()) {
+      copy_node(other);
+    } else {
+      copy_scalar(other);
+    }
+  }
+  value(value&& other) noexcept : kind_(other.kind_) {
+    if (owns_memory()) {
+      move_node(other);
+    } else {
+      copy_scalar(other);
+    }
+  }
+  value& operator=(const value& other);
+  value& operator=(value&& other) noexcept;
+  ~value() {
+    if (owns_memory()) destroy_node();
+  }
 
   static value tuple(std::vector<value> items);
   static value list(std::vector<value> items);
   static value dict(value_fields entries);
   static value structure(std::string name, value_fields fields);
 
-  kind type() const noexcept { return static_cast<kind>(node_.index()); }
-  bool is_none() const noexcept { return type() == kind::none; }
-  bool is_tensor() const noexcept { return type() == kind::tensor; }
+  kind type() const noexcept { return kind_; }
+  bool is_none() const noexcept { return kind_ == kind::none; }
+  bool is_tensor() const noexcept { return kind_ == kind::tensor; }
 
-  const tensor_spec& as_tensor() const { return get<tensor_spec>(kind::tensor); }
-  std::int64_t as_int() const { return get<std::int64_t>(kind::integer); }
-  double as_float() const { return get<double>(kind::floating); }
-  bool as_bool() const { return get<bool>(kind::boolean); }
-  const std::string& as_string() const { return get<std::string>(kind::string); }
+  const tensor_spec& as_tensor() const {
+    expect(kind::tensor);
+    return tensor_;
+  }
+  std::int64_t as_int() const {
+    expect(kind::integer);
+    return integer_;
+  }
+  double as_float() const {
+    expect(kind::floating);
+    return floating_;
+  }
+  bool as_bool() const {
+    expect(kind::boolean);
+    return boolean_;
+  }
+  const std::string& as_string() const {
+    expect(kind::string);
+    return string_;
+  }
   /// The elements of a tuple or a list.
   const std::vector<value>& items() const;
   /// The entries of a dict or the fields of a struct, in order.
   const value_fields& fields() const;
   /// The class name of a struct.
-  const std::string& struct_name() const { return get<detail::value_struct>(kind::structure).name; }
+  const std::string& struct_name() const {
+    expect(kind::structure);
+    return structure_.name;
+  }
 
   /// Leaves of the flattened tree (tensors, scalars and nones; containers contribute their leaves): what
   /// for_each_leaf visits.
@@ -115,38 +135,58 @@ class value {
   friend bool operator==(const value& a, const value& b) noexcept;
 
  private:
-  struct integer_tag {};
-  struct floating_tag {};
-  value(integer_tag, std::int64_t i) noexcept;
-  value(floating_tag, double f) noexcept;
-
-  using node = std::variant<std::monostate, tensor_spec, std::int64_t, double, bool, std::string, detail::value_tuple,
-                            detail::value_list, detail::value_dict, detail::value_struct>;
-  explicit value(node n) noexcept;
-
-  template <class T>
-  const T& get(kind expected) const {
-    if (const T* p = std::get_if<T>(&node_)) return *p;
-    throw_wrong_kind(expected);
+  /// Tensors, strings and containers (their members are the ones with special member functions).
+  /// (Switches over the kinds have no default: -Wswitch names each one a new kind must join.)
+  bool owns_memory() const noexcept {
+    switch (kind_) {
+      case kind::none:
+      case kind::integer:
+      case kind::floating:
+      case kind::boolean: return false;
+      case kind::tensor:
+      case kind::string:
+      case kind::tuple:
+      case kind::list:
+      case kind::dict:
+      case kind::structure: return true;
+    }
+    return true;
+  }
+  void copy_scalar(const value& other) noexcept {
+    switch (kind_) {
+      case kind::integer: integer_ = other.integer_; break;
+      case kind::floating: floating_ = other.floating_; break;
+      case kind::boolean: boolean_ = other.boolean_; break;
+      case kind::none:
+      case kind::tensor:
+      case kind::string:
+      case kind::tuple:
+      case kind::list:
+      case kind::dict:
+      case kind::structure: break;  // nothing to copy, or owns memory: copy_node's
+    }
+  }
+  // Construct the member of kind_ from other's (of the same kind), or destroy it: the library's.
+  void copy_node(const value& other);
+  void move_node(value& other) noexcept;
+  void destroy_node() noexcept;
+  void expect(kind k) const {
+    if (kind_ != k) throw_wrong_kind(k);
   }
   [[noreturn]] void throw_wrong_kind(kind expected) const;
 
-  node node_;
-
-  // kind is the index of the node's alternative: type() reads it off the variant, so the two orders are one.
-  template <kind K>
-  using alternative = std::variant_alternative_t<static_cast<std::size_t>(K), node>;
-  static_assert(std::variant_size_v<node> == static_cast<std::size_t>(kind::structure) + 1, "one alternative per kind");
-  static_assert(std::is_same_v<alternative<kind::none>, std::monostate>);
-  static_assert(std::is_same_v<alternative<kind::tensor>, tensor_spec>);
-  static_assert(std::is_same_v<alternative<kind::integer>, std::int64_t>);
-  static_assert(std::is_same_v<alternative<kind::floating>, double>);
-  static_assert(std::is_same_v<alternative<kind::boolean>, bool>);
-  static_assert(std::is_same_v<alternative<kind::string>, std::string>);
-  static_assert(std::is_same_v<alternative<kind::tuple>, detail::value_tuple>);
-  static_assert(std::is_same_v<alternative<kind::list>, detail::value_list>);
-  static_assert(std::is_same_v<alternative<kind::dict>, detail::value_dict>);
-  static_assert(std::is_same_v<alternative<kind::structure>, detail::value_struct>);
+  kind kind_ = kind::none;
+  union {
+    std::int64_t integer_;
+    double floating_;
+    bool boolean_;
+    tensor_spec tensor_;
+    std::string string_;
+    detail::value_tuple tuple_;
+    detail::value_list list_;
+    detail::value_dict dict_;
+    detail::value_struct structure_;
+  };
 };
 
 //=== walking the tree ===//
