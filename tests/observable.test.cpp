@@ -170,22 +170,24 @@ TEST_CASE("observable parameter names are checked at compile time") {
 
 TEST_CASE("observable file names") {
   SECTION("the file's name without directories, whatever path reached it") {
-    STATIC_REQUIRE(hookscope::detail::file_name_of<"a/b/model.hpp">().view() == "model.hpp");
-    STATIC_REQUIRE(hookscope::detail::file_name_of<"../a/model.hpp">().view() == "model.hpp");
-    STATIC_REQUIRE(hookscope::detail::file_name_of<"a\\model.hpp">().view() == "model.hpp");
-    STATIC_REQUIRE(hookscope::detail::file_name_of<"model.hpp">().view() == "model.hpp");
+    STATIC_REQUIRE(hookscope::detail::file_name("a/b/model.hpp") == "model.hpp");
+    STATIC_REQUIRE(hookscope::detail::file_name("../a/model.hpp") == "model.hpp");
+    STATIC_REQUIRE(hookscope::detail::file_name("a\\model.hpp") == "model.hpp");
+    STATIC_REQUIRE(hookscope::detail::file_name("model.hpp") == "model.hpp");
   }
   SECTION("the compiler's __FILE_NAME__, where the macros use it, names the same file") {
-    // Without __FILE_NAME__ the macros fall back to file_name_of<__FILE__>(): both spellings must agree.
-    STATIC_REQUIRE(std::string_view(HOOKSCOPE_DETAIL_FILE_NAME) == hookscope::detail::file_name_of<__FILE__>().view());
+    // Without __FILE_NAME__ the macros fall back to file_name(__FILE__): both spellings must agree.
+    STATIC_REQUIRE(std::string_view(HOOKSCOPE_DETAIL_FILE_NAME) == hookscope::detail::file_name(__FILE__));
   }
 }
 
 namespace outer {
 namespace {
 namespace inner {
-struct point {};
-struct hookscope_detail_scope_of_step;  // what HOOKSCOPE_OBSERVABLE(step, ...) declares here
+struct point {
+  struct hookscope_detail_site_run;  // what HOOKSCOPE_OBSERVABLE_METHOD(point, run, ...) defines here
+};
+struct hookscope_detail_site_step;  // what HOOKSCOPE_OBSERVABLE(step, ...) defines here
 }  // namespace inner
 }  // namespace
 }  // namespace outer
@@ -211,10 +213,11 @@ TEST_CASE("observable type and registry names") {
     CHECK(clean_type_name("s<{1}>", nullptr) == 6);
   }
   SECTION("registry names: the annotation's namespace, or its class, and its name") {
-    STATIC_REQUIRE(qualified_name<scope_of_tag<outer::inner::hookscope_detail_scope_of_step>, "step">::text.view() ==
-                   "outer::inner::step");
-    STATIC_REQUIRE(qualified_name<class_scope<outer::inner::point>, "run">::text.view() == "outer::inner::point::run");
-    STATIC_REQUIRE(qualified_name<no_scope, "plain">::text.view() == "plain");
+    STATIC_REQUIRE(site_name<outer::inner::hookscope_detail_site_step, 4>::text.view() == "outer::inner::step");
+    STATIC_REQUIRE(site_name<outer::inner::point::hookscope_detail_site_run, 3>::text.view() ==
+                   "outer::inner::point::run");
+    STATIC_REQUIRE(registry_name<default_site<&passes::impl::lower, "plain", "gm, settings">, "plain">::value ==
+                   "plain");
     CHECK(passes::lower.info.name == "passes::lower");
   }
 }

@@ -121,21 +121,114 @@ struct observers_of {
   observer_view<Context> post;
 };
 
-#if !HOOKSCOPE_ENABLED
 namespace detail {
-/// The registry entry of a disabled annotation (that registers nothing), instantiated only where `info` is used:
-/// a member of the class would cost every annotation its declaration. The names without the context type: a
-/// disabled build never instantiates call contexts.
-template <auto Fn, class QualifiedName, fixed_string Params, std::size_t Arity, fixed_string File, unsigned Line>
-inline constinit function_info inert_info{QualifiedName::text.view(), names_of<Params, Arity>,
-                                          type_name<decltype(Fn)>(), File.view(), Line, &no_observer, &no_observer};
+
+/// An annotation's site: where it is, what is wrong with its parameter names, and, in enabled builds, what it keeps
+/// at run time. The macros define one per annotation, a struct named after it in its namespace or class (which
+/// qualifies its registry name): its state then has a short symbol of its own rather than members of an observable
+/// whose type spells every template argument out (the names of 200 annotations' symbols were ~3/4 of the assembly
+/// GCC wrote for them). A type written by hand gets `default_site`.
+///
+/// A site has `file`, `line`, `problem`, and in enabled builds `state` (an observable_state) and `link` (its
+/// registration, from a static initialiser).
+template <auto Fn, fixed_string Name, fixed_string Params>
+struct default_site;
+
+/// The registry name of the annotation `Name` at `Site`: qualified by its namespace or class when the macros made the
+/// site (detail::site_name), as given for a type written by hand.
+template <class Site, fixed_string Name>
+struct registry_name {
+  static constexpr std::string_view value = site_name<Site, Name.size()>::text.view();
+};
+template <auto Fn, fixed_string Name, fixed_string Params, fixed_string Same>
+struct registry_name<default_site<Fn, Name, Params>, Same> {
+  static constexpr std::string_view value = Name.view();
+};
+
+#if HOOKSCOPE_ENABLED
+/// The run-time state of the annotation of `Fn` named `Name` at `Site`.
+template <class Site, fixed_string Name, fixed_string Params, auto Fn>
+constexpr observable_state make_state() noexcept {
+  return observable_state(registry_name<Site, Name>::value,
+                          names_of<Params, arity_of<decltype(Fn)>>, type_name<decltype(Fn)>(), Site::file, Site::line);
+}
+#define HOOKSCOPE_DETAIL_SITE_STATE(site, name_text, params_text, fn_pointer)                                    \
+  static inline constinit ::hookscope::detail::observable_state state =                                          \
+      ::hookscope::detail::make_state<site, name_text, params_text, fn_pointer>();                              \
+  static inline ::hookscope::detail::annotation_link link { state.info }
+#else
+#define HOOKSCOPE_DETAIL_SITE_STATE(site, name_text, params_text, fn_pointer) static_assert(true)
+#endif
+
+template <auto Fn, fixed_string Name, fixed_string Params>
+struct default_site {
+  static constexpr std::string_view file{};
+  static constexpr unsigned line = 0;
+  static constexpr names_problem problem = check_names(Params.view(), arity_of<decltype(Fn)>);
+  HOOKSCOPE_DETAIL_SITE_STATE(default_site, Name, Params, Fn);
+};
+
+#if !HOOKSCOPE_ENABLED
+/// The registry entry of a disabled annotation (that registers nothing), instantiated only where `info` is used.
+/// The names without the context type: a disabled build never instantiates call contexts.
+template <auto Fn, fixed_string Name, fixed_string Params, class Site>
+inline constinit function_info inert_info{registry_name<Site, Name>::value,
+                                          names_of<Params, arity_of<decltype(Fn)>>, type_name<decltype(Fn)>(),
+                                          Site::file, Site::line, &no_observer, &no_observer};
 
 /// The observers of every disabled annotation of one context type: nothing to subscribe to.
 template <class Context>
 inline constexpr observers_of<Context> inert_observers{observer_view<Context>(call_access::key()),
                                                        observer_view<Context>(call_access::key())};
-}  // namespace detail
 #endif
+
+/// The members of an annotation but its call, keyed on types and `Fn` (a class whose template arguments are strings
+/// pays for them in every member it declares: ~4x a class keyed on types, GCC 12). `Inert` gives a disabled
+/// annotation's registry entry.
+template <auto Fn, class Context, class Site, class Inert>
+class annotation {
+ public:
+  using context_type = Context;
+  using observers_type = observers_of<Context>;
+
+#if HOOKSCOPE_ENABLED
+  static constexpr observers_type observers{{call_access::key(), Site::state.hooks.pre},
+                                            {call_access::key(), Site::state.hooks.post}};
+#else
+  // Defined below the class, as `info`: a disabled annotation instantiates its views only where they are used.
+  static const observers_type& observers;
+#endif
+  /// Its registry entry (defined below the class: a disabled annotation instantiates it only where it is used).
+  static const function_info& info;
+  static constexpr decltype(Fn) orig = Fn;
+};
+
+template <auto Fn, class Context, class Site, class Inert>
+constinit const function_info& annotation<Fn, Context, Site, Inert>::info =
+#if HOOKSCOPE_ENABLED
+    Site::state.info;
+#else
+    Inert::value;
+#endif
+
+#if !HOOKSCOPE_ENABLED
+template <auto Fn, class Context, class Site, class Inert>
+constinit const observers_of<Context>& annotation<Fn, Context, Site, Inert>::observers = inert_observers<Context>;
+#endif
+
+/// A disabled annotation's registry entry, named without instantiating it.
+template <auto Fn, fixed_string Name, fixed_string Params, class Site>
+struct inert_info_of {
+#if !HOOKSCOPE_ENABLED
+  static constexpr const function_info& value = inert_info<Fn, Name, Params, Site>;
+#endif
+};
+
+}  // namespace detail
+
+template <auto Fn, fixed_string Name, fixed_string Params, class Site = detail::default_site<Fn, Name, Params>,
+          class Shape = detail::shape_of<decltype(Fn)>>
+class observable;
 
 //=== observable ===//
 
@@ -144,111 +237,69 @@ inline constexpr observers_of<Context> inert_observers{observer_view<Context>(ca
 /// Its call operator has the function's parameter types and `noexcept`-ness (a member function's takes the
 /// object first). `observers.pre` and `observers.post` are subscribe-only views of its events, whose callbacks
 /// receive `const call_context<R(Args...)>&` (with arguments also by name); `orig` is the function; `info` its
-/// registry entry. `Scope` qualifies the name (the macros pass the namespace or class); `File` is a file name
-/// without directories, so the type is the same whatever include path reached the annotation.
-/// `Problem` is what is wrong with the parameter names; the macros find it on their string literal (far cheaper to
-/// compile than on the template argument `Params`, which constant evaluation reaches through its template
-/// parameter object), a type written by hand on `Params`.
-template <auto Fn, fixed_string Name, fixed_string Params, class Scope = detail::no_scope, fixed_string File = "",
-          unsigned Line = 0,
-          detail::names_problem Problem = detail::check_names(Params.view(), detail::arity_of<decltype(Fn)>),
-          class Shape = detail::shape_of<decltype(Fn)>>
-class observable;
-
-template <auto Fn, fixed_string Name, fixed_string Params, class Scope, fixed_string File, unsigned Line,
-          detail::names_problem Problem, class Self, class R, bool NE, class... A>
-class observable<Fn, Name, Params, Scope, File, Line, Problem, detail::callable_shape<Self, R, NE, A...>> {
-  static_assert(Problem != detail::names_problem::default_argument,
+/// registry entry. `Site` is where the annotation is (the macros define one per annotation: see
+/// detail::default_site); its type, and so the observable's, does not depend on the include path that reached it.
+template <auto Fn, fixed_string Name, fixed_string Params, class Site, class Self, class R, bool NE, class... A>
+class observable<Fn, Name, Params, Site, detail::callable_shape<Self, R, NE, A...>>
+    : public detail::annotation<Fn, detail::named_call_context<R(A...), Params>, Site,
+                                detail::inert_info_of<Fn, Name, Params, Site>> {
+  static_assert(Site::problem != detail::names_problem::default_argument,
                 "hookscope: HOOKSCOPE_OBSERVABLE: default arguments ('b = 3') are not supported in the parameter "
                 "names: a default is not part of the function's type, so the observable is called with every "
                 "argument; give the names only (a, b), or annotate a wrapper with the shorter parameter list");
-  static_assert(Problem != detail::names_problem::empty,
+  static_assert(Site::problem != detail::names_problem::empty,
                 "hookscope: HOOKSCOPE_OBSERVABLE: a parameter name is empty (a stray comma?); give one name per "
                 "parameter: HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings)");
-  static_assert(Problem != detail::names_problem::not_identifier,
+  static_assert(Site::problem != detail::names_problem::not_identifier,
                 "hookscope: HOOKSCOPE_OBSERVABLE: a parameter name is not an identifier; give each parameter's "
                 "name only, without its type or anything else: HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings)");
-  static_assert(Problem != detail::names_problem::duplicate,
+  static_assert(Site::problem != detail::names_problem::duplicate,
                 "hookscope: HOOKSCOPE_OBSERVABLE: two parameters have the same name; callbacks find arguments by "
                 "name (arg<\"name\">), so give each parameter a name of its own");
-  static_assert(Problem != detail::names_problem::count,
+  static_assert(Site::problem != detail::names_problem::count,
                 "hookscope: HOOKSCOPE_OBSERVABLE: give exactly one name per parameter of the function");
 
  public:
-  using context_type = detail::named_call_context<R(A...), Params>;
-  using observers_type = observers_of<context_type>;
-
- private:
-#if HOOKSCOPE_ENABLED
-  using name_ = detail::qualified_name<Scope, Name>;
-  static inline constinit detail::observable_state state_{name_::text.view(), context_type::names,
-                                                          detail::type_name<decltype(Fn)>(), File.view(), Line};
-  static inline detail::annotation_link link_{state_.info};
-#endif
-
- public:
-#if HOOKSCOPE_ENABLED
-  static constexpr observers_type observers{{detail::call_access::key(), state_.hooks.pre},
-                                            {detail::call_access::key(), state_.hooks.post}};
-#else
-  // Defined below the class, as `info`: a disabled annotation instantiates its views only where they are used.
-  static const observers_type& observers;
-#endif
-  /// Its registry entry (defined below the class: a disabled annotation instantiates it only where it is used).
-  static const function_info& info;
-  static constexpr decltype(Fn) orig = Fn;
-
 #if HOOKSCOPE_ENABLED
   constexpr observable() noexcept {
-    (void)&link_;  // declaring the object registers the function, even if it is never called
+    (void)&Site::link;  // declaring the object registers the function, even if it is never called
   }
-#endif
-  // (Disabled: no constructor of its own, so that declaring the object costs no constant evaluation.)
 
   /// Calls the function, with the callbacks around it when anyone listens.
   [[gnu::always_inline]] inline R operator()(A... args) const noexcept(NE)
     requires std::is_void_v<Self>
   {
-#if HOOKSCOPE_ENABLED
-    if (state_.hooks.listening()) [[unlikely]] {
-      return detail::observed_call<context_type, decltype(Fn), Self, R, NE, A...>(state_.info, &orig, nullptr, args...);
+    if (Site::state.hooks.listening()) [[unlikely]] {
+      return detail::observed<typename observable::context_type, Self, NE>::call(Site::state.info, Fn, nullptr,
+                                                                                 args...);
     }
-#endif
     return Fn(static_cast<A&&>(args)...);
   }
+#else
+  // (No constructor of its own, so that declaring the object costs no constant evaluation.)
+
+  /// A free function's observable converts to the function: calling it is the plain call, with no function in
+  /// between to instantiate and inline (a surrogate call), and by-value arguments are not moved once more.
+  constexpr operator decltype(Fn)() const noexcept
+    requires std::is_void_v<Self>
+  {
+    return Fn;
+  }
+#endif
 
   /// Calls the member function on `object`, with the callbacks around it when anyone listens.
   [[gnu::always_inline]] inline R operator()(detail::object_ref<Self> object, A... args) const noexcept(NE)
     requires(!std::is_void_v<Self>)
   {
 #if HOOKSCOPE_ENABLED
-    if (state_.hooks.listening()) [[unlikely]] {
-      return detail::observed_call<context_type, decltype(Fn), Self, R, NE, A...>(
-          state_.info, &orig, const_cast<void*>(static_cast<const void*>(&object)), args...);
+    if (Site::state.hooks.listening()) [[unlikely]] {
+      return detail::observed<typename observable::context_type, Self, NE>::call(
+          Site::state.info, Fn, const_cast<void*>(static_cast<const void*>(&object)), args...);
     }
 #endif
     return (object.*Fn)(static_cast<A&&>(args)...);
   }
 };
-
-template <auto Fn, fixed_string Name, fixed_string Params, class Scope, fixed_string File, unsigned Line,
-          detail::names_problem Problem, class Self, class R, bool NE, class... A>
-constinit const function_info&
-    observable<Fn, Name, Params, Scope, File, Line, Problem, detail::callable_shape<Self, R, NE, A...>>::info =
-#if HOOKSCOPE_ENABLED
-        state_.info;
-#else
-        detail::inert_info<Fn, detail::qualified_name<Scope, Name>, Params, sizeof...(A), File, Line>;
-#endif
-
-#if !HOOKSCOPE_ENABLED
-template <auto Fn, fixed_string Name, fixed_string Params, class Scope, fixed_string File, unsigned Line,
-          detail::names_problem Problem, class Self, class R, bool NE, class... A>
-constinit const typename observable<Fn, Name, Params, Scope, File, Line, Problem,
-                                    detail::callable_shape<Self, R, NE, A...>>::observers_type&
-    observable<Fn, Name, Params, Scope, File, Line, Problem, detail::callable_shape<Self, R, NE, A...>>::observers =
-        detail::inert_observers<typename observable::context_type>;
-#endif
 
 //=== make_observable ===//
 
@@ -413,18 +464,25 @@ struct trampolines<R(A...)> {
 HOOKSCOPE_DETAIL_END_NAMESPACE
 
 // The annotation's file for its `function_info`: the file's name without directories (the compiler's own
-// __FILE_NAME__ where it has one: converting the whole __FILE__ path at compile time costs every annotation).
+// __FILE_NAME__ where it has one).
 #ifdef __FILE_NAME__
 #define HOOKSCOPE_DETAIL_FILE_NAME __FILE_NAME__
 #else
-#define HOOKSCOPE_DETAIL_FILE_NAME ::hookscope::detail::file_name_of<__FILE__>()
+#define HOOKSCOPE_DETAIL_FILE_NAME ::hookscope::detail::file_name(__FILE__)
 #endif
 
-// The template arguments after the scope that every annotation macro passes: file, line and what is wrong with the
-// parameter names `names` of the function type `fn_type`, found on the literal.
-#define HOOKSCOPE_DETAIL_ANNOTATION_ARGS(fn_type, names) \
-  HOOKSCOPE_DETAIL_FILE_NAME, __LINE__,                 \
-      ::hookscope::detail::check_names(names, ::hookscope::detail::arity_of<fn_type>)
+// The site of the annotation `name` of the function `fn_pointer` (of type `fn_type`) whose parameters are named
+// `params_text`: a struct named after it (detail::default_site says what it holds). The names are checked on the
+// literal: far cheaper to compile than on the observable's template argument, which constant evaluation reaches
+// through its template parameter object.
+#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text)                                          \
+  struct hookscope_detail_site_##name {                                                                       \
+    static constexpr ::std::string_view file = HOOKSCOPE_DETAIL_FILE_NAME;                                    \
+    static constexpr unsigned line = __LINE__;                                                                \
+    static constexpr ::hookscope::detail::names_problem problem =                                             \
+        ::hookscope::detail::check_names(params_text, ::hookscope::detail::arity_of<fn_type>);                \
+    HOOKSCOPE_DETAIL_SITE_STATE(hookscope_detail_site_##name, #name, params_text, fn_pointer);                \
+  }
 
 /// Declares `name` as the observable form of the function `fn`, whose parameters are named `...`.
 ///
@@ -432,18 +490,15 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// The registry knows it by its name qualified with the enclosing namespace ("passes::lower"; anonymous
 /// namespaces left out); its `file` is the file's name without directories. Use it at namespace scope.
 #define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                                   \
-  struct hookscope_detail_scope_of_##name; /* found by the registry name: its namespace */                   \
-  inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__,                                          \
-                                           ::hookscope::detail::scope_of_tag<hookscope_detail_scope_of_##name>, \
-                                           HOOKSCOPE_DETAIL_ANNOTATION_ARGS(decltype(&fn), #__VA_ARGS__)>    \
-  name {}
+  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__);                                              \
+  inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__, hookscope_detail_site_##name> name {}
 
 /// As HOOKSCOPE_OBSERVABLE, for one overload of `fn`: `type` is its function type, e.g. `double(double)`.
 #define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                                    \
-  struct hookscope_detail_scope_of_##name;                                                                    \
+  HOOKSCOPE_DETAIL_SITE(name, ::hookscope::detail::pick_overload<type>(&fn), ::std::add_pointer_t<type>,      \
+                        #__VA_ARGS__);                                                                        \
   inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__, \
-                                           ::hookscope::detail::scope_of_tag<hookscope_detail_scope_of_##name>, \
-                                           HOOKSCOPE_DETAIL_ANNOTATION_ARGS(::std::add_pointer_t<type>, #__VA_ARGS__)> \
+                                           hookscope_detail_site_##name>                                      \
   name {}
 
 /// Inside class `cls`, makes `name(args...)` the observed call of the member function `impl` (declared
@@ -453,9 +508,8 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// `HOOKSCOPE_OBSERVABLE_METHOD(Model, forward, forward_impl, input_ids, attention_mask)` then
 /// `model.forward(ids, mask)`, and `Model::forward_observers().pre.add(...)`.
 #define HOOKSCOPE_OBSERVABLE_METHOD(cls, name, impl, ...)                                                      \
-  using name##_observable =                                                                                    \
-      ::hookscope::observable<&cls::impl, #name, #__VA_ARGS__, ::hookscope::detail::class_scope<cls>,          \
-                              HOOKSCOPE_DETAIL_ANNOTATION_ARGS(decltype(&cls::impl), #__VA_ARGS__)>;           \
+  HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__);                                 \
+  using name##_observable = ::hookscope::observable<&cls::impl, #name, #__VA_ARGS__, hookscope_detail_site_##name>; \
   template <class... HookscopeArgs>                                                                            \
   decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                     \
     return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                        \

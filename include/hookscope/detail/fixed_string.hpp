@@ -133,21 +133,13 @@ constexpr names_problem check_names(std::string_view list, std::size_t arity) no
   return count == arity ? names_problem::none : names_problem::count;
 }
 
-/// The file name of a path: an annotation's type must not depend on how its header was reached ("a/x.hpp"
-/// and "../a/x.hpp" are one file), so only this part of __FILE__ goes into it.
+/// The file name of a path: an annotation's `file` must not depend on how its header was reached ("a/x.hpp" and
+/// "../a/x.hpp" are one file), so only this part of __FILE__ goes into it (where the compiler has no __FILE_NAME__).
 constexpr std::string_view file_name(std::string_view path) noexcept {
   for (std::size_t i = path.size(); i > 0; --i) {
     if (path[i - 1] == '/' || path[i - 1] == '\\') return path.substr(i);
   }
   return path;
-}
-
-template <fixed_string Path>
-constexpr auto file_name_of() noexcept {
-  constexpr std::string_view name = file_name(Path.view());
-  char text[name.size() + 1]{};
-  for (std::size_t i = 0; i < name.size(); ++i) text[i] = name[i];
-  return fixed_string<name.size() + 1>(text);
 }
 
 }  // namespace detail

@@ -101,6 +101,20 @@ struct shape_traits<R (C::*)(A..., ...) const noexcept(NE)> : c_variadic<R (C::*
 template <class F>
 using shape_of = typename shape_traits<F>::type;
 
+/// The function type of a shape: shape_traits the other way round.
+template <class Self, class R, bool NE, class... A>
+struct shape_function {
+  using type = R (Self::*)(A...) noexcept(NE);
+};
+template <class R, bool NE, class... A>
+struct shape_function<void, R, NE, A...> {
+  using type = R (*)(A...) noexcept(NE);
+};
+template <class C, class R, bool NE, class... A>
+struct shape_function<const C, R, NE, A...> {
+  using type = R (C::*)(A...) const noexcept(NE);
+};
+
 template <class Shape>
 struct shape_arity {
   static constexpr std::size_t value = 0;  // not a function: shape_traits says so
@@ -246,21 +260,30 @@ using observed_arg_t =
     std::conditional_t<!std::is_reference_v<A> && std::is_trivially_copyable_v<A> && sizeof(A) <= 2 * sizeof(void*),
                        A, A&>;
 
-/// An observed call of an annotation: builds the context, runs the callbacks around the call. Shared by the
-/// annotations of one signature and parameter names (the context's type), whatever their function.
-template <class Context, class F, class Self, class R, bool NE, class... A>
-[[gnu::noinline]] R observed_call(const function_info& info, const F* fn, [[maybe_unused]] void* object,
+/// The observed calls of the annotations whose callbacks receive `Context` (a signature and its parameter names),
+/// on the object of type `Self` (void for free functions); shared by those annotations whatever their function. A
+/// class, so that the symbol of `call` spells its parameters as the types they are.
+template <class Context, class Self, bool NE>
+struct observed;
+
+template <class R, class... A, fixed_string Params, class Self, bool NE>
+struct observed<named_call_context<R(A...), Params>, Self, NE> {
+  using function = typename shape_function<Self, R, NE, A...>::type;
+
+  /// Builds the context and runs the callbacks around the call of `fn` (on `object` for a member function).
+  [[gnu::noinline]] static R call(const function_info& info, function fn, [[maybe_unused]] void* object,
                                   observed_arg_t<A>... args) noexcept(NE) {
-  const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
-  Context ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data());
-  return run_observed<R>(ctx, [&]() -> R {
-    if constexpr (std::is_void_v<Self>) {
-      return (*fn)(static_cast<A&&>(args)...);
-    } else {
-      return (static_cast<Self*>(object)->*(*fn))(static_cast<A&&>(args)...);
-    }
-  });
-}
+    const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
+    named_call_context<R(A...), Params> ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data());
+    return run_observed<R>(ctx, [&]() -> R {
+      if constexpr (std::is_void_v<Self>) {
+        return fn(static_cast<A&&>(args)...);
+      } else {
+        return (static_cast<Self*>(object)->*fn)(static_cast<A&&>(args)...);
+      }
+    });
+  }
+};
 
 #else
 /// What function_info points to in disabled builds, whose observers hold nothing.

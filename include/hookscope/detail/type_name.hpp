@@ -99,47 +99,22 @@ constexpr std::string_view type_name() noexcept {
 
 //=== annotation names ===//
 
-// A scope gives its text as the compiler spells it (`raw`, told the length of the annotation's name); qualified_name
-// cleans it.
+/// What starts the name of the site struct the annotation macros define in the annotation's namespace or class.
+inline constexpr std::string_view site_marker = "hookscope_detail_site_";
 
-/// The namespace an annotation is in, found from a tag struct it declares there: "ns::" for `ns::tag`, cut
-/// without a scan: the tag's own name is `hookscope_detail_scope_of_` and the annotation's name.
-template <class Tag>
-struct scope_of_tag {
-  static constexpr std::string_view tag_prefix = "hookscope_detail_scope_of_";
-  static constexpr std::string_view raw(std::size_t name_size) noexcept {
-    const std::string_view tag = raw_type_name<Tag>();
-    return tag.substr(0, tag.size() - tag_prefix.size() - name_size);
-  }
-};
-
-/// The scope of a method annotation: its class, e.g. "llm::model<int>".
-template <class Class>
-struct class_scope {
-  static constexpr std::string_view raw(std::size_t) noexcept { return raw_type_name<Class>(); }
-};
-
-/// No scope: the name as given (make_observable, and observable<...> written by hand).
-struct no_scope {
-  static constexpr std::string_view raw(std::size_t) noexcept { return {}; }
-};
-
-/// "scope::name" (the scope without anonymous namespaces), or "name" in the global namespace.
-template <class Scope, fixed_string Name>
-struct qualified_name {
-  static constexpr std::string_view scope = Scope::raw(Name.size());
+/// The registry name of the annotation whose site struct is `Site` and whose own name has `NameSize` characters: the
+/// site's name as the compiler spells it, without anonymous namespaces and without the marker ("ns::cls::" then
+/// "hookscope_detail_site_" then the name: "ns::cls::name"). Cut at known lengths, without a scan.
+template <class Site, std::size_t NameSize>
+struct site_name {
+  static constexpr std::string_view raw = raw_type_name<Site>();
+  static constexpr std::string_view scope = raw.substr(0, raw.size() - site_marker.size() - NameSize);
   static constexpr std::size_t scope_size = clean_type_name(scope, nullptr);
-  static constexpr bool separated = scope_size != 0 && scope.back() != ':';  // a class: "::" goes between
-  static constexpr std::size_t size = scope_size + (separated ? 2 : 0) + Name.size();
-  static constexpr static_text<size> text = [] {
-    static_text<size> t;
+  static constexpr static_text<scope_size + NameSize> text = [] {
+    static_text<scope_size + NameSize> t;
     std::size_t n = clean_type_name(scope, t.data);
-    if (separated) {
-      t.data[n++] = ':';
-      t.data[n++] = ':';
-    }
-    const char* name = Name.data;
-    for (std::size_t i = 0; i < Name.size(); ++i) t.data[n++] = name[i];
+    const char* name = raw.data() + raw.size() - NameSize;
+    for (std::size_t i = 0; i < NameSize; ++i) t.data[n++] = name[i];
     return t;
   }();
 };
