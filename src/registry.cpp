@@ -50,6 +50,8 @@ void registry_link::link(function_info& info) noexcept {
   std::size_t n = 0;
   {
     const std::lock_guard lock(registry_mutex);
+    if (info.linked_) return;
+    info.linked_ = true;
     for (const function_info* f = registry_head; f != nullptr && twin == nullptr; f = f->next_) {
       if (f->name == info.name) twin = f;
     }
@@ -60,6 +62,12 @@ void registry_link::link(function_info& info) noexcept {
   }
   if (twin != nullptr) report_twin(*twin, info);
   for (std::size_t i = 0; i < n; ++i) to_tell[i](info);
+}
+
+void registry_link::link_all(function_info* const* first, function_info* const* last) noexcept {
+  for (; first != last; ++first) {
+    if (*first != nullptr) link(**first);
+  }
 }
 
 void add_registration_hook(registration_hook hook) noexcept {
@@ -87,6 +95,7 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 void registry_link::link(function_info&) noexcept {}
+void registry_link::link_all(function_info* const*, function_info* const*) noexcept {}
 void add_registration_hook(registration_hook) noexcept {}
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE

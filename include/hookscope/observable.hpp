@@ -129,8 +129,9 @@ namespace detail {
 /// whose type spells every template argument out (the names of 200 annotations' symbols were ~3/4 of the assembly
 /// GCC wrote for them). A type written by hand gets `default_site`.
 ///
-/// A site has `file`, `line`, `problem`, and in enabled builds `state` (an observable_state) and `link` (its
-/// registration, from a static initialiser).
+/// A site has `file`, `line`, `problem`, and in enabled builds `state` (an observable_state) and `registration`:
+/// the site's own static initialiser (an annotation_link; in a class, or for a type written by hand), or, for an
+/// annotation at namespace scope, `true` and an entry in the module's list of sites (HOOKSCOPE_DETAIL_LIST_SITE).
 template <auto Fn, fixed_string Name, fixed_string Params>
 struct default_site;
 
@@ -154,10 +155,20 @@ constexpr observable_state make_state() noexcept {
 }
 #define HOOKSCOPE_DETAIL_SITE_STATE(site, name_text, params_text, fn_pointer)                                    \
   static inline constinit ::hookscope::detail::observable_state state =                                          \
-      ::hookscope::detail::make_state<site, name_text, params_text, fn_pointer>();                              \
-  static inline ::hookscope::detail::annotation_link link { state.info }
+      ::hookscope::detail::make_state<site, name_text, params_text, fn_pointer>()
+#define HOOKSCOPE_DETAIL_LINKED_SITE static inline ::hookscope::detail::annotation_link registration { state.info }
+#define HOOKSCOPE_DETAIL_LISTED_SITE static constexpr bool registration = true
+// The entry of a namespace-scope site in its module's list: internal linkage, one per translation unit (GCC would
+// put every vague-linkage variable of one named section into the first one's COMDAT group, and the linker would
+// keep one group's entries only); a header's annotation is then listed by each TU, and registers once.
+#define HOOKSCOPE_DETAIL_LIST_SITE(site)                                                                          \
+  [[gnu::used, gnu::section("hookscope_sites")]] static constinit ::hookscope::function_info* const site##_entry = \
+      &site::state.info
 #else
 #define HOOKSCOPE_DETAIL_SITE_STATE(site, name_text, params_text, fn_pointer) static_assert(true)
+#define HOOKSCOPE_DETAIL_LINKED_SITE static_assert(true)
+#define HOOKSCOPE_DETAIL_LISTED_SITE static_assert(true)
+#define HOOKSCOPE_DETAIL_LIST_SITE(site) static_assert(true)
 #endif
 
 template <auto Fn, fixed_string Name, fixed_string Params>
@@ -166,6 +177,7 @@ struct default_site {
   static constexpr unsigned line = 0;
   static constexpr names_problem problem = check_names(Params.view(), arity_of<decltype(Fn)>);
   HOOKSCOPE_DETAIL_SITE_STATE(default_site, Name, Params, Fn);
+  HOOKSCOPE_DETAIL_LINKED_SITE;
 };
 
 #if !HOOKSCOPE_ENABLED
@@ -262,7 +274,7 @@ class observable<Fn, Name, Params, Site, detail::callable_shape<Self, R, NE, A..
  public:
 #if HOOKSCOPE_ENABLED
   constexpr observable() noexcept {
-    (void)&Site::link;  // declaring the object registers the function, even if it is never called
+    (void)&Site::registration;  // declaring the object registers the function, even if it is never called
   }
 
   /// Calls the function, with the callbacks around it when anyone listens.
@@ -475,13 +487,16 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 // `params_text`: a struct named after it (detail::default_site says what it holds). The names are checked on the
 // literal: far cheaper to compile than on the observable's template argument, which constant evaluation reaches
 // through its template parameter object.
-#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text)                                          \
+// `registration` is HOOKSCOPE_DETAIL_LISTED_SITE at namespace scope (then followed by HOOKSCOPE_DETAIL_LIST_SITE),
+// HOOKSCOPE_DETAIL_LINKED_SITE in a class.
+#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text, registration)                            \
   struct hookscope_detail_site_##name {                                                                       \
     static constexpr ::std::string_view file = HOOKSCOPE_DETAIL_FILE_NAME;                                    \
     static constexpr unsigned line = __LINE__;                                                                \
     static constexpr ::hookscope::detail::names_problem problem =                                             \
         ::hookscope::detail::check_names(params_text, ::hookscope::detail::arity_of<fn_type>);                \
     HOOKSCOPE_DETAIL_SITE_STATE(hookscope_detail_site_##name, #name, params_text, fn_pointer);                \
+    registration;                                                                                             \
   }
 
 /// Declares `name` as the observable form of the function `fn`, whose parameters are named `...`.
@@ -490,13 +505,15 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// The registry knows it by its name qualified with the enclosing namespace ("passes::lower"; anonymous
 /// namespaces left out); its `file` is the file's name without directories. Use it at namespace scope.
 #define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                                   \
-  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__);                                              \
+  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE);                \
+  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                                   \
   inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__, hookscope_detail_site_##name> name {}
 
 /// As HOOKSCOPE_OBSERVABLE, for one overload of `fn`: `type` is its function type, e.g. `double(double)`.
 #define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                                    \
   HOOKSCOPE_DETAIL_SITE(name, ::hookscope::detail::pick_overload<type>(&fn), ::std::add_pointer_t<type>,      \
-                        #__VA_ARGS__);                                                                        \
+                        #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE);                                          \
+  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                                   \
   inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__, \
                                            hookscope_detail_site_##name>                                      \
   name {}
@@ -508,7 +525,7 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// `HOOKSCOPE_OBSERVABLE_METHOD(Model, forward, forward_impl, input_ids, attention_mask)` then
 /// `model.forward(ids, mask)`, and `Model::forward_observers().pre.add(...)`.
 #define HOOKSCOPE_OBSERVABLE_METHOD(cls, name, impl, ...)                                                      \
-  HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__);                                 \
+  HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__, HOOKSCOPE_DETAIL_LINKED_SITE);   \
   using name##_observable = ::hookscope::observable<&cls::impl, #name, #__VA_ARGS__, hookscope_detail_site_##name>; \
   template <class... HookscopeArgs>                                                                            \
   decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                     \

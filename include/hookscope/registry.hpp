@@ -66,6 +66,7 @@ class function_info {
   erased_observer* pre_;
   erased_observer* post_;
   const function_info* next_ = nullptr;
+  bool linked_ = false;  // an annotation in a header is listed once per translation unit: it registers once
 };
 
 namespace detail {
@@ -170,7 +171,7 @@ using registration_hook = void (*)(const function_info&) noexcept;
 void add_registration_hook(registration_hook hook) noexcept;
 
 /// Links an observable's info into the registry from a static initialiser (no allocation), reports a name
-/// registered twice, and tells the installed hooks.
+/// registered twice, and tells the installed hooks. Linking an info already linked does nothing.
 struct registry_link {
   explicit registry_link(function_info& info) noexcept {
 #if HOOKSCOPE_ENABLED
@@ -180,6 +181,8 @@ struct registry_link {
 #endif
   }
   static void link(function_info& info) noexcept;
+  /// Links every info of `[first, last)` (null entries skipped): the annotations a module lists.
+  static void link_all(function_info* const* first, function_info* const* last) noexcept;
 };
 }  // namespace detail
 

@@ -209,11 +209,28 @@ struct observable_state {
 
 /// Registers an annotation from its static initialiser through one shared function: the initialiser of a TU of
 /// many annotations is then a row of small calls rather than of inlined registrations (smaller, and much cheaper
-/// for the compiler to optimise).
+/// for the compiler to optimise). For annotations in a class, or an observable type written by hand: those at
+/// namespace scope are listed instead (below).
 struct annotation_link {
   registry_link link;
   [[gnu::noinline]] explicit annotation_link(function_info& info) noexcept : link(info) {}
 };
+
+// An annotation at namespace scope lists its registry entry in the linker section `hookscope_sites` (a pointer per
+// annotation and translation unit: HOOKSCOPE_DETAIL_LIST_SITE), and each module (the program, or a shared library)
+// links the whole list once, from one static initialiser: no initialiser, unwind entry or call per annotation.
+// GNU ld and LLVM's lld define __start_/__stop_ of a section whose name is an identifier; weak, so that a module
+// without a listed annotation links; hidden, so that each module sees its own list.
+extern "C" {
+[[gnu::weak, gnu::visibility("hidden")]] extern function_info* const __start_hookscope_sites[];  // NOLINT
+[[gnu::weak, gnu::visibility("hidden")]] extern function_info* const __stop_hookscope_sites[];   // NOLINT
+}
+
+/// The module's listed annotations, linked into the registry. An inline variable: initialised before anything
+/// defined below this header in each translation unit that includes it, so before any of them can call an
+/// annotation; hidden, so once per module.
+[[gnu::visibility("hidden")]] inline const bool module_sites_linked =
+    (registry_link::link_all(__start_hookscope_sites, __stop_hookscope_sites), true);
 
 /// Called in the handler of what an observed call threw: its post callbacks, then the exception propagates. A forced
 /// unwind (pthread_exit, pthread_cancel: no current exception) propagates at once: the thread ends, the call neither
