@@ -271,6 +271,22 @@ TEST_CASE("captured values outlive the argument") {
 }
 
 namespace rules {
+// An owning pointer of another library, declaring what std::unique_ptr declares.
+template <class T>
+struct owning {
+  using element_type = T;
+  using deleter_type = void (*)(T*);
+  T* raw = nullptr;
+  T* get() const noexcept { return raw; }
+  T& operator*() const noexcept { return *raw; }
+  friend bool operator==(const owning& p, std::nullptr_t) noexcept { return p.raw == nullptr; }
+};
+// A handle with get() that owns nothing: no deleter, no weak type.
+struct handle_like {
+  using element_type = int;
+  int* get() const noexcept { return nullptr; }
+  int& operator*() const noexcept;
+};
 // Convertible to std::string_view *and* named through flatten_traits: the explicit specialisation wins
 // (both rules matched before, and capture was ambiguous).
 struct token {
@@ -339,6 +355,18 @@ TEST_CASE("one precedence order: tensor_traits, flatten_traits, then the structu
   STATIC_REQUIRE(classify<rules::wide>() == capture_kind::unsupported);
   STATIC_REQUIRE(classify<void*>() == capture_kind::unsupported);
   STATIC_REQUIRE(classify<std::unique_ptr<int[]>>() == capture_kind::unsupported);
+
+  SECTION("smart pointers are recognised by what they declare, not by name") {
+    STATIC_REQUIRE(classify<std::unique_ptr<int>>() == capture_kind::pointer);
+    STATIC_REQUIRE(classify<std::unique_ptr<tensor_spec, void (*)(tensor_spec*)>>() == capture_kind::pointer);
+    STATIC_REQUIRE(classify<std::shared_ptr<const tensor_spec>>() == capture_kind::pointer);
+    STATIC_REQUIRE(classify<std::shared_ptr<int[]>>() == capture_kind::unsupported);  // not dereferenceable
+    STATIC_REQUIRE(classify<std::weak_ptr<int>>() == capture_kind::unsupported);       // no get(): must be locked
+    STATIC_REQUIRE(classify<rules::owning<int>>() == capture_kind::pointer);           // a unique_ptr lookalike
+    STATIC_REQUIRE(classify<rules::handle_like>() != capture_kind::pointer);  // get() but owns nothing
+    rules::owning<int> empty;
+    CHECK(hookscope::capture_value(empty) == value());
+  }
 
   SECTION("a string-convertible class with flatten_traits is captured through flatten_traits") {
     STATIC_REQUIRE(hookscope::capturable<rules::token>);

@@ -15,7 +15,6 @@
 #include "hookscope/capture.hpp"
 #include "hookscope/detail/value_ops.hpp"
 
-#include <memory>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -260,7 +259,7 @@ template <class R, class Invoke>
         fail_observed(call);
       }
     }();
-    call_access::finish(call, std::addressof(r));
+    call_access::finish(call, __builtin_addressof(r));
     call.function().post().observe(call);
     if constexpr (std::is_reference_v<R>) {
       return static_cast<R>(r);
@@ -290,7 +289,7 @@ struct observed<named_call_context<R(A...), Params>, Self, NE> {
   /// Builds the context and runs the callbacks around the call of `fn` (on `object` for a member function).
   [[gnu::noinline]] static R call(const function_info& info, function fn, [[maybe_unused]] void* object,
                                   observed_arg_t<A>... args) noexcept(NE) {
-    const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(std::addressof(args))...};
+    const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(__builtin_addressof(args))...};
     named_call_context<R(A...), Params> ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data());
     return run_observed<R>(ctx, [&]() -> R {
       if constexpr (std::is_void_v<Self>) {
