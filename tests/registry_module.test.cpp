@@ -44,5 +44,6 @@ TEST_CASE("registry: the sites of every module") {
   }
 #else
   CHECK(hookscope::registry().size() == 0);
+  CHECK(registered("plugin::triple") == 0);
 #endif
 }
