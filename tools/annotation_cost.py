@@ -7,7 +7,9 @@ which the three variants take turns):
   plain     the functions called directly, no hookscope header;
   enabled   each function annotated with HOOKSCOPE_OBSERVABLE and called through the annotation;
   disabled  the same source as enabled, with -DHOOKSCOPE_ENABLED=0.
-Code size is text+data of the object file (`size`); per-annotation figures are (variant - plain) / N.
+Code size is text+data of the object file (`size`: machine code, read-only data, unwind tables and data) and, apart,
+its machine code (the executable sections, `readelf -S`); per-annotation figures are (variant - plain) / N. The
+400 B target is judged on machine code; text+data is printed beside it.
 Parameters are named a0, a1, ... (functions of one signature then share their observed-call code, as they do
 in real code when the names repeat); --distinct-names gives every function names of its own (no sharing).
 --instructions adds the instructions the compiler executes for each variant (valgrind's callgrind, summed over
@@ -108,8 +110,21 @@ def measure(compiler, variants, runs, tmp):
     for tag in variants:
         fields = subprocess.run(["size", paths[tag][1]], capture_output=True, text=True,
                                 check=True).stdout.splitlines()[1].split()
-        results[tag] = (best[tag], int(fields[0]) + int(fields[1]))
+        results[tag] = (best[tag], int(fields[0]) + int(fields[1]), machine_code(paths[tag][1]))
     return results
+
+
+def machine_code(obj):
+    """Bytes of the object's executable sections (flag X in `readelf -S`: .text and its comdat and cold parts)."""
+    out = subprocess.run(["readelf", "-SW", obj], capture_output=True, text=True, check=True).stdout
+    total = 0
+    for line in out.splitlines():
+        if "]" not in line or not line.lstrip().startswith("["):
+            continue
+        columns = line.split("]", 1)[1].split()  # name, type, address, offset, size, entry size, flags, ...
+        if len(columns) >= 7 and columns[1] == "PROGBITS" and "X" in columns[6]:
+            total += int(columns[4], 16)
+    return total
 
 
 def instructions(compiler, include_dir, src, flags, tmp):
@@ -161,23 +176,28 @@ def main() -> int:
     def per(v):
         return (v[1] - plain[1]) / n
 
-    enabled_ok = enabled[0] <= ENABLED_MAX_S and per(enabled) <= ENABLED_MAX_BYTES
+    def per_code(v):
+        return (v[2] - plain[2]) / n
+
+    enabled_ok = enabled[0] <= ENABLED_MAX_S and per_code(enabled) <= ENABLED_MAX_BYTES
     disabled_ok = disabled[0] <= DISABLED_MAX_RATIO * plain[0]
     print(f"{n} functions of 1-4 parameters in one TU{' (distinct parameter names)' if args.distinct_names else ''}, "
           f"{os.path.basename(args.compiler)} -O2, compiler CPU time, best of {args.runs}:")
     print()
-    print("| variant | compile time | text+data | per annotation | target |")
-    print("| --- | ---: | ---: | ---: | --- |")
-    print(f"| plain | {plain[0]:.2f} s | {plain[1]} B | | |")
-    print(f"| enabled | {enabled[0]:.2f} s | {enabled[1]} B | {per(enabled):.0f} B | "
-          f"≤ {ENABLED_MAX_S:.0f} s and ≤ {ENABLED_MAX_BYTES} B: {'met' if enabled_ok else 'NOT met'} |")
+    print("| variant | compile time | text+data | per annotation | machine code per annotation | target |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
+    print(f"| plain | {plain[0]:.2f} s | {plain[1]} B | | | |")
+    print(f"| enabled | {enabled[0]:.2f} s ({enabled[0] / plain[0]:.2f}× plain) | {enabled[1]} B | {per(enabled):.0f} B | "
+          f"{per_code(enabled):.0f} B | ≤ {ENABLED_MAX_S:.0f} s and ≤ {ENABLED_MAX_BYTES} B of machine code: "
+          f"{'met' if enabled_ok else 'NOT met'} |")
     print(f"| disabled | {disabled[0]:.2f} s ({disabled[0] / plain[0]:.2f}× plain) | {disabled[1]} B | "
-          f"{per(disabled):.0f} B | ≤ {DISABLED_MAX_RATIO}× plain: {'met' if disabled_ok else 'NOT met'} |")
+          f"{per(disabled):.0f} B | {per_code(disabled):.0f} B | ≤ {DISABLED_MAX_RATIO}× plain: "
+          f"{'met' if disabled_ok else 'NOT met'} |")
     for tag in ("enabled", "disabled"):
         if f"baseline {tag}" in results:
             base = results[f"baseline {tag}"]
             print(f"| baseline {tag} | {base[0]:.2f} s ({base[0] / plain[0]:.2f}× plain) | {base[1]} B | "
-                  f"{per(base):.0f} B | now {results[tag][0] / base[0]:.2f}× its time |")
+                  f"{per(base):.0f} B | {per_code(base):.0f} B | now {results[tag][0] / base[0]:.2f}× its time |")
     if counts:
         print()
         print("| variant | compiler instructions | ratio to plain |")
