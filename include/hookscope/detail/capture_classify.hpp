@@ -4,19 +4,13 @@
 
 #include "hookscope/config.hpp"
 #include "hookscope/detail/capture_fields.hpp"
+#include "hookscope/detail/range_concepts.hpp"
 #include "hookscope/tensor.hpp"
 
 #include <boost/hana/concept/struct.hpp>
 
 #include <cstddef>
 #include <optional>
-// The range concepts and accessors only: <ranges> also brings every view and adaptor, which every translation unit that
-// calls an observable would parse (GCC 12: ~0.5 G of the compiler's instructions, tools/annotation_cost.py).
-#if __has_include(<bits/ranges_base.h>)
-#include <bits/ranges_base.h>
-#else
-#include <ranges>
-#endif
 #include <string_view>
 #include <tuple>
 #include <type_traits>

@@ -10,6 +10,7 @@
 #include "hookscope/config.hpp"
 #include "hookscope/detail/capture_classify.hpp"
 #include "hookscope/detail/capture_fields.hpp"
+#include "hookscope/detail/range_concepts.hpp"
 #include "hookscope/detail/type_name.hpp"
 #include "hookscope/detail/tensor_data.hpp"
 #include "hookscope/tensor.hpp"
@@ -37,13 +38,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-// The range concepts and accessors only: <ranges> also brings every view and adaptor, which every translation unit that
-// calls an observable would parse (GCC 12: ~0.5 G of the compiler's instructions, tools/annotation_cost.py).
-#if __has_include(<bits/ranges_base.h>)
-#include <bits/ranges_base.h>
-#else
-#include <ranges>
-#endif
 #include <span>
 #include <string>
 #include <string_view>

@@ -3,18 +3,12 @@
 #pragma once
 
 #include "hookscope/config.hpp"
+#include "hookscope/detail/range_concepts.hpp"
 #include "hookscope/tensor.hpp"
 
 #include <bit>
 #include <cstddef>
 #include <cstring>
-// The range concepts and accessors only: <ranges> also brings every view and adaptor, which every translation unit that
-// calls an observable would parse (GCC 12: ~0.5 G of the compiler's instructions, tools/annotation_cost.py).
-#if __has_include(<bits/ranges_base.h>)
-#include <bits/ranges_base.h>
-#else
-#include <ranges>
-#endif
 #include <type_traits>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
