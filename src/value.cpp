@@ -29,16 +29,17 @@ value::value(tensor_spec t) : kind_(kind::tensor), tensor_(std::move(t)) {}
 value::value(std::string s) noexcept : kind_(kind::string), string_(std::move(s)) {}
 value::value(const char* s) : kind_(kind::string), string_(s) {}
 
-// The member of kind_ (that owns memory) made from other's, moved from it, or destroyed: the one switch per operation
-// over the kinds of the union.
-void value::copy_node(const value& other) {
+// The member of kind_ (that owns memory) made from other's, copied or moved as `Other` passes it, or destroyed: the one
+// switch per operation over the kinds of the union.
+template <class Other>
+void value::construct_node(Other&& other) {
   switch (kind_) {
-    case kind::tensor: ::new (&tensor_) tensor_spec(other.tensor_); break;
-    case kind::string: ::new (&string_) std::string(other.string_); break;
-    case kind::tuple: ::new (&tuple_) detail::value_tuple(other.tuple_); break;
-    case kind::list: ::new (&list_) detail::value_list(other.list_); break;
-    case kind::dict: ::new (&dict_) detail::value_dict(other.dict_); break;
-    case kind::structure: ::new (&structure_) detail::value_struct(other.structure_); break;
+    case kind::tensor: ::new (&tensor_) tensor_spec(static_cast<Other&&>(other).tensor_); break;
+    case kind::string: ::new (&string_) std::string(static_cast<Other&&>(other).string_); break;
+    case kind::tuple: ::new (&tuple_) detail::value_tuple(static_cast<Other&&>(other).tuple_); break;
+    case kind::list: ::new (&list_) detail::value_list(static_cast<Other&&>(other).list_); break;
+    case kind::dict: ::new (&dict_) detail::value_dict(static_cast<Other&&>(other).dict_); break;
+    case kind::structure: ::new (&structure_) detail::value_struct(static_cast<Other&&>(other).structure_); break;
     case kind::none:
     case kind::integer:
     case kind::floating:
@@ -46,20 +47,8 @@ void value::copy_node(const value& other) {
   }
 }
 
-void value::move_node(value& other) noexcept {
-  switch (kind_) {
-    case kind::tensor: ::new (&tensor_) tensor_spec(std::move(other.tensor_)); break;
-    case kind::string: ::new (&string_) std::string(std::move(other.string_)); break;
-    case kind::tuple: ::new (&tuple_) detail::value_tuple(std::move(other.tuple_)); break;
-    case kind::list: ::new (&list_) detail::value_list(std::move(other.list_)); break;
-    case kind::dict: ::new (&dict_) detail::value_dict(std::move(other.dict_)); break;
-    case kind::structure: ::new (&structure_) detail::value_struct(std::move(other.structure_)); break;
-    case kind::none:
-    case kind::integer:
-    case kind::floating:
-    case kind::boolean: break;
-  }
-}
+void value::copy_node(const value& other) { construct_node(other); }
+void value::move_node(value& other) noexcept { construct_node(std::move(other)); }
 
 void value::destroy_node() noexcept {
   switch (kind_) {

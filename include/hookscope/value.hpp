@@ -169,6 +169,8 @@ class value {
   // Construct the member of kind_ from other's (of the same kind), or destroy it: the library's.
   void copy_node(const value& other);
   void move_node(value& other) noexcept;
+  template <class Other>
+  void construct_node(Other&& other);  // both of them (src/value.cpp)
   void destroy_node() noexcept;
   void expect(kind k) const {
     if (kind_ != k) throw_wrong_kind(k);
