@@ -1,26 +1,24 @@
-// hookscope._engine — the compiled shape engine for Python (pybind11).
+// hookscope._engine — the compiled shape engine for Python (pybind11), bound over the library's front door
+// (hookscope/load.hpp): sources are read into an engine exactly as `hookscope-shapes` reads them.
 //
 // Values cross the boundary in the record format's JSON encoding (docs/record_format.md): the Python side
 // (hookscope/__init__.py, hookscope/torch.py) builds and reads that encoding, this module parses and prints it with
 // the library's own reader and writer, so Python sees exactly what records and `hookscope-shapes` see. The library's
-// exceptions become Python exceptions with the same message (what()).
+// exceptions become Python exceptions with the same message (what()); a load_error's kind becomes `.kind`.
 //
-// Binding one more engine result is one line in `bind_dynamic_shapes` (a converter: `dict_of`) plus its Python
-// wrapper.
+// Every function takes its options by keyword only; `_engine.pyi` gives their types.
 #include "hookscope/errors.hpp"
+#include "hookscope/load.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/shapes.hpp"
 #include "hookscope/value.hpp"
 
+#include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <cerrno>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -28,28 +26,6 @@
 namespace py = pybind11;
 
 namespace {
-
-// A signature in the record encoding ([{"name":..., "kind":..., "default":V}, ...]) as the library reads it.
-hookscope::parameter_list parse_signature(const std::string& signature_json) {
-  hookscope::call_record r =
-      hookscope::parse_record(R"({"function":"f","signature":)" + signature_json + R"(,"args":[],"kwargs":[]})");
-  return r.parameters ? *r.parameters : hookscope::parameter_list{};
-}
-
-// One call in the record encoding ({"args":[V...],"kwargs":[["name",V]...]}, any other key ignored).
-hookscope::call_record parse_call_record(const std::string& call_json) {
-  // A record line without "function" is refused: add it in front (JSON objects keep the first key as written).
-  std::string line = R"({"function":"f",)" + call_json.substr(call_json.find('{') + 1);
-  return hookscope::parse_record(line);
-}
-
-hookscope::call_inputs parse_call(const std::string& call_json) { return parse_call_record(call_json).inputs; }
-
-// engine.add_call(inputs, result) when the record has a result (its dims: dynamic_shapes::outputs()).
-bool add_call_record(hookscope::shape_engine& engine, hookscope::call_record& r) {
-  if (r.result) return engine.add_call(std::move(r.inputs), std::move(*r.result));
-  return engine.add_call(std::move(r.inputs));
-}
 
 // A Python dict from (key, value) pairs: dict_of("dim", d.dim, "label", d.label) — one line per converted struct.
 inline void put(py::dict&) {}
@@ -65,24 +41,44 @@ py::dict dict_of(const KV&... kv) {
   return o;
 }
 
+template <class T, class F>
+py::list list_of(const std::vector<T>& items, F&& convert) {
+  py::list out;
+  for (const T& x : items) out.append(convert(x));
+  return out;
+}
+
 std::string call_to_json(const hookscope::call_inputs& inputs) {
   hookscope::call_record r;
-  r.function = "f";
+  r.function = "f";  // a record line names its function; Python reads only args and kwargs
   r.inputs = inputs;
   return hookscope::to_record_line(r);
 }
 
-hookscope::input_key to_key(const py::object& key) {
-  if (py::isinstance<py::int_>(key)) return hookscope::input_key(key.cast<int>());
+// A key as Python gives it: an int is a position, a str a name (a bool or a float is neither).
+hookscope::input_key to_key(const py::handle& key) {
+  if (py::isinstance<py::bool_>(key) || !(py::isinstance<py::int_>(key) || py::isinstance<py::str>(key))) {
+    throw py::type_error("hookscope: an input key is a parameter name (str) or a position (int), got " +
+                         std::string(py::str(py::type::of(key).attr("__name__"))) + " " + std::string(py::repr(key)));
+  }
+  if (py::isinstance<py::int_>(key)) return hookscope::input_key(key.cast<long long>() < 0 ? -1 : key.cast<int>());
   return hookscope::input_key(key.cast<std::string>());
 }
 
-std::string kind_name(hookscope::parameter_kind k) {
+std::vector<std::pair<hookscope::input_key, hookscope::value>> values_of(
+    const std::vector<std::pair<py::object, std::string>>& values_if_missing) {
+  std::vector<std::pair<hookscope::input_key, hookscope::value>> out;
+  for (const auto& [key, json] : values_if_missing) out.emplace_back(to_key(key), hookscope::value_from_json(json));
+  return out;
+}
+
+const char* kind_name(hookscope::parameter_kind k) {
   switch (k) {
     case hookscope::parameter_kind::var_positional: return "var_positional";
     case hookscope::parameter_kind::var_keyword: return "var_keyword";
-    default: return "positional_or_keyword";
+    case hookscope::parameter_kind::positional_or_keyword: return "positional_or_keyword";
   }
+  return "positional_or_keyword";
 }
 
 py::list parameters_to_py(const hookscope::parameter_list& parameters) {
@@ -101,15 +97,9 @@ const char* node_kind(hookscope::dynamic_shapes::node::kind k) {
     case kind::tuple: return "tuple";
     case kind::list: return "list";
     case kind::dict: return "dict";
-    default: return "null";
+    case kind::null: return "null";
   }
-}
-
-template <class T, class F>
-py::list list_of(const std::vector<T>& items, F&& convert) {
-  py::list out;
-  for (const T& x : items) out.append(convert(x));
-  return out;
+  return "null";
 }
 
 // The torch.export structure as nested Python: {"kind": ..., "tensor": i, "class_name": ..., "children": [(key, node)]}.
@@ -152,99 +142,29 @@ py::dict profile_to_py(const hookscope::tensorrt_profile& p) {
   return dict_of("phase", p.phase, "calls", p.calls, "shapes", list_of(p.shapes, range), "widened", p.widened);
 }
 
-// Records of many files read as one stream (signatures bind across files), as hookscope-shapes reads them.
-class record_files {
- public:
-  template <class F>
-  void each(const std::vector<std::string>& files, F&& f) {
-    std::optional<hookscope::record_reader> reader;
-    for (const std::string& file : files) {
-      std::error_code ec;
-      if (std::filesystem::is_directory(file, ec)) throw std::invalid_argument(file + ": cannot read: it is a directory");
-      errno = 0;
-      std::ifstream in(file, std::ios::binary);
-      if (!in) {
-        throw std::invalid_argument(file + ": cannot open: " +
-                                    std::generic_category().message(errno != 0 ? errno : ENOENT));
-      }
-      if (reader) {
-        reader->open(in, file);
-      } else {
-        reader.emplace(in, file);
-      }
-      hookscope::call_record record;
-      while (reader->next(record)) f(record, *reader);
-    }
-    if (reader) warnings_ = reader->warnings();
-  }
-  const std::vector<std::string>& warnings() const { return warnings_; }
-
- private:
-  std::vector<std::string> warnings_;
-};
-
-py::tuple read_records(const std::vector<std::string>& files) {
-  record_files reader;
+py::tuple read_records(const std::vector<std::string>& sources) {
   py::list lines;
-  reader.each(files, [&](const hookscope::call_record& r, const hookscope::record_reader&) {
-    lines.append(hookscope::to_record_line(r));
-  });
-  return py::make_tuple(lines, reader.warnings());
+  std::vector<std::string> warnings =
+      hookscope::for_each_record(sources, [&](const hookscope::call_record& r) { lines.append(hookscope::to_record_line(r)); });
+  return py::make_tuple(lines, warnings);
 }
 
-std::string_view without_library_prefix(std::string_view message) {
-  constexpr std::string_view prefix = "hookscope: ";
-  return message.starts_with(prefix) ? message.substr(prefix.size()) : message;
-}
-
-// hookscope-shapes' feeder (src/cli/hookscope_shapes.cpp): the chosen function's calls into one engine.
-py::tuple load_engine(const std::vector<std::string>& files, std::optional<std::string> function,
-                      std::optional<std::size_t> store_n_calls,
-                      const std::vector<std::pair<py::object, std::string>>& values_if_missing, bool allow_none) {
-  const std::size_t n = store_n_calls.value_or(hookscope::unlimited);
-  hookscope::shape_engine engine(hookscope::engine_options{.store_n_calls = n, .keep_calls = n != hookscope::unlimited});
-  std::vector<std::string> functions;
-  std::size_t calls = 0;
-  bool full = false;
-  record_files reader;
-  reader.each(files, [&](hookscope::call_record& record, const hookscope::record_reader& where) {
-    bool seen = false;
-    for (const auto& f : functions) seen = seen || f == record.function;
-    if (!seen) functions.push_back(record.function);
-    const std::string& chosen = function ? *function : functions.front();
-    if (record.function != chosen) return;
-    if (calls == 0) {
-      if (record.parameters) engine.set_parameters(*record.parameters);
-      for (const auto& [key, v] : values_if_missing) engine.value_if_missing(to_key(key), hookscope::value_from_json(v));
-      engine.begin_recording();
-    }
-    ++calls;
-    if (full) return;
-    try {
-      full = !add_call_record(engine, record);
-    } catch (const hookscope::inference_error& e) {
-      throw hookscope::inference_error(where.source() + ":" + std::to_string(where.line()) + ": " +
-                                       std::string(without_library_prefix(e.what())));
-    }
-  });
-  auto names = [&] {
-    std::string text;
-    for (const auto& name : functions) text += (text.empty() ? "'" : ", '") + name + "'";
-    return text;
-  };
-  if (!function && functions.size() > 1) {
-    throw std::invalid_argument("the records hold several functions (" + names() + "); choose one with function=NAME");
-  }
-  if (calls == 0 && function && allow_none) return py::make_tuple(std::move(engine), reader.warnings(), *function);
-  if (calls == 0 && function && !functions.empty()) {
-    throw std::invalid_argument("no record of function '" + *function + "' (the records hold " + names() + ")");
-  }
-  if (calls == 0) {
-    std::string sources;
-    for (const std::string& f : files) sources += (sources.empty() ? "" : ", ") + f;
-    throw hookscope::inference_error("no call recorded in " + sources);
-  }
-  return py::make_tuple(std::move(engine), reader.warnings(), function ? *function : functions.front());
+hookscope::load_options load_options_of(std::optional<std::string> function, std::optional<std::size_t> store_n_calls,
+                                        const std::vector<std::pair<py::object, std::string>>& values_if_missing,
+                                        std::optional<std::string> signature_from,
+                                        std::vector<std::string> remove_inputs, const std::string& stored_call_option,
+                                        bool for_summary) {
+  hookscope::load_options o;
+  o.function = std::move(function);
+  o.store_n_calls = store_n_calls;
+  o.values_if_missing = values_of(values_if_missing);
+  o.signature_from = std::move(signature_from);
+  o.remove_inputs = std::move(remove_inputs);
+  o.for_summary = for_summary;
+  // The options' spellings are the command line's: the messages name them so in both front ends.
+  if (stored_call_option == "index") o.stored_call_option = "--index";
+  if (stored_call_option == "avoid_specialization") o.stored_call_option = "--avoid-specialization";
+  return o;
 }
 
 hookscope::dynamic_shapes_options shapes_options(const std::vector<std::string>& batch_dimension_for, bool batch_all,
@@ -265,6 +185,45 @@ hookscope::dynamic_shapes_options shapes_options(const std::vector<std::string>&
   return o;
 }
 
+// A stored call's index or a call given in the record encoding; None: the engine's choice.
+hookscope::argument_options argument_options_of(const py::object& candidate, bool flat, bool as_args_kwargs,
+                                                bool avoid_specialization) {
+  hookscope::argument_options o;
+  if (py::isinstance<py::bool_>(candidate)) {
+    throw py::type_error("hookscope: candidate: a stored call's index (int) or a call's JSON (str), got a bool");
+  }
+  if (py::isinstance<py::int_>(candidate)) {
+    if (candidate.cast<long long>() < 0) {
+      throw py::value_error("hookscope: candidate: a stored call's index is >= 0, got " + std::string(py::repr(candidate)));
+    }
+    o.candidate = candidate.cast<std::size_t>();
+  } else if (py::isinstance<py::str>(candidate)) {
+    o.candidate = hookscope::parse_call(candidate.cast<std::string>()).inputs;
+  } else if (!candidate.is_none()) {
+    throw py::type_error("hookscope: candidate: a stored call's index (int) or a call's JSON (str), got " +
+                         std::string(py::str(py::type::of(candidate).attr("__name__"))));
+  }
+  o.flat = flat;
+  o.as_args_kwargs = as_args_kwargs;
+  o.avoid_specialization = avoid_specialization;
+  return o;
+}
+
+const char* load_error_kind_name(hookscope::load_error_kind k) {
+  using kind = hookscope::load_error_kind;
+  switch (k) {
+    case kind::bad_option: return "bad_option";
+    case kind::unreadable: return "unreadable";
+    case kind::mixed_sources: return "mixed_sources";
+    case kind::bad_summary: return "bad_summary";
+    case kind::several_functions: return "several_functions";
+    case kind::no_such_function: return "no_such_function";
+    case kind::summaries_disagree: return "summaries_disagree";
+    case kind::signatures_differ: return "signatures_differ";
+  }
+  return "bad_option";
+}
+
 void bind_dynamic_shapes(py::module_& m) {
   using DS = hookscope::dynamic_shapes;
   py::class_<DS>(m, "DynamicShapes")
@@ -283,19 +242,133 @@ void bind_dynamic_shapes(py::module_& m) {
                              [](const DS& ds) { return list_of(ds.tensorrt_profiles(), profile_to_py); });
 }
 
+void bind_inferred_arguments(py::module_& m) {
+  using IA = hookscope::inferred_arguments;
+  py::class_<IA>(m, "InferredArguments")
+      .def_property_readonly("json", [](const IA& a) { return hookscope::to_json(a.arguments); },
+                             "The arguments in the record value encoding (what `hookscope-shapes args` prints).")
+      .def_readonly("call", &IA::call, "The index of the recorded call they start from; None for a call given.")
+      .def_readonly("warnings", &IA::warnings);
+}
+
+void bind_shape_engine(py::module_& m) {
+  using SE = hookscope::shape_engine;
+  py::class_<SE>(m, "ShapeEngine")
+      .def(py::init([](std::optional<std::size_t> store_n_calls, bool keep_calls) {
+             return SE(hookscope::engine_options{.store_n_calls = store_n_calls.value_or(hookscope::unlimited),
+                                                 .keep_calls = keep_calls});
+           }),
+           py::kw_only(), py::arg("store_n_calls") = 3, py::arg("keep_calls") = true,
+           "store_n_calls=None keeps every call; keep_calls=False keeps only the summaries inference reads.")
+      .def("set_parameters", [](SE& e, const std::string& signature_json) {
+             e.set_parameters(hookscope::parse_signature(signature_json));
+           }, py::arg("signature_json"), "The signature in the record encoding ([{\"name\":...}, ...]).")
+      .def_property_readonly("parameters", [](const SE& e) { return parameters_to_py(e.parameters()); })
+      .def("value_if_missing", [](SE& e, const py::object& key, const std::string& value_json) {
+             e.value_if_missing(to_key(key), hookscope::value_from_json(value_json));
+           }, py::arg("key"), py::arg("value_json"))
+      .def("begin_recording", &SE::begin_recording)
+      .def("add_call", [](SE& e, const std::string& call_json) {
+             hookscope::call_record r = hookscope::parse_call(call_json);
+             return r.result ? e.add_call(std::move(r.inputs), std::move(*r.result)) : e.add_call(std::move(r.inputs));
+           }, py::arg("call_json"),
+           "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.")
+      .def_property_readonly("num_obs", &SE::num_obs)
+      .def("infer_dynamic_shapes",
+           [](const SE& e, const std::vector<std::string>& batch_dimension_for, bool batch_all, bool dim_names,
+              const std::vector<std::tuple<py::object, std::size_t, std::string>>& dim_labels,
+              std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known_dim_names,
+              bool profile_phases) {
+             return e.infer_dynamic_shapes(
+                 shapes_options(batch_dimension_for, batch_all, dim_names, dim_labels, known_dim_names, profile_phases));
+           },
+           py::kw_only(), py::arg("batch_dimension_for") = std::vector<std::string>{}, py::arg("batch_all") = false,
+           py::arg("dim_names") = false,
+           py::arg("dim_labels") = std::vector<std::tuple<py::object, std::size_t, std::string>>{},
+           py::arg("known_dim_names") = py::none(), py::arg("profile_phases") = false)
+      .def("infer_arguments",
+           [](const SE& e, const py::object& candidate, bool flat, bool as_args_kwargs, bool avoid_specialization) {
+             return e.choose_arguments(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
+           },
+           py::kw_only(), py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
+           py::arg("avoid_specialization") = false,
+           "Representative arguments (InferredArguments: json, call, warnings); candidate: None, a stored call's "
+           "index or a call's JSON.")
+      .def("remove_inputs", &SE::remove_inputs, py::arg("names"))
+      .def("to_summary_json", [](const SE& e, const std::string& function) { return e.to_summary_json(function); },
+           py::kw_only(), py::arg("function") = "",
+           "The summary document (docs/summary_format.md): what `hookscope-shapes summarize` writes.")
+      .def("merge", &SE::merge, py::arg("later"),
+           "Folds in the calls of `later` as if added after this engine's own (exactly what one pass gives).")
+      .def("info", [](const SE& e) {
+        hookscope::engine_info info = e.info();
+        py::list calls;
+        for (const auto& c : info.calls) {
+          py::list aligned;
+          for (const auto& v : c.aligned) aligned.append(hookscope::to_json(v));
+          calls.append(dict_of("inputs", call_to_json(c.inputs), "constants",
+                               hookscope::to_json(hookscope::value::dict(c.constants)), "leaf_count", c.leaf_count,
+                               "aligned", aligned));
+        }
+        return dict_of("calls", calls, "best_candidate", info.best_candidate, "parameters",
+                       parameters_to_py(info.parameters), "calls_seen", info.calls_seen, "calls_ignored",
+                       info.calls_ignored);
+      });
+}
+
+void bind_loading(py::module_& m) {
+  using LE = hookscope::loaded_engine;
+  py::class_<LE>(m, "LoadedEngine")
+      .def_property_readonly("engine", [](LE& l) -> hookscope::shape_engine& { return l.engine; },
+                             py::return_value_policy::reference_internal)
+      .def_readonly("function", &LE::function)
+      .def_readonly("warnings", &LE::warnings)
+      .def_readonly("calls_read", &LE::calls_read)
+      .def_readonly("from_summaries", &LE::from_summaries)
+      .def_property_readonly("left_out_warning", &LE::left_out_warning);
+
+  m.def("load",
+        [](const std::vector<std::string>& sources, std::optional<std::string> function,
+           std::optional<std::size_t> store_n_calls, const std::vector<std::pair<py::object, std::string>>& values_if_missing,
+           std::optional<std::string> signature_from, std::vector<std::string> remove_inputs,
+           const std::string& stored_call_option, bool for_summary) {
+          return hookscope::load_engine(sources, load_options_of(std::move(function), store_n_calls, values_if_missing,
+                                                                 std::move(signature_from), std::move(remove_inputs),
+                                                                 stored_call_option, for_summary));
+        },
+        py::arg("sources"), py::kw_only(), py::arg("function") = py::none(), py::arg("store_n_calls") = py::none(),
+        py::arg("values_if_missing") = std::vector<std::pair<py::object, std::string>>{},
+        py::arg("signature_from") = py::none(), py::arg("remove_inputs") = std::vector<std::string>{},
+        py::arg("stored_call_option") = "", py::arg("for_summary") = false,
+        "hookscope::load_engine: the sources (record files or summaries) read into one engine, as hookscope-shapes "
+        "reads them. store_n_calls=None: not given (3 for records); UNLIMITED: every call.");
+  m.def("load_summaries",
+        [](const std::vector<std::pair<std::string, std::string>>& named, std::optional<std::string> function,
+           std::vector<std::string> remove_inputs) {
+          return hookscope::load_summaries(
+              named, load_options_of(std::move(function), std::nullopt, {}, std::nullopt, std::move(remove_inputs), "", false));
+        },
+        py::arg("named_summaries"), py::kw_only(), py::arg("function") = py::none(),
+        py::arg("remove_inputs") = std::vector<std::string>{},
+        "Summary documents given as (name, text), merged in order into one engine.");
+  m.def("read_records", &read_records, py::arg("sources"),
+        "Every record of the sources, read as one stream, as record lines; returns (lines, warnings).");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_engine, m) {
   m.doc() = "hookscope's compiled shape engine (values in the record format's JSON encoding)";
 
-  // The library's exceptions, with their messages unchanged. FormatError and InferenceError are ValueErrors in
-  // Python (bad data, not bad code); ValueKindError (hookscope::value_error) is a TypeError.
+  // The library's exceptions, with their messages unchanged. FormatError, InferenceError and LoadError are
+  // ValueErrors in Python (bad data, not bad code); ValueKindError (hookscope::value_error) is a TypeError.
   // The exception types live as long as the process (one reference kept on purpose: nothing destroys them after
   // the interpreter, as static py::object members would).
   static PyObject* format_error = py::exception<hookscope::format_error>(m, "FormatError", PyExc_ValueError).inc_ref().ptr();
   static PyObject* record_error = py::exception<hookscope::record_error>(m, "RecordError", format_error).inc_ref().ptr();
   static PyObject* inference_error =
       py::exception<hookscope::inference_error>(m, "InferenceError", PyExc_ValueError).inc_ref().ptr();
+  static PyObject* load_error = py::exception<hookscope::load_error>(m, "LoadError", PyExc_ValueError).inc_ref().ptr();
   static PyObject* value_error = py::exception<hookscope::value_error>(m, "ValueKindError", PyExc_TypeError).inc_ref().ptr();
   py::register_exception_translator([](std::exception_ptr p) {
     auto raise = [](PyObject* type, const std::exception& e) { PyErr_SetString(type, e.what()); };
@@ -307,118 +380,26 @@ PYBIND11_MODULE(_engine, m) {
       raise(format_error, e);
     } catch (const hookscope::inference_error& e) {
       raise(inference_error, e);
+    } catch (const hookscope::load_error& e) {
+      py::object error = py::reinterpret_borrow<py::object>(load_error)(e.what());
+      error.attr("kind") = load_error_kind_name(e.kind());
+      PyErr_SetObject(load_error, error.ptr());
     } catch (const hookscope::value_error& e) {
       raise(value_error, e);
     }
   });
 
   m.attr("UNLIMITED") = hookscope::unlimited;
-  m.def("read_records", &read_records, py::arg("files"),
-        "Every record of the files, read as one stream, as record lines; returns (lines, warnings).");
-  m.def("load_engine", &load_engine, py::arg("files"), py::arg("function") = py::none(),
-        py::arg("store_n_calls") = 3, py::arg("values_if_missing") = std::vector<std::pair<py::object, std::string>>{},
-        py::arg("allow_none") = false,
-        "An engine fed with the records of one function, as hookscope-shapes feeds it; returns (engine, warnings, "
-        "the function's name). allow_none: no call of the function named is an empty engine, not an error.");
   m.def("default_known_dim_names", [] {
     std::vector<std::tuple<std::string, std::size_t, std::string>> out;
     for (const auto& k : hookscope::default_known_dim_names()) out.emplace_back(k.input, k.dim, k.label);
     return out;
   });
   m.def("normalize_value", [](const std::string& json) { return hookscope::to_json(hookscope::value_from_json(json)); },
-        "A value's JSON encoding as the library reads and writes it (checks it).");
+        py::arg("json"), "A value's JSON encoding as the library reads and writes it (checks it).");
 
   bind_dynamic_shapes(m);
-
-  py::class_<hookscope::shape_engine>(m, "ShapeEngine")
-      .def(py::init([](std::optional<std::size_t> store_n_calls, bool keep_calls) {
-             return hookscope::shape_engine(
-                 hookscope::engine_options{.store_n_calls = store_n_calls.value_or(hookscope::unlimited),
-                                           .keep_calls = keep_calls});
-           }),
-           py::arg("store_n_calls") = 3, py::arg("keep_calls") = true)
-      .def("set_parameters",
-           [](hookscope::shape_engine& e, const std::string& signature_json) { e.set_parameters(parse_signature(signature_json)); },
-           py::arg("signature_json"))
-      .def_property_readonly("parameters",
-                             [](const hookscope::shape_engine& e) { return parameters_to_py(e.parameters()); })
-      .def("value_if_missing",
-           [](hookscope::shape_engine& e, const py::object& key, const std::string& v) {
-             e.value_if_missing(to_key(key), hookscope::value_from_json(v));
-           })
-      .def("begin_recording", &hookscope::shape_engine::begin_recording)
-      .def("add_call",
-           [](hookscope::shape_engine& e, const std::string& call_json) {
-             hookscope::call_record r = parse_call_record(call_json);
-             return add_call_record(e, r);
-           },
-           "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.")
-      .def_property_readonly("num_obs", &hookscope::shape_engine::num_obs)
-      .def("infer_dynamic_shapes",
-           [](const hookscope::shape_engine& e, const std::vector<std::string>& batch_dimension_for, bool batch_all,
-              bool dim_names, const std::vector<std::tuple<py::object, std::size_t, std::string>>& dim_labels,
-              std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known_dim_names,
-              bool profile_phases) {
-             return e.infer_dynamic_shapes(
-                 shapes_options(batch_dimension_for, batch_all, dim_names, dim_labels, known_dim_names, profile_phases));
-           },
-           py::arg("batch_dimension_for") = std::vector<std::string>{}, py::arg("batch_all") = false,
-           py::arg("dim_names") = false,
-           py::arg("dim_labels") = std::vector<std::tuple<py::object, std::size_t, std::string>>{},
-           py::arg("known_dim_names") = py::none(), py::arg("profile_phases") = false)
-      .def("infer_arguments",
-           [](const hookscope::shape_engine& e, const py::object& candidate, bool flat, bool as_args_kwargs,
-              bool avoid_specialization) {
-             hookscope::argument_options o;
-             std::vector<std::string> warnings;
-             o.avoid_specialization = avoid_specialization;
-             o.warnings = &warnings;
-             if (py::isinstance<py::int_>(candidate)) {
-               o.candidate = candidate.cast<std::size_t>();
-             } else if (py::isinstance<py::str>(candidate)) {
-               o.candidate = parse_call(candidate.cast<std::string>());
-             }
-             o.flat = flat;
-             o.as_args_kwargs = as_args_kwargs;
-             std::string json = hookscope::to_json(e.infer_arguments(o));
-             if (!avoid_specialization) return py::object(py::str(json));
-             return py::object(py::make_tuple(json, warnings));
-           },
-           py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
-           py::arg("avoid_specialization") = false,
-           "Representative arguments as a value's JSON encoding; candidate: None, a stored call index or a call's JSON.\n"
-           "avoid_specialization=True: returns (json, warnings).")
-      .def("remove_inputs", &hookscope::shape_engine::remove_inputs)
-      .def("to_summary_json",
-           [](const hookscope::shape_engine& e, const std::string& function) { return e.to_summary_json(function); },
-           py::arg("function") = "", "The summary document (docs/summary_format.md): what `hookscope-shapes summarize` writes.")
-      .def_static("from_summary_json",
-                  [](const std::string& summary) {
-                    std::string function;
-                    hookscope::shape_engine e = hookscope::shape_engine::from_summary_json(summary, &function);
-                    return py::make_tuple(py::cast(std::move(e)), function);
-                  },
-                  py::arg("summary"), "The engine a summary describes, and its function's name: (engine, function).")
-      .def("merge", &hookscope::shape_engine::merge, py::arg("later"),
-           "Folds in the calls of `later` as if added after this engine's own (exactly what one pass gives).")
-      .def("info", [](const hookscope::shape_engine& e) {
-        hookscope::engine_info info = e.info();
-        py::dict out;
-        py::list calls;
-        for (const auto& c : info.calls) {
-          py::dict d;
-          d["inputs"] = call_to_json(c.inputs);
-          hookscope::value constants = hookscope::value::dict(c.constants);
-          d["constants"] = hookscope::to_json(constants);
-          d["leaf_count"] = c.leaf_count;
-          py::list aligned;
-          for (const auto& v : c.aligned) aligned.append(hookscope::to_json(v));
-          d["aligned"] = aligned;
-          calls.append(d);
-        }
-        out["calls"] = calls;
-        out["best_candidate"] = info.best_candidate;
-        out["parameters"] = parameters_to_py(info.parameters);
-        return out;
-      });
+  bind_inferred_arguments(m);
+  bind_shape_engine(m);
+  bind_loading(m);
 }

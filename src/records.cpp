@@ -196,12 +196,16 @@ void check_repeated_names(const call_record& out) {
   }
 }
 
-void read_record(const json::value& j, call_record& out) {
+// `function_required`: a record line names its function; a call given alone (parse_call) need not.
+void read_record(const json::value& j, call_record& out, bool function_required) {
   const json_path root;
   const json::object* o = j.if_object();
   if (o == nullptr) fail_at(root, "expected a record {\"function\", \"args\", \"kwargs\", ...}, found " + json_kind_of(j));
-  out.function = read_json_string(json_required(*o, "function", root), root / "function");
-  if (out.function.empty()) fail_at(root / "function", "empty function name");
+  out.function.clear();
+  if (function_required || o->contains("function")) {
+    out.function = read_json_string(json_required(*o, "function", root), root / "function");
+    if (out.function.empty()) fail_at(root / "function", "empty function name");
+  }
   out.parameters.reset();
   if (const json::value* sig = o->if_contains("signature")) out.parameters = read_json_signature(*sig, root / "signature");
   read_json_inputs(*o, out.inputs, root);
@@ -237,7 +241,21 @@ class record_parser {
   record_parser() : parser_(json::storage_ptr(), options()) {}
 
   /// Parses `line` into `out`; `unterminated`: the stream ended without a newline after it.
-  void parse(std::string_view line, call_record& out, bool unterminated) {
+  void parse(std::string_view line, call_record& out, bool unterminated, bool function_required = true) {
+    with_json(line, unterminated, [&](const json::value& j) { read_record(j, out, function_required); });
+  }
+
+  /// A signature alone, as a record's "signature" reads.
+  parameter_list parse_signature(std::string_view text) {
+    parameter_list out;
+    with_json(text, false, [&](const json::value& j) { out = read_json_signature(j, {}); });
+    return out;
+  }
+
+ private:
+  // Calls `use` with the document of `line`, which lives only as long as the call.
+  template <class F>
+  void with_json(std::string_view line, bool unterminated, F&& use) {
     // A fresh resource per line over the same first block: a typical line allocates nothing, a long one
     // allocates its own blocks and frees them at once. (Reusing one resource through release() would let its
     // next block size double with every long line until allocation fails.)
@@ -252,11 +270,9 @@ class record_parser {
       throw format_error("not JSON: " + what);
     }
     check_duplicate_keys(line);
-    const json::value j = parser_.release();
-    read_record(j, out);
+    use(parser_.release());
   }
 
- private:
   // Boost.JSON keeps one of two equal keys of an object silently; a record whose "shape" or "function" is given
   // twice must not be read as one of them. A linear scan of the (valid) line: keys compared as written (escapes
   // not decoded), pairwise in small objects, sorted in large ones.
@@ -334,6 +350,18 @@ call_record parse_record(std::string_view line) {
   call_record record;
   parser.parse(line, record, false);
   return record;
+}
+
+call_record parse_call(std::string_view text) {
+  detail::record_parser parser;
+  call_record record;
+  parser.parse(text, record, false, false);
+  return record;
+}
+
+parameter_list parse_signature(std::string_view text) {
+  detail::record_parser parser;
+  return parser.parse_signature(text);
 }
 
 //=== record_reader ===//

@@ -178,14 +178,21 @@ TEST_CASE("calls beyond store_n_calls are counted") {
 
 TEST_CASE("avoid_specialization") {
   const shape_engine e = decoder(8);
-  std::vector<std::string> warnings;
-  const value args = e.infer_arguments({.avoid_specialization = true, .warnings = &warnings});
-  CHECK(hookscope::to_json(args).rfind(R"({"dict":[["input_ids",{"shape":[2,5],"dtype":"int64"}],)", 0) == 0);
-  REQUIRE(warnings.size() == 1);
-  CHECK(warnings[0].find("dimension 2 of 'past_key_values.0' is 0") != std::string::npos);
+  const hookscope::inferred_arguments chosen = e.choose_arguments({.avoid_specialization = true});
+  CHECK(hookscope::to_json(chosen.arguments).rfind(R"({"dict":[["input_ids",{"shape":[2,5],"dtype":"int64"}],)", 0) == 0);
+  REQUIRE(chosen.warnings.size() == 1);
+  CHECK(chosen.warnings[0].find("dimension 2 of 'past_key_values.0' is 0") != std::string::npos);
+  // The call reported is the stored call the arguments start from: its input_ids are the [2,5] above.
+  REQUIRE(chosen.call.has_value());
+  const hookscope::engine_info info = e.info();
+  REQUIRE(*chosen.call < info.calls.size());
+  CHECK(hookscope::to_json(info.calls[*chosen.call].inputs.kwargs.front().second) == R"({"shape":[2,5],"dtype":"int64"})");
+  CHECK(e.infer_arguments({.avoid_specialization = true}) == chosen.arguments);
   // The default stays the reference's choice: call 0.
   CHECK(hookscope::to_json(e.infer_arguments()).rfind(R"({"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],)", 0) ==
         0);
+  CHECK(e.choose_arguments().call == std::optional<std::size_t>(0));
+  CHECK(e.choose_arguments().warnings.empty());
   CHECK_THROWS_AS(decoder(hookscope::unlimited, false).infer_arguments({.avoid_specialization = true}),
                   hookscope::inference_error);
 }

@@ -48,6 +48,13 @@ struct call_record {
 /// `$.kwargs[1][1].shape[0]: negative dimension -3` (value errors read as those of value_from_json).
 call_record parse_record(std::string_view line);
 
+/// Parses one call given alone, as a record without "function" ({"args":[...],"kwargs":[...],"result":V?}): how
+/// front ends in other languages hand the engine a call. Same errors as parse_record.
+call_record parse_call(std::string_view text);
+
+/// Parses a signature given alone, as a record's "signature" ([{"name":..., "kind":..., "default":V}, ...]).
+parameter_list parse_signature(std::string_view text);
+
 namespace detail {
 class record_parser;  // Boost.JSON's parser and memory, reused from line to line (records.cpp)
 }  // namespace detail

@@ -233,10 +233,15 @@ struct argument_options {
   bool flat = false;            ///< the aligned leaves as a list
   bool as_args_kwargs = false;  ///< {"tuple":[{"tuple":args},{"dict":kwargs}]}
   /// With no candidate given: the first stored call in which every dynamic dim is >= 2 (torch.export specialises 0
-  /// and 1), else the one with the most such dims; `warnings` then names the dims still below 2.
+  /// and 1), else the one with the most such dims; the result's warnings then name the dims still below 2.
   bool avoid_specialization = false;
-  /// Filled by infer_arguments when avoid_specialization could not avoid every 0/1 (may be null).
-  std::vector<std::string>* warnings = nullptr;
+};
+
+/// Representative arguments, the call they start from, and what could not be done as asked.
+struct inferred_arguments {
+  value arguments{};                  ///< in the record value encoding's structure (argument_options decide which)
+  std::optional<std::size_t> call{};  ///< the recorded call chosen (its index); none for new inputs given
+  std::vector<std::string> warnings{};  ///< e.g. avoid_specialization could not avoid every 0/1
 };
 
 /// One recorded call as the engine holds it, and how it aligns on the best candidate.
@@ -253,6 +258,17 @@ struct engine_info {
   parameter_list parameters;
   std::size_t calls_seen = 0;      ///< every call given to add_call, kept or not
   std::size_t calls_ignored = 0;   ///< calls left out because store_n_calls was reached (add_call returned false)
+};
+
+/// Thrown by shape_engine::merge for states that were not recorded alike; `reason()` says which way.
+class merge_error : public inference_error {
+ public:
+  enum class reason : std::uint8_t { not_every_call, signatures_differ, values_if_missing_differ };
+  merge_error(reason why, const std::string& message) : inference_error(message), reason_(why) {}
+  reason why() const noexcept { return reason_; }
+
+ private:
+  reason reason_;
 };
 
 /// The C++ InputObserver's engine: records calls (value trees), then infers.
@@ -284,6 +300,8 @@ class shape_engine {
   dynamic_shapes infer_dynamic_shapes(const dynamic_shapes_options& options = {}) const;
   /// Representative arguments with placeholders filled, in the record value encoding's structure.
   value infer_arguments(const argument_options& options = {}) const;
+  /// The same arguments with the call chosen and the warnings: what front ends print and return.
+  inferred_arguments choose_arguments(const argument_options& options = {}) const;
   /// Forgets these inputs everywhere; returns how many were removed. Throws for *args / **kwargs names.
   std::size_t remove_inputs(const std::vector<std::string>& names);
   engine_info info() const;
@@ -298,7 +316,7 @@ class shape_engine {
   static shape_engine from_summary_json(std::string_view summary, std::string* function = nullptr);
   /// Folds in the calls of `later` as if they had been added to this engine after its own: every inference then
   /// gives exactly what one engine given all the calls in that order gives (merging is associative). Both must
-  /// record every call, with the same signature and value_if_missing, else inference_error says which differs.
+  /// record every call, with the same signature and value_if_missing, else merge_error says which differs.
   void merge(const shape_engine& later);
 
  private:

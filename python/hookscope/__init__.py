@@ -1,8 +1,9 @@
 """hookscope: dynamic shapes for torch.export, TensorRT and ONNX Runtime from recorded calls.
 
-The compiled shape engine (``hookscope._engine``, the C++ library) does the inference; this package reads
-record files (``HOOKSCOPE_RECORD``, ``call_recorder`` or any producer of docs/record_format.md) and, in
-``hookscope.torch``, observes a ``torch.nn.Module``.
+The compiled shape engine (``hookscope._engine``, the C++ library) reads the sources and infers; this package
+spells its options as Python keywords (one per ``hookscope-shapes`` option) and, in ``hookscope.torch``, observes a
+``torch.nn.Module``. Record files (``HOOKSCOPE_RECORD``, ``call_recorder``, any producer of docs/record_format.md)
+and summaries (``summarize``) are read wherever the command reads them, with the same answers and the same errors.
 
     >>> import hookscope
     >>> hookscope.infer(["forward.jsonl"], dim_names=True).to_json()  # what `hookscope-shapes infer` prints
@@ -11,34 +12,117 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable, Mapping, Sequence
+import warnings as _warnings
+from collections.abc import Collection
+from typing import Any, Iterable, Mapping, Union
 
 from . import _engine
-from ._engine import FormatError, InferenceError, RecordError, ValueKindError, ShapeEngine, DynamicShapes
+from ._engine import (DynamicShapes, FormatError, InferenceError, LoadError, RecordError, ShapeEngine,
+                      ValueKindError)
 
 __all__ = [
     "FormatError",
     "RecordError",
     "InferenceError",
+    "LoadError",
     "ValueKindError",
+    "RecordWarning",
     "ShapeEngine",
     "DynamicShapes",
+    "InferredArguments",
     "read_records",
     "load",
     "infer",
     "infer_arguments",
     "summarize",
     "merge_summaries",
+    "shapes_options",
 ]
 
+PathLike = Union[str, "os.PathLike[str]"]
+Paths = Union[PathLike, Iterable[PathLike]]
+Key = Union[str, int]
 
-def _paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
+
+class RecordWarning(UserWarning):
+    """What the readers accepted with a doubt (a last line cut short, ...) or left out (calls beyond
+    ``store_n_calls``): the warnings ``hookscope-shapes`` prints on standard error."""
+
+
+class _Default(int):
+    """The default ``store_n_calls`` (3), told apart from an explicit 3: summaries hold every call and refuse an
+    explicit limit, as ``hookscope-shapes --store-n-calls 3`` does with summaries."""
+
+    def __repr__(self) -> str:
+        return "3"
+
+
+_STORE_N_CALLS_DEFAULT = _Default(3)
+
+
+def _paths(paths: Paths) -> list[str]:
     if isinstance(paths, (str, os.PathLike)):
         return [os.fspath(paths)]
     return [os.fspath(p) for p in paths]
 
 
-def read_records(paths, *, with_warnings: bool = False):
+def _value_json(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v, allow_nan=False)
+
+
+def _store_n_calls(n: Any) -> int | None:
+    """The engine's spelling: None when not given, UNLIMITED for every call."""
+    if n is _STORE_N_CALLS_DEFAULT:
+        return None
+    if n is None or n == "all":
+        return _engine.UNLIMITED
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"hookscope: store_n_calls: expected a positive int, None or 'all', got {n!r}")
+    if n < 1:
+        raise ValueError("hookscope: --store-n-calls: expected at least 1 (or all)")
+    return n
+
+
+def _names(option: str, keys: Any) -> list[str]:
+    """Names or positions (a position as the command line writes it, "0"); a str alone is refused: it is not a
+    collection of names."""
+    if keys is None:
+        return []
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, Collection):
+        raise TypeError(f"hookscope: {option}: expected a collection of names or positions, got {keys!r}")
+    out = []
+    for k in keys:
+        if isinstance(k, bool) or not isinstance(k, (str, int)):
+            raise TypeError(f"hookscope: {option}: a name (str) or a position (int), got {k!r}")
+        out.append(str(k))
+    return out
+
+
+def _load(paths: Paths, *, function: str | None = None, store_n_calls: Any = _STORE_N_CALLS_DEFAULT,
+          value_if_missing: Mapping[Key, Any] | None = None, signature_from: PathLike | None = None,
+          remove_inputs: Collection[str] | None = None, stored_call_option: str = "",
+          for_summary: bool = False) -> _engine.LoadedEngine:
+    """The one call into the library's front door; the readers' warnings become RecordWarnings."""
+    if value_if_missing is not None and not isinstance(value_if_missing, Mapping):
+        raise TypeError(f"hookscope: value_if_missing: expected a mapping of name or position to value, got "
+                        f"{type(value_if_missing).__name__}")
+    loaded = _engine.load(
+        _paths(paths), function=function, store_n_calls=_store_n_calls(store_n_calls),
+        values_if_missing=[(k, _value_json(v)) for k, v in (value_if_missing or {}).items()],
+        signature_from=None if signature_from is None else os.fspath(signature_from),
+        remove_inputs=_names("remove_inputs", remove_inputs), stored_call_option=stored_call_option,
+        for_summary=for_summary)
+    for w in loaded.warnings:
+        _warnings.warn(RecordWarning(w), stacklevel=3)
+    return loaded
+
+
+def _warn_left_out(loaded: _engine.LoadedEngine) -> None:
+    if loaded.left_out_warning:
+        _warnings.warn(RecordWarning(loaded.left_out_warning), stacklevel=3)
+
+
+def read_records(paths: Paths, *, with_warnings: bool = False):
     """Every record of the files (read as one stream: a function's signature binds across files), each as a dict
     of the record format (``function``, ``signature``, ``args``, ``kwargs``, ``result``, ``threw``, ``latency_ns``;
     values in the record format's JSON encoding). A bad line raises RecordError("<file>:<line>: ..."), the
@@ -48,92 +132,130 @@ def read_records(paths, *, with_warnings: bool = False):
     return (records, list(warnings)) if with_warnings else records
 
 
-def _value_json(v: Any) -> str:
-    return v if isinstance(v, str) else json.dumps(v)
+def load(paths: Paths, *, function: str | None = None, store_n_calls: int | str | None = _STORE_N_CALLS_DEFAULT,
+         value_if_missing: Mapping[Key, Any] | None = None, signature_from: PathLike | None = None,
+         remove_inputs: Collection[str] | None = None) -> ShapeEngine:
+    """A ShapeEngine fed with the calls of one function, read from record files or summaries as
+    ``hookscope-shapes`` reads them (``store_n_calls=None``: every call, summarised in constant memory)."""
+    loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
+                   signature_from=signature_from, remove_inputs=remove_inputs)
+    _warn_left_out(loaded)
+    return loaded.engine
 
 
-def load(paths, *, function: str | None = None, store_n_calls: int | None = 3,
-         value_if_missing: Mapping[str | int, Any] | None = None) -> ShapeEngine:
-    """A ShapeEngine fed with the records of one function, as ``hookscope-shapes`` feeds it (``store_n_calls=None``:
-    every call, summarised). ``value_if_missing`` values are in the JSON encoding (a dict or a JSON string)."""
-    missing = [(k, _value_json(v)) for k, v in (value_if_missing or {}).items()]
-    engine, _warnings, _function = _engine.load_engine(_paths(paths), function, store_n_calls, missing)
-    return engine
-
-
-def summarize(paths, *, function: str | None = None,
-              value_if_missing: Mapping[str | int, Any] | None = None) -> str:
+def summarize(paths: Paths, *, function: str | None = None, value_if_missing: Mapping[Key, Any] | None = None,
+              signature_from: PathLike | None = None) -> str:
     """``hookscope-shapes summarize`` as a function: the summary document (JSON text, docs/summary_format.md) of
     every call of one function in the record files (with ``function`` given, a shard without its calls gives an
-    empty summary, which merges as nothing). Summaries of shards merge (``merge_summaries``) into exactly
-    what one pass over the shards, concatenated in order, gives: what a map-reduce engine calls in its workers."""
-    missing = [(k, _value_json(v)) for k, v in (value_if_missing or {}).items()]
-    engine, _warnings, name = _engine.load_engine(_paths(paths), function, None, missing, function is not None)
-    return engine.to_summary_json(name)
+    empty summary, which merges as nothing). Summaries of shards merge (``merge_summaries``, or given to ``infer``
+    as files) into exactly what one pass over the shards, concatenated in order, gives."""
+    loaded = _load(paths, function=function, value_if_missing=value_if_missing, signature_from=signature_from,
+                   for_summary=True)
+    if loaded.engine.num_obs == 0:
+        _warnings.warn(RecordWarning(f"no record of '{loaded.function}': the summary is empty"), stacklevel=2)
+    return loaded.engine.to_summary_json(function=loaded.function)
 
 
-def merge_summaries(summaries: Iterable[str]) -> ShapeEngine:
+def merge_summaries(summaries: Iterable[str], *, function: str | None = None) -> ShapeEngine:
     """The engine of the summaries (JSON texts, in the order of their shards) merged: infer from it as from
     ``load(shards, store_n_calls=None)``. Summaries of another function or recorded differently (signature,
-    value_if_missing) raise InferenceError saying which."""
-    merged = ShapeEngine(store_n_calls=None, keep_calls=False)
-    function = None
-    for i, text in enumerate(summaries):
-        engine, name = ShapeEngine.from_summary_json(text)
-        if engine.num_obs > 0 and function is not None and name != function:
-            raise InferenceError(f"hookscope: merge_summaries: summary {i} is of '{name}', the earlier ones of "
-                                 f"'{function}'")
-        if engine.num_obs > 0:
-            function = name
-        merged.merge(engine)
-    return merged
+    value_if_missing) raise LoadError saying which (``.kind``)."""
+    named = [(f"summary {i}", text) for i, text in enumerate(summaries)]
+    return _engine.load_summaries(named, function=function).engine
 
 
-def _dim_labels(dim_names) -> list[tuple[str | int, int, str]]:
+def _dim_labels(dim_names: Mapping[Key, Mapping[int, str]]) -> list[tuple[Key, int, str]]:
     """{input: {dim: label}} (the reference's dim_names mapping) as the engine's explicit labels."""
     out = []
     for key, dims in dim_names.items():
+        if not isinstance(dims, Mapping):
+            raise TypeError(f"hookscope: dim_names[{key!r}]: expected a mapping of dimension to label, got {dims!r}")
         for d, label in dims.items():
-            out.append((key, int(d), str(label)))
+            if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+                raise TypeError(f"hookscope: dim_names[{key!r}]: a dimension is an int >= 0, got {d!r}")
+            if not isinstance(label, str) or not label.isidentifier():
+                raise ValueError(f"hookscope: --dim-name: the label '{label}' is not an identifier")
+            out.append((key, d, label))
     return out
 
 
-def shapes_options(batch=None, batch_all: bool = False, dim_names=False, profiles: str | int = 1) -> dict:
-    """The engine's dynamic_shapes_options from Python spellings: ``batch`` a set of names/positions or True;
-    ``dim_names`` False, True (automatic labels) or {input: {dim: label}}; ``profiles`` 1 (one consistent TensorRT
-    profile) or "auto" (one per phase, e.g. prefill and decode)."""
+def shapes_options(batch: Collection[Key] | bool | None = None, batch_all: bool = False,
+                   dim_names: bool | Mapping[Key, Mapping[int, str]] | None = False,
+                   profiles: str | int = 1) -> dict:
+    """ShapeEngine.infer_dynamic_shapes' keywords from the Python spellings: ``batch`` names/positions or True (every
+    input); ``dim_names`` False, True (automatic labels: batch_size, sequence_length, ...) or {input: {dim: label}};
+    ``profiles`` 1 (one consistent TensorRT profile) or "auto" (one per phase, e.g. prefill and decode)."""
     if profiles not in (1, "1", "auto"):
-        raise ValueError(f"hookscope: profiles: expected 1 or 'auto', got {profiles!r}")
+        raise ValueError(f"hookscope: --profiles: expected 1 or auto, got '{profiles}'")
     if batch is True:
         batch, batch_all = None, True
-    options = {
-        "batch_dimension_for": [str(k) for k in (batch or ())],
+    names = _names("batch", batch)
+    if names and batch_all:
+        raise ValueError("hookscope: --batch and --batch-all exclude each other")
+    explicit = dim_names is not None and not isinstance(dim_names, bool)
+    if explicit and not isinstance(dim_names, Mapping):
+        raise TypeError(f"hookscope: dim_names: expected True, False or a mapping {{input: {{dim: label}}}}, got "
+                        f"{dim_names!r}")
+    return {
+        "batch_dimension_for": names,
         "batch_all": bool(batch_all),
         "dim_names": dim_names is True,
-        "dim_labels": [] if isinstance(dim_names, bool) or dim_names is None else _dim_labels(dim_names),
+        "dim_labels": _dim_labels(dim_names) if explicit else [],
         "profile_phases": profiles == "auto",
     }
-    return options
 
 
-def infer(paths, *, function: str | None = None, store_n_calls: int | None = 3,
-          value_if_missing: Mapping[str | int, Any] | None = None, batch=None, batch_all: bool = False,
-          dim_names=False, profiles: str | int = 1) -> DynamicShapes:
-    """``hookscope-shapes infer`` as a function: the DynamicShapes of the records (``.to_json()`` = --format torch,
-    ``.to_trtexec()``, ``.to_ort_options()``, ``.to_onnx()``, ``.to_typed_json()`` = --typed, ``.report()``;
-    ``.inputs``, ``.outputs``, ``.relations``, ``.tensorrt_profiles``, ``.warnings``)."""
-    engine = load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing)
-    return engine.infer_dynamic_shapes(**shapes_options(batch, batch_all, dim_names, profiles))
+def infer(paths: Paths, *, function: str | None = None, store_n_calls: int | str | None = _STORE_N_CALLS_DEFAULT,
+          value_if_missing: Mapping[Key, Any] | None = None, signature_from: PathLike | None = None,
+          remove_inputs: Collection[str] | None = None, batch: Collection[Key] | bool | None = None,
+          batch_all: bool = False, dim_names: bool | Mapping[Key, Mapping[int, str]] | None = False,
+          profiles: str | int = 1) -> DynamicShapes:
+    """``hookscope-shapes infer`` as a function, on record files or summaries: the DynamicShapes (``.to_json()`` =
+    --format torch, ``.to_trtexec()``, ``.to_ort_options()``, ``.to_onnx()``, ``.to_typed_json()`` = --typed,
+    ``.report()``; ``.inputs``, ``.outputs``, ``.relations``, ``.tensorrt_profiles``, ``.warnings``). The readers'
+    warnings are issued as RecordWarning."""
+    options = shapes_options(batch, batch_all, dim_names, profiles)
+    loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
+                   signature_from=signature_from, remove_inputs=remove_inputs)
+    ds = loaded.engine.infer_dynamic_shapes(**options)
+    _warn_left_out(loaded)
+    return ds
 
 
-def infer_arguments(paths, *, function: str | None = None, store_n_calls: int | None = 3,
-                    value_if_missing: Mapping[str | int, Any] | None = None, index: int | None = None,
-                    flat: bool = False, as_args_kwargs: bool = False, avoid_specialization: bool = False):
-    """``hookscope-shapes args`` as a function: the representative arguments in the JSON encoding (parsed).
-    With avoid_specialization, the first stored call whose dynamic dims are all >= 2 (the warnings are dropped:
-    use ShapeEngine.infer_arguments for them)."""
-    engine = load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing)
-    if avoid_specialization:
-        text, _warnings = engine.infer_arguments(index, flat, as_args_kwargs, True)
-        return json.loads(text)
-    return json.loads(engine.infer_arguments(index, flat, as_args_kwargs))
+class InferredArguments:
+    """Representative arguments (``hookscope-shapes args``): ``value`` in the record format's JSON encoding (parsed),
+    ``call`` the index of the recorded call they start from, ``warnings`` what could not be done as asked."""
+
+    __slots__ = ("value", "call", "warnings")
+
+    def __init__(self, value: Any, call: int | None, warnings: list[str]):
+        self.value, self.call, self.warnings = value, call, warnings
+
+    def to_json(self) -> str:
+        """What ``hookscope-shapes args`` prints."""
+        return json.dumps(self.value, separators=(",", ":"))
+
+    def __repr__(self) -> str:
+        return f"InferredArguments(call={self.call!r}, value={self.to_json()}, warnings={self.warnings!r})"
+
+
+def infer_arguments(paths: Paths, *, function: str | None = None,
+                    store_n_calls: int | str | None = _STORE_N_CALLS_DEFAULT,
+                    value_if_missing: Mapping[Key, Any] | None = None, signature_from: PathLike | None = None,
+                    remove_inputs: Collection[str] | None = None, index: int | None = None, flat: bool = False,
+                    as_args_kwargs: bool = False, avoid_specialization: bool = False) -> InferredArguments:
+    """``hookscope-shapes args`` as a function: the representative arguments, the call chosen and the warnings
+    (``avoid_specialization``: the first stored call whose dynamic dims are all >= 2, else the one with the most)."""
+    if index is not None and avoid_specialization:
+        raise ValueError("hookscope: --avoid-specialization and --index exclude each other")
+    if as_args_kwargs and flat:
+        raise ValueError("hookscope: --as-args-kwargs and --flat exclude each other")
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+        raise TypeError(f"hookscope: index: expected a stored call's index (int >= 0), got {index!r}")
+    stored = "index" if index is not None else "avoid_specialization" if avoid_specialization else ""
+    loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
+                   signature_from=signature_from, remove_inputs=remove_inputs, stored_call_option=stored)
+    chosen = loaded.engine.infer_arguments(candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,
+                                           avoid_specialization=avoid_specialization)
+    _warn_left_out(loaded)
+    return InferredArguments(json.loads(chosen.json), chosen.call, list(chosen.warnings))

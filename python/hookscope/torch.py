@@ -173,7 +173,7 @@ class InputObserver:
         sig = inspect.signature(captured)
         n = self.store_n_calls if store_n_calls is None else store_n_calls
         if self._engine is None:
-            self._engine = _engine.ShapeEngine(n)
+            self._engine = _engine.ShapeEngine(store_n_calls=n)
             self._signature = _signature_json(sig)
             self._names = [p.name for p in sig.parameters.values()]
             self._function = f"{type(model).__name__}.{method_name}"
@@ -277,17 +277,6 @@ class InputObserver:
         return self._check().remove_inputs(names)
 
     # --- arguments -------------------------------------------------------------------------------------------
-    def _candidate_index(self) -> int:
-        """The stored call the engine starts from by default: the first with as many positional and keyword
-        arguments as the best candidate (the reference's rule)."""
-        info = self._check().info()
-        calls = [json.loads(c["inputs"]) for c in info["calls"]]
-        best = calls[info["best_candidate"]]
-        for i, c in enumerate(calls):
-            if len(c["args"]) == len(best["args"]) and len(c["kwargs"]) == len(best["kwargs"]):
-                return i
-        return info["best_candidate"]
-
     def _rebuild(self, v: Any, snap: Any) -> Any:
         if v is None:
             return None
@@ -320,17 +309,6 @@ class InputObserver:
             return _pytree.SUPPORTED_NODES[type_].unflatten_fn(children, context)
         raise ValueError(f"hookscope: unexpected value {v!r}")
 
-    def _least_specialising_index(self) -> int:
-        """The stored call argument_options::avoid_specialization picks (warning about the dims it cannot avoid)."""
-        engine = self._check()
-        text, warns = engine.infer_arguments(None, False, True, True)
-        for w in warns:
-            warnings.warn(w, stacklevel=3)
-        for i in range(len(self._calls)):
-            if engine.infer_arguments(i, False, True) == text:
-                return i
-        raise RuntimeError("hookscope: avoid_specialization chose a call that is not stored")  # not reached
-
     def infer_arguments(self, index_or_args_or_kwargs: int | tuple | dict | None = None, flat: bool = False,
                         as_args_kwargs: bool = False, avoid_specialization: bool = False):
         """Representative arguments: a dict of keyword arguments, a tuple of positional ones, or ``(args, kwargs)``
@@ -340,29 +318,27 @@ class InputObserver:
         the reference's choice, the stored call whose dynamic dims are all >= 2 (torch.export specialises 0 and 1),
         else the one with the most, with a warning naming the others."""
         engine = self._check()
-        if avoid_specialization:
-            if index_or_args_or_kwargs is not None:
-                raise ValueError("hookscope: avoid_specialization chooses the call: give no index_or_args_or_kwargs")
-            index_or_args_or_kwargs = self._least_specialising_index()
-        if index_or_args_or_kwargs is None:
-            index = self._candidate_index()
-            candidate: Any = None
-            snap_args, snap_kwargs = self._calls[index][1]
-        elif isinstance(index_or_args_or_kwargs, int):
-            candidate = index_or_args_or_kwargs
-            snap_args, snap_kwargs = self._calls[candidate][1]
+        if avoid_specialization and index_or_args_or_kwargs is not None:
+            raise ValueError("hookscope: avoid_specialization chooses the call: give no index_or_args_or_kwargs")
+        if index_or_args_or_kwargs is None or isinstance(index_or_args_or_kwargs, int):
+            chosen = engine.infer_arguments(candidate=index_or_args_or_kwargs, as_args_kwargs=True,
+                                            avoid_specialization=avoid_specialization)
+            for w in chosen.warnings:
+                warnings.warn(w, stacklevel=2)
+            snap_args, snap_kwargs = self._calls[chosen.call][1]
         else:
             args, kwargs = ((index_or_args_or_kwargs, {}) if isinstance(index_or_args_or_kwargs, tuple)
                             else ((), dict(index_or_args_or_kwargs)))
             enc = [to_value(a) for a in args]
             enc_kw = {k: to_value(v) for k, v in kwargs.items()}
             candidate = json.dumps({"args": [e for e, _ in enc], "kwargs": [[k, e] for k, (e, _) in enc_kw.items()]})
+            chosen = engine.infer_arguments(candidate=candidate, as_args_kwargs=True)
             snap_args, snap_kwargs = [s for _, s in enc], {k: s for k, (_, s) in enc_kw.items()}
         by_name = dict(snap_kwargs)
         for i, s in enumerate(snap_args):
             if i < len(self._names):
                 by_name.setdefault(self._names[i], s)
-        value = json.loads(engine.infer_arguments(candidate, False, True))
+        value = json.loads(chosen.json)
         args_v, kwargs_v = value["tuple"]
         args = tuple(self._rebuild(x, snap_args[i] if i < len(snap_args) else None)
                      for i, x in enumerate(args_v["tuple"]))
@@ -403,7 +379,8 @@ class InputObserver:
         """The engine's table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings."""
         return self._dynamic_shapes(set_batch_dimension_for, dim_names).report()
 
-    def warnings(self, set_batch_dimension_for=None, dim_names=None) -> list[str]:
+    def shape_warnings(self, set_batch_dimension_for=None, dim_names=None) -> list[str]:
+        """The inference's warnings (a dynamic dim seen only as 0 or 1, ...), as ``report()`` lists them."""
         return list(self._dynamic_shapes(set_batch_dimension_for, dim_names).warnings)
 
     def tensorrt_profiles(self, set_batch_dimension_for=None, phases: bool = False
@@ -439,7 +416,7 @@ class InputObserver:
         if not chosen:
             raise ValueError("hookscope: select: the predicate holds for no stored call")
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
-        out._engine = _engine.ShapeEngine(len(chosen))
+        out._engine = _engine.ShapeEngine(store_n_calls=len(chosen))
         out._signature, out._names, out._function = self._signature, self._names, self._function
         out._engine.set_parameters(json.dumps(self._signature))
         for key, v in self.value_if_missing.items():

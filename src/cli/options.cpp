@@ -41,8 +41,8 @@ options:
   --as-args-kwargs          args: {"tuple":[{"tuple":args},{"dict":kwargs}]}
   --flat                    args: the aligned leaves as a list
   -o, --output FILE         summarize: write the summary to FILE (default: standard output)
-  --signature-from FILE     summarize: the signature the function's records in FILE carry (if any), for
-                            records that do not (a part of a file split by lines)
+  --signature-from FILE     the signature the function's records in FILE carry (if any), for records that
+                            do not (a part of a file split by lines)
 A KEY is a parameter name or a position (0, 1, ...).
 
 exit status: 0 done, 1 the calls do not allow an inference, 2 bad input or usage.
@@ -196,21 +196,16 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
 }
 
 // summarize records every call and infers nothing: only the recording options apply.
-void check_summarize(options& o, bool format_given) {
-  const hookscope::dynamic_shapes_options defaults;
+void check_summarize(const options& o, bool format_given) {
   const std::pair<bool, const char*> inference_options[] = {
       {!o.shapes.batch_dimension_for.empty(), "--batch"}, {o.shapes.batch_dimension_for_all, "--batch-all"},
       {o.shapes.dim_names, "--dim-names"}, {!o.shapes.dim_labels.empty(), "--dim-name"}, {format_given, "--format"},
-      {o.typed, "--typed"}, {o.shapes.profile_phases, "--profiles"}, {!o.remove_inputs.empty(), "--remove-inputs"},
+      {o.typed, "--typed"}, {o.shapes.profile_phases, "--profiles"},
       {o.index.has_value(), "--index"}, {o.as_args_kwargs, "--as-args-kwargs"}, {o.flat, "--flat"},
       {o.avoid_specialization, "--avoid-specialization"}};
   for (const auto& [given, name] : inference_options) {
     if (given) throw usage_error(std::string(name) + " is for 'infer' and 'args' (give it when reading the summaries)");
   }
-  if (o.store_n_calls_given && o.store_n_calls != hookscope::unlimited) {
-    throw usage_error("summarize keeps every call: --store-n-calls all, or leave it out");
-  }
-  o.store_n_calls = hookscope::unlimited;
 }
 
 // What one command accepts and the other does not, and options that exclude each other.
@@ -218,7 +213,6 @@ void check_combinations(options& o, bool format_given) {
   if (o.files.empty()) throw usage_error("no input file (give FILE.jsonl..., or - for standard input)");
   if (o.what == command::summarize) return check_summarize(o, format_given);
   if (o.output != "-") throw usage_error("--output is for 'summarize' only");
-  if (o.signature_from) throw usage_error("--signature-from is for 'summarize' only");
   if (!o.shapes.batch_dimension_for.empty() && o.shapes.batch_dimension_for_all) {
     throw usage_error("--batch and --batch-all exclude each other");
   }
@@ -232,13 +226,7 @@ void check_combinations(options& o, bool format_given) {
   if (o.typed && o.format != output_format::torch) throw usage_error("--typed is for --format torch only");
   if (o.what == command::infer && o.avoid_specialization) throw usage_error("--avoid-specialization is for 'args' only");
   if (o.avoid_specialization && o.index) throw usage_error("--avoid-specialization and --index exclude each other");
-  if (o.avoid_specialization && o.store_n_calls == hookscope::unlimited) {
-    throw usage_error("--avoid-specialization needs stored calls: use --store-n-calls N, not all");
-  }
   if (o.as_args_kwargs && o.flat) throw usage_error("--as-args-kwargs and --flat exclude each other");
-  if (o.index && o.store_n_calls == hookscope::unlimited) {
-    throw usage_error("--index needs stored calls: use --store-n-calls N, not all");
-  }
 }
 
 }  // namespace

@@ -48,7 +48,6 @@ struct options {
   bool store_n_calls_given = false;
   std::string output = "-";
   std::optional<std::string> signature_from;
-  std::optional<hookscope::parameter_list> signature;  // read from signature_from
   std::vector<std::pair<hookscope::input_key, hookscope::value>> values_if_missing;
   hookscope::dynamic_shapes_options shapes;
   output_format format = output_format::torch;

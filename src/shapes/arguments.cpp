@@ -133,7 +133,8 @@ namespace {
 
 // avoid_specialization: the stored call with the most varying dims >= 2 (the first on a tie); the dims still
 // below 2 are named in `warnings`.
-call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& slots, const argument_options& o) {
+call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& slots,
+                            std::vector<std::string>& warnings) {
   if (!s.options.keep_calls) {
     throw inference_error("hookscope: infer_arguments: avoid_specialization needs stored calls (keep_calls is false; "
                           "on the command line use --store-n-calls N, not all)");
@@ -164,10 +165,10 @@ call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& sl
     }
     if (!best || score > best_score) best = c, best_score = score, best_low = std::move(low);
   }
-  if (o.warnings && best && !best_low.empty()) {
+  if (best && !best_low.empty()) {
     std::string list;
     for (const std::string& x : best_low) list += (list.empty() ? "" : ", ") + x;
-    o.warnings->push_back("hookscope: avoid_specialization: no stored call has every dynamic dimension >= 2; call " +
+    warnings.push_back("hookscope: avoid_specialization: no stored call has every dynamic dimension >= 2; call " +
                           std::to_string(best->index) + " has the most, but there " + list +
                           ": torch.export specialises sizes 0 and 1");
   }
@@ -214,16 +215,18 @@ value arrange_arguments(const recorded_state& s, const std::vector<slot>& slots,
 
 }  // namespace
 
-value infer_arguments(const recorded_state& s, const argument_options& o) {
+inferred_arguments infer_arguments(const recorded_state& s, const argument_options& o) {
   require_calls(s, "infer_arguments");
   const std::vector<slot> slots = best_slots(s);
   check_alignment(s, slots);
+  inferred_arguments out;
   const bool avoid = o.avoid_specialization && std::holds_alternative<std::monostate>(o.candidate);
-  const call_ptr candidate = avoid ? least_specialising(s, slots, o) : pick_candidate(s, o);
+  const call_ptr candidate = avoid ? least_specialising(s, slots, out.warnings) : pick_candidate(s, o);
+  if (!std::holds_alternative<call_inputs>(o.candidate)) out.call = candidate->index;
   std::vector<value> leaves = align(s, *candidate, slots, true);
   fill_placeholders(leaves, flatten_slots(s, slots), observed_calls(s, slots));
-  if (o.flat) return value::list(std::move(leaves));
-  return arrange_arguments(s, slots, std::move(leaves), o.as_args_kwargs);
+  out.arguments = o.flat ? value::list(std::move(leaves)) : arrange_arguments(s, slots, std::move(leaves), o.as_args_kwargs);
+  return out;
 }
 
 }  // namespace detail::shapes

@@ -113,8 +113,11 @@ dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& 
 }
 
 value shape_engine::infer_arguments(const argument_options& options) const {
-  const detail::shapes::recorded_state& state = impl_->state;
-  return detail::shapes::infer_arguments(state, options);
+  return detail::shapes::infer_arguments(impl_->state, options).arguments;
+}
+
+inferred_arguments shape_engine::choose_arguments(const argument_options& options) const {
+  return detail::shapes::infer_arguments(impl_->state, options);
 }
 
 std::string shape_engine::to_summary_json(std::string_view function) const {

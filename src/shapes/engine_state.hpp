@@ -203,7 +203,7 @@ dynamic_shapes::node build_root(const recorded_state& s, const std::vector<slot>
 
 //=== representative arguments (arguments.cpp: D1-D3) ===//
 
-value infer_arguments(const recorded_state& s, const argument_options& o);
+inferred_arguments infer_arguments(const recorded_state& s, const argument_options& o);
 /// Every distinct call's leaves aligned on the best candidate (none where a call leaves an argument out): what D2
 /// chooses a placeholder's source from.
 std::vector<std::vector<value>> observed_calls(const recorded_state& s, const std::vector<slot>& slots);

@@ -12,8 +12,8 @@ namespace detail::shapes {
 
 namespace {
 
-[[noreturn]] void refuse(const std::string& why) {
-  throw inference_error("hookscope: merge: " + why);
+[[noreturn]] void refuse(merge_error::reason reason, const std::string& why) {
+  throw merge_error(reason, "hookscope: merge: " + why);
 }
 
 std::string if_missing_text(const std::vector<std::pair<input_key, value>>& entries) {
@@ -26,19 +26,21 @@ std::string if_missing_text(const std::vector<std::pair<input_key, value>>& entr
 // same signature (it decides what positions name and which keywords are constants), the same value_if_missing.
 void check_every_call(const recorded_state& into, const recorded_state& later) {
   if (into.options.store_n_calls != unlimited || later.options.store_n_calls != unlimited) {
-    refuse("only states recording every call merge (store_n_calls = unlimited, --store-n-calls all)");
+    refuse(merge_error::reason::not_every_call,
+           "only states recording every call merge (store_n_calls = unlimited, --store-n-calls all)");
   }
 }
 
 void check_alike(const recorded_state& into, const recorded_state& later) {
   if (into.sig_set != later.sig_set || into.sig != later.sig) {
     const auto text = [](const recorded_state& s) { return s.sig_set ? s.signature_text() : std::string("none"); };
-    refuse("the signatures differ: " + text(into) + " and " + text(later) +
-           " (a part of a file split by lines lacks the signature its first record carries)");
+    refuse(merge_error::reason::signatures_differ,
+           "the signatures differ: " + text(into) + " and " + text(later) +
+               " (a part of a file split by lines lacks the signature its first record carries)");
   }
   if (into.if_missing != later.if_missing) {
-    refuse("value_if_missing differs: " + if_missing_text(into.if_missing) + " and " +
-           if_missing_text(later.if_missing));
+    refuse(merge_error::reason::values_if_missing_differ,
+           "value_if_missing differs: " + if_missing_text(into.if_missing) + " and " + if_missing_text(later.if_missing));
   }
 }
 

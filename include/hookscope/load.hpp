@@ -1,0 +1,104 @@
+// hookscope/load.hpp — the one front door from recorded calls to the shape engine: record files, summaries or
+// standard input, read with one set of load options, give an engine, the function it holds and the warnings met.
+// `hookscope-shapes`, the Python package and C++ programs all go through it, so they read the same sources alike.
+//
+// ```cpp
+// hookscope::loaded_engine loaded = hookscope::load_engine({"forward.jsonl"}, {.function = "Model::forward"});
+// for (const auto& w : loaded.warnings) std::cerr << w << '\n';
+// std::cout << loaded.engine.infer_dynamic_shapes({.dim_names = true}).to_json();
+// ```
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/errors.hpp"
+#include "hookscope/records.hpp"
+#include "hookscope/shapes.hpp"
+#include "hookscope/value.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+/// What a source or a load option got wrong; each front end decides from it how to answer (the command's exit
+/// status and `--help` hint, Python's exception), never from the message.
+enum class load_error_kind : std::uint8_t {
+  bad_option,          ///< an option that does not apply to these sources (e.g. --store-n-calls N with summaries)
+  unreadable,          ///< a source that does not open or read, or is a directory
+  mixed_sources,       ///< record files and summaries given together
+  bad_summary,         ///< a file that starts as a summary and is not a valid one
+  several_functions,   ///< the records hold several functions and none was chosen
+  no_such_function,    ///< the function asked for is not in the records, or a summary is of another one
+  summaries_disagree,  ///< summaries that do not merge: other functions, value_if_missing, a state not of every call
+  signatures_differ,   ///< summaries of one function recorded with different signatures (--signature-from helps)
+};
+
+/// Thrown by load_engine; what() is one sentence naming the source (and the option) concerned.
+class load_error : public std::runtime_error {
+ public:
+  load_error(load_error_kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  load_error_kind kind() const noexcept { return kind_; }
+
+ private:
+  load_error_kind kind_;
+};
+
+/// How sources are read into an engine: the options `hookscope-shapes` takes before it infers.
+struct load_options {
+  /// The function whose calls to use; required when the records hold several.
+  std::optional<std::string> function{};
+  /// Calls kept: the first N (default 3), or `hookscope::unlimited` (every call, summarised as it streams in
+  /// constant memory). Summaries hold every call: only unlimited (or nothing) is accepted with them.
+  std::optional<std::size_t> store_n_calls{};
+  /// Values for inputs some calls leave out, applied as the calls are read (summaries hold theirs).
+  std::vector<std::pair<input_key, value>> values_if_missing{};
+  /// A record file whose first record of the function carries the signature the sources lack (a part of a file
+  /// split by lines).
+  std::optional<std::string> signature_from{};
+  /// Inputs forgotten once every call is read (as if no call had given them).
+  std::vector<std::string> remove_inputs{};
+  /// The option that will pick a stored call ("--index", "--avoid-specialization"), if any: summaries and
+  /// unlimited recordings keep no call, so the load refuses it up front.
+  std::string_view stored_call_option{};
+  /// For a summary (`summarize`): every call is kept, and with `function` given, sources without its calls give an
+  /// empty engine (a shard without it summarises to nothing) instead of an error.
+  bool for_summary = false;
+  /// Called with each warning as it is met (before a later source fails, say); every warning is also returned.
+  std::function<void(const std::string&)> on_warning{};
+};
+
+/// An engine with every call of the sources, and what was met reading them.
+struct loaded_engine {
+  shape_engine engine;
+  std::string function{};               ///< the function whose calls the engine holds ("" when none)
+  std::vector<std::string> warnings{};  ///< the readers' warnings ("<source>:<line>: ..."), in reading order
+  std::size_t calls_read = 0;           ///< every call of the function read, kept or not
+  bool from_summaries = false;
+
+  /// "kept the first 3 of 5 calls of F; --store-n-calls all uses every call" when calls were left out, else "".
+  std::string left_out_warning() const;
+};
+
+/// The sources ("-" is standard input; summaries are recognised by their first bytes) read into one engine. Throws
+/// load_error for a source or option that does not fit, record_error for a bad record line ("<file>:<line>: ..."),
+/// inference_error when no call was recorded or the calls do not fit together.
+loaded_engine load_engine(const std::vector<std::string>& sources, const load_options& options = {});
+
+/// Every record of the sources read as one stream (a function's signature binds across files), as load_engine
+/// reads them; returns the readers' warnings. Throws as load_engine does.
+std::vector<std::string> for_each_record(const std::vector<std::string>& sources,
+                                         const std::function<void(const call_record&)>& f);
+
+/// Summary documents given as text (e.g. computed on other machines), merged in order: `name` of each names it in
+/// errors. Same rules as summaries read by load_engine (one function, recorded alike).
+loaded_engine load_summaries(const std::vector<std::pair<std::string, std::string>>& named_summaries,
+                             const load_options& options = {});
+
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,370 @@
+// The front door (hookscope/load.hpp): record files or summaries into one engine, with the load options checked
+// against what the sources are. Record files stream through one record_reader (a signature binds across files);
+// summaries are merged in order, which gives exactly the engine one pass over the records they summarise gives.
+#include "hookscope/load.hpp"
+
+#include "hookscope/records.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <system_error>
+
+#include <sys/stat.h>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+namespace {
+
+constexpr std::string_view standard_input = "-";
+constexpr std::string_view summary_start = R"({"format":"hookscope-shapes-summary")";
+constexpr std::size_t max_summary_bytes = std::size_t{1} << 30;
+
+[[noreturn]] void fail(load_error_kind kind, const std::string& message) { throw load_error(kind, message); }
+
+std::string errno_text(int fallback) { return std::generic_category().message(errno != 0 ? errno : fallback); }
+
+std::string without_library_prefix(std::string_view message) {
+  constexpr std::string_view prefix = "hookscope: ";
+  if (message.substr(0, prefix.size()) == prefix) message.remove_prefix(prefix.size());
+  return std::string(message);
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "'" : ", '") + name + "'";
+  return text;
+}
+
+void refuse_directory(const std::string& source) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(source, ec)) fail(load_error_kind::unreadable, source + ": cannot read: it is a directory");
+}
+
+std::ifstream open_source(const std::string& source) {
+  refuse_directory(source);
+  errno = 0;
+  std::ifstream in(source, std::ios::binary);
+  if (!in) fail(load_error_kind::unreadable, source + ": cannot open: " + errno_text(ENOENT));
+  return in;
+}
+
+// summarize writes the format first (after optional white space, as a pretty printer leaves it); a record starts
+// otherwise. Standard input is read as records.
+bool is_summary(const std::string& source) {
+  std::error_code ec;
+  if (source == standard_input || std::filesystem::is_directory(source, ec)) return false;
+  std::ifstream in(source, std::ios::binary);
+  char head[64];
+  in.read(head, sizeof head);
+  std::string_view text(head, static_cast<std::size_t>(in.gcount()));
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t')) {
+    text.remove_prefix(1);
+  }
+  return text.substr(0, summary_start.size()) == summary_start;
+}
+
+std::string read_summary_text(const std::string& source) {
+  std::ifstream in = open_source(source);
+  std::string text;
+  std::vector<char> buffer(1 << 16);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_summary_bytes) {
+      fail(load_error_kind::bad_summary, source + ": larger than 1 GiB: not a summary summarize wrote");
+    }
+  }
+  if (in.bad()) fail(load_error_kind::unreadable, source + ": cannot read: " + errno_text(EIO));
+  return text;
+}
+
+//=== options that depend on the sources ===//
+
+void check_for_records(const load_options& o) {
+  if (o.for_summary) {
+    if (o.store_n_calls && *o.store_n_calls != unlimited) {
+      fail(load_error_kind::bad_option, "summarize keeps every call: --store-n-calls all, or leave it out");
+    }
+    if (!o.remove_inputs.empty()) {
+      fail(load_error_kind::bad_option, "--remove-inputs is for 'infer' and 'args' (give it when reading the summaries)");
+    }
+  }
+  if (!o.stored_call_option.empty() && o.store_n_calls == unlimited) {
+    fail(load_error_kind::bad_option,
+         std::string(o.stored_call_option) + " needs stored calls: use --store-n-calls N, not all");
+  }
+}
+
+// What the summaries fixed when they were written cannot be asked for again.
+void check_for_summaries(const load_options& o) {
+  if (o.store_n_calls && *o.store_n_calls != unlimited) {
+    fail(load_error_kind::bad_option, "--store-n-calls: summaries hold every call (--store-n-calls all)");
+  }
+  if (!o.values_if_missing.empty()) {
+    fail(load_error_kind::bad_option, "--value-if-missing applies when summarising: the summaries hold theirs");
+  }
+  if (o.signature_from) {
+    fail(load_error_kind::bad_option, "--signature-from applies when summarising: the summaries hold theirs");
+  }
+  if (!o.stored_call_option.empty()) {
+    fail(load_error_kind::bad_option, std::string(o.stored_call_option) +
+                                          " needs stored calls, and summaries hold none: read the record files instead");
+  }
+  if (o.for_summary) fail(load_error_kind::bad_option, "summarize reads record files, not summaries (they merge as they are)");
+}
+
+//=== records ===//
+
+// Feeds the records of the chosen function to the engine, and notes the other functions seen.
+class call_feeder {
+ public:
+  call_feeder(const load_options& o, std::optional<parameter_list> signature)
+      : options_(o),
+        signature_(std::move(signature)),
+        loaded_{.engine = shape_engine(engine_options{.store_n_calls = store_n_calls(o),
+                                                      .keep_calls = store_n_calls(o) != unlimited})} {}
+
+  static std::size_t store_n_calls(const load_options& o) {
+    return o.for_summary ? unlimited : o.store_n_calls.value_or(3);
+  }
+
+  void add(call_record& record, const record_reader& where) {
+    note_function(record.function);
+    if (record.function != chosen()) return;
+    if (loaded_.calls_read == 0) start(record);
+    ++loaded_.calls_read;
+    if (full_) return;  // later calls are still read, so that the whole input is checked
+    try {
+      full_ = record.result ? !loaded_.engine.add_call(std::move(record.inputs), std::move(*record.result))
+                            : !loaded_.engine.add_call(std::move(record.inputs));
+    } catch (const merge_error&) {
+      throw;
+    } catch (const inference_error& e) {
+      throw inference_error(where.source() + ":" + std::to_string(where.line()) + ": " +
+                            without_library_prefix(e.what()));
+    }
+  }
+
+  void warn(const std::string& warning) {
+    if (options_.on_warning) options_.on_warning(warning);
+    loaded_.warnings.push_back(warning);
+  }
+
+  // The engine with every call, once the function chosen is known to be the only one, or the one asked for.
+  loaded_engine finish(const std::vector<std::string>& sources) {
+    if (!options_.function && functions_.size() > 1) {
+      fail(load_error_kind::several_functions,
+           "the records hold several functions (" + quoted_list(functions_) + "); choose one with --function NAME");
+    }
+    loaded_.function = options_.function ? *options_.function : functions_.empty() ? std::string() : functions_.front();
+    const bool none = loaded_.calls_read == 0;
+    if (none && options_.for_summary && options_.function) return std::move(loaded_);
+    if (none && options_.function && !functions_.empty()) {
+      fail(load_error_kind::no_such_function,
+           "no record of function '" + *options_.function + "' (the records hold " + quoted_list(functions_) + ")");
+    }
+    if (none) {
+      std::string names;
+      for (const std::string& s : sources) names += (names.empty() ? "" : ", ") + s;
+      throw inference_error("hookscope: no call recorded in " + names);
+    }
+    if (!options_.remove_inputs.empty()) loaded_.engine.remove_inputs(options_.remove_inputs);
+    return std::move(loaded_);
+  }
+
+ private:
+  const std::string& chosen() const { return options_.function ? *options_.function : functions_.front(); }
+
+  void note_function(const std::string& name) {
+    if (!functions_.empty() && functions_.back() == name) return;  // the usual case: one function
+    for (const std::string& seen : functions_) {
+      if (seen == name) return;
+    }
+    functions_.push_back(name);
+  }
+
+  // The first call: the signature (the reader checks that later records keep it), then the options that depend on it.
+  void start(const call_record& record) {
+    if (record.parameters) {
+      loaded_.engine.set_parameters(*record.parameters);
+    } else if (signature_) {
+      loaded_.engine.set_parameters(*signature_);
+    }
+    for (const auto& [key, v] : options_.values_if_missing) loaded_.engine.value_if_missing(key, v);
+    loaded_.engine.begin_recording();
+  }
+
+  const load_options& options_;
+  std::optional<parameter_list> signature_;
+  loaded_engine loaded_;
+  std::vector<std::string> functions_;  // in first-seen order; few
+  bool full_ = false;
+};
+
+// Every record of the sources as one stream (one reader: signatures bind across files), given to
+// `on_record(record, reader)`; the reader's warnings go to `on_warning` as each source ends.
+template <class OnRecord, class OnWarning>
+void read_records(const std::vector<std::string>& sources, OnRecord&& on_record, OnWarning&& on_warning) {
+  std::optional<record_reader> reader;
+  const auto read = [&](std::istream& in, const std::string& name) {
+    if (reader) {
+      reader->open(in, name);
+    } else {
+      reader.emplace(in, name);
+    }
+    const std::size_t warned = reader->warnings().size();  // the reader's warnings about earlier sources are out
+    call_record record;
+    while (reader->next(record)) on_record(record, *reader);
+    for (std::size_t i = warned; i < reader->warnings().size(); ++i) on_warning(reader->warnings()[i]);
+  };
+  for (const std::string& source : sources) {
+    if (source == standard_input) {
+      struct stat st {};
+      if (fstat(0, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fail(load_error_kind::unreadable, "<stdin>: cannot read: it is a directory");
+      }
+      errno = 0;
+      read(std::cin, "<stdin>");
+      // std::cin shares stdin's buffer (sync_with_stdio): a read error shows there, not in cin's state.
+      if (std::ferror(stdin)) fail(load_error_kind::unreadable, "<stdin>: cannot read: " + errno_text(EIO));
+      continue;
+    }
+    std::ifstream in = open_source(source);
+    read(in, source);
+    if (in.bad()) fail(load_error_kind::unreadable, source + ": cannot read: " + errno_text(EIO));
+  }
+}
+
+// The signature on the first record of the function in `source` that carries one; none when no record does (then
+// the sources are read without one, as their parts were).
+std::optional<parameter_list> signature_in(const std::string& source, const std::optional<std::string>& function) {
+  std::ifstream in = open_source(source);
+  record_reader reader(in, source);
+  call_record record;
+  std::optional<std::string> first;  // the function, when none is named
+  while (reader.next(record)) {
+    if (!first) first = record.function;
+    if (record.function != function.value_or(*first) || !record.parameters) continue;
+    return *record.parameters;
+  }
+  if (in.bad()) fail(load_error_kind::unreadable, source + ": cannot read: " + errno_text(EIO));
+  return std::nullopt;
+}
+
+loaded_engine load_records(const std::vector<std::string>& sources, const load_options& o) {
+  check_for_records(o);
+  std::optional<parameter_list> signature;
+  if (o.signature_from) signature = signature_in(*o.signature_from, o.function);
+  call_feeder feeder(o, std::move(signature));
+  read_records(
+      sources, [&](call_record& record, const record_reader& where) { feeder.add(record, where); },
+      [&](const std::string& warning) { feeder.warn(warning); });
+  return feeder.finish(sources);
+}
+
+//=== summaries ===//
+
+load_error_kind kind_of(merge_error::reason why) {
+  switch (why) {
+    case merge_error::reason::signatures_differ: return load_error_kind::signatures_differ;
+    case merge_error::reason::not_every_call:
+    case merge_error::reason::values_if_missing_differ: return load_error_kind::summaries_disagree;
+  }
+  return load_error_kind::summaries_disagree;
+}
+
+// Merges one summary after the others, checking it is of the function the others are of.
+class summary_merger {
+ public:
+  explicit summary_merger(const load_options& o) : options_(o) {}
+
+  void add(const std::string& name, std::string_view text) {
+    std::string function;
+    shape_engine part = [&] {
+      try {
+        return shape_engine::from_summary_json(text, &function);
+      } catch (const format_error& e) {
+        fail(load_error_kind::bad_summary, name + ": not a valid summary: " + e.what());
+      }
+    }();
+    if (options_.function && function != *options_.function) {
+      fail(load_error_kind::no_such_function,
+           name + ": a summary of '" + function + "', not of '" + *options_.function + "'");
+    }
+    if (part.num_obs() > 0 && function_ && *function_ != function) {
+      fail(load_error_kind::summaries_disagree, name + ": a summary of '" + function + "' while the earlier ones are of '" +
+                                                    *function_ + "'; choose the summaries of one function");
+    }
+    if (part.num_obs() > 0) function_ = function;
+    try {
+      loaded_.engine.merge(part);
+    } catch (const merge_error& e) {
+      std::string why = without_library_prefix(e.what());
+      if (why.rfind("merge: ", 0) == 0) why.erase(0, 7);
+      const bool signature = e.why() == merge_error::reason::signatures_differ;
+      fail(kind_of(e.why()),
+           name + ": cannot merge: " + why + (signature ? "; summarize such a part with --signature-from FILE" : ""));
+    }
+  }
+
+  loaded_engine finish() {
+    if (loaded_.engine.num_obs() == 0) throw inference_error("hookscope: no call recorded in the summaries");
+    loaded_.function = function_.value_or(options_.function.value_or(""));
+    loaded_.calls_read = loaded_.engine.num_obs();
+    loaded_.from_summaries = true;
+    if (!options_.remove_inputs.empty()) loaded_.engine.remove_inputs(options_.remove_inputs);
+    return std::move(loaded_);
+  }
+
+ private:
+  const load_options& options_;
+  loaded_engine loaded_{.engine = shape_engine(engine_options{.store_n_calls = unlimited, .keep_calls = false})};
+  std::optional<std::string> function_;  // of the first summary with calls
+};
+
+}  // namespace
+
+std::string loaded_engine::left_out_warning() const {
+  const std::size_t kept = engine.num_obs();
+  if (from_summaries || calls_read <= kept) return {};
+  return "kept the first " + std::to_string(kept) + " of " + std::to_string(calls_read) + " calls of " + function +
+         "; --store-n-calls all uses every call";
+}
+
+loaded_engine load_engine(const std::vector<std::string>& sources, const load_options& options) {
+  if (sources.empty()) fail(load_error_kind::bad_option, "no input file (give FILE.jsonl..., or - for standard input)");
+  bool any_summary = false;
+  for (const std::string& source : sources) any_summary = any_summary || is_summary(source);
+  if (!any_summary) return load_records(sources, options);
+  check_for_summaries(options);
+  summary_merger merger(options);
+  for (const std::string& source : sources) {
+    if (!is_summary(source)) {
+      fail(load_error_kind::mixed_sources, source + ": holds records while other inputs are summaries: give either "
+                                                    "record files or summaries (summarize turns records into one)");
+    }
+    merger.add(source, read_summary_text(source));
+  }
+  return merger.finish();
+}
+
+std::vector<std::string> for_each_record(const std::vector<std::string>& sources,
+                                         const std::function<void(const call_record&)>& f) {
+  std::vector<std::string> warnings;
+  read_records(
+      sources, [&](const call_record& record, const record_reader&) { f(record); },
+      [&](const std::string& warning) { warnings.push_back(warning); });
+  return warnings;
+}
+
+loaded_engine load_summaries(const std::vector<std::pair<std::string, std::string>>& named_summaries,
+                             const load_options& options) {
+  check_for_summaries(options);
+  summary_merger merger(options);
+  for (const auto& [name, text] : named_summaries) merger.add(name, text);
+  return merger.finish();
+}
+
+HOOKSCOPE_DETAIL_END_NAMESPACE
