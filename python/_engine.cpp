@@ -17,6 +17,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -324,24 +325,27 @@ void bind_loading(py::module_& m) {
       .def_readonly("function", &LE::function)
       .def_readonly("warnings", &LE::warnings)
       .def_readonly("calls_read", &LE::calls_read)
-      .def_readonly("from_summaries", &LE::from_summaries)
-      .def_property_readonly("left_out_warning", &LE::left_out_warning);
+      .def_readonly("from_summaries", &LE::from_summaries);
 
   m.def("load",
         [](const std::vector<std::string>& sources, std::optional<std::string> function,
            std::optional<std::size_t> store_n_calls, const std::vector<std::pair<py::object, std::string>>& values_if_missing,
            std::optional<std::string> signature_from, std::vector<std::string> remove_inputs,
-           const std::string& stored_call_option, bool for_summary) {
-          return hookscope::load_engine(sources, load_options_of(std::move(function), store_n_calls, values_if_missing,
-                                                                 std::move(signature_from), std::move(remove_inputs),
-                                                                 stored_call_option, for_summary));
+           const std::string& stored_call_option, bool for_summary,
+           std::function<void(const std::string&)> on_warning) {
+          hookscope::load_options o = load_options_of(std::move(function), store_n_calls, values_if_missing,
+                                                      std::move(signature_from), std::move(remove_inputs),
+                                                      stored_call_option, for_summary);
+          o.on_warning = std::move(on_warning);
+          return hookscope::load_engine(sources, o);
         },
         py::arg("sources"), py::kw_only(), py::arg("function") = py::none(), py::arg("store_n_calls") = py::none(),
         py::arg("values_if_missing") = std::vector<std::pair<py::object, std::string>>{},
         py::arg("signature_from") = py::none(), py::arg("remove_inputs") = std::vector<std::string>{},
-        py::arg("stored_call_option") = "", py::arg("for_summary") = false,
+        py::arg("stored_call_option") = "", py::arg("for_summary") = false, py::arg("on_warning") = py::none(),
         "hookscope::load_engine: the sources (record files or summaries) read into one engine, as hookscope-shapes "
-        "reads them. store_n_calls=None: not given (3 for records); UNLIMITED: every call.");
+        "reads them. store_n_calls=None: not given (3 for records); UNLIMITED: every call. on_warning(sentence) is "
+        "called as each warning is met (before a later source fails).");
   m.def("load_summaries",
         [](const std::vector<std::pair<std::string, std::string>>& named, std::optional<std::string> function,
            std::vector<std::string> remove_inputs) {

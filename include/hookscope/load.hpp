@@ -78,12 +78,11 @@ struct load_options {
 struct loaded_engine {
   shape_engine engine;
   std::string function{};               ///< the function whose calls the engine holds ("" when none)
-  std::vector<std::string> warnings{};  ///< the readers' warnings ("<source>:<line>: ..."), in reading order
-  std::size_t calls_read = 0;           ///< every call of the function read, kept or not
+  /// The readers' warnings ("<source>:<line>: ...") in reading order, then "kept the first 3 of 5 calls of F; ..."
+  /// when store_n_calls left calls out.
+  std::vector<std::string> warnings{};
+  std::size_t calls_read = 0;  ///< every call of the function read, kept or not
   bool from_summaries = false;
-
-  /// "kept the first 3 of 5 calls of F; --store-n-calls all uses every call" when calls were left out, else "".
-  std::string left_out_warning() const;
 };
 
 /// The sources ("-" is standard input; summaries are recognised by their first bytes) read into one engine. Throws

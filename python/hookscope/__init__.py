@@ -102,7 +102,7 @@ def _load(paths: Paths, *, function: str | None = None, store_n_calls: Any = _ST
           value_if_missing: Mapping[Key, Any] | None = None, signature_from: PathLike | None = None,
           remove_inputs: Collection[str] | None = None, stored_call_option: str = "",
           for_summary: bool = False) -> _engine.LoadedEngine:
-    """The one call into the library's front door; the readers' warnings become RecordWarnings."""
+    """The one call into the library's front door; the readers' warnings become RecordWarnings as they are met."""
     if value_if_missing is not None and not isinstance(value_if_missing, Mapping):
         raise TypeError(f"hookscope: value_if_missing: expected a mapping of name or position to value, got "
                         f"{type(value_if_missing).__name__}")
@@ -111,15 +111,8 @@ def _load(paths: Paths, *, function: str | None = None, store_n_calls: Any = _ST
         values_if_missing=[(k, _value_json(v)) for k, v in (value_if_missing or {}).items()],
         signature_from=None if signature_from is None else os.fspath(signature_from),
         remove_inputs=_names("remove_inputs", remove_inputs), stored_call_option=stored_call_option,
-        for_summary=for_summary)
-    for w in loaded.warnings:
-        _warnings.warn(RecordWarning(w), stacklevel=3)
+        for_summary=for_summary, on_warning=lambda w: _warnings.warn(RecordWarning(w), stacklevel=4))
     return loaded
-
-
-def _warn_left_out(loaded: _engine.LoadedEngine) -> None:
-    if loaded.left_out_warning:
-        _warnings.warn(RecordWarning(loaded.left_out_warning), stacklevel=3)
 
 
 def read_records(paths: Paths, *, with_warnings: bool = False):
@@ -139,7 +132,6 @@ def load(paths: Paths, *, function: str | None = None, store_n_calls: int | str 
     ``hookscope-shapes`` reads them (``store_n_calls=None``: every call, summarised in constant memory)."""
     loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
                    signature_from=signature_from, remove_inputs=remove_inputs)
-    _warn_left_out(loaded)
     return loaded.engine
 
 
@@ -218,7 +210,6 @@ def infer(paths: Paths, *, function: str | None = None, store_n_calls: int | str
     loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
                    signature_from=signature_from, remove_inputs=remove_inputs)
     ds = loaded.engine.infer_dynamic_shapes(**options)
-    _warn_left_out(loaded)
     return ds
 
 
@@ -257,5 +248,4 @@ def infer_arguments(paths: Paths, *, function: str | None = None,
                    signature_from=signature_from, remove_inputs=remove_inputs, stored_call_option=stored)
     chosen = loaded.engine.infer_arguments(candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,
                                            avoid_specialization=avoid_specialization)
-    _warn_left_out(loaded)
     return InferredArguments(json.loads(chosen.json), chosen.call, list(chosen.warnings))

@@ -113,8 +113,9 @@ def test_merging_summaries_recorded_differently_is_refused(client, shards, tmp_p
     other = tmp_path / "other.jsonl"
     other.write_text(json.dumps({"function": "Model::forward", "signature": [{"name": "x"}],
                                  "args": [tensor(2)], "kwargs": []}) + "\n")
-    with pytest.raises(hookscope.InferenceError, match="the signatures differ"):
+    with pytest.raises(hookscope.LoadError, match="the signatures differ") as e:
         hookscope.distributed.load(client, [shards[0], str(other)], function="Model::forward")
+    assert e.value.kind == "signatures_differ"
 
 
 def test_readme_recipe_runs(shards, tmp_path, monkeypatch):

@@ -55,7 +55,7 @@ def test_infer_arguments_equals_cli():
                           (["--avoid-specialization"], {"avoid_specialization": True})):
         done = run_cli("args", DATA / "llm.jsonl", *argv)
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout) == hookscope.infer_arguments([DATA / "llm.jsonl"], **options)
+        assert json.loads(done.stdout) == hookscope.infer_arguments([DATA / "llm.jsonl"], **options).value
 
 
 def test_shards_read_as_one_stream():

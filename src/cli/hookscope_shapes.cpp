@@ -49,7 +49,7 @@ hookscope::load_options load_options_of(const options& o) {
   l.remove_inputs = o.remove_inputs;
   l.stored_call_option = o.index ? "--index" : o.avoid_specialization ? "--avoid-specialization" : "";
   l.for_summary = o.what == command::summarize;
-  // The reader's warnings go out as they are met, before a later file's error.
+  // The load's warnings go out as they are met, before a later file's error.
   l.on_warning = [](const std::string& warning) { std::cerr << program << ": warning: " << warning << '\n'; };
   return l;
 }
@@ -104,8 +104,6 @@ void run(const options& o) {
   } else {
     print_shapes(loaded.engine, o);
   }
-  // A1: the calls beyond --store-n-calls were read (and checked) but not used: say so.
-  if (const std::string left_out = loaded.left_out_warning(); !left_out.empty()) print_warning(left_out);
 }
 
 int fail(int status, std::string_view message) {

@@ -19,7 +19,6 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace {
 
 constexpr std::string_view standard_input = "-";
-constexpr std::string_view summary_start = R"({"format":"hookscope-shapes-summary")";
 constexpr std::size_t max_summary_bytes = std::size_t{1} << 30;
 
 [[noreturn]] void fail(load_error_kind kind, const std::string& message) { throw load_error(kind, message); }
@@ -51,19 +50,24 @@ std::ifstream open_source(const std::string& source) {
   return in;
 }
 
-// summarize writes the format first (after optional white space, as a pretty printer leaves it); a record starts
-// otherwise. Standard input is read as records.
+// summarize writes the format first; a record starts otherwise. The tokens may be spaced as a pretty printer
+// (`jq .`) leaves them. Standard input is read as records.
 bool is_summary(const std::string& source) {
   std::error_code ec;
   if (source == standard_input || std::filesystem::is_directory(source, ec)) return false;
   std::ifstream in(source, std::ios::binary);
-  char head[64];
+  char head[256];
   in.read(head, sizeof head);
   std::string_view text(head, static_cast<std::size_t>(in.gcount()));
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t')) {
-    text.remove_prefix(1);
-  }
-  return text.substr(0, summary_start.size()) == summary_start;
+  const auto token = [&](std::string_view expected) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t')) {
+      text.remove_prefix(1);
+    }
+    if (text.substr(0, expected.size()) != expected) return false;
+    text.remove_prefix(expected.size());
+    return true;
+  };
+  return token("{") && token(R"("format")") && token(":") && token(R"("hookscope-shapes-summary")");
 }
 
 std::string read_summary_text(const std::string& source) {
@@ -169,6 +173,11 @@ class call_feeder {
       std::string names;
       for (const std::string& s : sources) names += (names.empty() ? "" : ", ") + s;
       throw inference_error("hookscope: no call recorded in " + names);
+    }
+    // A1: the calls beyond store_n_calls were read (and checked) but are not used: say so.
+    if (const std::size_t kept = loaded_.engine.num_obs(); loaded_.calls_read > kept) {
+      warn("kept the first " + std::to_string(kept) + " of " + std::to_string(loaded_.calls_read) + " calls of " +
+           loaded_.function + "; --store-n-calls all uses every call");
     }
     if (!options_.remove_inputs.empty()) loaded_.engine.remove_inputs(options_.remove_inputs);
     return std::move(loaded_);
@@ -325,13 +334,6 @@ class summary_merger {
 };
 
 }  // namespace
-
-std::string loaded_engine::left_out_warning() const {
-  const std::size_t kept = engine.num_obs();
-  if (from_summaries || calls_read <= kept) return {};
-  return "kept the first " + std::to_string(kept) + " of " + std::to_string(calls_read) + " calls of " + function +
-         "; --store-n-calls all uses every call";
-}
 
 loaded_engine load_engine(const std::vector<std::string>& sources, const load_options& options) {
   if (sources.empty()) fail(load_error_kind::bad_option, "no input file (give FILE.jsonl..., or - for standard input)");
