@@ -1,0 +1,286 @@
+// hookscope::load_engine (hookscope/load.hpp), the front door every front end goes through: what it reads (records,
+// summaries, standard input), what it refuses and with which kind, and the properties users rely on: record files
+// that call_recorder's writer writes read back; summaries of any split of a file merge into the answer of one pass.
+#include "hookscope/load.hpp"
+
+#include "hookscope/records.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using hookscope::call_record;
+using hookscope::dtype;
+using hookscope::load_engine;
+using hookscope::load_error;
+using hookscope::load_error_kind;
+using hookscope::load_options;
+using hookscope::tensor_spec;
+using hookscope::value;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A directory of its own per test run, removed at the end.
+class scratch {
+ public:
+  scratch() : dir_(fs::temp_directory_path() / ("hookscope-load-" + std::to_string(::getpid()))) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~scratch() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+
+  std::string write(const std::string& name, const std::string& text) const {
+    const fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+ private:
+  fs::path dir_;
+};
+
+value t(std::vector<std::int64_t> shape, dtype type = dtype::float32) { return tensor_spec{std::move(shape), type}; }
+
+// A decoder's calls, random but reproducible: a prefill (sequence > 1, no cache) then decode steps.
+std::vector<call_record> random_records(std::mt19937& rng, std::size_t n) {
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::vector<call_record> records;
+  std::int64_t past = 0;
+  std::int64_t batch = pick(1, 4);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (pick(0, 5) == 0) batch = pick(1, 4), past = 0;
+    const std::int64_t seq = past == 0 ? pick(2, 9) : 1;
+    call_record r;
+    r.function = "Model::forward";
+    if (i == 0) {
+      r.parameters = hookscope::parameter_list{{"input_ids"}, {"attention_mask"},
+                                               {"past", hookscope::parameter_kind::positional_or_keyword, value()}};
+    }
+    r.inputs.kwargs.emplace_back("input_ids", t({batch, seq}, dtype::int64));
+    r.inputs.kwargs.emplace_back("attention_mask", t({batch, past + seq}, dtype::int64));
+    if (past > 0) r.inputs.kwargs.emplace_back("past", value::tuple({t({batch, 2, past, 4}), t({batch, 2, past, 4})}));
+    if (pick(0, 1)) r.result = t({batch, seq, 16});
+    records.push_back(std::move(r));
+    past += seq;
+  }
+  return records;
+}
+
+std::string lines(const std::vector<call_record>& records, std::size_t from, std::size_t to) {
+  std::string text;
+  for (std::size_t i = from; i < to; ++i) text += hookscope::to_record_line(records[i]) + "\n";
+  return text;
+}
+
+std::string every_answer(const hookscope::shape_engine& e) {
+  const hookscope::dynamic_shapes ds = e.infer_dynamic_shapes({.dim_names = true});
+  return ds.to_json() + "\n" + ds.to_typed_json() + "\n" + ds.to_trtexec() + "\n" + ds.report() + "\n" +
+         hookscope::to_json(e.infer_arguments());
+}
+
+load_error_kind kind_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const load_error& e) {
+    return e.kind();
+  }
+  FAIL("no load_error");
+  return load_error_kind::bad_option;
+}
+
+const std::string record_line =
+    R"({"function":"f","signature":[{"name":"x"}],"args":[],"kwargs":[["x",{"shape":[2],"dtype":"float32"}]]})";
+
+}  // namespace
+
+TEST_CASE("load_engine") {
+  scratch dir;
+  SECTION("records written by the library read back: one engine, the function, the calls counted") {
+    std::mt19937 rng(7);
+    const std::vector<call_record> records = random_records(rng, 12);
+    const std::string file = dir.write("calls.jsonl", lines(records, 0, records.size()));
+    const hookscope::loaded_engine loaded = load_engine({file}, {.store_n_calls = hookscope::unlimited});
+    CHECK(loaded.function == "Model::forward");
+    CHECK(loaded.calls_read == 12);
+    CHECK(loaded.engine.num_obs() == 12);
+    CHECK(loaded.warnings.empty());
+    CHECK_FALSE(loaded.from_summaries);
+  }
+  SECTION("calls beyond store_n_calls: read, counted, and said") {
+    std::mt19937 rng(8);
+    const std::string file = dir.write("calls.jsonl", lines(random_records(rng, 5), 0, 5));
+    std::vector<std::string> met;
+    const auto loaded = load_engine({file}, {.on_warning = [&](const std::string& w) { met.push_back(w); }});
+    CHECK(loaded.engine.num_obs() == 3);
+    CHECK(loaded.calls_read == 5);
+    REQUIRE(loaded.warnings.size() == 1);
+    CHECK_THAT(loaded.warnings[0], StartsWith("kept the first 3 of 5 calls of Model::forward"));
+    CHECK(met == loaded.warnings);
+  }
+  SECTION("a warning met before a later source fails is not lost") {
+    const std::string cut = dir.write("cut.jsonl", record_line + "\n" + R"({"function":"f","args":[)");
+    std::vector<std::string> met;
+    CHECK(kind_of([&] {
+            (void)load_engine({cut, dir.path("missing.jsonl")},
+                              {.on_warning = [&](const std::string& w) { met.push_back(w); }});
+          }) == load_error_kind::unreadable);
+    REQUIRE(met.size() == 1);
+    CHECK_THAT(met[0], Contains("cut.jsonl:2: the last line is cut"));
+  }
+  SECTION("signature_from gives records without one the signature a part of their file carries") {
+    const std::string head = dir.write("head.jsonl", record_line + "\n");
+    const std::string tail =
+        dir.write("tail.jsonl", R"({"function":"f","args":[{"shape":[3],"dtype":"float32"}],"kwargs":[]})" "\n");
+    const auto with = load_engine({tail}, {.signature_from = head});
+    CHECK(with.engine.parameters().size() == 1);
+    CHECK(with.engine.parameters()[0].name == "x");
+    CHECK(load_engine({tail}).engine.parameters().empty());
+  }
+  SECTION("remove_inputs applies once every call is read") {
+    std::mt19937 rng(9);
+    const std::string file = dir.write("calls.jsonl", lines(random_records(rng, 6), 0, 6));
+    const auto loaded = load_engine({file}, {.remove_inputs = {"attention_mask"}});
+    CHECK(loaded.engine.infer_dynamic_shapes().to_json().find("attention_mask") == std::string::npos);
+  }
+}
+
+TEST_CASE("load_engine summaries") {
+  scratch dir;
+  SECTION("property: the summaries of any split of a file merge into the answer of one pass") {
+    std::mt19937 rng(GENERATE(1u, 2u, 3u, 4u, 5u, 6u));
+    const std::vector<call_record> records = random_records(rng, 3 + rng() % 20);
+    const std::string whole = dir.write("whole.jsonl", lines(records, 0, records.size()));
+    const std::string one_pass = every_answer(load_engine({whole}, {.store_n_calls = hookscope::unlimited}).engine);
+    std::vector<std::string> parts;
+    for (std::size_t from = 0; from < records.size();) {
+      const std::size_t to = std::min(records.size(), from + 1 + rng() % 5);
+      const std::string part = dir.write("part" + std::to_string(from) + ".jsonl", lines(records, from, to));
+      // Parts after the first lack the signature: they take it from the whole file.
+      const auto summary = load_engine({part}, {.signature_from = whole, .for_summary = true});
+      parts.push_back(dir.write("part" + std::to_string(from) + ".json",
+                                summary.engine.to_summary_json(summary.function)));
+      from = to;
+    }
+    const auto merged = load_engine(parts);
+    CHECK(merged.from_summaries);
+    CHECK(merged.function == "Model::forward");
+    CHECK(every_answer(merged.engine) == one_pass);
+  }
+  SECTION("a summary pretty-printed (spaced tokens) is still a summary") {
+    const std::string records = dir.write("r.jsonl", record_line + "\n");
+    const auto s = load_engine({records}, {.for_summary = true});
+    std::string text = s.engine.to_summary_json(s.function);
+    text.replace(0, 1, "{\n  ");
+    const std::size_t colon = text.find("\":");
+    text.replace(colon, 2, "\" : ");
+    CHECK(load_engine({dir.write("pretty.json", text)}).from_summaries);
+  }
+  SECTION("options the summaries fixed are refused, by kind") {
+    const std::string records = dir.write("r.jsonl", record_line + "\n");
+    const auto s = load_engine({records}, {.for_summary = true});
+    const std::string summary = dir.write("s.json", s.engine.to_summary_json(s.function));
+    CHECK(kind_of([&] { (void)load_engine({summary}, {.store_n_calls = 3}); }) == load_error_kind::bad_option);
+    CHECK(load_engine({summary}, {.store_n_calls = hookscope::unlimited}).from_summaries);
+    CHECK(kind_of([&] { (void)load_engine({summary}, {.values_if_missing = {{"x", value(1)}}}); }) ==
+          load_error_kind::bad_option);
+    CHECK(kind_of([&] { (void)load_engine({summary}, {.signature_from = records}); }) == load_error_kind::bad_option);
+    CHECK(kind_of([&] { (void)load_engine({summary}, {.stored_call_option = "--index"}); }) ==
+          load_error_kind::bad_option);
+    CHECK(kind_of([&] { (void)load_engine({summary, records}); }) == load_error_kind::mixed_sources);
+    CHECK(kind_of([&] { (void)load_engine({summary}, {.function = "g"}); }) == load_error_kind::no_such_function);
+  }
+  SECTION("summaries recorded with other signatures: signatures_differ") {
+    const auto a = load_engine({dir.write("a.jsonl", record_line + "\n")}, {.for_summary = true});
+    const auto b = load_engine(
+        {dir.write("b.jsonl", R"({"function":"f","args":[{"shape":[3],"dtype":"float32"}],"kwargs":[]})" "\n")},
+        {.for_summary = true});
+    const std::string sa = dir.write("a.json", a.engine.to_summary_json("f"));
+    const std::string sb = dir.write("b.json", b.engine.to_summary_json("f"));
+    CHECK(kind_of([&] { (void)load_engine({sa, sb}); }) == load_error_kind::signatures_differ);
+  }
+}
+
+// Hostile and odd sources: each gets one clear error of the right kind, naming the source; nothing crashes.
+TEST_CASE("load_engine hostile sources") {
+  scratch dir;
+  SECTION("nothing to read") {
+    CHECK(kind_of([&] { (void)load_engine({}); }) == load_error_kind::bad_option);
+  }
+  SECTION("a missing file, a directory, an empty name") {
+    CHECK(kind_of([&] { (void)load_engine({dir.path("missing.jsonl")}); }) == load_error_kind::unreadable);
+    CHECK(kind_of([&] { (void)load_engine({dir.path("")}); }) == load_error_kind::unreadable);
+    CHECK(kind_of([&] { (void)load_engine({""}); }) == load_error_kind::unreadable);
+  }
+  SECTION("a device that reads empty: no call recorded, an inference_error naming it") {
+    CHECK_THROWS_WITH(load_engine({"/dev/null"}), Contains("no call recorded in /dev/null"));
+  }
+  SECTION("several functions, none chosen; a function that is not there") {
+    const std::string two = dir.write(
+        "two.jsonl", record_line + "\n" + R"({"function":"g","args":[],"kwargs":[]})" "\n");
+    CHECK(kind_of([&] { (void)load_engine({two}); }) == load_error_kind::several_functions);
+    CHECK(kind_of([&] { (void)load_engine({two}, {.function = "h"}); }) == load_error_kind::no_such_function);
+    CHECK(load_engine({two}, {.function = "g"}).calls_read == 1);
+  }
+  SECTION("a stored call asked for with every call summarised") {
+    const std::string r = dir.write("r.jsonl", record_line + "\n");
+    CHECK(kind_of([&] {
+            (void)load_engine({r}, {.store_n_calls = hookscope::unlimited, .stored_call_option = "--index"});
+          }) == load_error_kind::bad_option);
+  }
+  SECTION("bytes that are not UTF-8, in a name: a record_error naming the file and line") {
+    const std::string bad = dir.write("bad.jsonl", "{\"function\":\"f\xff\",\"args\":[],\"kwargs\":[]}\n");
+    CHECK_THROWS_AS(load_engine({bad}), hookscope::record_error);
+  }
+  SECTION("a huge integer dimension and a negative one") {
+    const std::string huge = dir.write(
+        "huge.jsonl", R"({"function":"f","args":[{"shape":[99999999999999999999],"dtype":"float32"}],"kwargs":[]})" "\n");
+    CHECK_THROWS_AS(load_engine({huge}), hookscope::record_error);
+    const std::string negative =
+        dir.write("neg.jsonl", R"({"function":"f","args":[{"shape":[-2],"dtype":"float32"}],"kwargs":[]})" "\n");
+    CHECK_THROWS_WITH(load_engine({negative}), Contains("neg.jsonl:1:"));
+  }
+  SECTION("a summary cut short is a bad summary, not records") {
+    const auto s = load_engine({dir.write("r.jsonl", record_line + "\n")}, {.for_summary = true});
+    const std::string text = s.engine.to_summary_json("f");
+    const std::string cut = dir.write("cut.json", text.substr(0, text.size() / 2));
+    CHECK(kind_of([&] { (void)load_engine({cut}); }) == load_error_kind::bad_summary);
+  }
+  SECTION("summarize refuses summaries as its input") {
+    const auto s = load_engine({dir.write("r.jsonl", record_line + "\n")}, {.for_summary = true});
+    const std::string summary = dir.write("s.json", s.engine.to_summary_json("f"));
+    CHECK(kind_of([&] { (void)load_engine({summary}, {.for_summary = true}); }) == load_error_kind::bad_option);
+  }
+}
+
+TEST_CASE("shape_engine::choose_arguments") {
+  scratch dir;
+  SECTION("property: the call reported holds the inputs the arguments start from") {
+    std::mt19937 rng(GENERATE(11u, 12u, 13u));
+    const std::vector<call_record> records = random_records(rng, 8);
+    const auto loaded = load_engine({dir.write("calls.jsonl", lines(records, 0, records.size()))}, {.store_n_calls = 8});
+    const hookscope::engine_info info = loaded.engine.info();
+    for (std::size_t i = 0; i < info.calls.size(); ++i) {
+      const hookscope::inferred_arguments chosen = loaded.engine.choose_arguments({.candidate = i});
+      REQUIRE(chosen.call == std::optional<std::size_t>(i));
+      CHECK(chosen.arguments.fields().front().second == info.calls[i].inputs.kwargs.front().second);
+    }
+    const auto fresh = loaded.engine.choose_arguments({.candidate = info.calls[0].inputs});
+    CHECK_FALSE(fresh.call.has_value());
+  }
+}
