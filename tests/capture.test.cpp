@@ -292,7 +292,7 @@ struct handle_like {
 struct token {
   std::string text;
   int id = 0;
-  operator std::string_view() const { return text; }  // NOLINT(google-explicit-constructor)
+  operator std::string_view() const { return text; }
 };
 
 // A tensor that is also a range and has flatten_traits: tensor_traits comes first.

@@ -493,7 +493,7 @@ inline int run_pipeline(int graph) { return backend.compile_module(graph, 1.0); 
 }  // namespace third_party
 
 TEST_CASE("make_observable") {
-  SECTION("swapped into a function-pointer table, then restored (the seed's monkey-patching)") {
+  SECTION("swapped into a function-pointer table, then restored (monkey-patching, as in Python)") {
     auto observed = hookscope::make_observable("compile_module", &third_party::compile_module);
     STATIC_REQUIRE(std::is_same_v<decltype(observed), hookscope::observable_function<int(int, double)>>);
     const auto original = third_party::backend.compile_module;

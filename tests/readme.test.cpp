@@ -307,7 +307,7 @@ TEST_CASE("README: recording") {
 TEST_CASE("README: input_observer") {
   using hookscope::dtype;
   // [snippet: input_observer]
-  hookscope::input_observer obs;  // keeps the first 3 calls of each recording, as the seed
+  hookscope::input_observer obs;  // keeps the first 3 calls of each recording, as the reference
   {
     auto rec = obs.record(forward);
     forward({{2, 7}, dtype::int64}, hookscope::tensor_spec{{2, 7}, dtype::int64});  // prefill, 2 prompts

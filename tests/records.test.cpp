@@ -474,7 +474,7 @@ TEST_CASE("to_record_line") {
 #endif
 }
 
-TEST_CASE("record_reader: bad input of issue 12") {
+TEST_CASE("record_reader: long lines and repeated keys") {
   SECTION("a line longer than the cap is an error, the lines before it are read") {
     std::istringstream in("{\"function\":\"f\",\"args\":[],\"kwargs\":[]}\n" + std::string(5000, ' ') + "x\n");
     hookscope::record_reader reader(in, "big.jsonl");

@@ -15,12 +15,12 @@ using namespace shapes_test;
 TEST_CASE("dynamic_shapes exporters") {
   const auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"input_ids"}});
   SECTION("to_trtexec: one consistent profile, static dims as seen") {
-    // Issue 12: the old per-dim opt (1x1, mask 7, cache 7) was no call at all (7 != 1 + 7). Relations over the calls
-    // as the model receives them (call 0's absent cache as the placeholder infer_arguments gives, past 0):
-    // attention_mask dim 1 (7,8,9) = input_ids dim 1 (7,1,1) + cache dim 2 (0,7,8). min/max over the observed
-    // values: ids 1..7, mask 7..9, cache 7..8; at the min point 7 < 1 + 7, so the cache (the larger term) is lowered
-    // to 6; at the max point 9 < 7 + 8: mask raised to 15. opt among the calls giving every input (1 and 2), each
-    // once; modes ids 1, mask 7, cache 7: call 1 agrees with three dims (ids, both caches), call 2 with one.
+    // opt is an observed call: per-dimension modes (1x1, mask 7, cache 7) would be no call at all (7 != 1 + 7).
+    // Relations over the calls as the model receives them (call 0's absent cache as the placeholder infer_arguments
+    // gives, past 0): attention_mask dim 1 (7,8,9) = input_ids dim 1 (7,1,1) + cache dim 2 (0,7,8). min/max over the
+    // observed values: ids 1..7, mask 7..9, cache 7..8; at the min point 7 < 1 + 7, so the cache (the larger term) is
+    // lowered to 6; at the max point 9 < 7 + 8: mask raised to 15. opt among the calls giving every input (1 and 2),
+    // each once; modes ids 1, mask 7, cache 7: call 1 agrees with three dims (ids, both caches), call 2 with one.
     CHECK(ds.to_trtexec() ==
           "--minShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x6x4,past_key_values.value_0:1x2x6x4"
           " --optShapes=input_ids:1x1,attention_mask:1x8,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"

@@ -1,4 +1,4 @@
-// Issue 12 in C++: relations between dynamic dims, consistent TensorRT profiles (and phases), honest labels, outputs,
+// The shape engine beyond the reference's rules: relations between dynamic dims, consistent TensorRT profiles (and phases), honest labels, outputs,
 // the calls left out, avoid_specialization, the typed and ONNX outputs, and the bad inputs of the shape engine.
 #include "hookscope/records.hpp"
 
@@ -19,7 +19,7 @@ using shapes_test::t;
 
 namespace {
 
-// The decoder of issue 12: two generations (batch 1 x 7 tokens, batch 2 x 5), each a prefill (an empty cache) and 3
+// A decoder with a KV cache: two generations (batch 1 x 7 tokens, batch 2 x 5), each a prefill (an empty cache) and 3
 // decode steps; the image only at the prefill; results (logits, key, value).
 shape_engine decoder(std::size_t store = hookscope::unlimited, bool keep = true) {
   shape_engine e({.store_n_calls = store, .keep_calls = keep});

@@ -46,7 +46,7 @@ PEERS_OF = {
     "observer_churn_after_300_threads": {SIGC: "sigc_churn", SIGNALS2: "signals2_churn"},
 }
 
-# Observers at server scale (issue 11): churn, other threads' callbacks, the EnTT-style baseline, two threads.
+# Observers at server scale: churn, other threads' callbacks, the EnTT-style baseline, two threads.
 CHURN_MAX_NS = 100.0
 CHURN_ROWS = ("observer_churn_context_callback", "observer_churn_after_300_threads")
 CHURN_BASELINE = "churn_plain_call"

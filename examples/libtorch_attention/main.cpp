@@ -30,7 +30,10 @@ constexpr std::int64_t vocab = 32, d_model = 16, heads = 2, head_dim = d_model /
 
 std::string shape_of(const at::Tensor& t) {
   std::string s;
-  for (std::int64_t d : t.sizes()) s += (s.empty() ? "" : "x") + std::to_string(d);
+  for (std::int64_t d : t.sizes()) {
+    if (!s.empty()) s += 'x';
+    s += std::to_string(d);
+  }
   return s;
 }
 

@@ -35,16 +35,16 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 struct input_observer_options {
-  std::size_t store_n_calls = 3;  ///< calls kept per recording, as the seed (`hookscope::unlimited`: all)
+  std::size_t store_n_calls = 3;  ///< calls kept per recording, as the reference (`hookscope::unlimited`: all)
   bool global = false;            ///< record calls from every thread, not only the current context's
 };
 
 /// Records the calls of observables into a shape_engine, for as many recordings as you like (each keeps
-/// store_n_calls more calls, like re-entering the seed's `with` block).
+/// store_n_calls more calls, like re-entering the reference's `with observer(model):` block).
 ///
 /// C++ calls have no positional arguments: every parameter is recorded as a keyword argument named by the
 /// annotation, so the inferred structures are dicts keyed by parameter name. Scalar arguments (which have no
-/// default in a C++ signature) are dropped, as the seed drops scalar keyword arguments without a scalar default.
+/// default in a C++ signature) are dropped, as the reference drops scalar keyword arguments without a scalar default.
 class input_observer {
  public:
   explicit input_observer(input_observer_options options = {})

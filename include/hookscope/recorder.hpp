@@ -33,7 +33,7 @@ struct recorder_options {
   bool tensor_data = false;       ///< also capture tensor contents (for replay); shapes and dtypes only by default
 };
 
-/// Records the calls of one observable while it lives (a scope, like the seed's `with` block).
+/// Records the calls of one observable while it lives (a scope, like the reference's `with observer(model):` block).
 ///
 /// Like any callback, it sees the calls of its context: the current thread's, or threads that attach it;
 /// `recorder_options::global` records every thread. In disabled builds it compiles and records nothing.

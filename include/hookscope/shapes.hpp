@@ -34,10 +34,11 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 /// Names an argument: by parameter name, or by position among the positional arguments.
 class input_key {
  public:
-  input_key(std::string name) : key_(std::move(name)) {}  // NOLINT(google-explicit-constructor)
-  input_key(const char* name) : key_(std::string(name)) {}  // NOLINT(google-explicit-constructor)
-  input_key(std::size_t position) : key_(position) {}       // NOLINT(google-explicit-constructor)
-  input_key(int position);                                   // NOLINT(google-explicit-constructor); < 0 throws
+  // Implicit: a name or a position is a key.
+  input_key(std::string name) : key_(std::move(name)) {}
+  input_key(const char* name) : key_(std::string(name)) {}
+  input_key(std::size_t position) : key_(position) {}
+  input_key(int position);  // < 0 throws
   /// "input_ids" is a name, "2" a position (how the command line writes keys).
   static input_key parse(std::string_view text);
 
@@ -286,7 +287,7 @@ class shape_engine {
   /// A value for an argument a call may leave out (by name: only when absent; by position: always replaces).
   void value_if_missing(input_key key, value v);
 
-  /// Starts a recording: the next store_n_calls calls are kept (the seed's `with` block).
+  /// Starts a recording: the next store_n_calls calls are kept (the reference's `with observer(model):` block).
   void begin_recording();
   /// Adds one call; false when the recording's limit is reached (the call is ignored). Throws inference_error
   /// for a value_if_missing key the signature does not allow.

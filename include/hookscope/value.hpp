@@ -59,15 +59,16 @@ class value {
   enum class kind : std::uint8_t { none, tensor, integer, floating, boolean, string, tuple, list, dict, structure };
 
   value() noexcept {}
-  value(tensor_spec t);           // NOLINT(google-explicit-constructor): a tensor is a value
+  // Implicit: a tensor, a number, a bool or a string is a value.
+  value(tensor_spec t);
   template <std::integral I>
     requires(!std::same_as<I, bool>)
-  value(I i) noexcept : kind_(kind::integer), integer_(static_cast<std::int64_t>(i)) {}  // NOLINT
+  value(I i) noexcept : kind_(kind::integer), integer_(static_cast<std::int64_t>(i)) {}
   template <std::floating_point F>
-  value(F f) noexcept : kind_(kind::floating), floating_(static_cast<double>(f)) {}  // NOLINT
-  value(bool b) noexcept : kind_(kind::boolean), boolean_(b) {}  // NOLINT(google-explicit-constructor)
-  value(std::string s) noexcept;    // NOLINT(google-explicit-constructor)
-  value(const char* s);             // NOLINT(google-explicit-constructor)
+  value(F f) noexcept : kind_(kind::floating), floating_(static_cast<double>(f)) {}
+  value(bool b) noexcept : kind_(kind::boolean), boolean_(b) {}
+  value(std::string s) noexcept;
+  value(const char* s);
 
   value(const value& other) : kind_(other.kind_) {
     if (owns_memory()) {

@@ -28,17 +28,17 @@ struct any_lref {
   std::size_t index;
   template <class U>
     requires(!std::is_base_of_v<std::remove_cv_t<U>, T>)
-  operator U&() const&& noexcept;  // NOLINT(google-explicit-constructor)
+  operator U&() const&& noexcept;
   template <class U>
     requires(!std::is_base_of_v<std::remove_cv_t<U>, T>)
-  operator U&() const& noexcept;  // NOLINT(google-explicit-constructor)
+  operator U&() const& noexcept;
 };
 template <class T>
 struct any_rref {
   std::size_t index;
   template <class U>
     requires(!std::is_base_of_v<std::remove_cv_t<U>, T>)
-  operator U() const&& noexcept;  // NOLINT(google-explicit-constructor)
+  operator U() const&& noexcept;
 };
 
 template <class T, std::size_t... I>

@@ -14,7 +14,7 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 template <std::size_t N>
 struct fixed_string {
   char data[N]{};
-  constexpr fixed_string(const char (&text)[N]) noexcept  // NOLINT(google-explicit-constructor): literal in
+  constexpr fixed_string(const char (&text)[N]) noexcept  // implicit: a string literal is a template argument
       : fixed_string(text, std::make_index_sequence<N>{}) {}
   constexpr std::string_view view() const noexcept { return {data, N - 1}; }
   constexpr std::size_t size() const noexcept { return N - 1; }
