@@ -1,4 +1,5 @@
-// Run by tools/check_duplicate_names.py: two observables registered under one name are reported at start-up, once.
+// Run by tests/environment/test_duplicate_names.py: two observables registered under one name are reported at
+// start-up, once.
 #include "hookscope/observable.hpp"
 #include "hookscope/registry.hpp"
 

@@ -1,4 +1,4 @@
-// Every C++ block of README.md, compiled and run here; tools/check_readme_snippets.py checks that the
+// Every C++ block of README.md, compiled and run here; tests/docs/test_readme_snippets.py checks that the
 // README shows exactly these lines.
 #include "hookscope/hookscope.hpp"
 #include "hookscope/observable.hpp"

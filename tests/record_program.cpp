@@ -1,4 +1,5 @@
-// Run by tools/check_record_env.py with and without HOOKSCOPE_RECORD: the records come from the environment alone.
+// Run by tests/environment/test_record_env.py (and test_stats_timeline.py) with and without HOOKSCOPE_RECORD: the
+// records come from the environment alone.
 // Without arguments it makes a fixed set of calls; `record_program MODE N` makes N calls of step() and then ends
 // as MODE says (returns, crashes, is killed while idle, forks, ...), for the checks that nothing completed is lost.
 #include "hookscope/observable.hpp"

@@ -257,8 +257,8 @@ TEST_CASE("bad inputs of the engine") {
                     hookscope::format_error);
   }
   SECTION("many keyword arguments in one call") {
-    // Linear time is what makes this finish (quadratic took minutes); it is measured in tools/check_cli.py's large
-    // inputs and bench/, not asserted here: a unit test checks what comes out.
+    // Linear time is what makes this finish (quadratic took minutes); it is measured in tests/cli/test_cli.py's
+    // large inputs and bench/, not asserted here: a unit test checks what comes out.
     value_fields kwargs, wider;
     for (int i = 0; i < 40000; ++i) kwargs.emplace_back("k" + std::to_string(i), t({1, 2}));
     for (int i = 0; i < 40000; ++i) wider.emplace_back("k" + std::to_string(i), t({1, 3 + i % 5}));  // dims vary

@@ -1,4 +1,5 @@
-// Run by tools/check_trace.py with and without HOOKSCOPE_TRACE: the trace comes from the environment alone.
+// Run by tests/environment/test_trace.py with and without HOOKSCOPE_TRACE: the trace comes from the environment
+// alone.
 #include "hookscope/observable.hpp"
 
 #include <cstdio>

@@ -14,6 +14,6 @@ ensure_packages() {
 }
 
 # What building and testing hookscope needs (benchmark peers included, so `meson test` builds everything;
-# cmake for the CMake package and its downstream test).
-HOOKSCOPE_BUILD_PACKAGES=(meson ninja-build g++ pkg-config python3 catch2 libboost1.81-dev
+# cmake for the CMake package and its downstream test; python3-pytest for the pytest modules of tests/).
+HOOKSCOPE_BUILD_PACKAGES=(meson ninja-build g++ pkg-config python3 python3-pytest catch2 libboost1.81-dev
                           libbenchmark-dev libsigc++-3.0-dev libeigen3-dev cmake)

@@ -4,7 +4,7 @@
 // hookscope::input_observer infers the dynamic shapes, printed for torch.export, trtexec, ONNX Runtime and people.
 //
 // Usage: libtorch_attention [RECORD.jsonl]   (default: libtorch_attention.jsonl in the current directory)
-// Checked by tools/check_libtorch_example.py.
+// Checked by tests/examples/test_libtorch_example.py.
 #include <hookscope/adapters/libtorch.hpp>
 #include <hookscope/input_observer.hpp>
 #include <hookscope/observable.hpp>

@@ -1,4 +1,4 @@
-// Compiled with HOOKSCOPE_ENABLED=0 by tools/check_disabled_build.py: each observed_* function must compile to
+// Compiled with HOOKSCOPE_ENABLED=0 by tests/disabled/test_disabled_build.py: each observed_* function must compile to
 // exactly the instructions of its plain_* twin.
 #include "hookscope/observable.hpp"
 

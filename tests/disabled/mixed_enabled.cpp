@@ -1,4 +1,4 @@
-// Half of a program that mixes modes (tools/check_disabled_build.py): this half is built with hooks enabled.
+// Half of a program that mixes modes (tests/disabled/test_disabled_build.py): this half is built with hooks enabled.
 // It uses only inline parts of hookscope, so the link needs no library and fails only over the mix.
 #include "hookscope/observer.hpp"
 

@@ -1,4 +1,4 @@
-// Linked with HOOKSCOPE_ENABLED=0 by tools/check_disabled_build.py: no hookscope symbol and no observable
+// Linked with HOOKSCOPE_ENABLED=0 by tests/disabled/test_disabled_build.py: no hookscope symbol and no observable
 // name may remain in the executable.
 #include "hookscope/hookscope.hpp"
 #include "hookscope/observable.hpp"

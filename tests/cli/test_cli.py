@@ -1,15 +1,19 @@
-#!/usr/bin/env python3
-"""Runs hookscope-shapes on the record files of tests/data and checks stdout, stderr and the exit code.
-
-Usage: check_cli.py HOOKSCOPE_SHAPES DATA_DIR
+"""hookscope-shapes on the record files of tests/data: stdout, stderr and the exit code of every invocation, one case
+each; --help; standard input; the linear-time ratio of large inputs; summaries of random cuts against one pass.
 
 Every expectation below was worked out by hand from the record files and the InputObserver rules
-(docs/input_observer_rules.md, cited as A1..D4): the command runs in DATA_DIR, so messages
+(docs/input_observer_rules.md, cited as A1..D4): the command runs in tests/data, so messages
 name the files as given. An expectation of None is not checked; a set holds strings the output must contain.
 """
+import json
 import os
+import random
 import subprocess
-import sys
+import time
+
+import pytest
+
+from support import DATA, Checks, difference, expect, run
 
 USAGE_HINT = "Try 'hookscope-shapes --help'.\n"
 
@@ -330,47 +334,50 @@ def matches(got, want):
     return got == want
 
 
-def run_case(program, data_dir, case):
+def shapes(program, argv, cwd=DATA, timeout=60, **kw):
+    """hookscope-shapes ARGV, run in `cwd` (tests/data: messages name the files as given)."""
+    return run([program] + argv, cwd=cwd, timeout=timeout, **kw)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_invocation(hookscope_shapes, case):
     name, argv, code, out, err = case[:5]
     stdin_file = case[5] if len(case) > 5 else None
-    stdin_text = open(f"{data_dir}/{stdin_file}", encoding="utf-8").read() if stdin_file else ""
+    stdin_text = (DATA / stdin_file).read_text(encoding="utf-8") if stdin_file else ""
+    done = shapes(hookscope_shapes, argv, input=stdin_text)
+    with Checks() as check:
+        check.expect(f"hookscope-shapes {' '.join(argv)}: exit code", done.returncode, code)
+        if not matches(done.stdout, out):
+            check.require(False, difference("stdout" + (" (holding each of these)" if isinstance(out, set) else ""),
+                                            done.stdout, out))
+        if not matches(done.stderr, err):
+            check.require(False, difference("stderr" + (" (holding each of these)" if isinstance(err, set) else ""),
+                                            done.stderr, err))
+
+
+def test_help(hookscope_shapes):
+    done = shapes(hookscope_shapes, ["--help"])
+    with Checks() as check:
+        check.expect("--help: exit code", done.returncode, 0)
+        check.require(done.stdout.startswith("usage: hookscope-shapes infer"),
+                      f"--help: stdout starts with 'usage: hookscope-shapes infer', got {done.stdout[:80]!r}")
+        check.expect("--help: stderr", done.stderr, "")
+
+
+def test_stdin_a_directory(hookscope_shapes):
+    fd = os.open(DATA, os.O_RDONLY)
     try:
-        done = subprocess.run([program] + argv, cwd=data_dir, input=stdin_text, capture_output=True, text=True,
-                              timeout=60)
-    except subprocess.TimeoutExpired:
-        return [f"{name}: timed out"]
-    problems = []
-    if done.returncode != code:
-        problems.append(f"exit code {done.returncode}, expected {code}")
-    if not matches(done.stdout, out):
-        problems.append(f"stdout {done.stdout!r}\n      expected {out!r}")
-    if not matches(done.stderr, err):
-        problems.append(f"stderr {done.stderr!r}\n      expected {err!r}")
-    return [f"{name} ({' '.join(argv)}): {p}" for p in problems]
-
-
-def check_help(program):
-    done = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=60)
-    if done.returncode != 0 or not done.stdout.startswith("usage: hookscope-shapes infer") or done.stderr:
-        return [f"--help: exit {done.returncode}, stdout {done.stdout[:80]!r}, stderr {done.stderr!r}"]
-    return []
-
-
-def check_stdin_directory(program):
-    fd = os.open(".", os.O_RDONLY)
-    try:
-        done = subprocess.run([program, "infer", "-"], stdin=fd, capture_output=True, text=True, timeout=60)
+        done = shapes(hookscope_shapes, ["infer", "-"], stdin=fd)
     finally:
         os.close(fd)
-    want = "hookscope-shapes: <stdin>: cannot read: it is a directory\n"
-    if done.returncode != 2 or done.stderr != want:
-        return [f"stdin a directory: exit {done.returncode}, stderr {done.stderr!r}, expected 2 and {want!r}"]
-    return []
+    expect("stdin a directory: exit code and stderr", (done.returncode, done.stderr),
+           (2, "hookscope-shapes: <stdin>: cannot read: it is a directory\n"))
 
+
+# --- large inputs: linear time ---
 
 def write_large_inputs(tmp, scale):
     """40,000 keyword arguments on one line (two records), and 160,000 distinct names, each divided by `scale`."""
-    import json
     wide = os.path.join(tmp, f"wide{scale}.jsonl")
     with open(wide, "w", encoding="utf-8") as f:
         for n in (1, 2):
@@ -381,39 +388,39 @@ def write_large_inputs(tmp, scale):
         for i in range(160000 // scale):
             f.write(json.dumps({"function": "f", "args": [], "kwargs": [[f"x{i}", {"shape": [1], "dtype": "float32"}]]})
                     + "\n")
-    return (("40k kwargs on one line", ["infer", wide], 0),
-            ("160k distinct names, streaming", ["infer", many, "--store-n-calls", "all"], 1))
+    return {"40k kwargs on one line": (["infer", wide], 0),
+            "160k distinct names, streaming": (["infer", many, "--store-n-calls", "all"], 1)}
 
 
-def check_large_inputs(program):
+@pytest.mark.parametrize("name", ["40k kwargs on one line", "160k distinct names, streaming"])
+def test_large_input_takes_linear_time(hookscope_shapes, tmp_path, name):
     """Linear time on large inputs: each input and its quarter, timed in the same run, must take at most 8x as long
     as the quarter (linear: ~4x, quadratic: ~16x). A ratio rather than a wall-clock limit, which a sanitized build or a
     slow phase of the machine would miss; a quarter shorter than 0.05 s counts as 0.05 s (start-up noise)."""
-    import tempfile
-    import time
+    argv, code = write_large_inputs(tmp_path, 1)[name]
+    quarter_argv, _ = write_large_inputs(tmp_path, 4)[name]
     problems = []
 
-    def timed(argv, code, name):
+    def timed(argv, what):
         start = time.monotonic()
-        done = subprocess.run([program] + argv, capture_output=True, text=True, timeout=300)
+        done = shapes(hookscope_shapes, argv, cwd=tmp_path, timeout=300)
         if done.returncode != code:
-            problems.append(f"{name}: exit {done.returncode} (expected {code}): {done.stderr.strip()[:200]}")
+            problems.append(f"{what}: exit {done.returncode} (expected {code}): {done.stderr.strip()[:200]}")
         return time.monotonic() - start
 
-    with tempfile.TemporaryDirectory() as tmp:
-        for (name, argv, code), (_, quarter_argv, _) in zip(write_large_inputs(tmp, 1), write_large_inputs(tmp, 4)):
-            for _ in range(2):  # once more if the machine slowed down under one of the two runs
-                quarter = max(timed(quarter_argv, code, name + " (a quarter)"), 0.05)
-                seconds = timed(argv, code, name)
-                if seconds <= 8 * quarter:
-                    break
-            ok = seconds <= 8 * quarter
-            print(f"{'ok' if ok else 'FAIL'}: {name} ({seconds:.2f} s, {seconds / quarter:.1f}x a quarter of it)")
-            if not ok:
-                problems.append(f"{name}: {seconds:.2f} s, {seconds / quarter:.1f}x a quarter of the input "
-                                f"(linear time: ~4x, at most 8x)")
-    return problems
+    for _ in range(2):  # once more if the machine slowed down under one of the two runs
+        quarter = max(timed(quarter_argv, name + " (a quarter)"), 0.05)
+        seconds = timed(argv, name)
+        if seconds <= 8 * quarter:
+            break
+    print(f"{name}: {seconds:.2f} s, {seconds / quarter:.1f}x a quarter of it")
+    if seconds > 8 * quarter:
+        problems.append(f"{name}: {seconds:.2f} s, {seconds / quarter:.1f}x a quarter of the input "
+                        f"(linear time: ~4x, at most 8x)")
+    assert not problems, "\n".join(problems)
 
+
+# --- summaries ---
 
 # Summaries: every file cut into random parts by lines, each part summarised (--signature-from the whole file, whose
 # first record carries the signature), and the summaries read back must give what one pass over the whole file
@@ -424,97 +431,111 @@ SUMMARY_FILES = [("decoder_kv.jsonl", []), ("llm.jsonl", []), ("encoder.jsonl", 
 SUMMARY_VIEWS = [["infer"], ["infer", "--dim-names"], ["infer", "--typed"], ["infer", "--format", "report"],
                  ["infer", "--format", "onnx", "--dim-names"], ["infer", "--format", "trtexec", "--profiles", "auto"],
                  ["infer", "--format", "ort"], ["infer", "--batch-all"], ["args"], ["args", "--as-args-kwargs"]]
+SEEDS = range(4)
 
 
-def check_summaries(program, data_dir):
-    import random
-    import tempfile
-    problems, checks = [], 0
+def outcome(done):
+    return done.returncode, done.stdout, done.stderr
 
-    def run(argv, cwd):
-        done = subprocess.run([program] + argv, cwd=cwd, capture_output=True, text=True, timeout=60)
-        return done.returncode, done.stdout, done.stderr
 
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, select in SUMMARY_FILES:
-            whole = os.path.join(os.path.abspath(data_dir), name)
-            lines = open(whole, encoding="utf-8").read().splitlines(keepends=True)
-            for seed in range(4):
+class CutSummaries:
+    """The summaries of each file's random cuts (one per seed), made once per file, shared by the cases."""
+
+    def __init__(self, program, root):
+        self.program, self.root, self.made = program, root, {}
+
+    def of(self, name, select):
+        """{seed: (cuts, [summary paths], [problems of summarize])}."""
+        if name not in self.made:
+            whole = str(DATA / name)
+            lines = (DATA / name).read_text(encoding="utf-8").splitlines(keepends=True)
+            self.made[name] = {}
+            for seed in SEEDS:
                 rng = random.Random(seed)
                 cuts = sorted({0, len(lines)} | {rng.randrange(len(lines) + 1) for _ in range(rng.randrange(4))})
-                summaries = []
+                tmp = self.root / f"{name}.{seed}"
+                tmp.mkdir()
+                summaries, problems = [], []
                 for i, (a, b) in enumerate(zip(cuts, cuts[1:])):
-                    part = os.path.join(tmp, f"part{i}.jsonl")
-                    open(part, "w", encoding="utf-8").writelines(lines[a:b])
-                    summary = os.path.join(tmp, f"part{i}.json")
-                    code, _, err = run(["summarize", part, "-o", summary, "--signature-from", whole] + select, tmp)
+                    part = tmp / f"part{i}.jsonl"
+                    part.write_text("".join(lines[a:b]), encoding="utf-8")
+                    summary = str(tmp / f"part{i}.json")
+                    code, _, err = outcome(shapes(self.program, ["summarize", str(part), "-o", summary, "--signature-from",
+                                                                 whole] + select, cwd=tmp))
                     if code != 0 and "no call recorded" not in err:
-                        problems.append(f"summarize {name} part {i}: exit {code}: {err}")
+                        problems.append(f"summarize {name} part {i} (lines {a}..{b}): exit {code}: {err}")
                     if code == 0:
                         summaries.append(summary)
-                for view in SUMMARY_VIEWS:
-                    checks += 1
-                    want = run(view[:1] + [whole, "--store-n-calls", "all"] + select + view[1:], tmp)
-                    got = run(view[:1] + summaries + view[1:], tmp)
-                    if got != want:
-                        problems.append(f"{name} cut at {cuts}, {' '.join(view)}: summaries gave {got!r}, "
-                                        f"one pass {want!r}")
-    errors = [  # (what, argv, exit code, a part of stderr)
-        ("records among summaries", ["infer", "S1", "decoder_kv.jsonl"], 2,
-         "decoder_kv.jsonl: holds records while other inputs are summaries"),
-        ("a part without its signature", ["infer", "S1", "S2"], 2,
-         "S2: cannot merge: the signatures differ: (input_ids, attention_mask, past_key_values, pixel_values) and "
-         "none"),
-        ("summaries of another function", ["infer", "S1", "--function", "encode"], 2,
-         "S1: a summary of 'Decoder.forward', not of 'encode'"),
-        ("--store-n-calls 3 with summaries", ["infer", "S1", "--store-n-calls", "3"], 2,
-         "--store-n-calls: summaries hold every call"),
-        ("--value-if-missing with summaries", ["infer", "S1", "--value-if-missing", "pixel_values=null"], 2,
-         "--value-if-missing applies when summarising"),
-        ("--index with summaries", ["args", "S1", "--index", "0"], 2, "--index needs stored calls"),
-        ("summarize keeps every call", ["summarize", "decoder_kv.jsonl", "--store-n-calls", "2"], 2,
-         "summarize keeps every call"),
-        ("an inference option for summarize", ["summarize", "decoder_kv.jsonl", "--format", "report"], 2,
-         "--format is for 'infer' and 'args'"),
-        ("a damaged summary", ["infer", "BAD"], 2, "BAD: not a valid summary: $.arguments[0].present: expected a count"),
-        ("a summary that cannot be written", ["summarize", "decoder_kv.jsonl", "-o", "/nonexistent/s.json"], 2,
-         "/nonexistent/s.json: cannot write: No such file or directory"),
-        ("EIO reading a regular file", ["infer", "/proc/self/mem"], 2, "/proc/self/mem after line 0: Input/output error"),
-    ]
-    with tempfile.TemporaryDirectory() as tmp:
-        lines = open(os.path.join(data_dir, "decoder_kv.jsonl"), encoding="utf-8").read().splitlines(keepends=True)
-        open(os.path.join(tmp, "p1.jsonl"), "w", encoding="utf-8").writelines(lines[:3])
-        open(os.path.join(tmp, "p2.jsonl"), "w", encoding="utf-8").writelines(lines[3:])
-        run(["summarize", "p1.jsonl", "-o", os.path.join(tmp, "S1")], tmp)
-        run(["summarize", "p2.jsonl", "-o", os.path.join(tmp, "S2")], tmp)
-        text = open(os.path.join(tmp, "S1"), encoding="utf-8").read()
-        open(os.path.join(tmp, "BAD"), "w", encoding="utf-8").write(text.replace('"present":', '"present":-', 1))
-        for src in ("decoder_kv.jsonl",):
-            open(os.path.join(tmp, src), "w", encoding="utf-8").writelines(lines)
-        for what, argv, code, err in errors:
-            checks += 1
-            got = run(argv, tmp)
-            if got[0] != code or err not in got[2]:
-                problems.append(f"{what} ({' '.join(argv)}): exit {got[0]}, stderr {got[2]!r}; expected {code} and {err!r}")
-    print(f"{'FAIL' if problems else 'ok'}: summaries ({checks} checks)")
-    return problems
+                self.made[name][seed] = (cuts, summaries, problems)
+        return self.made[name]
 
 
-def main():
-    program, data_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
-    failures = (check_help(program) + check_stdin_directory(program) + check_large_inputs(program) +
-                check_summaries(program, data_dir))
-    failed_cases = 1 if failures else 0
-    for case in CASES:
-        problems = run_case(program, data_dir, case)
-        print(("FAIL: " if problems else "ok: ") + case[0])
-        failures += problems
-        failed_cases += 1 if problems else 0
-    for failure in failures:
-        print("  " + failure)
-    print(f"{len(CASES) + 1 - failed_cases} checks passed, {failed_cases} failed")
-    return 1 if failures else 0
+@pytest.fixture(scope="module")
+def cut_summaries(hookscope_shapes, tmp_path_factory):
+    return CutSummaries(hookscope_shapes, tmp_path_factory.mktemp("summaries"))
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.parametrize("name, select", SUMMARY_FILES, ids=[f for f, _ in SUMMARY_FILES])
+def test_summarize_random_cuts(cut_summaries, name, select):
+    problems = [p for _, _, found in cut_summaries.of(name, select).values() for p in found]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("view", SUMMARY_VIEWS, ids=[" ".join(v) for v in SUMMARY_VIEWS])
+@pytest.mark.parametrize("name, select", SUMMARY_FILES, ids=[f for f, _ in SUMMARY_FILES])
+def test_summaries_give_one_pass(hookscope_shapes, cut_summaries, name, select, view):
+    whole = str(DATA / name)
+    with Checks() as check:
+        for seed, (cuts, summaries, _) in cut_summaries.of(name, select).items():
+            want = outcome(shapes(hookscope_shapes, view[:1] + [whole, "--store-n-calls", "all"] + select + view[1:],
+                                  cwd=cut_summaries.root))
+            got = outcome(shapes(hookscope_shapes, view[:1] + summaries + view[1:], cwd=cut_summaries.root))
+            check.expect(f"{name} cut at {cuts} (seed {seed}), {' '.join(view)}: (exit code, stdout, stderr) of the "
+                         "summaries against one pass", got, want)
+
+
+SUMMARY_ERRORS = [  # (what, argv, exit code, a part of stderr); S1 and S2 summarise decoder_kv.jsonl's lines 1-3 and
+    # 4-8 (S2 without the signature, which is on line 1); BAD is S1 with its first "present" count made negative.
+    ("records among summaries", ["infer", "S1", "decoder_kv.jsonl"], 2,
+     "decoder_kv.jsonl: holds records while other inputs are summaries"),
+    ("a part without its signature", ["infer", "S1", "S2"], 2,
+     "S2: cannot merge: the signatures differ: (input_ids, attention_mask, past_key_values, pixel_values) and "
+     "none"),
+    ("summaries of another function", ["infer", "S1", "--function", "encode"], 2,
+     "S1: a summary of 'Decoder.forward', not of 'encode'"),
+    ("--store-n-calls 3 with summaries", ["infer", "S1", "--store-n-calls", "3"], 2,
+     "--store-n-calls: summaries hold every call"),
+    ("--value-if-missing with summaries", ["infer", "S1", "--value-if-missing", "pixel_values=null"], 2,
+     "--value-if-missing applies when summarising"),
+    ("--index with summaries", ["args", "S1", "--index", "0"], 2, "--index needs stored calls"),
+    ("summarize keeps every call", ["summarize", "decoder_kv.jsonl", "--store-n-calls", "2"], 2,
+     "summarize keeps every call"),
+    ("an inference option for summarize", ["summarize", "decoder_kv.jsonl", "--format", "report"], 2,
+     "--format is for 'infer' and 'args'"),
+    ("a damaged summary", ["infer", "BAD"], 2, "BAD: not a valid summary: $.arguments[0].present: expected a count"),
+    ("a summary that cannot be written", ["summarize", "decoder_kv.jsonl", "-o", "/nonexistent/s.json"], 2,
+     "/nonexistent/s.json: cannot write: No such file or directory"),
+    ("EIO reading a regular file", ["infer", "/proc/self/mem"], 2, "/proc/self/mem after line 0: Input/output error"),
+]
+
+
+@pytest.fixture(scope="module")
+def summaries_dir(hookscope_shapes, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("summary_errors")
+    lines = (DATA / "decoder_kv.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp / "p1.jsonl").write_text("".join(lines[:3]), encoding="utf-8")
+    (tmp / "p2.jsonl").write_text("".join(lines[3:]), encoding="utf-8")
+    shapes(hookscope_shapes, ["summarize", "p1.jsonl", "-o", str(tmp / "S1")], cwd=tmp)
+    shapes(hookscope_shapes, ["summarize", "p2.jsonl", "-o", str(tmp / "S2")], cwd=tmp)
+    text = (tmp / "S1").read_text(encoding="utf-8")
+    (tmp / "BAD").write_text(text.replace('"present":', '"present":-', 1), encoding="utf-8")
+    (tmp / "decoder_kv.jsonl").write_text("".join(lines), encoding="utf-8")
+    return tmp
+
+
+@pytest.mark.parametrize("what, argv, code, err", SUMMARY_ERRORS, ids=[e[0] for e in SUMMARY_ERRORS])
+def test_summary_error(hookscope_shapes, summaries_dir, what, argv, code, err):
+    done = shapes(hookscope_shapes, argv, cwd=summaries_dir)
+    with Checks() as check:
+        check.expect(f"{what} ({' '.join(argv)}): exit code", done.returncode, code)
+        check.require(err in done.stderr, f"{what} ({' '.join(argv)}): stderr {done.stderr!r} does not hold {err!r}")

@@ -1,0 +1,83 @@
+"""Helpers of the pytest modules of tests/: running a program in a controlled environment, comparing with a readable
+difference, and checking several expectations of one case so that a failed one hides none of the others."""
+import difflib
+import os
+import pprint
+import subprocess
+from pathlib import Path
+
+SOURCE_ROOT = Path(__file__).resolve().parent.parent
+TESTS = SOURCE_ROOT / "tests"
+DATA = TESTS / "data"
+
+# The variables that turn on hookscope's environment features: a program is run with none of them set but those a
+# test sets itself.
+HOOKSCOPE_VARIABLES = ("HOOKSCOPE_TRACE", "HOOKSCOPE_RECORD", "HOOKSCOPE_STATS", "HOOKSCOPE_TIMELINE")
+
+
+def environment(settings=None):
+    """os.environ without hookscope's variables, plus `settings` ({name: value})."""
+    env = {k: v for k, v in os.environ.items() if k not in HOOKSCOPE_VARIABLES}
+    env.update(settings or {})
+    return env
+
+
+def run(argv, settings=None, timeout=60, **kw):
+    """Runs argv with only the hookscope variables of `settings` set; returns the CompletedProcess (text)."""
+    return subprocess.run([str(a) for a in argv], env=environment(settings), capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def shown(value, limit=3000):
+    r = repr(value)
+    return r if len(r) <= limit else r[:limit] + f"... ({len(r)} characters)"
+
+
+def difference(what, got, want):
+    """A readable account of got != want: both values, and a diff of their lines."""
+    if isinstance(got, str) and isinstance(want, str):
+        a, b = want.splitlines(keepends=True), got.splitlines(keepends=True)
+    else:
+        a, b = pprint.pformat(want, width=110).splitlines(True), pprint.pformat(got, width=110).splitlines(True)
+    a, b = ([line if line.endswith("\n") else line + "\n" for line in lines] for lines in (a, b))
+    diff = "".join(difflib.unified_diff(a, b, "expected", "got"))
+    if len(diff) > 6000:
+        diff = diff[:6000] + f"... ({len(diff)} characters)"
+    return f"{what}:\n  expected {shown(want)}\n  got      {shown(got)}\n{diff}"
+
+
+def expect(what, got, want):
+    """Asserts got == want, saying what was checked and how they differ."""
+    assert got == want, difference(what, got, want)
+
+
+class Checks:
+    """Several expectations of one case, each checked; the case fails at the end with every one that failed.
+
+        with Checks() as check:
+            check.expect("the exit code", done.returncode, 0)
+            check.expect("stdout", done.stdout, "3\\n")
+    """
+
+    def __init__(self):
+        self.failures = []
+
+    def expect(self, what, got, want):
+        if got != want:
+            self.failures.append(difference(what, got, want))
+        return got == want
+
+    def require(self, ok, what):
+        if not ok:
+            self.failures.append(what)
+        return bool(ok)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        if kind is None and self.failures:
+            raise AssertionError(f"{len(self.failures)} expectation(s) failed:\n\n" + "\n\n".join(self.failures))
+        if kind is not None and self.failures:  # an exception in the middle: report what failed before it as well
+            print("expectations that failed before the exception:\n\n" + "\n\n".join(self.failures))
+        return False
