@@ -1,6 +1,6 @@
 """hookscope.torch: InputObserver for torch.nn.Module, on the compiled shape engine.
 
-The API is the seed's (yobx's InputObserver, also shipped in onnx-diagnostic)::
+The API is the reference's (yobx's InputObserver, also shipped in onnx-diagnostic)::
 
     observer = InputObserver()
     with observer(model):

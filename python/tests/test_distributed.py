@@ -1,4 +1,4 @@
-"""Issue 13, beyond one machine: record shards summarised in the worker processes of a local Dask cluster and merged
+"""Beyond one machine: record shards summarised in the worker processes of a local Dask cluster and merged
 in the driver give exactly what one pass over the concatenated shards gives (and what hookscope-shapes gives)."""
 import json
 import os

@@ -80,7 +80,7 @@ def test_the_cache_is_recorded(observed):
 
 
 def test_prefill_program_from_the_observer(tiny_llama_cached, observed):
-    """torch.export.export(model, (), kwargs=infer_arguments(), dynamic_shapes=infer_dynamic_shapes()) as the issue
+    """torch.export.export(model, (), kwargs=infer_arguments(), dynamic_shapes=infer_dynamic_shapes()) as a user
     writes it, under backed_size_oblivious: exact at the observed prefill shapes and at unobserved ones inside the
     ranges (batch 2..3, sequence 2..7, past 0..8: a prefill continuing a cache too); the decode shapes are refused
     by the guard the trace added."""

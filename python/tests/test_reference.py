@@ -1,4 +1,4 @@
-"""Side by side with the reference: onnx-diagnostic's InputObserver (the seed's class) observing the same calls.
+"""Side by side with the reference: onnx-diagnostic's InputObserver (the reference class) observing the same calls.
 
 Same dynamic dimensions and the same arguments wherever its export succeeds. Documented differences:
 - `dim_names`: the reference has no automatic naming; hookscope's named Dims are shared only by dimensions equal in

@@ -4,7 +4,7 @@ A small custom module with the call pattern of a llava-style VLM (transformers' 
 config and processor conventions that make a tiny one mostly boilerplate): the prefill gets ``pixel_values`` (one
 image per sequence) and input_ids whose first IMAGE_TOKENS tokens are image placeholders, replaced by the image's
 patch embeddings (masked_scatter); the decode steps get ``pixel_values=None`` and ``past_key_values``, a tuple of
-(key, value). ``value_if_missing`` gives the missing image as an empty batch (the seed's recipe), which the model
+(key, value). ``value_if_missing`` gives the missing image as an empty batch (the reference's recipe), which the model
 handles in the same graph (no image token, nothing scattered)."""
 import copy
 import math
@@ -94,7 +94,7 @@ def test_image_only_at_prefill_is_recorded(observed):
     assert list(kwargs) == ["input_ids", "pixel_values", "past_key_values"]
     assert kwargs["input_ids"].shape == (2, 1) and kwargs["pixel_values"].shape == (0, 3, SIDE, SIDE)
     assert isinstance(kwargs["past_key_values"], tuple)  # the container type as observed
-    # named: the image's batch is not the text's (0 at decode), so it is not shared (issue 12's honest labels)
+    # named: the image's batch is not the text's (0 at decode), so it is not shared (a label is shared only by dimensions equal in every call)
     named = observed.infer_dynamic_shapes(dim_names=True)
     assert named["pixel_values"][0] is not named["input_ids"][0]
     assert observed.needs_backed_size_oblivious()  # pixel_values 0, sequence 1

@@ -48,7 +48,7 @@ LLM_LEFT_OUT = ("hookscope-shapes: warning: kept the first 3 of 4 calls of Model
 DEC_LEFT_OUT = ("hookscope-shapes: warning: kept the first 3 of 8 calls of Decoder.forward; "
                 "--store-n-calls all uses every call\n")
 ALL = ["--store-n-calls", "all"]
-# Finding 2: pixel_values dim 0 (1, 2 over 2 calls) differs from input_ids dim 0 (1,1,1,1,2,2,2,2): not batch_size.
+# pixel_values dim 0 (1, 2 over 2 calls) differs from input_ids dim 0 (1,1,1,1,2,2,2,2): not batch_size.
 DEC_NAMES = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
              '"attention_mask":{"0":"batch_size","1":"total_sequence_length"},'
              '"past_key_values":[{"0":"batch_size","2":"past_sequence_length"},'
@@ -56,7 +56,7 @@ DEC_NAMES = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
 DEC_NAME_NOTE = ("hookscope-shapes: warning: dimension 0 of 'pixel_values' is not named batch_size (its well-known "
                  "name): its values differ from those of dimension 0 of 'input_ids', which has that name; it gets a "
                  "name of its own\n")
-# Finding 1, one profile over the 8 calls: relations over the calls as the model receives them (X's placeholder 0
+# One profile over the 8 calls: relations over the calls as the model receives them (X's placeholder 0
 # included); min/max over the observed values (the image 1..2); T's min 5 and max 10 widened to S+P = 1+0 and 7+9;
 # opt among the calls giving every input (the prefills 0 and 4), each seen once: the tie goes to the one agreeing
 # with the most per-dim modes (B 1, S 1, P 0, T 7, image 1): call 0 (B, T, P twice, image; call 4 only P twice).
@@ -157,8 +157,8 @@ CASES = [
      '{"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],["pixel_values",{"shape":[1,3,8,8],"dtype":"float32"}]]}\n',
      ""),
 
-    # --- the decoder of issue 12, as a Python producer writes it (decoder_kv.jsonl) ---
-    # Finding 4: 3 of 8 calls kept by default, and said so; batch is then static (calls 0-2 have batch 1), the image
+    # --- a decoder with a KV cache and an image at the prefill, as a Python producer writes it (decoder_kv.jsonl) ---
+    # 3 of 8 calls kept by default, and said so; batch is then static (calls 0-2 have batch 1), the image
     # seen once is static.
     ("decoder: default keeps 3 calls, says so", ["infer", "decoder_kv.jsonl"], 0,
      '{"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},"past_key_values":[{"2":"DYNAMIC"},'
@@ -169,10 +169,10 @@ CASES = [
      ""),
     ("decoder: --dim-names never share a name between dims that differ", ["infer", "decoder_kv.jsonl", "--dim-names"] + ALL,
      0, DEC_NAMES, DEC_NAME_NOTE),
-    # The same with the issue's value_if_missing 0 for the image (1,0,0,0,2,0,0,0): still its own name.
+    # The same with a value_if_missing 0 for the image (1,0,0,0,2,0,0,0): still its own name.
     ("decoder: --dim-names with the image's value_if_missing", ["infer", "decoder_kv.jsonl", "--dim-names",
      "--value-if-missing", 'pixel_values={"shape":[0,3,16,16],"dtype":"float32"}'] + ALL, 0, DEC_NAMES, DEC_NAME_NOTE),
-    # Finding 3: the tuple stays a tuple, the dict of arguments a dict.
+    # The tuple stays a tuple, the dict of arguments a dict.
     ("decoder: --typed", ["infer", "decoder_kv.jsonl", "--typed"] + ALL, 0,
      '{"dict":[["input_ids",{"0":"DYNAMIC","1":"DYNAMIC"}],["attention_mask",{"0":"DYNAMIC","1":"DYNAMIC"}],'
      '["past_key_values",{"tuple":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]}],'
@@ -203,7 +203,7 @@ CASES = [
      0, {"- all calls (8 calls)\n", "widened: min of attention_mask dim 1 widened from 5 to 1 so that "
          "total_sequence_length = sequence_length + past_sequence_length holds at the min point\n",
          "widened: max of attention_mask dim 1 widened from 10 to 16"}, ""),
-    # Finding 5: the default is call 0 (batch 1, past 0); --avoid-specialization takes call 4 (7 of its 9 varying
+    # The default is call 0 (batch 1, past 0); --avoid-specialization takes call 4 (7 of its 9 varying
     # dims >= 2, as call 5; the first wins) and names the two left at 0.
     ("decoder: args keeps the reference's choice", ["args", "decoder_kv.jsonl"], 0,
      '{"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],["attention_mask",{"shape":[1,7],"dtype":"int64"}],'

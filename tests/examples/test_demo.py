@@ -114,10 +114,10 @@ def test_shape_inference(outputs, hooks_enabled, run_index):
                       "attention_mask": {"0": "batch_size", "1": "total_sequence_length"},
                       "past_key_values": [cache, cache, cache, cache],
                       # 1,0,0,0,0,0 is not the batch (1,1,1,2,2,2): a shared batch_size would tell torch.export they
-                      # are equal (issue 12, "labels never lie"), so the image's batch has a name of its own.
+                      # are equal (a label is shared only by dimensions equal in every call), so the image's batch has a name of its own.
                       "pixel_values": {"0": "pixel_values_dim_0"}})
         trtexec = lines[lines.index("  trtexec:") + 1].split()
-        # One consistent profile (issue 12): attention_mask = input_ids + past in every call, so its min 5 and max 9
+        # One consistent profile: attention_mask = input_ids + past in every call, so its min 5 and max 9
         # are widened to 1 + 0 and 7 + 8 (the per-dim extremes 1x5 / 2x9 were no shape the model can run with those).
         check.require(trtexec[0].startswith("--minShapes=input_ids:1x1,attention_mask:1x1,"
                                             "past_key_values.key_0:1x2x0x16,") and
