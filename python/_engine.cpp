@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <optional>
+#include <system_error>
 #include <string>
 #include <utility>
 #include <variant>
@@ -56,20 +57,52 @@ std::string call_to_json(const hookscope::call_inputs& inputs) {
   return hookscope::to_record_line(r);
 }
 
-// A key as Python gives it: an int is a position, a str a name (a bool or a float is neither).
+// Text the library wrote (names of files and functions may hold any bytes) as a Python str, never an error.
+py::str text_of(std::string_view text) {
+  return py::reinterpret_steal<py::str>(
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace"));
+}
+
+py::list texts_of(const std::vector<std::string>& texts) {
+  py::list out;
+  for (const std::string& t : texts) out.append(text_of(t));
+  return out;
+}
+
+[[noreturn]] void bad_option(const std::string& message) {
+  throw hookscope::load_error(hookscope::load_error_kind::bad_option, message);
+}
+
+// A key as Python gives it: an int is a position; a str is read as the command line reads a KEY ("2" is a
+// position, any other text a name); a bool or a float is neither.
 hookscope::input_key to_key(const py::handle& key) {
   if (py::isinstance<py::bool_>(key) || !(py::isinstance<py::int_>(key) || py::isinstance<py::str>(key))) {
     throw py::type_error("hookscope: an input key is a parameter name (str) or a position (int), got " +
                          std::string(py::str(py::type::of(key).attr("__name__"))) + " " + std::string(py::repr(key)));
   }
-  if (py::isinstance<py::int_>(key)) return hookscope::input_key(key.cast<long long>() < 0 ? -1 : key.cast<int>());
-  return hookscope::input_key(key.cast<std::string>());
+  if (py::isinstance<py::str>(key)) {
+    const std::string text = key.cast<std::string>();
+    if (text.empty()) bad_option("hookscope: empty input name");
+    return hookscope::input_key::parse(text);
+  }
+  const py::int_ n = py::reinterpret_borrow<py::int_>(key);
+  if (n < py::int_(0) || n > py::int_(1 << 30)) {
+    bad_option("hookscope: a position is an int from 0 to 2**30, got " + std::string(py::repr(key)));
+  }
+  return hookscope::input_key(key.cast<std::size_t>());
 }
 
 std::vector<std::pair<hookscope::input_key, hookscope::value>> values_of(
     const std::vector<std::pair<py::object, std::string>>& values_if_missing) {
   std::vector<std::pair<hookscope::input_key, hookscope::value>> out;
-  for (const auto& [key, json] : values_if_missing) out.emplace_back(to_key(key), hookscope::value_from_json(json));
+  for (const auto& [key, json] : values_if_missing) {
+    hookscope::input_key k = to_key(key);
+    try {
+      out.emplace_back(std::move(k), hookscope::value_from_json(json));
+    } catch (const hookscope::format_error& e) {  // what the command says of --value-if-missing KEY=JSON
+      bad_option("--value-if-missing " + std::string(py::str(key)) + "=" + json + ": " + e.what());
+    }
+  }
   return out;
 }
 
@@ -146,8 +179,8 @@ py::dict profile_to_py(const hookscope::tensorrt_profile& p) {
 py::tuple read_records(const std::vector<std::string>& sources) {
   py::list lines;
   std::vector<std::string> warnings =
-      hookscope::for_each_record(sources, [&](const hookscope::call_record& r) { lines.append(hookscope::to_record_line(r)); });
-  return py::make_tuple(lines, warnings);
+      hookscope::for_each_record(sources, [&](const hookscope::call_record& r) { lines.append(text_of(hookscope::to_record_line(r))); });
+  return py::make_tuple(lines, texts_of(warnings));
 }
 
 hookscope::load_options load_options_of(std::optional<std::string> function, std::optional<std::size_t> store_n_calls,
@@ -178,7 +211,10 @@ hookscope::dynamic_shapes_options shapes_options(const std::vector<std::string>&
   o.batch_dimension_for = batch_dimension_for;
   o.batch_dimension_for_all = batch_all;
   o.dim_names = dim_names;
-  for (const auto& [key, dim, label] : labels) o.dim_labels.push_back({to_key(key), dim, label});
+  for (const auto& [key, dim, label] : labels) {
+    if (!hookscope::is_dim_label(label)) bad_option("--dim-name: the label '" + label + "' is not an identifier");
+    o.dim_labels.push_back({to_key(key), dim, label});
+  }
   if (known) {
     o.known_dim_names.clear();
     for (const auto& [input, dim, label] : *known) o.known_dim_names.push_back({input, dim, label});
@@ -322,8 +358,8 @@ void bind_loading(py::module_& m) {
   py::class_<LE>(m, "LoadedEngine")
       .def_property_readonly("engine", [](LE& l) -> hookscope::shape_engine& { return l.engine; },
                              py::return_value_policy::reference_internal)
-      .def_readonly("function", &LE::function)
-      .def_readonly("warnings", &LE::warnings)
+      .def_property_readonly("function", [](const LE& l) { return text_of(l.function); })
+      .def_property_readonly("warnings", [](const LE& l) { return texts_of(l.warnings); })
       .def_readonly("calls_read", &LE::calls_read)
       .def_readonly("from_summaries", &LE::from_summaries);
 
@@ -332,11 +368,11 @@ void bind_loading(py::module_& m) {
            std::optional<std::size_t> store_n_calls, const std::vector<std::pair<py::object, std::string>>& values_if_missing,
            std::optional<std::string> signature_from, std::vector<std::string> remove_inputs,
            const std::string& stored_call_option, bool for_summary,
-           std::function<void(const std::string&)> on_warning) {
+           std::function<void(py::str)> on_warning) {
           hookscope::load_options o = load_options_of(std::move(function), store_n_calls, values_if_missing,
                                                       std::move(signature_from), std::move(remove_inputs),
                                                       stored_call_option, for_summary);
-          o.on_warning = std::move(on_warning);
+          if (on_warning) o.on_warning = [on_warning](const std::string& w) { on_warning(text_of(w)); };
           return hookscope::load_engine(sources, o);
         },
         py::arg("sources"), py::kw_only(), py::arg("function") = py::none(), py::arg("store_n_calls") = py::none(),
@@ -375,7 +411,7 @@ PYBIND11_MODULE(_engine, m) {
   static PyObject* load_error = py::exception<hookscope::load_error>(m, "LoadError", PyExc_ValueError).inc_ref().ptr();
   static PyObject* value_error = py::exception<hookscope::value_error>(m, "ValueKindError", PyExc_TypeError).inc_ref().ptr();
   py::register_exception_translator([](std::exception_ptr p) {
-    auto raise = [](PyObject* type, const std::exception& e) { PyErr_SetString(type, e.what()); };
+    auto raise = [](PyObject* type, const std::exception& e) { PyErr_SetObject(type, text_of(e.what()).ptr()); };
     try {
       if (p) std::rethrow_exception(p);
     } catch (const hookscope::record_error& e) {
@@ -385,11 +421,15 @@ PYBIND11_MODULE(_engine, m) {
     } catch (const hookscope::inference_error& e) {
       raise(inference_error, e);
     } catch (const hookscope::load_error& e) {
-      py::object error = py::reinterpret_borrow<py::object>(load_error)(e.what());
+      py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(e.what()));
       error.attr("kind") = load_error_kind_name(e.kind());
       PyErr_SetObject(load_error, error.ptr());
     } catch (const hookscope::value_error& e) {
       raise(value_error, e);
+    } catch (const std::system_error& e) {  // a stream that fails to read outside load_engine (read_records)
+      py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(e.what()));
+      error.attr("kind") = "unreadable";
+      PyErr_SetObject(load_error, error.ptr());
     }
   });
 
@@ -399,6 +439,8 @@ PYBIND11_MODULE(_engine, m) {
     for (const auto& k : hookscope::default_known_dim_names()) out.emplace_back(k.input, k.dim, k.label);
     return out;
   });
+  m.def("is_dim_label", &hookscope::is_dim_label, py::arg("label"),
+        "Whether a label can name a dimension in every export format (an ASCII identifier).");
   m.def("normalize_value", [](const std::string& json) { return hookscope::to_json(hookscope::value_from_json(json)); },
         py::arg("json"), "A value's JSON encoding as the library reads and writes it (checks it).");
 

@@ -67,6 +67,10 @@ struct dim_label {
   std::string label;
 };
 
+/// Whether `label` can name a dimension in every export format: an ASCII identifier (torch.export's Dim names are
+/// identifiers; trtexec and ONNX Runtime shape specs split on ':', ',' and 'x'). Front ends refuse other labels.
+bool is_dim_label(std::string_view label) noexcept;
+
 /// A label the automatic naming gives one dimension of an argument by its name (`dim_names`): seeded before the
 /// dims are shared by identical sequences, so every dim with the same observed values gets it too.
 struct known_dim_name {

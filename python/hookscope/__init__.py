@@ -60,14 +60,36 @@ class _Default(int):
 _STORE_N_CALLS_DEFAULT = _Default(3)
 
 
-def _paths(paths: Paths) -> list[str]:
-    if isinstance(paths, (str, os.PathLike)):
-        return [os.fspath(paths)]
-    return [os.fspath(p) for p in paths]
+def _paths(paths: Paths) -> list[bytes]:
+    """File names as the system spells them (os.fsencode: a name that is not UTF-8 stays readable)."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        return [os.fsencode(paths)]
+    return [os.fsencode(p) for p in paths]
 
 
-def _value_json(v: Any) -> str:
-    return v if isinstance(v, str) else json.dumps(v, allow_nan=False)
+def _bad_option(message: str) -> LoadError:
+    """The refusal the command gives an option (its usage error): LoadError of kind bad_option."""
+    error = LoadError(f"hookscope: {message}")
+    error.kind = "bad_option"
+    return error
+
+
+def _value_json(key: Any, v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    try:
+        return json.dumps(v, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise _bad_option(f"--value-if-missing {key}: not a value of the record encoding ({e})") from None
+
+
+def _count(option: str, n: Any) -> int:
+    """A non-negative count as the command line reads one."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"hookscope: {option}: expected an int, got {n!r}")
+    if n < 0 or n >= _engine.UNLIMITED:
+        raise _bad_option(f"--{option.replace('_', '-')}: expected a non-negative integer, got '{n}'")
+    return n
 
 
 def _store_n_calls(n: Any) -> int | None:
@@ -78,8 +100,8 @@ def _store_n_calls(n: Any) -> int | None:
         return _engine.UNLIMITED
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"hookscope: store_n_calls: expected a positive int, None or 'all', got {n!r}")
-    if n < 1:
-        raise ValueError("hookscope: --store-n-calls: expected at least 1 (or all)")
+    if _count("store_n_calls", n) == 0:
+        raise _bad_option("--store-n-calls: expected at least 1 (or all)")
     return n
 
 
@@ -108,8 +130,8 @@ def _load(paths: Paths, *, function: str | None = None, store_n_calls: Any = _ST
                         f"{type(value_if_missing).__name__}")
     loaded = _engine.load(
         _paths(paths), function=function, store_n_calls=_store_n_calls(store_n_calls),
-        values_if_missing=[(k, _value_json(v)) for k, v in (value_if_missing or {}).items()],
-        signature_from=None if signature_from is None else os.fspath(signature_from),
+        values_if_missing=[(k, _value_json(k, v)) for k, v in (value_if_missing or {}).items()],
+        signature_from=None if signature_from is None else os.fsencode(signature_from),
         remove_inputs=_names("remove_inputs", remove_inputs), stored_call_option=stored_call_option,
         for_summary=for_summary, on_warning=lambda w: _warnings.warn(RecordWarning(w), stacklevel=4))
     return loaded
@@ -152,6 +174,9 @@ def merge_summaries(summaries: Iterable[str], *, function: str | None = None) ->
     """The engine of the summaries (JSON texts, in the order of their shards) merged: infer from it as from
     ``load(shards, store_n_calls=None)``. Summaries of another function or recorded differently (signature,
     value_if_missing) raise LoadError saying which (``.kind``)."""
+    if isinstance(summaries, (str, bytes)):
+        raise TypeError("hookscope: merge_summaries: expected an iterable of summary texts, got one text (wrap it "
+                        "in a list)")
     named = [(f"summary {i}", text) for i, text in enumerate(summaries)]
     return _engine.load_summaries(named, function=function).engine
 
@@ -163,10 +188,11 @@ def _dim_labels(dim_names: Mapping[Key, Mapping[int, str]]) -> list[tuple[Key, i
         if not isinstance(dims, Mapping):
             raise TypeError(f"hookscope: dim_names[{key!r}]: expected a mapping of dimension to label, got {dims!r}")
         for d, label in dims.items():
-            if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+            if isinstance(d, bool) or not isinstance(d, int):
                 raise TypeError(f"hookscope: dim_names[{key!r}]: a dimension is an int >= 0, got {d!r}")
-            if not isinstance(label, str) or not label.isidentifier():
-                raise ValueError(f"hookscope: --dim-name: the label '{label}' is not an identifier")
+            _count("dim_name", d)
+            if not isinstance(label, str) or not _engine.is_dim_label(label):
+                raise _bad_option(f"--dim-name: the label '{label}' is not an identifier")
             out.append((key, d, label))
     return out
 
@@ -177,13 +203,13 @@ def shapes_options(batch: Collection[Key] | bool | None = None, batch_all: bool 
     """ShapeEngine.infer_dynamic_shapes' keywords from the Python spellings: ``batch`` names/positions or True (every
     input); ``dim_names`` False, True (automatic labels: batch_size, sequence_length, ...) or {input: {dim: label}};
     ``profiles`` 1 (one consistent TensorRT profile) or "auto" (one per phase, e.g. prefill and decode)."""
-    if profiles not in (1, "1", "auto"):
-        raise ValueError(f"hookscope: --profiles: expected 1 or auto, got '{profiles}'")
+    if isinstance(profiles, bool) or profiles not in (1, "1", "auto"):
+        raise _bad_option(f"--profiles: expected 1 or auto, got '{profiles}'")
     if batch is True:
         batch, batch_all = None, True
-    names = _names("batch", batch)
+    names = _names("batch", None if batch is False else batch)
     if names and batch_all:
-        raise ValueError("hookscope: --batch and --batch-all exclude each other")
+        raise _bad_option("--batch and --batch-all exclude each other")
     explicit = dim_names is not None and not isinstance(dim_names, bool)
     if explicit and not isinstance(dim_names, Mapping):
         raise TypeError(f"hookscope: dim_names: expected True, False or a mapping {{input: {{dim: label}}}}, got "
@@ -237,12 +263,12 @@ def infer_arguments(paths: Paths, *, function: str | None = None,
                     as_args_kwargs: bool = False, avoid_specialization: bool = False) -> InferredArguments:
     """``hookscope-shapes args`` as a function: the representative arguments, the call chosen and the warnings
     (``avoid_specialization``: the first stored call whose dynamic dims are all >= 2, else the one with the most)."""
+    if index is not None:
+        _count("index", index)
     if index is not None and avoid_specialization:
-        raise ValueError("hookscope: --avoid-specialization and --index exclude each other")
+        raise _bad_option("--avoid-specialization and --index exclude each other")
     if as_args_kwargs and flat:
-        raise ValueError("hookscope: --as-args-kwargs and --flat exclude each other")
-    if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
-        raise TypeError(f"hookscope: index: expected a stored call's index (int >= 0), got {index!r}")
+        raise _bad_option("--as-args-kwargs and --flat exclude each other")
     stored = "index" if index is not None else "avoid_specialization" if avoid_specialization else ""
     loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
                    signature_from=signature_from, remove_inputs=remove_inputs, stored_call_option=stored)

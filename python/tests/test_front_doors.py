@@ -241,3 +241,101 @@ def test_inferred_arguments_name_the_call_chosen():
         arguments = dict(json.loads(chosen.json)["dict"])
         assert arguments["input_ids"] == dict(leaves)["input_ids"]
     assert engine.infer_arguments(candidate=json.dumps(json.loads(info["calls"][0]["inputs"]))).call is None
+
+
+# Findings of an adversarial pass over the Python front door, each kept as a test.
+
+def test_a_file_name_that_is_not_utf8(tmp_path):
+    name = os.fsdecode(b"n\xffame.jsonl")
+    shutil.copy(DATA / "encoder.jsonl", tmp_path / name)
+    done = run_cli("infer", name, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert hookscope.infer(tmp_path / name).to_json() == done.stdout.strip()
+    assert hookscope.infer(os.fsencode(tmp_path / name)).to_json() == done.stdout.strip()
+
+
+def test_a_read_error_is_a_load_error():
+    with pytest.raises(hookscope.LoadError) as e:
+        hookscope.infer("/proc/self/mem")
+    assert e.value.kind == "unreadable"
+
+
+@pytest.mark.parametrize("key", ["0", 0, "1", 1])
+def test_a_key_written_as_digits_is_a_position(key):
+    """As on the command line (--value-if-missing 1=JSON, --dim-name 0:0=b): "1" and 1 are the same position."""
+    placeholder = {"shape": [0, 3, 8, 8], "dtype": "float32"}
+    done = run_cli("args", "optional.jsonl", "--value-if-missing", f"{key}={json.dumps(placeholder)}")
+    assert_same_answer(done, *run_python(lambda: arguments_answer(
+        hookscope.infer_arguments(["optional.jsonl"], value_if_missing={key: placeholder}))))
+    done = run_cli("infer", "positional.jsonl", "--dim-name", f"{key}:0=b")
+    assert_same_answer(done, *run_python(lambda: shapes_answer(
+        hookscope.infer(["positional.jsonl"], dim_names={key: {0: "b"}}), "torch")))
+
+
+@pytest.mark.parametrize("options, sentence", [
+    ({"dim_names": {"x": {0: "é"}}}, "--dim-name: the label 'é' is not an identifier"),
+    ({"dim_names": {"x": {0: "a-b"}}}, "--dim-name: the label 'a-b' is not an identifier"),
+    ({"store_n_calls": 0}, "--store-n-calls: expected at least 1 (or all)"),
+    ({"store_n_calls": -1}, "--store-n-calls: expected a non-negative integer, got '-1'"),
+    ({"store_n_calls": 2**70}, f"--store-n-calls: expected a non-negative integer, got '{2**70}'"),
+    ({"batch": [0], "batch_all": True}, "--batch and --batch-all exclude each other"),
+    ({"profiles": 2}, "--profiles: expected 1 or auto, got '2'"),
+    ({"value_if_missing": {"x": "{bad"}}, "--value-if-missing x={bad: "),
+    ({"value_if_missing": {"x": float("nan")}}, "--value-if-missing x: not a value of the record encoding"),
+    ({"value_if_missing": {2**40: {"int": 1}}}, "a position is an int from 0 to 2**30"),
+    ({"dim_names": {-3: {0: "b"}}}, "a position is an int from 0 to 2**30, got -3"),
+    ({"dim_names": {"x": {2**70: "b"}}}, f"--dim-name: expected a non-negative integer, got '{2**70}'"),
+])
+def test_bad_options_are_load_errors_of_kind_bad_option(options, sentence):
+    with pytest.raises(hookscope.LoadError) as e:
+        hookscope.infer([DATA / "encoder.jsonl"], **options)
+    assert e.value.kind == "bad_option"
+    assert sentence in str(e.value)
+
+
+@pytest.mark.parametrize("options, sentence", [
+    ({"index": -1}, "--index: expected a non-negative integer, got '-1'"),
+    ({"index": 2**70}, f"--index: expected a non-negative integer, got '{2**70}'"),
+    ({"index": 0, "avoid_specialization": True}, "--avoid-specialization and --index exclude each other"),
+    ({"flat": True, "as_args_kwargs": True}, "--as-args-kwargs and --flat exclude each other"),
+])
+def test_bad_argument_options_are_refused_before_reading(options, sentence):
+    with pytest.raises(hookscope.LoadError) as e:
+        hookscope.infer_arguments(["/nonexistent.jsonl"], **options)  # refused before any file is opened
+    assert e.value.kind == "bad_option" and sentence in str(e.value)
+
+
+@pytest.mark.parametrize("options", [{"index": True}, {"index": "0"}, {"store_n_calls": True},
+                                     {"batch": "input_ids"}, {"dim_names": "yes"}])
+def test_wrong_types_are_type_errors_naming_the_keyword(options):
+    with pytest.raises(TypeError, match="hookscope: "):
+        if "index" in options:
+            hookscope.infer_arguments([DATA / "encoder.jsonl"], **options)
+        else:
+            hookscope.infer([DATA / "encoder.jsonl"], **options)
+
+
+def test_batch_false_is_no_batch():
+    assert hookscope.infer([DATA / "encoder.jsonl"], batch=False).to_json() == \
+        hookscope.infer([DATA / "encoder.jsonl"]).to_json()
+
+
+def test_merge_summaries_refuses_one_text():
+    text = hookscope.summarize([DATA / "encoder.jsonl"])
+    with pytest.raises(TypeError, match="wrap it in a list"):
+        hookscope.merge_summaries(text)
+    assert hookscope.merge_summaries([text]).num_obs == 3
+
+
+def test_signature_from_takes_the_function_read(tmp_path):
+    full = [{"function": "encode", "signature": [{"name": "tokens"}], "args": [{"shape": [1], "dtype": "int64"}],
+             "kwargs": []},
+            {"function": "decode", "signature": [{"name": "hidden"}], "args": [{"shape": [1], "dtype": "float32"}],
+             "kwargs": []},
+            {"function": "decode", "args": [{"shape": [2], "dtype": "float32"}], "kwargs": []}]
+    (tmp_path / "full.jsonl").write_text("".join(json.dumps(r) + "\n" for r in full))
+    (tmp_path / "part.jsonl").write_text(json.dumps(full[2]) + "\n")
+    summary = json.loads(hookscope.summarize(tmp_path / "part.jsonl", signature_from=tmp_path / "full.jsonl"))
+    assert [p["name"] for p in summary["signature"]] == ["hidden"]
+    with pytest.raises(hookscope.LoadError, match="holds no record of 'decode'"):
+        hookscope.summarize(tmp_path / "part.jsonl", signature_from=DATA / "encoder.jsonl")

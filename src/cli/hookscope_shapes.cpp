@@ -23,6 +23,10 @@
 #include <system_error>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace {
 
 using namespace hookscope_shapes;
@@ -54,23 +58,88 @@ hookscope::load_options load_options_of(const options& o) {
   return l;
 }
 
-// Written next to its destination and renamed: a summary is whole or absent, never cut short.
-void write_summary(const hookscope::loaded_engine& loaded, const std::string& output) {
+std::string errno_text() { return std::generic_category().message(errno != 0 ? errno : EIO); }
+
+// Writes all of `text` to `fd`; false on an error (errno says which).
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// A FIFO, a device or a socket is written to as it is (replacing it would take it away from its reader).
+void write_in_place(const std::string& output, std::string_view text) {
+  errno = 0;
+  const int fd = ::open(output.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw input_error(output + ": cannot write: " + errno_text());
+  const bool written = write_all(fd, text);
+  const int saved = errno;
+  if (::close(fd) != 0 || !written) {
+    errno = written ? errno : saved;
+    throw input_error(output + ": cannot write: " + errno_text());
+  }
+}
+
+// A regular file (or none yet) is replaced whole: the summary goes to a temporary file of an unpredictable name
+// (O_EXCL) beside the destination, with the destination's mode, then is renamed onto it, so that a summary is
+// whole or absent, never cut short, and a symbolic link keeps pointing where it did.
+void write_replacing(const std::string& output, std::string_view text, const struct stat* existing) {
+  std::error_code ec;
+  const std::filesystem::path target =
+      existing ? std::filesystem::canonical(output, ec) : std::filesystem::path(output);
+  if (ec) throw input_error(output + ": cannot write: " + ec.message());
+  std::string temporary = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
+  errno = 0;
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) throw input_error(output + ": cannot write: " + errno_text());
+  mode_t mode = 0;
+  if (existing) {
+    mode = existing->st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  const bool written = ::fchmod(fd, mode) == 0 && write_all(fd, text) && ::fsync(fd) == 0;
+  const int saved = errno;
+  if (::close(fd) != 0 || !written || ::rename(temporary.c_str(), target.c_str()) != 0) {
+    const int why = written ? errno : saved;
+    ::unlink(temporary.c_str());
+    errno = why;
+    throw input_error(output + ": cannot write: " + errno_text());
+  }
+}
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+void write_summary(const hookscope::loaded_engine& loaded, const options& o) {
   const std::string text = loaded.engine.to_summary_json(loaded.function) + "\n";
   if (loaded.engine.num_obs() == 0) print_warning("no record of '" + loaded.function + "': the summary is empty");
-  if (output == "-") {
+  if (o.output == "-") {
     std::cout << text;
     return;
   }
-  const std::string temporary = output + ".tmp";
-  errno = 0;
-  std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw input_error(output + ": cannot write: " + std::generic_category().message(errno != 0 ? errno : EIO));
-  std::error_code ec;
-  std::filesystem::rename(temporary, output, ec);
-  if (ec) throw input_error(output + ": cannot write: " + ec.message());
+  struct stat st {};
+  if (::stat(o.output.c_str(), &st) != 0) {  // none yet (a dangling symbolic link included: it is refused)
+    struct stat link {};
+    if (::lstat(o.output.c_str(), &link) == 0) {
+      throw input_error(o.output + ": cannot write: a symbolic link to a file that does not exist");
+    }
+    return write_replacing(o.output, text, nullptr);
+  }
+  if (S_ISDIR(st.st_mode)) throw input_error(o.output + ": cannot write: it is a directory");
+  for (const std::string& input : o.files) {
+    struct stat in {};
+    if (input != "-" && ::stat(input.c_str(), &in) == 0 && same_file(in, st) && S_ISREG(st.st_mode)) {
+      throw input_error(o.output + ": cannot write: it is an input of this summary (give another -o)");
+    }
+  }
+  if (!S_ISREG(st.st_mode)) return write_in_place(o.output, text);
+  write_replacing(o.output, text, &st);
 }
 
 void print_arguments(const hookscope::shape_engine& engine, const options& o) {
@@ -98,7 +167,7 @@ void print_shapes(const hookscope::shape_engine& engine, const options& o) {
 
 void run(const options& o) {
   const hookscope::loaded_engine loaded = hookscope::load_engine(o.files, load_options_of(o));
-  if (o.what == command::summarize) return write_summary(loaded, o.output);
+  if (o.what == command::summarize) return write_summary(loaded, o);
   if (o.what == command::args) {
     print_arguments(loaded.engine, o);
   } else {

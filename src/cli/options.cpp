@@ -83,14 +83,6 @@ void parse_value_if_missing(options& o, std::string_view text) {
   }
 }
 
-bool is_label(std::string_view s) {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  for (const char c : s) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  }
-  return true;
-}
-
 void parse_dim_name(options& o, std::string_view text) {
   const std::size_t equal = text.find('=');
   const std::size_t colon = text.substr(0, equal).rfind(':');
@@ -98,8 +90,7 @@ void parse_dim_name(options& o, std::string_view text) {
     throw usage_error("--dim-name: expected KEY:DIM=LABEL, got '" + std::string(text) + "'");
   }
   const std::string_view label = text.substr(equal + 1);
-  // torch.export's Dim names are identifiers, and trtexec / ONNX Runtime specs split on ':', ',' and 'x'.
-  if (!is_label(label)) throw usage_error("--dim-name: the label '" + std::string(label) + "' is not an identifier");
+  if (!hookscope::is_dim_label(label)) throw usage_error("--dim-name: the label '" + std::string(label) + "' is not an identifier");
   o.shapes.dim_labels.push_back({parse_key("--dim-name", text.substr(0, colon)),
                                  parse_count("--dim-name", text.substr(colon + 1, equal - colon - 1)), std::string(label)});
 }
@@ -156,6 +147,9 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
     o.store_n_calls = n == "all" ? hookscope::unlimited : parse_count(name, n);
     o.store_n_calls_given = true;
     if (o.store_n_calls == 0) throw usage_error("--store-n-calls: expected at least 1 (or all)");
+    if (o.store_n_calls == hookscope::unlimited && n != "all") {
+      throw usage_error("--store-n-calls: " + std::string(n) + " is too large (all keeps every call)");
+    }
   } else if (name == "--batch") {
     parse_list(o.shapes.batch_dimension_for, name, value());
   } else if (name == "--remove-inputs") {

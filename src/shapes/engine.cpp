@@ -26,6 +26,14 @@ input_key input_key::parse(std::string_view text) {
 
 std::string input_key::to_string() const { return is_position() ? std::to_string(position()) : name(); }
 
+bool is_dim_label(std::string_view label) noexcept {
+  if (label.empty() || (label[0] >= '0' && label[0] <= '9')) return false;
+  for (const char c : label) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
 //=== shape_engine ===//
 
 struct shape_engine::impl {

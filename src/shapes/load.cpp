@@ -31,11 +31,55 @@ std::string without_library_prefix(std::string_view message) {
   return std::string(message);
 }
 
-std::string quoted_list(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "'" : ", '") + name + "'";
-  return text;
+// A name as messages show it: control characters escaped (a newline in a name must not forge a line of output), at
+// most 200 bytes.
+std::string shown(std::string_view name) {
+  constexpr std::size_t most = 200;
+  std::string out;
+  for (const char c : name.substr(0, most)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      constexpr char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  if (name.size() > most) out += "...";
+  return out;
 }
+
+// The functions a source holds, as errors list them: the first few, in first-seen order, in constant memory and
+// time per record whatever the number of functions.
+class function_names {
+ public:
+  void note(const std::string& name) {
+    if (!names_.empty() && names_.back() == name) return;  // the usual case: one function
+    for (const std::string& seen : names_) {
+      if (seen == name) return;
+    }
+    if (names_.size() < listed) {
+      names_.push_back(name);
+    } else {
+      more_ = true;
+    }
+  }
+  bool several() const noexcept { return names_.size() > 1; }
+  bool empty() const noexcept { return names_.empty(); }
+  const std::string& first() const { return names_.front(); }
+  std::string text() const {
+    std::string out;
+    for (const std::string& name : names_) out += (out.empty() ? "'" : ", '") + shown(name) + "'";
+    return more_ ? out + " and others" : out;
+  }
+
+ private:
+  static constexpr std::size_t listed = 8;
+  std::vector<std::string> names_;
+  bool more_ = false;  // names beyond the listed ones (some may repeat: they are not kept)
+};
 
 void refuse_directory(const std::string& source) {
   std::error_code ec;
@@ -52,9 +96,12 @@ std::ifstream open_source(const std::string& source) {
 
 // summarize writes the format first; a record starts otherwise. The tokens may be spaced as a pretty printer
 // (`jq .`) leaves them. Standard input is read as records.
+//
+// Only a regular file is looked at: reading the head of a pipe, a FIFO or a device would take those bytes from the
+// records read after it, so such sources are records.
 bool is_summary(const std::string& source) {
   std::error_code ec;
-  if (source == standard_input || std::filesystem::is_directory(source, ec)) return false;
+  if (source == standard_input || !std::filesystem::is_regular_file(source, ec)) return false;
   std::ifstream in(source, std::ios::binary);
   char head[256];
   in.read(head, sizeof head);
@@ -121,12 +168,35 @@ void check_for_summaries(const load_options& o) {
 
 //=== records ===//
 
+// The signature the first record of `function` in `source` carries that carries one: what a part of a file split by
+// lines lacks; none when its records of the function carry none (then the parts were written without one too). A
+// file without a record of the function is refused: it cannot be the file the parts come from.
+std::optional<parameter_list> signature_in(const std::string& source, const std::string& function) {
+  if (source == standard_input) {
+    fail(load_error_kind::bad_option, "--signature-from: give a record file, not standard input");
+  }
+  if (is_summary(source)) {
+    fail(load_error_kind::bad_option, "--signature-from " + source + ": a summary; give the record file it summarises");
+  }
+  std::ifstream in = open_source(source);
+  record_reader reader(in, source);
+  call_record record;
+  bool seen = false;
+  while (reader.next(record)) {
+    if (record.function != function) continue;
+    if (record.parameters) return *record.parameters;
+    seen = true;
+  }
+  if (in.bad()) fail(load_error_kind::unreadable, source + ": cannot read: " + errno_text(EIO));
+  if (!seen) fail(load_error_kind::bad_option, "--signature-from " + source + ": holds no record of '" + shown(function) + "'");
+  return std::nullopt;
+}
+
 // Feeds the records of the chosen function to the engine, and notes the other functions seen.
 class call_feeder {
  public:
-  call_feeder(const load_options& o, std::optional<parameter_list> signature)
+  explicit call_feeder(const load_options& o)
       : options_(o),
-        signature_(std::move(signature)),
         loaded_{.engine = shape_engine(engine_options{.store_n_calls = store_n_calls(o),
                                                       .keep_calls = store_n_calls(o) != unlimited})} {}
 
@@ -135,7 +205,7 @@ class call_feeder {
   }
 
   void add(call_record& record, const record_reader& where) {
-    note_function(record.function);
+    functions_.note(record.function);
     if (record.function != chosen()) return;
     if (loaded_.calls_read == 0) start(record);
     ++loaded_.calls_read;
@@ -158,16 +228,16 @@ class call_feeder {
 
   // The engine with every call, once the function chosen is known to be the only one, or the one asked for.
   loaded_engine finish(const std::vector<std::string>& sources) {
-    if (!options_.function && functions_.size() > 1) {
+    if (!options_.function && functions_.several()) {
       fail(load_error_kind::several_functions,
-           "the records hold several functions (" + quoted_list(functions_) + "); choose one with --function NAME");
+           "the records hold several functions (" + functions_.text() + "); choose one with --function NAME");
     }
-    loaded_.function = options_.function ? *options_.function : functions_.empty() ? std::string() : functions_.front();
+    loaded_.function = options_.function ? *options_.function : functions_.empty() ? std::string() : functions_.first();
     const bool none = loaded_.calls_read == 0;
     if (none && options_.for_summary && options_.function) return std::move(loaded_);
     if (none && options_.function && !functions_.empty()) {
       fail(load_error_kind::no_such_function,
-           "no record of function '" + *options_.function + "' (the records hold " + quoted_list(functions_) + ")");
+           "no record of function '" + shown(*options_.function) + "' (the records hold " + functions_.text() + ")");
     }
     if (none) {
       std::string names;
@@ -184,31 +254,24 @@ class call_feeder {
   }
 
  private:
-  const std::string& chosen() const { return options_.function ? *options_.function : functions_.front(); }
-
-  void note_function(const std::string& name) {
-    if (!functions_.empty() && functions_.back() == name) return;  // the usual case: one function
-    for (const std::string& seen : functions_) {
-      if (seen == name) return;
-    }
-    functions_.push_back(name);
-  }
+  const std::string& chosen() const { return options_.function ? *options_.function : functions_.first(); }
 
   // The first call: the signature (the reader checks that later records keep it), then the options that depend on it.
   void start(const call_record& record) {
     if (record.parameters) {
       loaded_.engine.set_parameters(*record.parameters);
-    } else if (signature_) {
-      loaded_.engine.set_parameters(*signature_);
+    } else if (options_.signature_from) {
+      if (auto signature = signature_in(*options_.signature_from, record.function)) {
+        loaded_.engine.set_parameters(std::move(*signature));
+      }
     }
     for (const auto& [key, v] : options_.values_if_missing) loaded_.engine.value_if_missing(key, v);
     loaded_.engine.begin_recording();
   }
 
   const load_options& options_;
-  std::optional<parameter_list> signature_;
   loaded_engine loaded_;
-  std::vector<std::string> functions_;  // in first-seen order; few
+  function_names functions_;
   bool full_ = false;
 };
 
@@ -246,27 +309,10 @@ void read_records(const std::vector<std::string>& sources, OnRecord&& on_record,
   }
 }
 
-// The signature on the first record of the function in `source` that carries one; none when no record does (then
-// the sources are read without one, as their parts were).
-std::optional<parameter_list> signature_in(const std::string& source, const std::optional<std::string>& function) {
-  std::ifstream in = open_source(source);
-  record_reader reader(in, source);
-  call_record record;
-  std::optional<std::string> first;  // the function, when none is named
-  while (reader.next(record)) {
-    if (!first) first = record.function;
-    if (record.function != function.value_or(*first) || !record.parameters) continue;
-    return *record.parameters;
-  }
-  if (in.bad()) fail(load_error_kind::unreadable, source + ": cannot read: " + errno_text(EIO));
-  return std::nullopt;
-}
-
 loaded_engine load_records(const std::vector<std::string>& sources, const load_options& o) {
   check_for_records(o);
-  std::optional<parameter_list> signature;
-  if (o.signature_from) signature = signature_in(*o.signature_from, o.function);
-  call_feeder feeder(o, std::move(signature));
+  if (o.signature_from && *o.signature_from != standard_input) (void)open_source(*o.signature_from);  // said up front
+  call_feeder feeder(o);
   read_records(
       sources, [&](call_record& record, const record_reader& where) { feeder.add(record, where); },
       [&](const std::string& warning) { feeder.warn(warning); });
@@ -335,7 +381,7 @@ class summary_merger {
 
 }  // namespace
 
-loaded_engine load_engine(const std::vector<std::string>& sources, const load_options& options) {
+loaded_engine load_engine(const std::vector<std::string>& sources, const load_options& options) try {
   if (sources.empty()) fail(load_error_kind::bad_option, "no input file (give FILE.jsonl..., or - for standard input)");
   bool any_summary = false;
   for (const std::string& source : sources) any_summary = any_summary || is_summary(source);
@@ -350,6 +396,8 @@ loaded_engine load_engine(const std::vector<std::string>& sources, const load_op
     merger.add(source, read_summary_text(source));
   }
   return merger.finish();
+} catch (const std::system_error& e) {  // a stream that fails to read (an I/O error)
+  throw load_error(load_error_kind::unreadable, without_library_prefix(e.what()));
 }
 
 std::vector<std::string> for_each_record(const std::vector<std::string>& sources,

@@ -573,12 +573,13 @@ std::string to_summary_json(const recorded_state& state, const recorded_state& r
 }
 
 void from_summary_json(std::string_view text, recorded_state& state, recorded_state& results, std::string& function) {
-  json::value doc;
-  try {
-    doc = json::parse(json::string_view(text.data(), text.size()));
-  } catch (const std::exception& e) {
-    throw format_error(std::string("not JSON: ") + e.what());
-  }
+  // A summary holds values as deep as records do (max_value_json_levels) inside its own few levels: whatever
+  // to_summary_json writes reads back. The error says what and where, not the parser's source location.
+  json::parse_options options;
+  options.max_depth = detail::max_value_json_levels + 16;
+  boost::system::error_code ec;
+  json::value doc = json::parse(json::string_view(text.data(), text.size()), ec, json::storage_ptr(), options);
+  if (ec) throw format_error("not JSON: " + ec.message());
   const json_path root;
   const members m(doc, root);
   if (const json::value* f = m.find("format"); f == nullptr || !f->is_string() || f->get_string() != format_name) {
