@@ -1,5 +1,5 @@
 // The record reader: JSON Lines records to call_record, with errors naming the file, the line and the JSON path;
-// and the writer of one record line (to_record_line).
+// the writer of one record line (to_record_line); record_error.
 //
 // Values are read by value.cpp's reader of parsed documents (json_reader.hpp), the one value_from_json uses.
 //
@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <istream>
 #include <optional>
+#include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -30,6 +31,9 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace json = boost::json;
+
+record_error::record_error(std::string source, std::size_t line, const std::string& message)
+    : format_error(source + ":" + std::to_string(line) + ": " + message), source_(std::move(source)), line_(line) {}
 
 using detail::fail_at;
 using detail::json_kind_of;
