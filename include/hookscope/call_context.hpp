@@ -3,12 +3,11 @@
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/registry.hpp"
+#include "hookscope/erased_call.hpp"
+#include "hookscope/function_info.hpp"
 #include "hookscope/value.hpp"
 
 #include <cstddef>
-#include <exception>
-#include <new>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -19,29 +18,6 @@ namespace detail {
 
 template <class...>
 inline constexpr bool dependent_false = false;
-
-/// What the observable machinery may do to a call that its callbacks may not (erased_call befriends it).
-struct call_access {
-  static constexpr call_key key() noexcept { return {}; }
-  static const void* result(const erased_call& c) noexcept { return c.result_; }
-  static const void* const* args(const erased_call& c) noexcept { return c.args_; }
-  static void finish(erased_call& c, const void* result) noexcept {
-    c.result_ = result;
-    c.post_ = true;
-  }
-  static std::exception_ptr& exception(erased_call& c) noexcept {
-    return *std::launder(reinterpret_cast<std::exception_ptr*>(c.exception_));
-  }
-  static void fail(erased_call& c, std::exception_ptr e) noexcept {
-    exception(c) = std::move(e);
-    c.post_ = true;
-  }
-  // A template: a body returning the fields would instantiate their vector wherever this header is included.
-  template <class Call>
-  static value_fields capture_args(const Call& c, const void* options) {
-    return static_cast<const erased_call&>(c).capture_args_with(options);
-  }
-};
 
 }  // namespace detail
 
