@@ -17,7 +17,10 @@
 #include "hookscope/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/type_name.hpp"
+#include "hookscope/detail/function_traits.hpp"
+#include "hookscope/detail/observable_state.hpp"
 #include "hookscope/detail/observed_call.hpp"
+#include "hookscope/detail/site_list.hpp"
 #include "hookscope/observer.hpp"
 #include "hookscope/registry.hpp"
 #include "hookscope/subscription.hpp"
@@ -239,7 +242,7 @@ struct inert_info_of {
 }  // namespace detail
 
 template <auto Fn, fixed_string Name, fixed_string Params, class Site = detail::default_site<Fn, Name, Params>,
-          class Shape = detail::shape_of<decltype(Fn)>>
+          class Function = detail::function_type_of<decltype(Fn)>>
 class observable;
 
 //=== observable ===//
@@ -252,7 +255,7 @@ class observable;
 /// registry entry. `Site` is where the annotation is (the macros define one per annotation: see
 /// detail::default_site); its type, and so the observable's, does not depend on the include path that reached it.
 template <auto Fn, fixed_string Name, fixed_string Params, class Site, class Self, class R, bool NE, class... A>
-class observable<Fn, Name, Params, Site, detail::callable_shape<Self, R, NE, A...>>
+class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...>>
     : public detail::annotation<Fn, detail::named_call_context<R(A...), Params>, Site,
                                 detail::inert_info_of<Fn, Name, Params, Site>> {
   static_assert(Site::problem != detail::names_problem::default_argument,
@@ -320,21 +323,6 @@ namespace detail {
 inline constexpr std::string_view positional_names[] = {"arg0", "arg1", "arg2",  "arg3",  "arg4",  "arg5",
                                                         "arg6", "arg7", "arg8",  "arg9",  "arg10", "arg11",
                                                         "arg12", "arg13", "arg14", "arg15"};
-
-template <class F>
-struct callable_signature_of : callable_signature_of<decltype(&F::operator())> {};
-template <class R, class... A, bool NE>
-struct callable_signature_of<R (*)(A...) noexcept(NE)> {
-  using type = R(A...);
-};
-template <class C, class R, class... A, bool NE>
-struct callable_signature_of<R (C::*)(A...) noexcept(NE)> {
-  using type = R(A...);
-};
-template <class C, class R, class... A, bool NE>
-struct callable_signature_of<R (C::*)(A...) const noexcept(NE)> {
-  using type = R(A...);
-};
 
 template <class Signature>
 struct trampolines;
