@@ -1,4 +1,4 @@
-// Reading the value encoding from a parsed Boost.JSON document: shared by value_from_json (value.cpp) and the
+// Reading the value encoding from a parsed Boost.JSON document: shared by value_from_json (value_json.cpp) and the
 // record reader (records.cpp), so that one set of rules and messages serves both. Internal to the library.
 #pragma once
 

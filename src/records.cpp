@@ -1,7 +1,7 @@
 // The record reader: JSON Lines records to call_record, with errors naming the file, the line and the JSON path;
 // the writer of one record line (to_record_line); record_error.
 //
-// Values are read by value.cpp's reader of parsed documents (json_reader.hpp), the one value_from_json uses.
+// Values are read by value_json.cpp's reader of parsed documents (json_reader.hpp), the one value_from_json uses.
 //
 // Speed matters (the command reads millions of records): one Boost.JSON parser is reused from line to line, each
 // line's document lives in a monotonic buffer kept by the reader; JSON paths for errors are built only on failure,
@@ -13,7 +13,7 @@
 #include "json_reader.hpp"
 #include "record_parts.hpp"
 
-#include <boost/json.hpp>  // compiled into the library by src/value.cpp
+#include <boost/json.hpp>  // compiled into the library by src/boost_json.cpp
 
 #include <algorithm>
 #include <charconv>
