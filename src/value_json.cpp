@@ -375,8 +375,12 @@ value read_tensor(const json::object& o, const json_path& at) {
   const json::string& name = dtype_name->get_string();
   const auto parsed = parse_dtype(std::string_view(name.data(), name.size()));
   if (!parsed) {
-    fail_at(at / "dtype", "unknown dtype " + json_quoted(name) +
-                           " (expected one of float64 float32 float16 bfloat16 int64 int32 int16 int8 uint8 bool)");
+    std::string known;  // the names of tensor.hpp's table, in its order
+    for (const detail::dtype_info& entry : detail::dtypes) {
+      if (!known.empty()) known.push_back(' ');
+      known += entry.name;
+    }
+    fail_at(at / "dtype", "unknown dtype " + json_quoted(name) + " (expected one of " + known + ")");
   }
   t.dtype = *parsed;
   if (data != nullptr) read_tensor_data(t, *data, at);
