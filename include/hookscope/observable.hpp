@@ -10,8 +10,8 @@
 // ```
 //
 // The hooks are generated at compile time from the function's type and the annotation's parameter names.
-// (observable_function.hpp, included here, observes code you cannot annotate.)
 // With nobody listening a call costs two relaxed loads and compares, inlined; in disabled builds it is the plain call.
+// Code you cannot annotate is observed through make_observable (observable_function.hpp, included here).
 #pragma once
 
 #include "hookscope/call_context.hpp"
