@@ -1,5 +1,5 @@
 // Callback error policy and the log sink.
-#include "hookscope/errors.hpp"
+#include "hookscope/callback_errors.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -10,9 +10,6 @@
 #include <utility>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
-
-record_error::record_error(std::string source, std::size_t line, const std::string& message)
-    : format_error(source + ":" + std::to_string(line) + ": " + message), source_(std::move(source)), line_(line) {}
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Reading the value encoding from a parsed Boost.JSON document: shared by value_from_json (value.cpp) and the
+// Reading the value encoding from a parsed Boost.JSON document: shared by value_from_json (value_json.cpp) and the
 // record reader (records.cpp), so that one set of rules and messages serves both. Internal to the library.
 #pragma once
 
@@ -8,8 +8,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
@@ -41,9 +43,44 @@ inline constexpr std::size_t max_value_json_levels = 125;
 void check_json_levels(const value& v);
 
 value read_json_value(const boost::json::value& j, const json_path& at);
-/// [["name", value], ...] into `fields` (cleared first, its capacity reused).
+/// [["name", value], ...] into `fields` (cleared first, its capacity reused). Names may repeat here (the caller says
+/// what a repeat is: a keyword argument given twice); those of a dict or a struct that read_json_value reads may not.
 void read_json_fields_into(value_fields& fields, const boost::json::value& j, const json_path& at);
 std::int64_t read_json_integer(const boost::json::value& j, const json_path& at);
+
+/// A key that an object of a JSON text gives twice.
+struct repeated_json_key {
+  std::string key;     ///< as written, in quotes
+  std::string path;    ///< the JSON path of the object that repeats it ("$" for the outermost)
+  std::size_t depth;   ///< 1 for the outermost object
+  std::size_t column;  ///< where the object ends (1-based)
+};
+
+/// The rule of docs/record_format.md that no JSON object gives a key twice (JSON libraries keep one of the two), for
+/// the record reader and value_from_json alike. Keeps its buffers from one text to the next.
+class json_key_checker {
+ public:
+  /// The first object of the valid JSON `text` (in the order they end) that gives a key twice, if any.
+  std::optional<repeated_json_key> find(std::string_view text);
+
+ private:
+  struct frame {
+    std::size_t first_key;
+    bool object;
+    std::size_t elements = 0;              // commas seen at this level (an array's index of its element)
+    std::string_view key_in_parent{};     // where it is in its parent: the key, in an object
+    std::size_t index_in_parent = 0;      // or the index, in an array
+  };
+  std::optional<std::string_view> repeated_key(std::size_t first) const;
+  std::string path_of_top() const;
+
+  std::vector<std::string_view> keys_;
+  std::vector<frame> frames_;
+};
+
+/// The first entry of `fields` that repeats an earlier entry's name (a dict's key, a struct's field, a keyword
+/// argument).
+std::optional<std::size_t> first_repeated_name(const value_fields& fields);
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,5 +1,5 @@
-// Writing the value encoding piece by piece: shared by to_json (value.cpp), the record writer (records.cpp) and the
-// exporters (shapes/export.cpp), so that larger documents embed values without copying them. Internal to the
+// Writing the value encoding piece by piece: shared by to_json (value_json.cpp), the record writer (records.cpp) and
+// the exporters (shapes/export.cpp), so that larger documents embed values without copying them. Internal to the
 // library.
 #pragma once
 

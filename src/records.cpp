@@ -1,7 +1,7 @@
 // The record reader: JSON Lines records to call_record, with errors naming the file, the line and the JSON path;
-// and the writer of one record line (to_record_line).
+// the writer of one record line (to_record_line); record_error.
 //
-// Values are read by value.cpp's reader of parsed documents (json_reader.hpp), the one value_from_json uses.
+// Values are read by value_json.cpp's reader of parsed documents (json_reader.hpp), the one value_from_json uses.
 //
 // Speed matters (the command reads millions of records): one Boost.JSON parser is reused from line to line, each
 // line's document lives in a monotonic buffer kept by the reader; JSON paths for errors are built only on failure,
@@ -13,7 +13,7 @@
 #include "json_reader.hpp"
 #include "record_parts.hpp"
 
-#include <boost/json.hpp>  // compiled into the library by src/value.cpp
+#include <boost/json.hpp>  // compiled into the library by src/boost_json.cpp
 
 #include <algorithm>
 #include <charconv>
@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <istream>
 #include <optional>
+#include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -31,6 +32,9 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace json = boost::json;
 
+record_error::record_error(std::string source, std::size_t line, const std::string& message)
+    : format_error(source + ":" + std::to_string(line) + ": " + message), source_(std::move(source)), line_(line) {}
+
 using detail::fail_at;
 using detail::json_kind_of;
 using detail::json_path;
@@ -38,35 +42,11 @@ using detail::json_quoted;
 using detail::read_json_fields_into;
 using detail::read_json_integer;
 using detail::read_json_value;
+using detail::first_repeated_name;
 
 namespace {
 
 //=== records ===//
-
-// The first entry that repeats an earlier entry's name. Few entries (the usual case) are compared pairwise, which
-// allocates nothing; many are sorted (n log n: a record with 40,000 keyword arguments). Keyword arguments, dicts and
-// structs are all checked by it.
-std::optional<std::size_t> first_repeated_name(const value_fields& fields) {
-  constexpr std::size_t pairwise = 16;
-  std::optional<std::size_t> repeat;
-  if (fields.size() <= pairwise) {
-    for (std::size_t i = 1; i < fields.size() && !repeat; ++i) {
-      for (std::size_t k = 0; k < i; ++k) {
-        if (fields[i].first == fields[k].first) repeat = i;
-      }
-    }
-    return repeat;
-  }
-  std::vector<std::size_t> order(fields.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return fields[a].first != fields[b].first ? fields[a].first < fields[b].first : a < b;
-  });
-  for (std::size_t i = 1; i < order.size(); ++i) {
-    if (fields[order[i]].first == fields[order[i - 1]].first) repeat = std::min(repeat.value_or(order[i]), order[i]);
-  }
-  return repeat;
-}
 
 void check_unique_names(const value_fields& kwargs, const json_path& at) {
   if (const auto repeat = first_repeated_name(kwargs)) {
@@ -158,44 +138,6 @@ namespace {
 using detail::read_json_inputs;
 using detail::read_json_signature;
 
-// The first dict or struct below `v` that names an entry twice (a Python dict cannot): its JSON path below `v` and
-// the name (first_repeated_name compares them).
-std::optional<std::pair<std::string, std::string>> repeated_name(const value& v) {
-  if (v.type() == value::kind::tuple || v.type() == value::kind::list) {
-    const char* key = v.type() == value::kind::tuple ? ".tuple[" : ".list[";
-    for (std::size_t i = 0; i < v.items().size(); ++i) {
-      if (auto r = repeated_name(v.items()[i])) return std::pair{key + std::to_string(i) + "]" + r->first, r->second};
-    }
-    return std::nullopt;
-  }
-  if (v.type() != value::kind::dict && v.type() != value::kind::structure) return std::nullopt;
-  const value_fields& fields = v.fields();
-  const char* key = v.type() == value::kind::dict ? ".dict" : ".fields";
-  const std::optional<std::size_t> repeat = first_repeated_name(fields);
-  if (repeat) return std::pair{std::string(key) + "[" + std::to_string(*repeat) + "][0]", fields[*repeat].first};
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (auto r = repeated_name(fields[i].second)) {
-      return std::pair{std::string(key) + "[" + std::to_string(i) + "][1]" + r->first, r->second};
-    }
-  }
-  return std::nullopt;
-}
-
-void check_repeated_names(const call_record& out) {
-  const auto fail = [](const std::string& at, const std::pair<std::string, std::string>& r) {
-    throw format_error(at + r.first + ": duplicate key " + json_quoted(r.second));
-  };
-  for (std::size_t i = 0; i < out.inputs.args.size(); ++i) {
-    if (auto r = repeated_name(out.inputs.args[i])) fail("$.args[" + std::to_string(i) + "]", *r);
-  }
-  for (std::size_t i = 0; i < out.inputs.kwargs.size(); ++i) {
-    if (auto r = repeated_name(out.inputs.kwargs[i].second)) fail("$.kwargs[" + std::to_string(i) + "][1]", *r);
-  }
-  if (out.result) {
-    if (auto r = repeated_name(*out.result)) fail("$.result", *r);
-  }
-}
-
 // `function_required`: a record line names its function; a call given alone (parse_call) need not.
 void read_record(const json::value& j, call_record& out, bool function_required) {
   const json_path root;
@@ -222,7 +164,6 @@ void read_record(const json::value& j, call_record& out, bool function_required)
     if (ns < 0) fail_at(root / "latency_ns", "negative latency " + std::to_string(ns));
     out.latency_ns = ns;
   }
-  check_repeated_names(out);
 }
 
 }  // namespace
@@ -269,67 +210,15 @@ class record_parser {
       if (unterminated) throw cut_last_line{"the last line is cut (no newline at the end, and not JSON: " + what + ")"};
       throw format_error("not JSON: " + what);
     }
-    check_duplicate_keys(line);
+    if (const auto repeated = key_checker_.find(line)) {
+      if (repeated->depth == 1) throw format_error("$: duplicate key " + repeated->key + " in the record");
+      throw format_error("duplicate key " + repeated->key + " in the object that ends at column " +
+                         std::to_string(repeated->column));
+    }
     use(parser_.release());
   }
 
-  // Boost.JSON keeps one of two equal keys of an object silently; a record whose "shape" or "function" is given
-  // twice must not be read as one of them. A linear scan of the (valid) line: keys compared as written (escapes
-  // not decoded), pairwise in small objects, sorted in large ones.
-  void check_duplicate_keys(std::string_view text) {
-    keys_.clear();
-    frames_.clear();
-    bool expect_key = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-      const char c = text[i];
-      if (c == '{' || c == '[') {
-        frames_.push_back({keys_.size(), c == '{'});
-        expect_key = c == '{';
-      } else if (c == '}' || c == ']') {
-        if (frames_.empty()) return;
-        const frame f = frames_.back();
-        frames_.pop_back();
-        if (f.object) check_keys(f.first_key, frames_.size() + 1, i);
-        keys_.resize(f.first_key);
-        expect_key = false;
-      } else if (c == ',') {
-        expect_key = !frames_.empty() && frames_.back().object;
-      } else if (c == '"') {
-        const std::size_t start = ++i;
-        while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
-        if (expect_key) keys_.push_back(text.substr(start, i - start));
-        expect_key = false;
-      }
-    }
-  }
-
-  void check_keys(std::size_t first, std::size_t depth, std::size_t column) {
-    const std::size_t n = keys_.size() - first;
-    std::optional<std::string_view> repeated;
-    if (n <= 16) {
-      for (std::size_t a = first + 1; a < keys_.size() && !repeated; ++a) {
-        for (std::size_t b = first; b < a; ++b) {
-          if (keys_[a] == keys_[b]) repeated = keys_[a];
-        }
-      }
-    } else {
-      std::vector<std::string_view> sorted(keys_.begin() + static_cast<std::ptrdiff_t>(first), keys_.end());
-      std::sort(sorted.begin(), sorted.end());
-      const auto it = std::adjacent_find(sorted.begin(), sorted.end());
-      if (it != sorted.end()) repeated = *it;
-    }
-    if (!repeated) return;
-    const std::string key = "\"" + std::string(*repeated) + "\"";
-    if (depth == 1) throw format_error("$: duplicate key " + key + " in the record");
-    throw format_error("duplicate key " + key + " in the object that ends at column " + std::to_string(column + 1));
-  }
-
-  struct frame {
-    std::size_t first_key;
-    bool object;
-  };
-  std::vector<std::string_view> keys_;
-  std::vector<frame> frames_;
+  detail::json_key_checker key_checker_;  // the rule of value_from_json too
 
   static json::parse_options options() {
     json::parse_options o;

@@ -2,7 +2,8 @@
 // registration hooks that features above the registry (src/environment/) install.
 #include "hookscope/registry.hpp"
 
-#include "hookscope/errors.hpp"
+#include "hookscope/callback_errors.hpp"
+#include "hookscope/value_errors.hpp"
 #include "hookscope/value.hpp"
 
 #include <cstddef>

@@ -9,7 +9,16 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
+
+// The exceptions are declared with their layers; this header still gives every one of them to code outside.
+TEST_CASE("errors.hpp gives the exceptions of every layer") {
+  STATIC_REQUIRE(std::is_base_of_v<std::logic_error, hookscope::value_error>);
+  STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, hookscope::format_error>);
+  STATIC_REQUIRE(std::is_base_of_v<hookscope::format_error, hookscope::record_error>);
+  STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, hookscope::inference_error>);
+}
 
 namespace {
 

@@ -500,6 +500,10 @@ TEST_CASE("record_reader: long lines and repeated keys") {
     CHECK_THROWS_WITH(
         hookscope::parse_record(R"({"function":"f","args":[],"kwargs":[["x",{"struct":"C","fields":[["a",null],["a",null]]}]]})"),
         "$.kwargs[0][1].fields[1][0]: duplicate key \"a\"");
+    CHECK_THROWS_WITH(hookscope::parse_record(R"({"function":"f","args":[{"dict":[["a",null],["a",null]]}],"kwargs":[]})"),
+                      "$.args[0].dict[1][0]: duplicate key \"a\"");
+    CHECK_THROWS_WITH(hookscope::parse_record(R"({"function":"f","args":[],"kwargs":[],"result":{"dict":[["a",null],["a",null]]}})"),
+                      "$.result.dict[1][0]: duplicate key \"a\"");
     CHECK_NOTHROW(hookscope::parse_record(R"({"function":"f","args":[{"dict":[["a",null],["b",{"dict":[["a",null]]}]]}],"kwargs":[]})"));
   }
   SECTION("40,000 keyword arguments: the duplicate found by sorting, the first repeat named") {

@@ -194,3 +194,17 @@ TEST_CASE("value_from_json errors name the path and the fault") {
   CHECK(error_of(R"({"struct":"C"})") == "$: a struct has exactly the keys \"struct\" and \"fields\"");
   CHECK(error_of(R"({"bool":1})") == "$.bool: expected true or false, found a number");
 }
+
+TEST_CASE("value_from_json refuses a key given twice, as the record reader does, naming the path and the key") {
+  // A JSON object's key (a JSON library would keep one of the two silently).
+  CHECK(error_of(R"({"shape":[1],"shape":[2],"dtype":"int64"})") == "$: duplicate key \"shape\"");
+  CHECK(error_of(R"({"tuple":[{"int":1},{"int":1,"int":2}]})") == "$.tuple[1]: duplicate key \"int\"");
+  CHECK(error_of(R"({"list":[{"dict":[["a",{"struct":"C","fields":[["x",{"shape":[1],"dtype":"int8","dtype":"int8"}]]}]]}]})") ==
+        "$.list[0].dict[0][1].fields[0][1]: duplicate key \"dtype\"");
+  // A dict's key or a struct's field (a Python dict cannot hold a key twice).
+  CHECK(error_of(R"({"dict":[["k",null],["k",{"int":1}]]})") == "$.dict[1][0]: duplicate key \"k\"");
+  CHECK(error_of(R"({"struct":"C","fields":[["a",null],["b",null],["a",null]]})") ==
+        "$.fields[2][0]: duplicate key \"a\"");
+  CHECK(error_of(R"({"tuple":[{"dict":[["a",null]]},{"dict":[["a",null]]}]})") == "no error");
+  CHECK(error_of(R"({"dict":[["a",null],["b",{"dict":[["a",null]]}]]})") == "no error");
+}

@@ -1,14 +1,16 @@
 // hookscope/call_context.hpp — one call of an observable as its typed callbacks see it: the arguments by index (and,
-// through the annotation, by name), the result and the exception. Only observables make them.
+// through the annotation, by name: named_call_context), the result and the exception. Only observables make them.
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/registry.hpp"
+#include "hookscope/detail/fixed_string.hpp"
+#include "hookscope/erased_call.hpp"
+#include "hookscope/function_info.hpp"
 #include "hookscope/value.hpp"
 
+#include <array>
 #include <cstddef>
-#include <exception>
-#include <new>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -19,29 +21,6 @@ namespace detail {
 
 template <class...>
 inline constexpr bool dependent_false = false;
-
-/// What the observable machinery may do to a call that its callbacks may not (erased_call befriends it).
-struct call_access {
-  static constexpr call_key key() noexcept { return {}; }
-  static const void* result(const erased_call& c) noexcept { return c.result_; }
-  static const void* const* args(const erased_call& c) noexcept { return c.args_; }
-  static void finish(erased_call& c, const void* result) noexcept {
-    c.result_ = result;
-    c.post_ = true;
-  }
-  static std::exception_ptr& exception(erased_call& c) noexcept {
-    return *std::launder(reinterpret_cast<std::exception_ptr*>(c.exception_));
-  }
-  static void fail(erased_call& c, std::exception_ptr e) noexcept {
-    exception(c) = std::move(e);
-    c.post_ = true;
-  }
-  // A template: a body returning the fields would instantiate their vector wherever this header is included.
-  template <class Call>
-  static value_fields capture_args(const Call& c, const void* options) {
-    return static_cast<const erased_call&>(c).capture_args_with(options);
-  }
-};
 
 }  // namespace detail
 
@@ -107,5 +86,39 @@ class call_context<R(Args...)> : public erased_call {
     return *static_cast<const T*>(nullptr);
   }
 };
+
+//=== named_call_context ===//
+
+namespace detail {
+
+/// The context an observable's callbacks receive: a call_context that also finds arguments by name.
+template <class Signature, fixed_string Params>
+class named_call_context;
+
+template <class R, class... Args, fixed_string Params>
+class named_call_context<R(Args...), Params> : public call_context<R(Args...)> {
+ public:
+  static constexpr std::array<std::string_view, sizeof...(Args)> names = split_names<sizeof...(Args)>(Params.view());
+
+  using call_context<R(Args...)>::call_context;
+
+  /// Argument `I` as a const reference (redeclared: a using-declaration would be hidden by the overload below).
+  template <std::size_t I>
+  const auto& arg() const noexcept {
+    return call_context<R(Args...)>::template arg<I>();
+  }
+
+  /// The argument named `Name` in the annotation; a name not there does not compile.
+  template <fixed_string Name>
+  const auto& arg() const noexcept {
+    constexpr std::size_t index = index_of(names, Name.view());
+    static_assert(index < sizeof...(Args),
+                  "hookscope: call_context::arg<Name>(): no parameter has that name in this observable; "
+                  "use one of the names given to HOOKSCOPE_OBSERVABLE (listed in the template arguments below)");
+    return call_context<R(Args...)>::template arg<(index < sizeof...(Args) ? index : 0)>();  // only the message above
+  }
+};
+
+}  // namespace detail
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

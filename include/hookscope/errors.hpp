@@ -1,107 +1,13 @@
 // hookscope/errors.hpp — what happens when a callback throws, where hookscope's messages go, and the exceptions
-// hookscope throws.
+// hookscope throws: one include for all of them.
 //
-// By default an exception escaping a callback is caught, logged as one line naming the observer, and
-// the observed code goes on: instrumentation must never break the program it watches. Tests can ask
-// for the exception to propagate instead.
+// A convenience header for code outside the library. Each part is declared with its layer: the callback error
+// policy and the log in callback_errors.hpp (core), value_error and format_error in value_errors.hpp (capture),
+// record_error in record_error.hpp (records), inference_error in inference_error.hpp (shapes). Inside the library,
+// include the part the file's layer needs: a core file includes callback_errors.hpp only, never this header.
 #pragma once
 
-#include "hookscope/config.hpp"
-
-#include <cstddef>
-#include <exception>
-#include <stdexcept>
-#include <string>
-#include <string_view>
-
-// std::function only (log_sink): every observer and annotation includes this header, and <functional> also
-// brings the searchers, std::hash and more, ~0.07 s of GCC 12's time per translation unit. libstdc++ has the
-// class in a header of its own; elsewhere the standard header.
-#if __has_include(<bits/std_function.h>)
-#include <bits/std_function.h>
-#else
-#include <functional>
-#endif
-
-HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
-
-//=== the exceptions hookscope throws ===//
-
-/// Thrown when a value is used as a kind it is not; the message names both kinds.
-class value_error : public std::logic_error {
- public:
-  using std::logic_error::logic_error;
-};
-
-/// Thrown when text is not a valid value encoding; the message names the JSON path and what was wrong.
-class format_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// Thrown for a record that is not valid; `what()` is "<source>:<line>: <what was wrong>" and names the JSON path.
-class record_error : public format_error {
- public:
-  record_error(std::string source, std::size_t line, const std::string& message);
-  const std::string& source() const noexcept { return source_; }
-  std::size_t line() const noexcept { return line_; }
-
- private:
-  std::string source_;
-  std::size_t line_;
-};
-
-/// Thrown when the recorded calls do not allow an inference (nothing recorded, ranks that differ, ...); the
-/// message is a sentence naming the argument path and the shapes seen.
-class inference_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-//=== callback errors and the log ===//
-
-/// Receives each line hookscope logs (no trailing newline); may be called from several threads at once.
-using log_sink = std::function<void(std::string_view)>;
-
-/// Replaces the log sink (default: one line to stderr); an empty function restores the default.
-void set_log_sink(log_sink sink);
-
-/// Makes exceptions escaping callbacks propagate to the code that fired the observer (default: false), in
-/// every thread not inside a `rethrow_callback_exceptions_scope`.
-void set_rethrow_callback_exceptions(bool rethrow) noexcept;
-
-/// Whether exceptions escaping callbacks fired on the calling thread currently propagate.
-[[nodiscard]] bool rethrow_callback_exceptions() noexcept;
-
-namespace detail {
-/// The calling thread's mode override: -1 none (the process-wide mode applies), 0 log, 1 rethrow.
-signed char exchange_thread_rethrow(signed char mode) noexcept;
-}  // namespace detail
-
-/// Sets the rethrow mode of the calling thread for a scope and restores its previous mode on exit (meant for
-/// tests). Scopes nest per thread: scopes on other threads, overlapping or not, neither see nor undo it.
-class [[nodiscard]] rethrow_callback_exceptions_scope {
- public:
-  explicit rethrow_callback_exceptions_scope(bool rethrow = true) noexcept
-      : previous_(detail::exchange_thread_rethrow(rethrow ? 1 : 0)) {}
-  rethrow_callback_exceptions_scope(const rethrow_callback_exceptions_scope&) = delete;
-  rethrow_callback_exceptions_scope& operator=(const rethrow_callback_exceptions_scope&) = delete;
-  ~rethrow_callback_exceptions_scope() { detail::exchange_thread_rethrow(previous_); }
-
- private:
-  signed char previous_;
-};
-
-namespace detail {
-/// Writes one line through the current sink; never throws.
-void log_line(std::string_view line) noexcept;
-
-/// The exception's what(), or a sentence saying it is not a std::exception.
-std::string describe_exception(const std::exception_ptr& e);
-
-/// Called from inside a catch block around a callback: logs the exception, or rethrows it (rethrow mode, or a
-/// forced unwind: pthread_exit, pthread_cancel).
-void handle_callback_exception(std::string_view observer_name);
-}  // namespace detail
-
-HOOKSCOPE_DETAIL_END_NAMESPACE
+#include "hookscope/callback_errors.hpp"
+#include "hookscope/inference_error.hpp"
+#include "hookscope/record_error.hpp"
+#include "hookscope/value_errors.hpp"

@@ -18,6 +18,7 @@
 #include "hookscope/capture.hpp"
 #include "hookscope/config.hpp"
 #include "hookscope/detail/call_pairing.hpp"
+#include "hookscope/detail/recording_target.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/shapes.hpp"
 #include "hookscope/subscription.hpp"

@@ -11,24 +11,27 @@
 //
 // The hooks are generated at compile time from the function's type and the annotation's parameter names.
 // With nobody listening a call costs two relaxed loads and compares, inlined; in disabled builds it is the plain call.
+// Code you cannot annotate is observed through make_observable (observable_function.hpp, included here).
 #pragma once
 
 #include "hookscope/call_context.hpp"
 #include "hookscope/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/type_name.hpp"
+#include "hookscope/detail/function_traits.hpp"
+#include "hookscope/detail/observable_state.hpp"
 #include "hookscope/detail/observed_call.hpp"
+#include "hookscope/detail/site_list.hpp"
+#include "hookscope/observable_function.hpp"
 #include "hookscope/observer.hpp"
+#include "hookscope/observer_view.hpp"
 #include "hookscope/registry.hpp"
 #include "hookscope/subscription.hpp"
 #include "hookscope/value.hpp"
 
 #include <array>
 #include <cstddef>
-#include <exception>
-#include <new>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -36,90 +39,6 @@
 #include <utility>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
-
-//=== observer_view ===//
-
-/// The subscribe-only side of an observable's pre or post event: callbacks receive `const Context&`.
-///
-/// Only the observable fires it (calling the function does); `observe` does not compile here.
-template <class Context>
-class observer_view {
- public:
-  /// Registers `callback` in the current context until the returned subscription ends.
-  template <class F>
-  [[nodiscard]] subscription add(F&& callback) const {
-    return add_impl(static_cast<F&&>(callback), false);
-  }
-  /// Registers `callback` for every thread and context until the returned subscription ends.
-  template <class F>
-  [[nodiscard]] subscription add_global(F&& callback) const {
-    return add_impl(static_cast<F&&>(callback), true);
-  }
-  /// Unregisters a released callback; false if `id` is not registered here (any more).
-  bool remove(callback_id id) const noexcept {
-#if HOOKSCOPE_ENABLED
-    return observer_->remove(id);
-#else
-    (void)id;
-    return false;
-#endif
-  }
-  /// True if a call made here would run at least one of these callbacks.
-  [[nodiscard]] bool has_callbacks() const noexcept {
-#if HOOKSCOPE_ENABLED
-    return observer_->has_callbacks();
-#else
-    return false;
-#endif
-  }
-
-  /// Does not compile: only the observable fires its events.
-  template <class... T>
-  void observe(T&&...) const {
-    static_assert(detail::dependent_false<T...>,
-                  "hookscope: observers.pre/post: only the observable fires its events; call the function itself "
-                  "(f(args...)) to run its callbacks, or use a hookscope::observer<...> for events of your own");
-  }
-
-#if HOOKSCOPE_ENABLED
-  constexpr observer_view(detail::call_key, erased_observer& o) noexcept : observer_(&o) {}
-#else
-  constexpr explicit observer_view(detail::call_key) noexcept {}
-#endif
-
- private:
-  template <class F>
-  subscription add_impl(F&& callback, bool global) const {
-    using fn_type = std::decay_t<F>;
-    static_assert(std::is_invocable_v<fn_type&, const Context&>,
-                  "hookscope: observer::add: the callback cannot be called with the observer's arguments; "
-                  "it must accept the call's context: [](const auto& ctx) { ... }");
-    static_assert(std::is_constructible_v<fn_type, F&&>,
-                  "hookscope: observer::add: the callback must be copy- or move-constructible into storage");
-#if HOOKSCOPE_ENABLED
-    // The observer fires the call as an erased_call; the callback sees the context it really is.
-    auto typed = [fn = fn_type(static_cast<F&&>(callback))](const erased_call& call) mutable {
-      fn(static_cast<const Context&>(call));
-    };
-    return global ? observer_->add_global(std::move(typed)) : observer_->add(std::move(typed));
-#else
-    (void)callback;
-    (void)global;
-    return subscription();
-#endif
-  }
-
-#if HOOKSCOPE_ENABLED
-  erased_observer* observer_;
-#endif
-};
-
-/// The callbacks around every call of an observable: `pre` before it, `post` after it (also when it threw).
-template <class Context>
-struct observers_of {
-  observer_view<Context> pre;
-  observer_view<Context> post;
-};
 
 namespace detail {
 
@@ -239,7 +158,7 @@ struct inert_info_of {
 }  // namespace detail
 
 template <auto Fn, fixed_string Name, fixed_string Params, class Site = detail::default_site<Fn, Name, Params>,
-          class Shape = detail::shape_of<decltype(Fn)>>
+          class Function = detail::function_type_of<decltype(Fn)>>
 class observable;
 
 //=== observable ===//
@@ -252,7 +171,7 @@ class observable;
 /// registry entry. `Site` is where the annotation is (the macros define one per annotation: see
 /// detail::default_site); its type, and so the observable's, does not depend on the include path that reached it.
 template <auto Fn, fixed_string Name, fixed_string Params, class Site, class Self, class R, bool NE, class... A>
-class observable<Fn, Name, Params, Site, detail::callable_shape<Self, R, NE, A...>>
+class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...>>
     : public detail::annotation<Fn, detail::named_call_context<R(A...), Params>, Site,
                                 detail::inert_info_of<Fn, Name, Params, Site>> {
   static_assert(Site::problem != detail::names_problem::default_argument,
@@ -312,166 +231,6 @@ class observable<Fn, Name, Params, Site, detail::callable_shape<Self, R, NE, A..
     return (object.*Fn)(static_cast<A&&>(args)...);
   }
 };
-
-//=== make_observable ===//
-
-namespace detail {
-
-inline constexpr std::string_view positional_names[] = {"arg0", "arg1", "arg2",  "arg3",  "arg4",  "arg5",
-                                                        "arg6", "arg7", "arg8",  "arg9",  "arg10", "arg11",
-                                                        "arg12", "arg13", "arg14", "arg15"};
-
-template <class F>
-struct callable_signature_of : callable_signature_of<decltype(&F::operator())> {};
-template <class R, class... A, bool NE>
-struct callable_signature_of<R (*)(A...) noexcept(NE)> {
-  using type = R(A...);
-};
-template <class C, class R, class... A, bool NE>
-struct callable_signature_of<R (C::*)(A...) noexcept(NE)> {
-  using type = R(A...);
-};
-template <class C, class R, class... A, bool NE>
-struct callable_signature_of<R (C::*)(A...) const noexcept(NE)> {
-  using type = R(A...);
-};
-
-template <class Signature>
-struct trampolines;
-
-}  // namespace detail
-
-template <class Signature>
-class observable_function;
-
-/// A run-time observable wrapper around any callable: the same `observers` as an annotated function, for code
-/// you cannot annotate; `function_pointer()` swaps it into a table of plain function pointers.
-///
-/// Not copyable or movable (its function pointer refers to it); `make_observable` returns it by value.
-template <class R, class... A>
-class observable_function<R(A...)> {
-  static_assert(sizeof...(A) <= std::size(detail::positional_names),
-                "hookscope: make_observable: at most 16 parameters");
-
- public:
-  using context_type = detail::named_call_context<R(A...), "">;
-  using observers_type = observers_of<context_type>;
-  using pointer = R (*)(A...);
-
-  template <class F>
-  observable_function(std::string_view name, F&& target)
-      : name_(name),
-        target_(new std::decay_t<F>(static_cast<F&&>(target))),
-        destroy_([](void* t) noexcept { delete static_cast<std::decay_t<F>*>(t); }),
-        call_([](void* t, A&&... args) -> R { return (*static_cast<std::decay_t<F>*>(t))(static_cast<A&&>(args)...); }) {}
-  observable_function(const observable_function&) = delete;
-  observable_function& operator=(const observable_function&) = delete;
-  ~observable_function() {
-    if (pointer_ != nullptr) detail::trampolines<R(A...)>::release(this);
-    destroy_(target_);
-#if HOOKSCOPE_ENABLED
-    hooks_.retire();  // its observers have no destructor
-#endif
-  }
-
-  /// Calls the wrapped callable, with the callbacks around it when anyone listens.
-  R operator()(A... args) const {
-#if HOOKSCOPE_ENABLED
-    if (hooks_.listening()) [[unlikely]] return observed(args...);
-#endif
-    return call_(target_, static_cast<A&&>(args)...);
-  }
-
-  /// A plain function pointer that calls this object, for function-pointer tables; valid while it lives.
-  /// At most 16 such pointers per signature exist at once (std::length_error beyond).
-  pointer function_pointer() {
-    if (pointer_ == nullptr) pointer_ = detail::trampolines<R(A...)>::claim(this);
-    return pointer_;
-  }
-
-  /// Its description: the name given, parameters named arg0, arg1, ...; `info().pre()` for erased callbacks.
-  const function_info& info() const noexcept { return info_; }
-
- private:
-  std::string name_;
-  void* target_;
-  void (*destroy_)(void*) noexcept;
-  R (*call_)(void*, A&&...);
-  pointer pointer_ = nullptr;
-#if HOOKSCOPE_ENABLED
-  detail::hook_observers hooks_{name_};
-  function_info info_{name_, std::span(detail::positional_names).first(sizeof...(A)),
-                      detail::type_name<R(A...)>(), {}, 0, &hooks_.pre, &hooks_.post};
-#else
-  function_info info_{name_, std::span(detail::positional_names).first(sizeof...(A)),
-                      detail::type_name<R(A...)>(), {}, 0, &detail::no_observer, &detail::no_observer};
-#endif
-
- public:
-  /// The callbacks around every call: `pre` before it, `post` after it (also when it threw); subscribe-only.
-#if HOOKSCOPE_ENABLED
-  const observers_type observers{{detail::call_access::key(), hooks_.pre}, {detail::call_access::key(), hooks_.post}};
-#else
-  const observers_type observers{observer_view<context_type>(detail::call_access::key()),
-                                 observer_view<context_type>(detail::call_access::key())};
-#endif
-
- private:
-#if HOOKSCOPE_ENABLED
-  R observed(A&... args) const {
-    const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(__builtin_addressof(args))...};
-    context_type ctx(detail::call_access::key(), info_, detail::call_ops_for<R, A...>, addresses.data());
-    return detail::run_observed<R>(ctx, [&]() -> R { return call_(target_, static_cast<A&&>(args)...); });
-  }
-#endif
-};
-
-/// Wraps a function pointer or any callable into an observable_function named `name` (the seed's
-/// `_make_observable`): `auto lower = hookscope::make_observable("lower", &third_party::lower);`
-template <class F>
-observable_function<typename detail::callable_signature_of<std::decay_t<F>>::type> make_observable(
-    std::string_view name, F&& target) {
-  return {name, static_cast<F&&>(target)};
-}
-
-namespace detail {
-
-/// A fixed pool of plain functions per signature, each forwarding to the observable_function bound to it.
-template <class R, class... A>
-struct trampolines<R(A...)> {
-  static constexpr std::size_t capacity = 16;
-  // GCC's and Clang's atomic builtins on plain pointers rather than std::atomic: <atomic> would cost every
-  // translation unit that includes this header ~0.04 s (GCC 12), also in disabled builds, for this pool alone.
-  static inline const observable_function<R(A...)>* bound[capacity]{};
-
-  template <std::size_t I>
-  static R call(A... args) {
-    return (*__atomic_load_n(&bound[I], __ATOMIC_ACQUIRE))(static_cast<A&&>(args)...);
-  }
-
-  static R (*claim(const observable_function<R(A...)>* f))(A...) {
-    static constexpr auto entries = []<std::size_t... I>(std::index_sequence<I...>) {
-      return std::array<R (*)(A...), capacity>{&call<I>...};
-    }(std::make_index_sequence<capacity>{});
-    for (std::size_t i = 0; i < capacity; ++i) {
-      const observable_function<R(A...)>* expected = nullptr;
-      if (__atomic_compare_exchange_n(&bound[i], &expected, f, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        return entries[i];
-      }
-    }
-    throw std::length_error("hookscope: observable_function::function_pointer: more than 16 function pointers of "
-                            "one signature are live; destroy unused observable_function objects");
-  }
-
-  static void release(const observable_function<R(A...)>* f) noexcept {
-    for (auto& slot : bound) {
-      const observable_function<R(A...)>* expected = f;
-      __atomic_compare_exchange_n(&slot, &expected, nullptr, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    }
-  }
-};
-
-}  // namespace detail
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
 

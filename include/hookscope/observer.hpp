@@ -13,7 +13,7 @@
 #include "hookscope/config.hpp"
 #include "hookscope/context.hpp"
 #include "hookscope/detail/callbacks.hpp"
-#include "hookscope/errors.hpp"
+#include "hookscope/callback_errors.hpp"
 #include "hookscope/subscription.hpp"
 
 #include <concepts>

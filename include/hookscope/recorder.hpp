@@ -10,6 +10,7 @@
 #include "hookscope/capture.hpp"
 #include "hookscope/config.hpp"
 #include "hookscope/detail/call_pairing.hpp"
+#include "hookscope/detail/recording_target.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"

@@ -16,7 +16,7 @@
 
 #include "hookscope/call_inputs.hpp"
 #include "hookscope/config.hpp"
-#include "hookscope/errors.hpp"
+#include "hookscope/record_error.hpp"
 #include "hookscope/value.hpp"
 
 #include <cstddef>

@@ -15,7 +15,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/errors.hpp"
+#include "hookscope/inference_error.hpp"
 #include "hookscope/call_inputs.hpp"
 #include "hookscope/value.hpp"
 

@@ -20,26 +20,46 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 enum class dtype : std::uint8_t { float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, boolean };
 
 namespace detail {
-inline constexpr std::array<std::string_view, 10> dtype_names = {"float64", "float32", "float16", "bfloat16", "int64",
-                                                                  "int32",   "int16",   "int8",    "uint8",    "bool"};
+/// What the record format says of one dtype: its name and the bytes of one element.
+struct dtype_info {
+  hookscope::dtype dtype;
+  std::string_view name;
+  std::size_t size;
+};
+/// Every dtype, at its enumerator's index: the one table that names, parsing, element sizes and the list of known
+/// dtypes in messages derive from.
+inline constexpr std::array<dtype_info, 10> dtypes = {{{dtype::float64, "float64", 8},
+                                                       {dtype::float32, "float32", 4},
+                                                       {dtype::float16, "float16", 2},
+                                                       {dtype::bfloat16, "bfloat16", 2},
+                                                       {dtype::int64, "int64", 8},
+                                                       {dtype::int32, "int32", 4},
+                                                       {dtype::int16, "int16", 2},
+                                                       {dtype::int8, "int8", 1},
+                                                       {dtype::uint8, "uint8", 1},
+                                                       {dtype::boolean, "bool", 1}}};
+static_assert(static_cast<std::size_t>(dtype::boolean) + 1 == dtypes.size(), "hookscope: a dtype without its entry");
+static_assert([] {
+  for (std::size_t i = 0; i < dtypes.size(); ++i) {
+    if (static_cast<std::size_t>(dtypes[i].dtype) != i) return false;
+  }
+  return true;
+}(), "hookscope: detail::dtypes must list the dtypes in the enumerators' order");
 }  // namespace detail
 
 /// The record format's name of `t`: "float32", "int64", "bool", ...
-constexpr std::string_view to_string(dtype t) noexcept { return detail::dtype_names[static_cast<std::size_t>(t)]; }
+constexpr std::string_view to_string(dtype t) noexcept { return detail::dtypes[static_cast<std::size_t>(t)].name; }
 
 /// The dtype named `name` in the record format, or nothing.
 constexpr std::optional<dtype> parse_dtype(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < detail::dtype_names.size(); ++i) {
-    if (detail::dtype_names[i] == name) return static_cast<dtype>(i);
+  for (const detail::dtype_info& entry : detail::dtypes) {
+    if (entry.name == name) return entry.dtype;
   }
   return std::nullopt;
 }
 
 /// Bytes per element of `t`.
-constexpr std::size_t dtype_size(dtype t) noexcept {
-  constexpr std::array<std::uint8_t, 10> sizes = {8, 4, 2, 2, 8, 4, 2, 1, 1, 1};
-  return sizes[static_cast<std::size_t>(t)];
-}
+constexpr std::size_t dtype_size(dtype t) noexcept { return detail::dtypes[static_cast<std::size_t>(t)].size; }
 
 /// The dtype of C++ element type T (float, double, the fixed-width integers, bool); no value for others.
 template <class T>

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/errors.hpp"
+#include "hookscope/value_errors.hpp"
 #include "hookscope/tensor.hpp"
 
 #include <concepts>

@@ -1,7 +1,7 @@
 // The process-life handlers behind the environment features (see lifecycle.hpp).
 #include "lifecycle.hpp"
 
-#include "hookscope/errors.hpp"
+#include "hookscope/callback_errors.hpp"
 
 #include <pthread.h>
 #include <signal.h>

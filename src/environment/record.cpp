@@ -11,7 +11,7 @@
 
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/detail/fixed_string.hpp"
-#include "hookscope/errors.hpp"
+#include "hookscope/callback_errors.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"
 

@@ -4,7 +4,7 @@
 #include "call_clock.hpp"
 #include "lifecycle.hpp"
 
-#include "hookscope/errors.hpp"
+#include "hookscope/callback_errors.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

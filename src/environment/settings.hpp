@@ -3,7 +3,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/errors.hpp"
+#include "hookscope/callback_errors.hpp"
 #include "hookscope/registry.hpp"
 
 #include <atomic>

@@ -12,7 +12,7 @@
 #include "lifecycle.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
-#include "hookscope/errors.hpp"
+#include "hookscope/callback_errors.hpp"
 #include "hookscope/registry.hpp"
 
 #include <fcntl.h>

@@ -4,7 +4,7 @@
 
 #if HOOKSCOPE_ENABLED
 
-#include "hookscope/errors.hpp"
+#include "hookscope/callback_errors.hpp"
 #include "hookscope/registry.hpp"
 
 #include <cstdlib>

@@ -4,7 +4,7 @@
 // engine's messages.
 #include "values.hpp"
 #include "../json_writer.hpp"
-#include "hookscope/errors.hpp"
+#include "hookscope/inference_error.hpp"
 
 #include <algorithm>
 

@@ -8,7 +8,7 @@
 #include "../json_writer.hpp"
 #include "../record_parts.hpp"
 
-#include <boost/json.hpp>  // compiled into the library by src/value.cpp
+#include <boost/json.hpp>  // compiled into the library by src/boost_json.cpp
 
 #include <algorithm>
 #include <charconv>

@@ -7,7 +7,7 @@
 #include "hookscope/capture.hpp"
 #include "hookscope/config.hpp"
 #include "hookscope/detail/format.hpp"
-#include "hookscope/registry.hpp"
+#include "hookscope/erased_call.hpp"
 
 #include <array>
 #include <cstddef>

@@ -1,0 +1,53 @@
+// hookscope/detail/recording_target.hpp — what a recorder takes of the observable it records: its registry entry,
+// and every argument of a call captured and named by the annotation.
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/erased_call.hpp"
+#include "hookscope/function_info.hpp"
+#include "hookscope/value.hpp"
+
+#if HOOKSCOPE_ENABLED
+#include "hookscope/capture.hpp"
+
+#include <tuple>
+#endif
+
+#include <type_traits>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+/// Every argument of a call, captured and named by the annotation (what recorders store).
+#if HOOKSCOPE_ENABLED
+template <class Args>
+inline constexpr bool all_capturable = false;
+template <class... T>
+inline constexpr bool all_capturable<std::tuple<const T&...>> = (capturable<T> && ...);
+
+template <class Context>
+value_fields capture_args(const Context& ctx, capture_options options) {
+  static_assert(all_capturable<typename Context::args_type>,
+                "hookscope: this parameter type cannot be captured: a recorder needs every parameter of the "
+                "function to be capturable (see hookscope::capturable)");
+  return call_access::capture_args(ctx, &options);
+}
+#else
+template <class Context, class Options>
+value_fields capture_args(const Context&, const Options&) {
+  return {};  // no call is ever observed in a disabled build
+}
+#endif
+
+/// The registry entry of an observable given to a recorder: a live observable_function, or an annotation's type.
+template <class Observable>
+const function_info& function_info_of(const Observable& target) {
+  if constexpr (requires { target.info(); }) {
+    return target.info();
+  } else {
+    return std::remove_cvref_t<Observable>::info;
+  }
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE

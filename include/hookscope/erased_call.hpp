@@ -1,0 +1,143 @@
+// hookscope/erased_call.hpp — one call of any observable as type-erased callbacks see it: arguments and result as
+// text or captured into value trees, the exception, without the function's types; and the per-type tables that
+// format and capture them.
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/function_info.hpp"
+#include "hookscope/observer.hpp"
+#include "hookscope/value.hpp"
+
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+namespace detail {
+
+/// How to format and capture one parameter or result type, whatever function it belongs to: one table per
+/// type, shared by every observable with a parameter of that type (hookscope/detail/value_ops.hpp makes them).
+struct value_ops {
+  std::string (*format)(const void* object);
+  /// Null when the type cannot be captured; `options` points to a capture_options, or is null for the defaults.
+  value (*capture)(const void* object, const void* options);
+};
+
+/// The value_ops of one parameter list and result, shared by the observables of one signature.
+struct call_ops {
+  const value_ops* const* args;  // one per parameter
+  const value_ops* result;       // null for void
+  bool args_capturable;
+};
+
+struct call_access;
+
+/// Only hookscope makes calls (call_access gives out keys): users receive them, never construct them.
+class call_key {
+  friend struct call_access;
+  call_key() = default;
+};
+
+}  // namespace detail
+
+/// One call as the registry's type-erased callbacks see it; the typed `call_context` of an observable is one too.
+///
+/// Only observables make them: callbacks receive them by const reference for the duration of a call.
+class erased_call {
+ public:
+  erased_call(const erased_call&) = delete;
+  erased_call& operator=(const erased_call&) = delete;
+
+  const function_info& function() const noexcept { return *function_; }
+  std::size_t arg_count() const noexcept { return function_->param_names.size(); }
+  /// The annotation's name of argument `i` (empty when `i` is out of range).
+  std::string_view arg_name(std::size_t i) const noexcept {
+    return i < arg_count() ? function_->param_names[i] : std::string_view{};
+  }
+  /// Argument `i` as text: via `operator<<` or a known type, else "<type>"; "" when `i` is out of range.
+  std::string format_arg(std::size_t i) const {
+    return i < arg_count() ? ops_->args[i]->format(args_[i]) : std::string{};
+  }
+  /// The result as text in post callbacks; "" before the call, for void, and when the call threw.
+  std::string format_return_value() const {
+    return post_ && result_ != nullptr ? ops_->result->format(result_) : std::string{};
+  }
+  /// True when every parameter type can be captured (hookscope::capturable), so capture_args() works.
+  bool can_capture_args() const noexcept { return ops_->args_capturable; }
+  /// Every argument captured, named by the annotation; throws value_error when !can_capture_args().
+  value_fields capture_args() const;
+  /// The captured result in post callbacks; nothing for void and uncapturable results, and when the call threw.
+  std::optional<value> capture_return_value() const;
+  bool is_post() const noexcept { return post_; }
+  /// Identifies the call: the same for its pre and post callbacks, unique among the calls in flight.
+  const void* call_id() const noexcept { return this; }
+  /// The exception the call threw (post callbacks only), else null.
+  const std::exception_ptr& exception() const noexcept {
+    return *std::launder(reinterpret_cast<const std::exception_ptr*>(exception_));
+  }
+
+ protected:
+  erased_call(detail::call_key, const function_info& f, const detail::call_ops& ops, const void* const* args) noexcept
+      : function_(&f), ops_(&ops), args_(args) {
+    ::new (static_cast<void*>(exception_)) std::exception_ptr();
+  }
+  // Trivial, so that an observed call needs no cleanup of its own: the exception is only ever held while the
+  // post callbacks of a call that threw run, and reset before it propagates (detail::fail_observed).
+  ~erased_call() = default;
+
+ private:
+  friend struct detail::call_access;
+
+  /// `options`: a capture_options, or null for the defaults. (Out of line, as capture_args and capture_return_value:
+  /// an inline body returning the fields would instantiate their vector in every translation unit that includes
+  /// this header, also in disabled builds.)
+  value_fields capture_args_with(const void* options) const;
+
+  const function_info* function_;
+  const detail::call_ops* ops_;
+  const void* const* args_;      // the address of every argument
+  const void* result_ = nullptr;  // the address of the result, in post callbacks of a call that returned
+  alignas(std::exception_ptr) unsigned char exception_[sizeof(std::exception_ptr)];  // a null one but then
+  bool post_ = false;
+};
+
+namespace detail {
+
+/// What the observable machinery may do to a call that its callbacks may not (erased_call befriends it).
+struct call_access {
+  static constexpr call_key key() noexcept { return {}; }
+  static const void* result(const erased_call& c) noexcept { return c.result_; }
+  static const void* const* args(const erased_call& c) noexcept { return c.args_; }
+  static void finish(erased_call& c, const void* result) noexcept {
+    c.result_ = result;
+    c.post_ = true;
+  }
+  static std::exception_ptr& exception(erased_call& c) noexcept {
+    return *std::launder(reinterpret_cast<std::exception_ptr*>(c.exception_));
+  }
+  static void fail(erased_call& c, std::exception_ptr e) noexcept {
+    exception(c) = std::move(e);
+    c.post_ = true;
+  }
+  // A template: a body returning the fields would instantiate their vector wherever this header is included.
+  template <class Call>
+  static value_fields capture_args(const Call& c, const void* options) {
+    return static_cast<const erased_call&>(c).capture_args_with(options);
+  }
+};
+
+}  // namespace detail
+
+#if HOOKSCOPE_ENABLED
+// Emission to erased observers is compiled once, in the library (src/registry.cpp), rather than in every translation
+// unit that calls an observable: its two walks are the largest code an annotation would otherwise bring along
+// (~2.7 KB and ~2% of the compiler's instructions for 200 annotations, tools/annotation_cost.py).
+extern template class detail::static_observer<const erased_call&>;
+#endif
+
+HOOKSCOPE_DETAIL_END_NAMESPACE
