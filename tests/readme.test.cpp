@@ -1,5 +1,5 @@
 // Every C++ block of README.md, compiled and run here; tests/docs/test_readme_snippets.py checks that the
-// README shows exactly these lines.
+// README shows exactly these lines (so clang-format leaves each snippet as the README shows it).
 #include "hookscope/hookscope.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/recorder.hpp"
@@ -24,6 +24,7 @@ struct engine {
 };
 inline engine do_convert(const graph& g) { return {"engine:" + std::to_string(g.nodes.size())}; }
 
+// clang-format off
 // [snippet: declare]
 // In the compiler: a named event source, constant-initialised, usable from anywhere.
 constinit hookscope::observer<const graph&, const engine&> on_subgraph_converted{"on_subgraph_converted"};
@@ -34,6 +35,7 @@ engine convert_subgraph(const graph& g) {
   return result;
 }
 // [/snippet]
+// clang-format on
 
 inline std::vector<engine> compile(const std::vector<graph>& parts) {
   std::vector<engine> out;
@@ -52,6 +54,7 @@ struct settings {
 using readme::graph;
 using readme::settings;
 
+// clang-format off
 // [snippet: observable_declare]
 namespace passes {
 namespace impl {
@@ -60,12 +63,14 @@ graph lower(graph gm, const settings& s);  // the implementation, unchanged
 HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);  // name, function, parameter names
 }  // namespace passes
 // [/snippet]
+// clang-format on
 
 graph passes::impl::lower(graph gm, const settings& s) {
   gm.nodes.resize(gm.nodes.size() / 2 + static_cast<std::size_t>(s.level));
   return gm;
 }
 
+// clang-format off
 // [snippet: observable_method]
 class model {
  public:
@@ -73,6 +78,7 @@ class model {
   HOOKSCOPE_OBSERVABLE_METHOD(model, forward, forward_impl, input_ids, attention_mask);
 };
 // [/snippet]
+// clang-format on
 
 namespace readme {
 
@@ -85,6 +91,7 @@ inline backend_table backend{&compile_module};
 inline int run_pipeline(int graph_id) { return backend.compile_module(graph_id, 1.0); }
 }  // namespace vendor
 
+// clang-format off
 // [snippet: capture_types]
 struct generation_config {  // an aggregate: captured field by field (Boost.PFR)
   int max_new_tokens = 0;
@@ -110,10 +117,12 @@ struct hookscope::flatten_traits<readme::kv_cache> {
   }
 };
 // [/snippet]
+// clang-format on
 
 namespace readme {
 namespace impl {
-inline hookscope::tensor_spec forward(const hookscope::tensor_spec& input_ids, const std::optional<hookscope::tensor_spec>& attention_mask) {
+inline hookscope::tensor_spec forward(const hookscope::tensor_spec& input_ids,
+                                      const std::optional<hookscope::tensor_spec>& attention_mask) {
   (void)attention_mask;
   return {{input_ids.shape.at(0), input_ids.shape.at(1), 64}, hookscope::dtype::float32};
 }
@@ -127,6 +136,7 @@ using namespace readme;
 
 TEST_CASE("README: scoped callbacks") {
   const std::vector<graph> partitions{{{1, 2}}, {{3}}};
+  // clang-format off
   // [snippet: scoped]
   std::vector<std::string> records;
   {
@@ -137,17 +147,20 @@ TEST_CASE("README: scoped callbacks") {
   }                       // the callback is removed here
   compile(partitions);    // not recorded
   // [/snippet]
+  // clang-format on
   CHECK(records == std::vector<std::string>{"2 nodes -> engine:2", "1 nodes -> engine:1"});
 }
 
 TEST_CASE("README: release and remove") {
   int calls = 0;
   auto count_it = [&](const graph&, const engine&) { ++calls; };
+  // clang-format off
   // [snippet: release]
   hookscope::callback_id id = on_subgraph_converted.add(count_it).release();  // stays registered
   convert_subgraph(graph{});
   on_subgraph_converted.remove(id);  // until removed by id
   // [/snippet]
+  // clang-format on
   convert_subgraph(graph{});
   CHECK(calls == 1);
 }
@@ -155,6 +168,7 @@ TEST_CASE("README: release and remove") {
 TEST_CASE("README: global callbacks and contexts") {
   int seen = 0;
   auto count_it = [&](const auto&, const auto&) { ++seen; };
+  // clang-format off
   // [snippet: contexts]
   auto mine = on_subgraph_converted.add(count_it);  // this thread's context only
   std::async(std::launch::async, [] { convert_subgraph(graph{}); }).wait();
@@ -171,10 +185,12 @@ TEST_CASE("README: global callbacks and contexts") {
   std::async(std::launch::async, [] { convert_subgraph(graph{}); }).wait();
   CHECK(seen == 2);
   // [/snippet]
+  // clang-format on
 }
 
 TEST_CASE("README: copy a context") {
   std::vector<std::string> log;
+  // clang-format off
   // [snippet: copy]
   auto a = on_subgraph_converted.add([&](const auto&, const auto&) { log.push_back("a"); });
   hookscope::context snapshot = hookscope::context::current().copy();  // holds `a` too
@@ -190,11 +206,13 @@ TEST_CASE("README: copy a context") {
   }
   convert_subgraph(graph{});                  // b
   // [/snippet]
+  // clang-format on
   CHECK(log == std::vector<std::string>{"a", "b"});
 }
 
 TEST_CASE("README: callback errors") {
   std::vector<std::string> lines;
+  // clang-format off
   // [snippet: errors]
   hookscope::set_log_sink([&](std::string_view line) { lines.emplace_back(line); });  // default: stderr
   auto buggy = on_subgraph_converted.add([](const graph&, const engine&) {
@@ -209,11 +227,13 @@ TEST_CASE("README: callback errors") {
   }
   hookscope::set_log_sink({});  // back to stderr
   // [/snippet]
+  // clang-format on
   CHECK(lines.size() == 1);
 }
 
 TEST_CASE("README: observable functions") {
   std::vector<std::string> log;
+  // clang-format off
   // [snippet: observable_hooks]
   auto before = passes::lower.observers.pre.add([&](const auto& ctx) {
     log.push_back("lowering " + std::to_string(ctx.template arg<"gm">().nodes.size()) + " nodes at level " +
@@ -225,23 +245,27 @@ TEST_CASE("README: observable functions") {
   });
   graph lowered = passes::lower(graph{{1, 2, 3, 4}}, settings{1});  // called exactly as before
   // [/snippet]
+  // clang-format on
   CHECK(lowered.nodes.size() == 3);
   CHECK(log == std::vector<std::string>{"lowering 4 nodes at level 1", "-> 3 nodes"});
 }
 
 TEST_CASE("README: observable methods") {
   int seen = 0;
+  // clang-format off
   // [snippet: observable_method_use]
   model m;
   auto sub = model::forward_observers().pre.add([&](const auto& ctx) { seen = ctx.template arg<"input_ids">(); });
   m.forward(7, 1);  // the observed call; registered as "model::forward"
   // [/snippet]
+  // clang-format on
   CHECK(seen == 7);
   CHECK(hookscope::find_observable("model::forward") != nullptr);
 }
 
 TEST_CASE("README: functions you do not own") {
   std::vector<int> results;
+  // clang-format off
   // [snippet: make_observable]
   auto observed = hookscope::make_observable("compile_module", &vendor::compile_module);
   auto original = std::exchange(vendor::backend.compile_module, observed.function_pointer());
@@ -251,11 +275,13 @@ TEST_CASE("README: functions you do not own") {
   }
   vendor::backend.compile_module = original;  // restore
   // [/snippet]
+  // clang-format on
   CHECK(results == std::vector<int>{42});
 }
 
 TEST_CASE("README: the registry") {
   std::vector<std::string> lines;
+  // clang-format off
   // [snippet: registry]
   for (const hookscope::function_info& f : hookscope::registry()) {
     std::printf("%.*s: %.*s\n", int(f.name.size()), f.name.data(), int(f.signature.size()), f.signature.data());
@@ -270,11 +296,13 @@ TEST_CASE("README: the registry") {
   });
   passes::lower(graph{{1, 2}}, settings{0});
   // [/snippet]
+  // clang-format on
   CHECK(lines == std::vector<std::string>{"passes::lower gm=<readme::graph> settings=<readme::settings>"});
 }
 
 TEST_CASE("README: capture") {
   using hookscope::dtype;
+  // clang-format off
   // [snippet: capture]
   const hookscope::value config = hookscope::capture_value(generation_config{16, std::nullopt});
   CHECK(hookscope::to_json(config) ==
@@ -285,11 +313,13 @@ TEST_CASE("README: capture") {
   CHECK(captured.struct_name() == "DynamicCache");
   CHECK(captured.leaf_count() == 2);
   // [/snippet]
+  // clang-format on
 }
 
 TEST_CASE("README: recording") {
   using hookscope::dtype;
   const auto path = std::filesystem::temp_directory_path() / "hookscope_readme_forward.jsonl";
+  // clang-format off
   // [snippet: recording]
   {
     hookscope::call_recorder rec(forward);  // this thread's calls (or {.global = true}), the first 3 by default
@@ -300,12 +330,14 @@ TEST_CASE("README: recording") {
     rec.write_jsonl(path);  // one JSON object per call; the first line carries the signature
   }                         // recording ends with the recorder
   // [/snippet]
+  // clang-format on
   CHECK(std::filesystem::file_size(path) > 0);
   std::filesystem::remove(path);
 }
 
 TEST_CASE("README: input_observer") {
   using hookscope::dtype;
+  // clang-format off
   // [snippet: input_observer]
   hookscope::input_observer obs;  // keeps the first 3 calls of each recording, as the reference
   {
@@ -325,6 +357,7 @@ TEST_CASE("README: input_observer") {
   CHECK(hookscope::to_json(args) == R"({"dict":[["input_ids",{"shape":[2,7],"dtype":"int64"}],)"
                                     R"(["attention_mask",{"shape":[2,7],"dtype":"int64"}]]})");
   // [/snippet]
+  // clang-format on
 }
 
 TEST_CASE("README: summaries") {
@@ -335,6 +368,7 @@ TEST_CASE("README: summaries") {
   hookscope::shape_engine one_pass({.store_n_calls = hookscope::unlimited, .keep_calls = false});
   one_pass.begin_recording();
   for (const auto& [b, s] : {std::pair{1, 7}, {1, 1}, {2, 5}, {2, 1}}) one_pass.add_call(call(b, s));
+  // clang-format off
   // [snippet: summaries]
   // Where the calls happen (each process, each machine): every call summarised, the summary written out.
   hookscope::shape_engine first({.store_n_calls = hookscope::unlimited, .keep_calls = false});
@@ -353,6 +387,7 @@ TEST_CASE("README: summaries") {
   merged.merge(second);
   CHECK(merged.infer_dynamic_shapes().to_json() == R"({"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"}})");
   // [/snippet]
+  // clang-format on
   CHECK(merged.to_summary_json("Model::forward") == one_pass.to_summary_json("Model::forward"));
   CHECK(merged.infer_dynamic_shapes({.dim_names = true}).report() ==
         one_pass.infer_dynamic_shapes({.dim_names = true}).report());

@@ -31,8 +31,8 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace detail {
 
-inline constexpr std::string_view positional_names[] = {"arg0", "arg1", "arg2",  "arg3",  "arg4",  "arg5",
-                                                        "arg6", "arg7", "arg8",  "arg9",  "arg10", "arg11",
+inline constexpr std::string_view positional_names[] = {"arg0",  "arg1",  "arg2",  "arg3", "arg4",  "arg5",
+                                                        "arg6",  "arg7",  "arg8",  "arg9", "arg10", "arg11",
                                                         "arg12", "arg13", "arg14", "arg15"};
 
 template <class Signature>
@@ -62,7 +62,8 @@ class observable_function<R(A...)> {
       : name_(name),
         target_(new std::decay_t<F>(static_cast<F&&>(target))),
         destroy_([](void* t) noexcept { delete static_cast<std::decay_t<F>*>(t); }),
-        call_([](void* t, A&&... args) -> R { return (*static_cast<std::decay_t<F>*>(t))(static_cast<A&&>(args)...); }) {}
+        call_(
+            [](void* t, A&&... args) -> R { return (*static_cast<std::decay_t<F>*>(t))(static_cast<A&&>(args)...); }) {}
   observable_function(const observable_function&) = delete;
   observable_function& operator=(const observable_function&) = delete;
   ~observable_function() {
@@ -76,7 +77,8 @@ class observable_function<R(A...)> {
   /// Calls the wrapped callable, with the callbacks around it when anyone listens.
   R operator()(A... args) const {
 #if HOOKSCOPE_ENABLED
-    if (hooks_.listening()) [[unlikely]] return observed(args...);
+    if (hooks_.listening()) [[unlikely]]
+      return observed(args...);
 #endif
     return call_(target_, static_cast<A&&>(args)...);
   }
@@ -99,17 +101,27 @@ class observable_function<R(A...)> {
   pointer pointer_ = nullptr;
 #if HOOKSCOPE_ENABLED
   detail::hook_observers hooks_{name_};
-  function_info info_{name_, std::span(detail::positional_names).first(sizeof...(A)),
-                      detail::type_name<R(A...)>(), {}, 0, &hooks_.pre, &hooks_.post};
+  function_info info_{name_,
+                      std::span(detail::positional_names).first(sizeof...(A)),
+                      detail::type_name<R(A...)>(),
+                      {},
+                      0,
+                      &hooks_.pre,
+                      &hooks_.post};
 #else
-  function_info info_{name_, std::span(detail::positional_names).first(sizeof...(A)),
-                      detail::type_name<R(A...)>(), {}, 0, &detail::no_observer, &detail::no_observer};
+  function_info info_{name_,
+                      std::span(detail::positional_names).first(sizeof...(A)),
+                      detail::type_name<R(A...)>(),
+                      {},
+                      0,
+                      &detail::no_observer,
+                      &detail::no_observer};
 #endif
 
  public:
   /// The callbacks around every call: `pre` before it, `post` after it (also when it threw); subscribe-only.
 #if HOOKSCOPE_ENABLED
-  const observers_type observers{{detail::call_access::key(), hooks_.pre}, {detail::call_access::key(), hooks_.post}};
+  const observers_type observers{{detail::call_access::key(), hooks_.pre}, { detail::call_access::key(), hooks_.post }};
 #else
   const observers_type observers{observer_view<context_type>(detail::call_access::key()),
                                  observer_view<context_type>(detail::call_access::key())};
@@ -125,7 +137,7 @@ class observable_function<R(A...)> {
 #endif
 };
 
-/// Wraps a function pointer or any callable into an observable_function named `name` (the seed's
+/// Wraps a function pointer or any callable into an observable_function named `name` (the reference's
 /// `_make_observable`): `auto lower = hookscope::make_observable("lower", &third_party::lower);`
 template <class F>
 observable_function<typename detail::callable_signature_of<std::decay_t<F>>::type> make_observable(
@@ -151,15 +163,17 @@ struct trampolines<R(A...)> {
   static R (*claim(const observable_function<R(A...)>* f))(A...) {
     static constexpr auto entries = []<std::size_t... I>(std::index_sequence<I...>) {
       return std::array<R (*)(A...), capacity>{&call<I>...};
-    }(std::make_index_sequence<capacity>{});
+    }
+    (std::make_index_sequence<capacity>{});
     for (std::size_t i = 0; i < capacity; ++i) {
       const observable_function<R(A...)>* expected = nullptr;
       if (__atomic_compare_exchange_n(&bound[i], &expected, f, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         return entries[i];
       }
     }
-    throw std::length_error("hookscope: observable_function::function_pointer: more than 16 function pointers of "
-                            "one signature are live; destroy unused observable_function objects");
+    throw std::length_error(
+        "hookscope: observable_function::function_pointer: more than 16 function pointers of "
+        "one signature are live; destroy unused observable_function objects");
   }
 
   static void release(const observable_function<R(A...)>* f) noexcept {

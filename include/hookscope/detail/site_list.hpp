@@ -17,8 +17,8 @@ namespace detail {
 // GNU ld and LLVM's lld define __start_/__stop_ of a section whose name is an identifier; weak, so that a module
 // without a listed annotation links; hidden, so that each module sees its own list.
 extern "C" {
-[[gnu::weak, gnu::visibility("hidden")]] extern function_info* const __start_hookscope_sites[];  // NOLINT
-[[gnu::weak, gnu::visibility("hidden")]] extern function_info* const __stop_hookscope_sites[];   // NOLINT
+[[gnu::weak, gnu::visibility("hidden")]] extern function_info* const __start_hookscope_sites[];
+[[gnu::weak, gnu::visibility("hidden")]] extern function_info* const __stop_hookscope_sites[];
 }
 
 /// The module's listed annotations, linked into the registry. An inline variable: initialised before anything
