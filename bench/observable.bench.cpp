@@ -87,7 +87,6 @@ void run(benchmark::State& state, int expected, Call&& call) {
   }
 }
 
-
 /// Every benchmark of the annotation starts with no callback of anyone else's on `scale`.
 bool unobserved(benchmark::State& state) {
   if (nobody_listens()) return true;

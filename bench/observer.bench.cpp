@@ -64,7 +64,6 @@ void run(benchmark::State& state, int expected, Fire&& fire) {
   }
 }
 
-
 constinit hookscope::observer<int, int> on_nothing{"bench.on_nothing"};  // nothing ever registers here
 constinit hookscope::observer<int, int> on_pair{"bench.on_pair"};        // each benchmark cleans up after itself
 
@@ -163,7 +162,6 @@ void signals2_8_slots(benchmark::State& state) {
 }
 #endif
 
-
 //=== the EnTT-style baseline: a vector of function pointer + instance, not thread-safe ===//
 
 /// What EnTT's `sigh` is: a vector of (function pointer, instance) delegates, walked with no synchronisation.
@@ -176,7 +174,8 @@ class delegate_vector {
   };
   template <class F>
   std::size_t connect(const F& f) {
-    delegates_.push_back({[](const void* self, const int& a, const int& b) { (*static_cast<const F*>(self))(a, b); }, &f});
+    delegates_.push_back(
+        {[](const void* self, const int& a, const int& b) { (*static_cast<const F*>(self))(a, b); }, &f});
     return delegates_.size() - 1;
   }
   void disconnect(const void* instance) {
@@ -321,7 +320,9 @@ struct alignas(64) thread_sink {
   volatile std::uint64_t value = 0;
 };
 
-[[gnu::noinline]] void plain_function_into(thread_sink* out, int a, int b) { out->value = out->value + static_cast<std::uint64_t>(a + b); }
+[[gnu::noinline]] void plain_function_into(thread_sink* out, int a, int b) {
+  out->value = out->value + static_cast<std::uint64_t>(a + b);
+}
 
 struct add_to_thread_sink {
   thread_sink* out;

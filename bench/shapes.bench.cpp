@@ -42,8 +42,9 @@ std::string cache_tensor(std::int64_t batch, std::int64_t past) {
 std::string forward_line(std::int64_t batch, std::int64_t length, std::int64_t past, bool with_signature) {
   std::string line = "{\"function\":\"LlamaForCausalLM::forward\",";
   if (with_signature) {
-    line += "\"signature\":[{\"name\":\"input_ids\"},{\"name\":\"attention_mask\"},{\"name\":\"position_ids\"},"
-            "{\"name\":\"past_key_values\",\"default\":null},{\"name\":\"use_cache\",\"default\":{\"bool\":true}}],";
+    line +=
+        "\"signature\":[{\"name\":\"input_ids\"},{\"name\":\"attention_mask\"},{\"name\":\"position_ids\"},"
+        "{\"name\":\"past_key_values\",\"default\":null},{\"name\":\"use_cache\",\"default\":{\"bool\":true}}],";
   }
   line += "\"args\":[],\"kwargs\":[[\"input_ids\"," + tensor(batch, length, "int64") + "],[\"attention_mask\"," +
           tensor(batch, past + length, "int64") + "],[\"position_ids\"," + tensor(batch, length, "int64") +
@@ -60,8 +61,8 @@ std::string forward_line(std::int64_t batch, std::int64_t length, std::int64_t p
     line += "]}";
   }
   line += "],[\"use_cache\",{\"bool\":true}]],\"result\":{\"shape\":[" + std::to_string(batch) + "," +
-          std::to_string(length) + ",32000],\"dtype\":\"float32\"},\"latency_ns\":" +
-          std::to_string(1000 + 37 * past) + "}\n";
+          std::to_string(length) + ",32000],\"dtype\":\"float32\"},\"latency_ns\":" + std::to_string(1000 + 37 * past) +
+          "}\n";
   return line;
 }
 
@@ -187,7 +188,8 @@ std::string summarize_records(std::size_t first, std::size_t count) {
   hookscope::shape_engine engine({.store_n_calls = hookscope::unlimited, .keep_calls = false});
   engine.set_parameters(*head.parameters);
   engine.begin_recording();
-  for (std::size_t i = first; i < first + count; ++i) engine.add_call(hookscope::parse_record(pool()[i % pool().size()]).inputs);
+  for (std::size_t i = first; i < first + count; ++i)
+    engine.add_call(hookscope::parse_record(pool()[i % pool().size()]).inputs);
   return engine.to_summary_json("Model::forward");
 }
 
@@ -221,8 +223,8 @@ void shapes_merge_summaries(benchmark::State& state) {
     benchmark::DoNotOptimize(ds.data());
     if (merged.num_obs() != shards * shard_records) state.SkipWithError("calls lost");
   }
-  state.counters["records_per_s"] = benchmark::Counter(static_cast<double>(shards * shard_records),
-                                                       benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["records_per_s"] =
+      benchmark::Counter(static_cast<double>(shards * shard_records), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 }  // namespace

@@ -178,8 +178,8 @@ py::dict profile_to_py(const hookscope::tensorrt_profile& p) {
 
 py::tuple read_records(const std::vector<std::string>& sources) {
   py::list lines;
-  std::vector<std::string> warnings =
-      hookscope::for_each_record(sources, [&](const hookscope::call_record& r) { lines.append(text_of(hookscope::to_record_line(r))); });
+  std::vector<std::string> warnings = hookscope::for_each_record(
+      sources, [&](const hookscope::call_record& r) { lines.append(text_of(hookscope::to_record_line(r))); });
   return py::make_tuple(lines, texts_of(warnings));
 }
 
@@ -201,11 +201,10 @@ hookscope::load_options load_options_of(std::optional<std::string> function, std
   return o;
 }
 
-hookscope::dynamic_shapes_options shapes_options(const std::vector<std::string>& batch_dimension_for, bool batch_all,
-                                                 bool dim_names,
-                                                 const std::vector<std::tuple<py::object, std::size_t, std::string>>& labels,
-                                                 std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known,
-                                                 bool profile_phases) {
+hookscope::dynamic_shapes_options shapes_options(
+    const std::vector<std::string>& batch_dimension_for, bool batch_all, bool dim_names,
+    const std::vector<std::tuple<py::object, std::size_t, std::string>>& labels,
+    std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known, bool profile_phases) {
   hookscope::dynamic_shapes_options o;
   o.profile_phases = profile_phases;
   o.batch_dimension_for = batch_dimension_for;
@@ -231,7 +230,8 @@ hookscope::argument_options argument_options_of(const py::object& candidate, boo
   }
   if (py::isinstance<py::int_>(candidate)) {
     if (candidate.cast<long long>() < 0) {
-      throw py::value_error("hookscope: candidate: a stored call's index is >= 0, got " + std::string(py::repr(candidate)));
+      throw py::value_error("hookscope: candidate: a stored call's index is >= 0, got " +
+                            std::string(py::repr(candidate)));
     }
     o.candidate = candidate.cast<std::size_t>();
   } else if (py::isinstance<py::str>(candidate)) {
@@ -282,8 +282,9 @@ void bind_dynamic_shapes(py::module_& m) {
 void bind_inferred_arguments(py::module_& m) {
   using IA = hookscope::inferred_arguments;
   py::class_<IA>(m, "InferredArguments")
-      .def_property_readonly("json", [](const IA& a) { return hookscope::to_json(a.arguments); },
-                             "The arguments in the record value encoding (what `hookscope-shapes args` prints).")
+      .def_property_readonly(
+          "json", [](const IA& a) { return hookscope::to_json(a.arguments); },
+          "The arguments in the record value encoding (what `hookscope-shapes args` prints).")
       .def_readonly("call", &IA::call, "The index of the recorded call they start from; None for a call given.")
       .def_readonly("warnings", &IA::warnings);
 }
@@ -297,44 +298,56 @@ void bind_shape_engine(py::module_& m) {
            }),
            py::kw_only(), py::arg("store_n_calls") = 3, py::arg("keep_calls") = true,
            "store_n_calls=None keeps every call; keep_calls=False keeps only the summaries inference reads.")
-      .def("set_parameters", [](SE& e, const std::string& signature_json) {
-             e.set_parameters(hookscope::parse_signature(signature_json));
-           }, py::arg("signature_json"), "The signature in the record encoding ([{\"name\":...}, ...]).")
+      .def(
+          "set_parameters",
+          [](SE& e, const std::string& signature_json) {
+            e.set_parameters(hookscope::parse_signature(signature_json));
+          },
+          py::arg("signature_json"), "The signature in the record encoding ([{\"name\":...}, ...]).")
       .def_property_readonly("parameters", [](const SE& e) { return parameters_to_py(e.parameters()); })
-      .def("value_if_missing", [](SE& e, const py::object& key, const std::string& value_json) {
-             e.value_if_missing(to_key(key), hookscope::value_from_json(value_json));
-           }, py::arg("key"), py::arg("value_json"))
+      .def(
+          "value_if_missing",
+          [](SE& e, const py::object& key, const std::string& value_json) {
+            e.value_if_missing(to_key(key), hookscope::value_from_json(value_json));
+          },
+          py::arg("key"), py::arg("value_json"))
       .def("begin_recording", &SE::begin_recording)
-      .def("add_call", [](SE& e, const std::string& call_json) {
-             hookscope::call_record r = hookscope::parse_call(call_json);
-             return r.result ? e.add_call(std::move(r.inputs), std::move(*r.result)) : e.add_call(std::move(r.inputs));
-           }, py::arg("call_json"),
-           "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.")
+      .def(
+          "add_call",
+          [](SE& e, const std::string& call_json) {
+            hookscope::call_record r = hookscope::parse_call(call_json);
+            return r.result ? e.add_call(std::move(r.inputs), std::move(*r.result)) : e.add_call(std::move(r.inputs));
+          },
+          py::arg("call_json"),
+          "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.")
       .def_property_readonly("num_obs", &SE::num_obs)
-      .def("infer_dynamic_shapes",
-           [](const SE& e, const std::vector<std::string>& batch_dimension_for, bool batch_all, bool dim_names,
-              const std::vector<std::tuple<py::object, std::size_t, std::string>>& dim_labels,
-              std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known_dim_names,
-              bool profile_phases) {
-             return e.infer_dynamic_shapes(
-                 shapes_options(batch_dimension_for, batch_all, dim_names, dim_labels, known_dim_names, profile_phases));
-           },
-           py::kw_only(), py::arg("batch_dimension_for") = std::vector<std::string>{}, py::arg("batch_all") = false,
-           py::arg("dim_names") = false,
-           py::arg("dim_labels") = std::vector<std::tuple<py::object, std::size_t, std::string>>{},
-           py::arg("known_dim_names") = py::none(), py::arg("profile_phases") = false)
-      .def("infer_arguments",
-           [](const SE& e, const py::object& candidate, bool flat, bool as_args_kwargs, bool avoid_specialization) {
-             return e.choose_arguments(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
-           },
-           py::kw_only(), py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
-           py::arg("avoid_specialization") = false,
-           "Representative arguments (InferredArguments: json, call, warnings); candidate: None, a stored call's "
-           "index or a call's JSON.")
+      .def(
+          "infer_dynamic_shapes",
+          [](const SE& e, const std::vector<std::string>& batch_dimension_for, bool batch_all, bool dim_names,
+             const std::vector<std::tuple<py::object, std::size_t, std::string>>& dim_labels,
+             std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known_dim_names,
+             bool profile_phases) {
+            return e.infer_dynamic_shapes(
+                shapes_options(batch_dimension_for, batch_all, dim_names, dim_labels, known_dim_names, profile_phases));
+          },
+          py::kw_only(), py::arg("batch_dimension_for") = std::vector<std::string>{}, py::arg("batch_all") = false,
+          py::arg("dim_names") = false,
+          py::arg("dim_labels") = std::vector<std::tuple<py::object, std::size_t, std::string>>{},
+          py::arg("known_dim_names") = py::none(), py::arg("profile_phases") = false)
+      .def(
+          "infer_arguments",
+          [](const SE& e, const py::object& candidate, bool flat, bool as_args_kwargs, bool avoid_specialization) {
+            return e.choose_arguments(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
+          },
+          py::kw_only(), py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
+          py::arg("avoid_specialization") = false,
+          "Representative arguments (InferredArguments: json, call, warnings); candidate: None, a stored call's "
+          "index or a call's JSON.")
       .def("remove_inputs", &SE::remove_inputs, py::arg("names"))
-      .def("to_summary_json", [](const SE& e, const std::string& function) { return e.to_summary_json(function); },
-           py::kw_only(), py::arg("function") = "",
-           "The summary document (docs/summary_format.md): what `hookscope-shapes summarize` writes.")
+      .def(
+          "to_summary_json", [](const SE& e, const std::string& function) { return e.to_summary_json(function); },
+          py::kw_only(), py::arg("function") = "",
+          "The summary document (docs/summary_format.md): what `hookscope-shapes summarize` writes.")
       .def("merge", &SE::merge, py::arg("later"),
            "Folds in the calls of `later` as if added after this engine's own (exactly what one pass gives).")
       .def("info", [](const SE& e) {
@@ -356,41 +369,44 @@ void bind_shape_engine(py::module_& m) {
 void bind_loading(py::module_& m) {
   using LE = hookscope::loaded_engine;
   py::class_<LE>(m, "LoadedEngine")
-      .def_property_readonly("engine", [](LE& l) -> hookscope::shape_engine& { return l.engine; },
-                             py::return_value_policy::reference_internal)
+      .def_property_readonly(
+          "engine", [](LE& l) -> hookscope::shape_engine& { return l.engine; },
+          py::return_value_policy::reference_internal)
       .def_property_readonly("function", [](const LE& l) { return text_of(l.function); })
       .def_property_readonly("warnings", [](const LE& l) { return texts_of(l.warnings); })
       .def_readonly("calls_read", &LE::calls_read)
       .def_readonly("from_summaries", &LE::from_summaries);
 
-  m.def("load",
-        [](const std::vector<std::string>& sources, std::optional<std::string> function,
-           std::optional<std::size_t> store_n_calls, const std::vector<std::pair<py::object, std::string>>& values_if_missing,
-           std::optional<std::string> signature_from, std::vector<std::string> remove_inputs,
-           const std::string& stored_call_option, bool for_summary,
-           std::function<void(py::str)> on_warning) {
-          hookscope::load_options o = load_options_of(std::move(function), store_n_calls, values_if_missing,
-                                                      std::move(signature_from), std::move(remove_inputs),
-                                                      stored_call_option, for_summary);
-          if (on_warning) o.on_warning = [on_warning](const std::string& w) { on_warning(text_of(w)); };
-          return hookscope::load_engine(sources, o);
-        },
-        py::arg("sources"), py::kw_only(), py::arg("function") = py::none(), py::arg("store_n_calls") = py::none(),
-        py::arg("values_if_missing") = std::vector<std::pair<py::object, std::string>>{},
-        py::arg("signature_from") = py::none(), py::arg("remove_inputs") = std::vector<std::string>{},
-        py::arg("stored_call_option") = "", py::arg("for_summary") = false, py::arg("on_warning") = py::none(),
-        "hookscope::load_engine: the sources (record files or summaries) read into one engine, as hookscope-shapes "
-        "reads them. store_n_calls=None: not given (3 for records); UNLIMITED: every call. on_warning(sentence) is "
-        "called as each warning is met (before a later source fails).");
-  m.def("load_summaries",
-        [](const std::vector<std::pair<std::string, std::string>>& named, std::optional<std::string> function,
-           std::vector<std::string> remove_inputs) {
-          return hookscope::load_summaries(
-              named, load_options_of(std::move(function), std::nullopt, {}, std::nullopt, std::move(remove_inputs), "", false));
-        },
-        py::arg("named_summaries"), py::kw_only(), py::arg("function") = py::none(),
-        py::arg("remove_inputs") = std::vector<std::string>{},
-        "Summary documents given as (name, text), merged in order into one engine.");
+  m.def(
+      "load",
+      [](const std::vector<std::string>& sources, std::optional<std::string> function,
+         std::optional<std::size_t> store_n_calls,
+         const std::vector<std::pair<py::object, std::string>>& values_if_missing,
+         std::optional<std::string> signature_from, std::vector<std::string> remove_inputs,
+         const std::string& stored_call_option, bool for_summary, std::function<void(py::str)> on_warning) {
+        hookscope::load_options o =
+            load_options_of(std::move(function), store_n_calls, values_if_missing, std::move(signature_from),
+                            std::move(remove_inputs), stored_call_option, for_summary);
+        if (on_warning) o.on_warning = [on_warning](const std::string& w) { on_warning(text_of(w)); };
+        return hookscope::load_engine(sources, o);
+      },
+      py::arg("sources"), py::kw_only(), py::arg("function") = py::none(), py::arg("store_n_calls") = py::none(),
+      py::arg("values_if_missing") = std::vector<std::pair<py::object, std::string>>{},
+      py::arg("signature_from") = py::none(), py::arg("remove_inputs") = std::vector<std::string>{},
+      py::arg("stored_call_option") = "", py::arg("for_summary") = false, py::arg("on_warning") = py::none(),
+      "hookscope::load_engine: the sources (record files or summaries) read into one engine, as hookscope-shapes "
+      "reads them. store_n_calls=None: not given (3 for records); UNLIMITED: every call. on_warning(sentence) is "
+      "called as each warning is met (before a later source fails).");
+  m.def(
+      "load_summaries",
+      [](const std::vector<std::pair<std::string, std::string>>& named, std::optional<std::string> function,
+         std::vector<std::string> remove_inputs) {
+        return hookscope::load_summaries(named, load_options_of(std::move(function), std::nullopt, {}, std::nullopt,
+                                                                std::move(remove_inputs), "", false));
+      },
+      py::arg("named_summaries"), py::kw_only(), py::arg("function") = py::none(),
+      py::arg("remove_inputs") = std::vector<std::string>{},
+      "Summary documents given as (name, text), merged in order into one engine.");
   m.def("read_records", &read_records, py::arg("sources"),
         "Every record of the sources, read as one stream, as record lines; returns (lines, warnings).");
 }
@@ -404,12 +420,15 @@ PYBIND11_MODULE(_engine, m) {
   // ValueErrors in Python (bad data, not bad code); ValueKindError (hookscope::value_error) is a TypeError.
   // The exception types live as long as the process (one reference kept on purpose: nothing destroys them after
   // the interpreter, as static py::object members would).
-  static PyObject* format_error = py::exception<hookscope::format_error>(m, "FormatError", PyExc_ValueError).inc_ref().ptr();
-  static PyObject* record_error = py::exception<hookscope::record_error>(m, "RecordError", format_error).inc_ref().ptr();
+  static PyObject* format_error =
+      py::exception<hookscope::format_error>(m, "FormatError", PyExc_ValueError).inc_ref().ptr();
+  static PyObject* record_error =
+      py::exception<hookscope::record_error>(m, "RecordError", format_error).inc_ref().ptr();
   static PyObject* inference_error =
       py::exception<hookscope::inference_error>(m, "InferenceError", PyExc_ValueError).inc_ref().ptr();
   static PyObject* load_error = py::exception<hookscope::load_error>(m, "LoadError", PyExc_ValueError).inc_ref().ptr();
-  static PyObject* value_error = py::exception<hookscope::value_error>(m, "ValueKindError", PyExc_TypeError).inc_ref().ptr();
+  static PyObject* value_error =
+      py::exception<hookscope::value_error>(m, "ValueKindError", PyExc_TypeError).inc_ref().ptr();
   py::register_exception_translator([](std::exception_ptr p) {
     auto raise = [](PyObject* type, const std::exception& e) { PyErr_SetObject(type, text_of(e.what()).ptr()); };
     try {
@@ -441,8 +460,9 @@ PYBIND11_MODULE(_engine, m) {
   });
   m.def("is_dim_label", &hookscope::is_dim_label, py::arg("label"),
         "Whether a label can name a dimension in every export format (an ASCII identifier).");
-  m.def("normalize_value", [](const std::string& json) { return hookscope::to_json(hookscope::value_from_json(json)); },
-        py::arg("json"), "A value's JSON encoding as the library reads and writes it (checks it).");
+  m.def(
+      "normalize_value", [](const std::string& json) { return hookscope::to_json(hookscope::value_from_json(json)); },
+      py::arg("json"), "A value's JSON encoding as the library reads and writes it (checks it).");
 
   bind_dynamic_shapes(m);
   bind_inferred_arguments(m);

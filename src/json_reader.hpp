@@ -67,9 +67,9 @@ class json_key_checker {
   struct frame {
     std::size_t first_key;
     bool object;
-    std::size_t elements = 0;              // commas seen at this level (an array's index of its element)
-    std::string_view key_in_parent{};     // where it is in its parent: the key, in an object
-    std::size_t index_in_parent = 0;      // or the index, in an array
+    std::size_t elements = 0;          // commas seen at this level (an array's index of its element)
+    std::string_view key_in_parent{};  // where it is in its parent: the key, in an object
+    std::size_t index_in_parent = 0;   // or the index, in an array
   };
   std::optional<std::string_view> repeated_key(std::size_t first) const;
   std::string path_of_top() const;

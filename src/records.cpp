@@ -36,13 +36,13 @@ record_error::record_error(std::string source, std::size_t line, const std::stri
     : format_error(source + ":" + std::to_string(line) + ": " + message), source_(std::move(source)), line_(line) {}
 
 using detail::fail_at;
+using detail::first_repeated_name;
 using detail::json_kind_of;
 using detail::json_path;
 using detail::json_quoted;
 using detail::read_json_fields_into;
 using detail::read_json_integer;
 using detail::read_json_value;
-using detail::first_repeated_name;
 
 namespace {
 
@@ -81,7 +81,8 @@ parameter_kind read_kind(const json::value& j, const json_path& at) {
   if (kind == "positional_or_keyword") return parameter_kind::positional_or_keyword;
   if (kind == "var_positional") return parameter_kind::var_positional;
   if (kind == "var_keyword") return parameter_kind::var_keyword;
-  fail_at(at, "unknown parameter kind " + json_quoted(kind) + " (expected positional_or_keyword, var_positional or var_keyword)");
+  fail_at(at, "unknown parameter kind " + json_quoted(kind) +
+                  " (expected positional_or_keyword, var_positional or var_keyword)");
 }
 
 parameter read_parameter(const json::value& j, const json_path& at) {
@@ -108,9 +109,9 @@ parameter_list read_json_signature(const json::value& j, const json_path& at) {
     for (const parameter& before : sig) {
       if (before.name == p.name) fail_at(at[i] / "name", "duplicate parameter " + json_quoted(p.name));
       if (before.kind == p.kind && p.kind != parameter_kind::positional_or_keyword) {
-        fail_at(at[i] / "kind", "a second " + std::string(p.kind == parameter_kind::var_positional ? "var_positional"
-                                                                                               : "var_keyword") +
-                                 " parameter");
+        fail_at(at[i] / "kind",
+                "a second " + std::string(p.kind == parameter_kind::var_positional ? "var_positional" : "var_keyword") +
+                    " parameter");
       }
     }
     sig.push_back(std::move(p));
@@ -142,14 +143,16 @@ using detail::read_json_signature;
 void read_record(const json::value& j, call_record& out, bool function_required) {
   const json_path root;
   const json::object* o = j.if_object();
-  if (o == nullptr) fail_at(root, "expected a record {\"function\", \"args\", \"kwargs\", ...}, found " + json_kind_of(j));
+  if (o == nullptr)
+    fail_at(root, "expected a record {\"function\", \"args\", \"kwargs\", ...}, found " + json_kind_of(j));
   out.function.clear();
   if (function_required || o->contains("function")) {
     out.function = read_json_string(json_required(*o, "function", root), root / "function");
     if (out.function.empty()) fail_at(root / "function", "empty function name");
   }
   out.parameters.reset();
-  if (const json::value* sig = o->if_contains("signature")) out.parameters = read_json_signature(*sig, root / "signature");
+  if (const json::value* sig = o->if_contains("signature"))
+    out.parameters = read_json_signature(*sig, root / "signature");
   read_json_inputs(*o, out.inputs, root);
   out.result.reset();
   if (const json::value* result = o->if_contains("result")) out.result = read_json_value(*result, root / "result");
@@ -323,7 +326,8 @@ bool record_reader::next(call_record& out) {
       fail(e.what());
     } catch (const detail::cut_last_line& cut) {
       // Only a last line can be cut (a bad line inside a stream is an error): accept the rest, and say so.
-      warnings_.push_back(source_ + ":" + std::to_string(line_) + ": " + cut.what + "; ignored: its writer was "
+      warnings_.push_back(source_ + ":" + std::to_string(line_) + ": " + cut.what +
+                          "; ignored: its writer was "
                           "probably stopped while writing it");
       return false;
     }

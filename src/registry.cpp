@@ -36,7 +36,8 @@ std::string place_of(const function_info& f) {
 void report_twin(const function_info& twin, const function_info& info) noexcept {
   try {
     log_line("hookscope: two observables are registered as '" + std::string(info.name) + "' (" + place_of(twin) +
-             " and " + place_of(info) + "); find_observable, HOOKSCOPE_TRACE and HOOKSCOPE_RECORD cannot tell them "
+             " and " + place_of(info) +
+             "); find_observable, HOOKSCOPE_TRACE and HOOKSCOPE_RECORD cannot tell them "
              "apart: give one of them another name");
   } catch (...) {
     log_line("hookscope: two observables are registered under one name (reporting which failed: out of memory)");

@@ -108,7 +108,9 @@ fields_builder::fields_builder(std::size_t expected) { fields_.reserve(expected)
 fields_builder::~fields_builder() = default;
 void fields_builder::add(std::string_view name, value&& v) { fields_.emplace_back(std::string(name), std::move(v)); }
 value fields_builder::dict() && { return value::dict(std::move(fields_)); }
-value fields_builder::structure(std::string_view name) && { return value::structure(std::string(name), std::move(fields_)); }
+value fields_builder::structure(std::string_view name) && {
+  return value::structure(std::string(name), std::move(fields_));
+}
 
 }  // namespace detail
 
@@ -165,13 +167,14 @@ bool operator==(const value& a, const value& b) noexcept {
     case value::kind::tuple: return a.tuple_.items == b.tuple_.items;
     case value::kind::list: return a.list_.items == b.list_.items;
     case value::kind::dict: return a.dict_.entries == b.dict_.entries;
-    case value::kind::structure: return a.structure_.name == b.structure_.name && a.structure_.fields == b.structure_.fields;
+    case value::kind::structure:
+      return a.structure_.name == b.structure_.name && a.structure_.fields == b.structure_.fields;
   }
   return false;
 }
 
 std::string_view to_string(value::kind k) noexcept {
-  static constexpr std::string_view names[] = {"none", "tensor", "int",   "float", "bool",
+  static constexpr std::string_view names[] = {"none", "tensor", "int",  "float", "bool",
                                                "str",  "tuple",  "list", "dict",  "struct"};
   return names[static_cast<std::size_t>(k)];
 }

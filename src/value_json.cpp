@@ -103,7 +103,10 @@ void write(std::string& out, const value& v) {
       out += '}';
       return;
     }
-    case value::kind::integer: out += "{\"int\":"; write_number(out, v.as_int()); break;
+    case value::kind::integer:
+      out += "{\"int\":";
+      write_number(out, v.as_int());
+      break;
     case value::kind::floating: {
       out += "{\"float\":";
       const double f = v.as_float();
@@ -115,10 +118,22 @@ void write(std::string& out, const value& v) {
       break;
     }
     case value::kind::boolean: out += v.as_bool() ? "{\"bool\":true" : "{\"bool\":false"; break;
-    case value::kind::string: out += "{\"str\":"; write_string(out, v.as_string()); break;
-    case value::kind::tuple: out += "{\"tuple\":"; write_items(out, v.items()); break;
-    case value::kind::list: out += "{\"list\":"; write_items(out, v.items()); break;
-    case value::kind::dict: out += "{\"dict\":"; write_fields(out, v.fields()); break;
+    case value::kind::string:
+      out += "{\"str\":";
+      write_string(out, v.as_string());
+      break;
+    case value::kind::tuple:
+      out += "{\"tuple\":";
+      write_items(out, v.items());
+      break;
+    case value::kind::list:
+      out += "{\"list\":";
+      write_items(out, v.items());
+      break;
+    case value::kind::dict:
+      out += "{\"dict\":";
+      write_fields(out, v.fields());
+      break;
     case value::kind::structure:
       out += "{\"struct\":";
       write_string(out, v.struct_name());
@@ -181,7 +196,6 @@ std::string json_quoted(std::string_view s) {
   append_json_string(text, s);
   return text;
 }
-
 
 //=== keys given twice ===//
 
@@ -307,7 +321,8 @@ void read_json_fields_into(value_fields& fields, const json::value& j, const jso
   fields.reserve(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     const json::array* pair = a[i].if_array();
-    if (pair == nullptr || pair->size() != 2 || !(*pair)[0].is_string()) fail_at(at[i], "expected a [\"name\", value] pair");
+    if (pair == nullptr || pair->size() != 2 || !(*pair)[0].is_string())
+      fail_at(at[i], "expected a [\"name\", value] pair");
     const json::string& name = (*pair)[0].get_string();
     fields.emplace_back(std::string(name.data(), name.size()), read_json_value((*pair)[1], at[i][1]));
   }
@@ -325,7 +340,8 @@ value_fields read_fields(const json::value& j, const json_path& at) {
 
 std::int64_t read_json_integer(const json::value& j, const json_path& at) {
   if (j.is_int64()) return j.get_int64();
-  if (j.is_uint64() && j.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(j.get_uint64());
+  if (j.is_uint64() && j.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+    return static_cast<std::int64_t>(j.get_uint64());
   if (j.is_double() && std::trunc(j.get_double()) == j.get_double() && std::abs(j.get_double()) < 9.0e18) {
     return static_cast<std::int64_t>(j.get_double());
   }
@@ -334,7 +350,8 @@ std::int64_t read_json_integer(const json::value& j, const json_path& at) {
 
 // Tensor contents, captured on request, in base64 (base64.hpp).
 std::vector<std::byte> read_base64(const json::string& text, const json_path& at) {
-  if (text.size() % 4 != 0) fail_at(at, "base64 text of " + std::to_string(text.size()) + " characters (not a multiple of 4)");
+  if (text.size() % 4 != 0)
+    fail_at(at, "base64 text of " + std::to_string(text.size()) + " characters (not a multiple of 4)");
   std::vector<std::byte> bytes;
   if (const auto bad = decode_base64(std::string_view(text.data(), text.size()), bytes)) {
     fail_at(at, "invalid base64 character at offset " + std::to_string(*bad));
@@ -412,7 +429,8 @@ value read_json_value(const json::value& j, const json_path& at) {
   if (o == nullptr) fail_at(at, "expected null or an object, found " + json_kind_of(j));
   if (o->contains("shape")) return read_tensor(*o, at);
   if (o->contains("struct")) return read_struct(*o, at);
-  if (o->size() != 1) fail_at(at, "expected one key (int, float, bool, str, tuple, list, dict), found " + std::to_string(o->size()));
+  if (o->size() != 1)
+    fail_at(at, "expected one key (int, float, bool, str, tuple, list, dict), found " + std::to_string(o->size()));
   const json::key_value_pair& entry = *o->begin();
   const std::string_view key(entry.key().data(), entry.key().size());
   const json::value& inner = entry.value();

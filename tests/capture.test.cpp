@@ -174,12 +174,13 @@ TEST_CASE("capture of aggregates via Boost.PFR, with optionals inside") {
 #else
   const char* names[] = {"0", "1", "2"};
 #endif
-  CHECK(captured == value::structure("model::generation_config", {{names[0], 16},
-                                                                  {names[1], value()},
-                                                                  {names[2], tensor_spec{{1, 3, 224, 224}, dtype::float32}}}));
-  CHECK(hookscope::to_json(captured) ==
-        R"({"struct":"model::generation_config","fields":[[")" + std::string(names[0]) + R"(",{"int":16}],[")" +
-            names[1] + R"(",null],[")" + names[2] + R"(",{"shape":[1,3,224,224],"dtype":"float32"}]]})");
+  CHECK(captured ==
+        value::structure(
+            "model::generation_config",
+            {{names[0], 16}, {names[1], value()}, {names[2], tensor_spec{{1, 3, 224, 224}, dtype::float32}}}));
+  CHECK(hookscope::to_json(captured) == R"({"struct":"model::generation_config","fields":[[")" + std::string(names[0]) +
+                                            R"(",{"int":16}],[")" + names[1] + R"(",null],[")" + names[2] +
+                                            R"(",{"shape":[1,3,224,224],"dtype":"float32"}]]})");
 }
 
 TEST_CASE("capture of Hana structs, with their field names") {
@@ -240,7 +241,8 @@ TEST_CASE("capture_options::tensor_data") {
     CHECK(hookscope::capture(g, {}).data.empty());
   }
   SECTION("on request: the contents' bytes, everywhere in the value") {
-    const auto captured = hookscope::capture_value(std::make_tuple(g, std::optional<user::grid>(g)), {.tensor_data = true});
+    const auto captured =
+        hookscope::capture_value(std::make_tuple(g, std::optional<user::grid>(g)), {.tensor_data = true});
     for (const value& item : captured.items()) {
       REQUIRE(item.as_tensor().data.size() == 4 * sizeof(float));
       std::array<float, 4> cells{};
@@ -315,8 +317,8 @@ struct row {
 };
 
 struct wide {  // 33 fields: more than aggregates may have
-  int f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21, f22, f23,
-      f24, f25, f26, f27, f28, f29, f30, f31, f32;
+  int f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21, f22, f23, f24,
+      f25, f26, f27, f28, f29, f30, f31, f32;
 };
 struct empty {};
 }  // namespace rules
@@ -328,7 +330,9 @@ struct hookscope::flatten_traits<rules::token> {
 };
 template <>
 struct hookscope::tensor_traits<rules::tiles> {
-  static std::array<std::int64_t, 1> shape(const rules::tiles& t) { return {static_cast<std::int64_t>(t.cells.size())}; }
+  static std::array<std::int64_t, 1> shape(const rules::tiles& t) {
+    return {static_cast<std::int64_t>(t.cells.size())};
+  }
   static hookscope::dtype dtype(const rules::tiles&) { return hookscope::dtype::float32; }
 };
 template <>
@@ -349,7 +353,7 @@ TEST_CASE("one precedence order: tensor_traits, flatten_traits, then the structu
   STATIC_REQUIRE(classify<std::nullptr_t>() == capture_kind::null);  // before strings: it converts to string_view
   STATIC_REQUIRE(classify<std::map<std::string, int>>() == capture_kind::string_map);
   STATIC_REQUIRE(classify<std::map<int, int>>() == capture_kind::range);  // a list of (key, value) tuples
-  STATIC_REQUIRE(classify<std::array<int, 2>>() == capture_kind::range);   // a range before a tuple-like
+  STATIC_REQUIRE(classify<std::array<int, 2>>() == capture_kind::range);  // a range before a tuple-like
   STATIC_REQUIRE(classify<model::sampling>() == capture_kind::hana_struct);
   STATIC_REQUIRE(classify<model::generation_config>() == capture_kind::aggregate);
   STATIC_REQUIRE(classify<rules::wide>() == capture_kind::unsupported);
@@ -361,9 +365,9 @@ TEST_CASE("one precedence order: tensor_traits, flatten_traits, then the structu
     STATIC_REQUIRE(classify<std::unique_ptr<tensor_spec, void (*)(tensor_spec*)>>() == capture_kind::pointer);
     STATIC_REQUIRE(classify<std::shared_ptr<const tensor_spec>>() == capture_kind::pointer);
     STATIC_REQUIRE(classify<std::shared_ptr<int[]>>() == capture_kind::unsupported);  // not dereferenceable
-    STATIC_REQUIRE(classify<std::weak_ptr<int>>() == capture_kind::unsupported);       // no get(): must be locked
-    STATIC_REQUIRE(classify<rules::owning<int>>() == capture_kind::pointer);           // a unique_ptr lookalike
-    STATIC_REQUIRE(classify<rules::handle_like>() != capture_kind::pointer);  // get() but owns nothing
+    STATIC_REQUIRE(classify<std::weak_ptr<int>>() == capture_kind::unsupported);      // no get(): must be locked
+    STATIC_REQUIRE(classify<rules::owning<int>>() == capture_kind::pointer);          // a unique_ptr lookalike
+    STATIC_REQUIRE(classify<rules::handle_like>() != capture_kind::pointer);          // get() but owns nothing
     rules::owning<int> empty;
     CHECK(hookscope::capture_value(empty) == value());
   }
@@ -496,12 +500,12 @@ TEST_CASE("aggregates: fields counted as Boost.PFR counts them, captured through
         value::structure("fields::with_reference", {{"0", 7}, {"1", "s"}}));
   fields::move_only m{std::make_unique<int>(1), {}, 2};
   m.ps.push_back(nullptr);
-  CHECK(hookscope::capture_value(m) == value::structure("fields::move_only", {{"0", 1}, {"1", value::list({value()})}, {"2", 2}}));
+  CHECK(hookscope::capture_value(m) ==
+        value::structure("fields::move_only", {{"0", 1}, {"1", value::list({value()})}, {"2", 2}}));
   const fields::with_const c{0.5, {{"k", {1}}}, "o", {3, true}};
   CHECK(hookscope::capture_value(c) ==
-        value::structure("fields::with_const", {{"0", 0.5},
-                                                {"1", value::dict({{"k", value::list({1})}})},
-                                                {"2", "o"},
-                                                {"3", value::tuple({3, true})}}));
+        value::structure(
+            "fields::with_const",
+            {{"0", 0.5}, {"1", value::dict({{"k", value::list({1})}})}, {"2", "o"}, {"3", value::tuple({3, true})}}));
   CHECK(hookscope::capture_value(fields::nested{{1, std::nullopt, std::nullopt}, {2, 3}}).leaf_count() == 5);
 }

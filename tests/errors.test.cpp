@@ -146,7 +146,8 @@ TEST_CASE("callback exceptions are logged and the remaining callbacks still run"
   const auto lines = log.lines();
   REQUIRE(lines.size() == 2);
   CHECK(lines[0] == "hookscope: a callback of observer 'on_numbers' threw: shape mismatch in node 7");
-  CHECK(lines[1] == "hookscope: a callback of observer 'on_numbers' threw: an exception not derived from std::exception");
+  CHECK(lines[1] ==
+        "hookscope: a callback of observer 'on_numbers' threw: an exception not derived from std::exception");
 }
 
 TEST_CASE("set_rethrow_callback_exceptions propagates callback exceptions") {

@@ -18,7 +18,8 @@ using kv_layer = std::pair<tensor_spec, tensor_spec>;
 
 namespace impl {
 inline tensor_spec forward(const tensor_spec& input_ids, const tensor_spec& attention_mask,
-                           const std::vector<kv_layer>& past_key_values, const std::optional<tensor_spec>& pixel_values) {
+                           const std::vector<kv_layer>& past_key_values,
+                           const std::optional<tensor_spec>& pixel_values) {
   (void)attention_mask;
   (void)past_key_values;
   (void)pixel_values;
@@ -96,9 +97,10 @@ TEST_CASE("input_observer::record") {
   SECTION("one function per observer") {
     hookscope::input_observer obs;
     auto rec = obs.record(llm::forward);
-    CHECK_THROWS_WITH(obs.record(llm::other),
-                      "hookscope: input_observer: already recording 'llm::forward', cannot also record 'llm::other' (use one "
-                      "observer per function)");
+    CHECK_THROWS_WITH(
+        obs.record(llm::other),
+        "hookscope: input_observer: already recording 'llm::forward', cannot also record 'llm::other' (use one "
+        "observer per function)");
   }
 }
 
@@ -115,15 +117,17 @@ TEST_CASE("input_observer::value_if_missing") {
   SECTION("a position out of the signature is an error when recording starts") {
     hookscope::input_observer obs;
     obs.value_if_missing(4, tensor_spec{{0}, dtype::float32});
-    CHECK_THROWS_WITH(obs.record(llm::forward),
-                      "hookscope: input_observer::value_if_missing: position 4 is out of the signature of 'llm::forward', "
-                      "which has 4 parameters");
+    CHECK_THROWS_WITH(
+        obs.record(llm::forward),
+        "hookscope: input_observer::value_if_missing: position 4 is out of the signature of 'llm::forward', "
+        "which has 4 parameters");
   }
   SECTION("an unknown name is an error when recording starts") {
     hookscope::input_observer obs;
     obs.value_if_missing("pixel_value", tensor_spec{{0}, dtype::float32});
-    CHECK_THROWS_WITH(obs.record(llm::forward),
-                      "hookscope: input_observer::value_if_missing: 'pixel_value' is not a parameter of 'llm::forward'");
+    CHECK_THROWS_WITH(
+        obs.record(llm::forward),
+        "hookscope: input_observer::value_if_missing: 'pixel_value' is not a parameter of 'llm::forward'");
   }
   SECTION("without it, the image-only-at-prefill calls cannot be aligned") {
     hookscope::input_observer obs;
@@ -180,10 +184,9 @@ TEST_CASE("input_observer::info and remove_inputs") {
   REQUIRE(info.calls.size() == 3);
   CHECK(info.best_candidate == 1);  // the first call with the most leaves: 1 + 1 + 2 + 1 (the filled image)
   CHECK(obs.remove_inputs({"pixel_values", "no_such_input"}) > 0);  // unknown names are ignored
-  CHECK(obs.remove_inputs({"pixel_values"}) == 0);                    // nothing left to remove
-  CHECK(obs.infer_dynamic_shapes().to_json() ==
-        R"({"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},)"
-        R"("past_key_values":[[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]]})");
+  CHECK(obs.remove_inputs({"pixel_values"}) == 0);                  // nothing left to remove
+  CHECK(obs.infer_dynamic_shapes().to_json() == R"({"input_ids":{"1":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},)"
+                                                R"("past_key_values":[[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]]})");
 }
 
 #else

@@ -33,9 +33,10 @@ TEST_CASE("LibTorch tensors are tensors: shape from sizes()") {
 
 TEST_CASE("LibTorch dtypes map to the record dtypes") {
   const std::vector<std::pair<at::ScalarType, dtype>> mapped = {
-      {at::kDouble, dtype::float64}, {at::kFloat, dtype::float32}, {at::kHalf, dtype::float16},
-      {at::kBFloat16, dtype::bfloat16}, {at::kLong, dtype::int64}, {at::kInt, dtype::int32},
-      {at::kShort, dtype::int16}, {at::kChar, dtype::int8}, {at::kByte, dtype::uint8}, {at::kBool, dtype::boolean}};
+      {at::kDouble, dtype::float64},    {at::kFloat, dtype::float32}, {at::kHalf, dtype::float16},
+      {at::kBFloat16, dtype::bfloat16}, {at::kLong, dtype::int64},    {at::kInt, dtype::int32},
+      {at::kShort, dtype::int16},       {at::kChar, dtype::int8},     {at::kByte, dtype::uint8},
+      {at::kBool, dtype::boolean}};
   for (const auto& [torch_type, expected] : mapped) {
     CAPTURE(c10::toString(torch_type));
     CHECK(hookscope::tensor_traits<at::Tensor>::dtype(at::zeros({2}, at::TensorOptions().dtype(torch_type))) ==
@@ -58,7 +59,7 @@ TEST_CASE("LibTorch dtypes map to the record dtypes") {
 
 TEST_CASE("LibTorch contents captured on request, in row-major order") {
   const at::Tensor m = at::arange(6, at::TensorOptions().dtype(at::kInt)).reshape({2, 3});  // 0 1 2 / 3 4 5
-  CHECK(hookscope::capture(m).data.empty());  // shapes only unless asked
+  CHECK(hookscope::capture(m).data.empty());                                                // shapes only unless asked
 
   SECTION("a contiguous CPU tensor: its bytes, read in place") {
     const tensor_spec captured = hookscope::capture(m, {.tensor_data = true});
@@ -87,8 +88,9 @@ TEST_CASE("LibTorch contents captured on request, in row-major order") {
     // (extra parentheses: glog's operator<< for std::vector, pulled in by LibTorch, cannot print std::byte)
     CHECK((hookscope::capture(mask, {.tensor_data = true}).data ==
            std::vector<std::byte>{std::byte{1}, std::byte{0}, std::byte{1}}));
-    CHECK(hookscope::capture(at::ones({2, 2}, at::TensorOptions().dtype(at::kHalf)), {.tensor_data = true})
-              .data.size() == 8);
+    CHECK(
+        hookscope::capture(at::ones({2, 2}, at::TensorOptions().dtype(at::kHalf)), {.tensor_data = true}).data.size() ==
+        8);
   }
 }
 
@@ -100,8 +102,8 @@ TEST_CASE("LibTorch make_empty gives zeros of the shape and dtype, on the CPU") 
   const at::Tensor ids = hookscope::tensor_traits<at::Tensor>::make_empty({3}, dtype::int64);
   CHECK(ids.scalar_type() == at::kLong);
   CHECK(ids.eq(0).all().item<bool>());
-  for (dtype t : {dtype::float64, dtype::bfloat16, dtype::int32, dtype::int16, dtype::int8, dtype::uint8,
-                  dtype::boolean}) {
+  for (dtype t :
+       {dtype::float64, dtype::bfloat16, dtype::int32, dtype::int16, dtype::int8, dtype::uint8, dtype::boolean}) {
     CHECK(hookscope::tensor_traits<at::Tensor>::dtype(hookscope::tensor_traits<at::Tensor>::make_empty({1}, t)) == t);
   }
 }

@@ -69,8 +69,8 @@ std::vector<call_record> random_records(std::mt19937& rng, std::size_t n) {
     call_record r;
     r.function = "Model::forward";
     if (i == 0) {
-      r.parameters = hookscope::parameter_list{{"input_ids"}, {"attention_mask"},
-                                               {"past", hookscope::parameter_kind::positional_or_keyword, value()}};
+      r.parameters = hookscope::parameter_list{
+          {"input_ids"}, {"attention_mask"}, {"past", hookscope::parameter_kind::positional_or_keyword, value()}};
     }
     r.inputs.kwargs.emplace_back("input_ids", t({batch, seq}, dtype::int64));
     r.inputs.kwargs.emplace_back("attention_mask", t({batch, past + seq}, dtype::int64));
@@ -146,7 +146,8 @@ TEST_CASE("load_engine") {
   SECTION("signature_from gives records without one the signature a part of their file carries") {
     const std::string head = dir.write("head.jsonl", record_line + "\n");
     const std::string tail =
-        dir.write("tail.jsonl", R"({"function":"f","args":[{"shape":[3],"dtype":"float32"}],"kwargs":[]})" "\n");
+        dir.write("tail.jsonl", R"({"function":"f","args":[{"shape":[3],"dtype":"float32"}],"kwargs":[]})"
+                                "\n");
     const auto with = load_engine({tail}, {.signature_from = head});
     CHECK(with.engine.parameters().size() == 1);
     CHECK(with.engine.parameters()[0].name == "x");
@@ -173,8 +174,8 @@ TEST_CASE("load_engine summaries") {
       const std::string part = dir.write("part" + std::to_string(from) + ".jsonl", lines(records, from, to));
       // Parts after the first lack the signature: they take it from the whole file.
       const auto summary = load_engine({part}, {.signature_from = whole, .for_summary = true});
-      parts.push_back(dir.write("part" + std::to_string(from) + ".json",
-                                summary.engine.to_summary_json(summary.function)));
+      parts.push_back(
+          dir.write("part" + std::to_string(from) + ".json", summary.engine.to_summary_json(summary.function)));
       from = to;
     }
     const auto merged = load_engine(parts);
@@ -197,8 +198,9 @@ TEST_CASE("load_engine summaries") {
     const std::string summary = dir.write("s.json", s.engine.to_summary_json(s.function));
     CHECK(kind_of([&] { (void)load_engine({summary}, {.store_n_calls = 3}); }) == load_error_kind::bad_option);
     CHECK(load_engine({summary}, {.store_n_calls = hookscope::unlimited}).from_summaries);
-    CHECK(kind_of([&] { (void)load_engine({summary}, {.values_if_missing = {{"x", value(1)}}}); }) ==
-          load_error_kind::bad_option);
+    CHECK(kind_of([&] {
+            (void)load_engine({summary}, {.values_if_missing = {{"x", value(1)}}});
+          }) == load_error_kind::bad_option);
     CHECK(kind_of([&] { (void)load_engine({summary}, {.signature_from = records}); }) == load_error_kind::bad_option);
     CHECK(kind_of([&] { (void)load_engine({summary}, {.stored_call_option = "--index"}); }) ==
           load_error_kind::bad_option);
@@ -207,9 +209,10 @@ TEST_CASE("load_engine summaries") {
   }
   SECTION("summaries recorded with other signatures: signatures_differ") {
     const auto a = load_engine({dir.write("a.jsonl", record_line + "\n")}, {.for_summary = true});
-    const auto b = load_engine(
-        {dir.write("b.jsonl", R"({"function":"f","args":[{"shape":[3],"dtype":"float32"}],"kwargs":[]})" "\n")},
-        {.for_summary = true});
+    const auto b =
+        load_engine({dir.write("b.jsonl", R"({"function":"f","args":[{"shape":[3],"dtype":"float32"}],"kwargs":[]})"
+                                          "\n")},
+                    {.for_summary = true});
     const std::string sa = dir.write("a.json", a.engine.to_summary_json("f"));
     const std::string sb = dir.write("b.json", b.engine.to_summary_json("f"));
     CHECK(kind_of([&] { (void)load_engine({sa, sb}); }) == load_error_kind::signatures_differ);
@@ -231,8 +234,9 @@ TEST_CASE("load_engine hostile sources") {
     CHECK_THROWS_WITH(load_engine({"/dev/null"}), Contains("no call recorded in /dev/null"));
   }
   SECTION("several functions, none chosen; a function that is not there") {
-    const std::string two = dir.write(
-        "two.jsonl", record_line + "\n" + R"({"function":"g","args":[],"kwargs":[]})" "\n");
+    const std::string two = dir.write("two.jsonl", record_line + "\n" +
+                                                       R"({"function":"g","args":[],"kwargs":[]})"
+                                                       "\n");
     CHECK(kind_of([&] { (void)load_engine({two}); }) == load_error_kind::several_functions);
     CHECK(kind_of([&] { (void)load_engine({two}, {.function = "h"}); }) == load_error_kind::no_such_function);
     CHECK(load_engine({two}, {.function = "g"}).calls_read == 1);
@@ -249,10 +253,12 @@ TEST_CASE("load_engine hostile sources") {
   }
   SECTION("a huge integer dimension and a negative one") {
     const std::string huge = dir.write(
-        "huge.jsonl", R"({"function":"f","args":[{"shape":[99999999999999999999],"dtype":"float32"}],"kwargs":[]})" "\n");
+        "huge.jsonl", R"({"function":"f","args":[{"shape":[99999999999999999999],"dtype":"float32"}],"kwargs":[]})"
+                      "\n");
     CHECK_THROWS_AS(load_engine({huge}), hookscope::record_error);
     const std::string negative =
-        dir.write("neg.jsonl", R"({"function":"f","args":[{"shape":[-2],"dtype":"float32"}],"kwargs":[]})" "\n");
+        dir.write("neg.jsonl", R"({"function":"f","args":[{"shape":[-2],"dtype":"float32"}],"kwargs":[]})"
+                               "\n");
     CHECK_THROWS_WITH(load_engine({negative}), Contains("neg.jsonl:1:"));
   }
   SECTION("a summary cut short is a bad summary, not records") {
@@ -273,7 +279,8 @@ TEST_CASE("shape_engine::choose_arguments") {
   SECTION("property: the call reported holds the inputs the arguments start from") {
     std::mt19937 rng(GENERATE(11u, 12u, 13u));
     const std::vector<call_record> records = random_records(rng, 8);
-    const auto loaded = load_engine({dir.write("calls.jsonl", lines(records, 0, records.size()))}, {.store_n_calls = 8});
+    const auto loaded =
+        load_engine({dir.write("calls.jsonl", lines(records, 0, records.size()))}, {.store_n_calls = 8});
     const hookscope::engine_info info = loaded.engine.info();
     for (std::size_t i = 0; i < info.calls.size(); ++i) {
       const hookscope::inferred_arguments chosen = loaded.engine.choose_arguments({.candidate = i});

@@ -415,7 +415,8 @@ TEST_CASE("observable recursion fires pre and post per call") {
   std::vector<int> pre_args;
   std::vector<int> post_results;
   auto pre = passes::factorial.observers.pre.add([&](const auto& ctx) { pre_args.push_back(ctx.template arg<"n">()); });
-  auto post = passes::factorial.observers.post.add([&](const auto& ctx) { post_results.push_back(*ctx.return_value()); });
+  auto post =
+      passes::factorial.observers.post.add([&](const auto& ctx) { post_results.push_back(*ctx.return_value()); });
   CHECK(passes::factorial(4) == 24);
   CHECK(pre_args == std::vector<int>{4, 3, 2, 1});
   CHECK(post_results == std::vector<int>{1, 2, 6, 24});
@@ -511,7 +512,8 @@ TEST_CASE("make_observable") {
     CHECK(observed.info().param_names[1] == "arg1");
   }
   SECTION("any callable, including a move-only one") {
-    auto scale = hookscope::make_observable("scale", [factor = std::make_unique<int>(3)](int x) { return x * *factor; });
+    auto scale =
+        hookscope::make_observable("scale", [factor = std::make_unique<int>(3)](int x) { return x * *factor; });
     int pre_arg = 0;
     auto pre = scale.observers.pre.add([&](const auto& ctx) { pre_arg = ctx.template arg<0>(); });
     CHECK(scale(5) == 15);

@@ -47,15 +47,13 @@ TEST_CASE("observer in a disabled build is inert") {
 
 #else
 
-TEST_CASE("observer::name") {
-  CHECK(on_subgraph_converted.name() == "on_subgraph_converted");
-}
+TEST_CASE("observer::name") { CHECK(on_subgraph_converted.name() == "on_subgraph_converted"); }
 
 TEST_CASE("observer::observe passes the arguments to the callback") {
   std::vector<std::pair<int, std::string>> records;
   {
-    auto sub = on_subgraph_converted.add(
-        [&](const graph& g, const result& r) { records.emplace_back(g.nodes, r.engine); });
+    auto sub =
+        on_subgraph_converted.add([&](const graph& g, const result& r) { records.emplace_back(g.nodes, r.engine); });
     on_subgraph_converted.observe(graph{3}, result{"engine-a"});
     on_subgraph_converted.observe(graph{5}, result{"engine-b"});
   }
@@ -125,9 +123,7 @@ TEST_CASE("observer::add during emission runs from the next emission") {
   hookscope::observer<int> numbers{"numbers"};
   std::vector<hookscope::subscription> added;
   int late_calls = 0;
-  auto adder = numbers.add([&](int) {
-    added.push_back(numbers.add([&](int) { ++late_calls; }));
-  });
+  auto adder = numbers.add([&](int) { added.push_back(numbers.add([&](int) { ++late_calls; })); });
   numbers.observe(0);
   CHECK(late_calls == 0);
   CHECK(added.size() == 1);

@@ -21,7 +21,8 @@ struct engine_handle {  // not capturable: results of this type are recorded wit
 };
 
 namespace impl {
-inline tensor_spec forward(const tensor_spec& input_ids, const std::optional<tensor_spec>& attention_mask, bool use_cache) {
+inline tensor_spec forward(const tensor_spec& input_ids, const std::optional<tensor_spec>& attention_mask,
+                           bool use_cache) {
   if (input_ids.shape.empty()) throw std::invalid_argument("input_ids has rank 0");
   (void)attention_mask;
   (void)use_cache;
@@ -44,7 +45,6 @@ struct model {
 tensor_spec ids(std::int64_t batch, std::int64_t length) { return {{batch, length}, dtype::int64}; }
 
 }  // namespace llm
-
 
 #if HOOKSCOPE_ENABLED
 
@@ -69,8 +69,8 @@ TEST_CASE("call_recorder records arguments by name, result and latency") {
   REQUIRE(rec.num_calls() == 2);
   const auto calls = rec.calls();
   CHECK(calls[0].inputs.kwargs == hookscope::value_fields{{"input_ids", llm::ids(1, 7)},
-                                                   {"attention_mask", llm::ids(1, 7)},
-                                                   {"use_cache", true}});
+                                                          {"attention_mask", llm::ids(1, 7)},
+                                                          {"use_cache", true}});
   CHECK(calls[1].inputs.kwargs[1] == std::pair<std::string, value>{"attention_mask", value()});
   REQUIRE(calls[0].result.has_value());
   CHECK(*calls[0].result == value(tensor_spec{{1, 7, 32}, dtype::float32}));
@@ -153,8 +153,8 @@ TEST_CASE("call_recorder: calls that throw, uncapturable results, latency") {
   hookscope::call_recorder builds(llm::build);
   llm::build(2);
   REQUIRE(builds.num_calls() == 1);
-  CHECK_FALSE(builds.calls()[0].result.has_value());  // engine_handle is not capturable: no result
-  CHECK(builds.calls()[0].latency_ns.value() >= 2'000'000);    // the call slept 2 ms
+  CHECK_FALSE(builds.calls()[0].result.has_value());         // engine_handle is not capturable: no result
+  CHECK(builds.calls()[0].latency_ns.value() >= 2'000'000);  // the call slept 2 ms
 }
 
 TEST_CASE("call_recorder on methods and make_observable wrappers") {
@@ -181,8 +181,8 @@ TEST_CASE("recorder_options::tensor_data") {
   CHECK(shapes_only.calls()[0].inputs.kwargs[0].second == value(llm::ids(1, 2)));
   CHECK(with_data.calls()[0].inputs.kwargs[0].second == value(ids));
   // int64 7 and 9, little-endian: 07 00 00 | 00 00 00 | 00 00 09 | 00 00 00 | 00 00 00 | 00 -> base64 by hand
-  CHECK(with_data.to_jsonl().find(R"(["input_ids",{"shape":[1,2],"dtype":"int64","data":"BwAAAAAAAAAJAAAAAAAAAA=="}])") !=
-        std::string::npos);
+  CHECK(with_data.to_jsonl().find(
+            R"(["input_ids",{"shape":[1,2],"dtype":"int64","data":"BwAAAAAAAAAJAAAAAAAAAA=="}])") != std::string::npos);
 }
 
 TEST_CASE("call_recorder::write_jsonl") {
@@ -190,14 +190,15 @@ TEST_CASE("call_recorder::write_jsonl") {
   llm::forward(llm::ids(1, 7), std::nullopt, true);
   CHECK_THROWS_AS(llm::forward(tensor_spec{{}, dtype::int64}, std::nullopt, true), std::invalid_argument);
   const std::string text = without_latencies(rec.to_jsonl());
-  CHECK(text ==
-        R"({"function":"llm::forward","signature":[{"name":"input_ids"},{"name":"attention_mask"},{"name":"use_cache"}],)"
-        R"("args":[],"kwargs":[["input_ids",{"shape":[1,7],"dtype":"int64"}],["attention_mask",null],)"
-        R"(["use_cache",{"bool":true}]],"result":{"shape":[1,7,32],"dtype":"float32"},"latency_ns":N})"
-        "\n"
-        R"({"function":"llm::forward","args":[],"kwargs":[["input_ids",{"shape":[],"dtype":"int64"}],)"
-        R"(["attention_mask",null],["use_cache",{"bool":true}]],"threw":true,"latency_ns":N})"
-        "\n");
+  CHECK(
+      text ==
+      R"({"function":"llm::forward","signature":[{"name":"input_ids"},{"name":"attention_mask"},{"name":"use_cache"}],)"
+      R"("args":[],"kwargs":[["input_ids",{"shape":[1,7],"dtype":"int64"}],["attention_mask",null],)"
+      R"(["use_cache",{"bool":true}]],"result":{"shape":[1,7,32],"dtype":"float32"},"latency_ns":N})"
+      "\n"
+      R"({"function":"llm::forward","args":[],"kwargs":[["input_ids",{"shape":[],"dtype":"int64"}],)"
+      R"(["attention_mask",null],["use_cache",{"bool":true}]],"threw":true,"latency_ns":N})"
+      "\n");
 
   SECTION("to a file") {
     const auto path = std::filesystem::temp_directory_path() / "hookscope_recorder_test.jsonl";

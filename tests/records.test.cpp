@@ -97,12 +97,12 @@ TEST_CASE("parse_record") {
     CHECK(r.function == "Model::forward");
     REQUIRE(r.parameters.has_value());
     CHECK(*r.parameters == hookscope::parameter_list{
-                             {"input_ids", parameter_kind::positional_or_keyword, std::nullopt},
-                             {"attention_mask", parameter_kind::positional_or_keyword, value()},
-                             {"use_cache", parameter_kind::positional_or_keyword, value(true)},
-                             {"args", parameter_kind::var_positional, std::nullopt},
-                             {"kwargs", parameter_kind::var_keyword, std::nullopt},
-                         });
+                               {"input_ids", parameter_kind::positional_or_keyword, std::nullopt},
+                               {"attention_mask", parameter_kind::positional_or_keyword, value()},
+                               {"use_cache", parameter_kind::positional_or_keyword, value(true)},
+                               {"args", parameter_kind::var_positional, std::nullopt},
+                               {"kwargs", parameter_kind::var_keyword, std::nullopt},
+                           });
     CHECK(r.inputs.args == std::vector<value>{ids(1, 7)});
     CHECK(r.inputs.kwargs == hookscope::value_fields{{"attention_mask", ids(1, 7)}, {"past_key_values", value()}});
     CHECK(r.result == value::tuple({tensor_spec{{1, 7, 32}, dtype::float32}, value()}));
@@ -134,19 +134,19 @@ TEST_CASE("parse_record") {
         R"({"list":[{"int":1},null]},{"dict":[["k",{"int":2}]]},{"shape":[],"dtype":"bool"},)"
         R"({"struct":"DynamicCache","fields":[["key_0",{"shape":[1,8,7,64],"dtype":"bfloat16"}]]},{"int":7.0}],)"
         R"("kwargs":[["empty",{"tuple":[]}]]})");
-    CHECK(r.inputs.args == std::vector<value>{
-                               -3, 0.5, HUGE_VAL, false, "a\"b", value::list({1, value()}),
-                               value::dict({{"k", 2}}), tensor_spec{{}, dtype::boolean},
-                               value::structure("DynamicCache", {{"key_0", tensor_spec{{1, 8, 7, 64}, dtype::bfloat16}}}),
-                               7});
+    CHECK(r.inputs.args ==
+          std::vector<value>{-3, 0.5, HUGE_VAL, false, "a\"b", value::list({1, value()}), value::dict({{"k", 2}}),
+                             tensor_spec{{}, dtype::boolean},
+                             value::structure("DynamicCache", {{"key_0", tensor_spec{{1, 8, 7, 64}, dtype::bfloat16}}}),
+                             7});
     CHECK(r.inputs.kwargs == hookscope::value_fields{{"empty", value::tuple({})}});
   }
 
   SECTION("values read as value_from_json reads them, tensor contents included") {
-    const std::string values[] = {
-        R"({"shape":[2],"dtype":"int16","data":"AQIDBA=="})", R"({"shape":[1,3],"dtype":"uint8","data":"AAEC"})",
-        R"({"tuple":[{"float":"nan"},{"float":1e300},{"str":"\u00e9"}]})",
-        R"({"struct":"KV","fields":[["k",{"dict":[["a",{"list":[null,{"bool":true}]}]]}]]})"};
+    const std::string values[] = {R"({"shape":[2],"dtype":"int16","data":"AQIDBA=="})",
+                                  R"({"shape":[1,3],"dtype":"uint8","data":"AAEC"})",
+                                  R"({"tuple":[{"float":"nan"},{"float":1e300},{"str":"\u00e9"}]})",
+                                  R"({"struct":"KV","fields":[["k",{"dict":[["a",{"list":[null,{"bool":true}]}]]}]]})"};
     for (const std::string& v : values) {
       const call_record r = hookscope::parse_record(R"({"function":"f","args":[)" + v + R"(],"kwargs":[]})");
       REQUIRE(r.inputs.args.size() == 1);
@@ -166,7 +166,8 @@ TEST_CASE("parse_record") {
   }
 
   SECTION("an explicit positional_or_keyword kind") {
-    const call_record r = hookscope::parse_record(record_with(R"(,"signature":[{"name":"x","kind":"positional_or_keyword"}])"));
+    const call_record r =
+        hookscope::parse_record(record_with(R"(,"signature":[{"name":"x","kind":"positional_or_keyword"}])"));
     CHECK(r.parameters == hookscope::parameter_list{{"x", parameter_kind::positional_or_keyword, std::nullopt}});
   }
 
@@ -221,7 +222,8 @@ TEST_CASE("parse_record") {
           "$.args[0].data: 3 bytes for a tensor that holds 4");
     CHECK(parse_error(R"({"function":"f","args":[{"shape":[2],"dtype":"int16","data":"AQ?D"}],"kwargs":[]})") ==
           "$.args[0].data: invalid base64 character at offset 2");
-    CHECK(parse_error(R"({"function":"f","args":[{"complex":1}],"kwargs":[]})") == R"($.args[0]: unknown value kind "complex")");
+    CHECK(parse_error(R"({"function":"f","args":[{"complex":1}],"kwargs":[]})") ==
+          R"($.args[0]: unknown value kind "complex")");
     CHECK(parse_error(R"({"function":"f","args":[{"int":1,"float":2}],"kwargs":[]})") ==
           "$.args[0]: expected one key (int, float, bool, str, tuple, list, dict), found 2");
     CHECK(parse_error(R"({"function":"f","args":[{"int":"3"}],"kwargs":[]})") ==
@@ -248,18 +250,21 @@ TEST_CASE("parse_record") {
   }
 
   SECTION("a signature that is not valid") {
-    CHECK(parse_error(record_with(R"(,"signature":{})")) == "$.signature: expected an array of parameters, found an object");
+    CHECK(parse_error(record_with(R"(,"signature":{})")) ==
+          "$.signature: expected an array of parameters, found an object");
     CHECK(parse_error(record_with(R"(,"signature":["x"])")) ==
           R"($.signature[0]: expected a parameter {"name", "kind", "default"}, found a string)");
     CHECK(parse_error(record_with(R"(,"signature":[{"kind":"var_keyword"}])")) == R"($.signature[0]: missing "name")");
-    CHECK(parse_error(record_with(R"(,"signature":[{"name":null}])")) == "$.signature[0].name: expected a string, found null");
+    CHECK(parse_error(record_with(R"(,"signature":[{"name":null}])")) ==
+          "$.signature[0].name: expected a string, found null");
     CHECK(parse_error(record_with(R"(,"signature":[{"name":""}])")) == "$.signature[0].name: empty parameter name");
     CHECK(parse_error(record_with(R"(,"signature":[{"name":"x","kind":"keyword_only"}])")) ==
           R"($.signature[0].kind: unknown parameter kind "keyword_only" (expected positional_or_keyword, )"
           R"(var_positional or var_keyword))");
     CHECK(parse_error(record_with(R"(,"signature":[{"name":"x"},{"name":"x"}])")) ==
           R"($.signature[1].name: duplicate parameter "x")");
-    CHECK(parse_error(record_with(R"(,"signature":[{"name":"a","kind":"var_positional"},{"name":"b","kind":"var_positional"}])")) ==
+    CHECK(parse_error(record_with(
+              R"(,"signature":[{"name":"a","kind":"var_positional"},{"name":"b","kind":"var_positional"}])")) ==
           "$.signature[1].kind: a second var_positional parameter");
     CHECK(parse_error(record_with(R"(,"signature":[{"name":"x","default":3}])")) ==
           "$.signature[0].default: expected null or an object, found a number");
@@ -353,7 +358,8 @@ TEST_CASE("record_reader") {
     CHECK(read_error(first + "\n" + record_with("") + "\n" + other + "\n") ==
           R"(in.jsonl:3: $.signature: the signature of "f" changed since in.jsonl:1 (it must stay the same for every )"
           R"(record of a function))");
-    CHECK(read_error(first + "\n" + R"({"function":"f","signature":[{"name":"x","default":null}],"args":[],"kwargs":[]})") ==
+    CHECK(read_error(first + "\n" +
+                     R"({"function":"f","signature":[{"name":"x","default":null}],"args":[],"kwargs":[]})") ==
           R"(in.jsonl:2: $.signature: the signature of "f" changed since in.jsonl:1 (it must stay the same for every )"
           R"(record of a function))");
   }
@@ -365,25 +371,29 @@ TEST_CASE("record_reader") {
   }
 
   SECTION("two functions in one stream, each with its signature") {
-    const auto records = read_all(
-        R"({"function":"f","signature":[{"name":"x"}],"args":[],"kwargs":[]})"
-        "\n"
-        R"({"function":"g","signature":[{"name":"y"},{"name":"z"}],"args":[],"kwargs":[]})"
-        "\n"
-        R"({"function":"f","signature":[{"name":"x"}],"args":[],"kwargs":[["x",{"int":1}]]})"
-        "\n"
-        R"({"function":"g","args":[],"kwargs":[["y",null]]})"
-        "\n");
+    const auto records = read_all(R"({"function":"f","signature":[{"name":"x"}],"args":[],"kwargs":[]})"
+                                  "\n"
+                                  R"({"function":"g","signature":[{"name":"y"},{"name":"z"}],"args":[],"kwargs":[]})"
+                                  "\n"
+                                  R"({"function":"f","signature":[{"name":"x"}],"args":[],"kwargs":[["x",{"int":1}]]})"
+                                  "\n"
+                                  R"({"function":"g","args":[],"kwargs":[["y",null]]})"
+                                  "\n");
     REQUIRE(records.size() == 4);
-    CHECK(records[1].parameters == hookscope::parameter_list{{"y", parameter_kind::positional_or_keyword, std::nullopt},
-                                                       {"z", parameter_kind::positional_or_keyword, std::nullopt}});
+    CHECK(records[1].parameters ==
+          hookscope::parameter_list{{"y", parameter_kind::positional_or_keyword, std::nullopt},
+                                    {"z", parameter_kind::positional_or_keyword, std::nullopt}});
     CHECK(records[2].inputs.kwargs == hookscope::value_fields{{"x", 1}});
     CHECK(records[3].function == "g");
   }
 
   SECTION("open() goes on with another stream, as if concatenated") {
-    std::istringstream a(R"({"function":"f","signature":[{"name":"x"}],"args":[],"kwargs":[]})" "\n");
-    std::istringstream b("\n" R"({"function":"f","signature":[{"name":"y"}],"args":[],"kwargs":[]})" "\n");
+    std::istringstream a(R"({"function":"f","signature":[{"name":"x"}],"args":[],"kwargs":[]})"
+                         "\n");
+    std::istringstream b(
+        "\n"
+        R"({"function":"f","signature":[{"name":"y"}],"args":[],"kwargs":[]})"
+        "\n");
     hookscope::record_reader reader(a, "a.jsonl");
     call_record r;
     REQUIRE(reader.next(r));
@@ -396,7 +406,8 @@ TEST_CASE("record_reader") {
 
   SECTION("many lines longer than the parser's first memory block") {
     std::string kwargs;
-    for (int i = 0; i < 2000; ++i) kwargs += std::string(i == 0 ? "" : ",") + R"(["k)" + std::to_string(i) + R"(",{"shape":[1,2],"dtype":"int64"}])";
+    for (int i = 0; i < 2000; ++i)
+      kwargs += std::string(i == 0 ? "" : ",") + R"(["k)" + std::to_string(i) + R"(",{"shape":[1,2],"dtype":"int64"}])";
     const std::string line = R"({"function":"f","args":[],"kwargs":[)" + kwargs + "]}\n";
     std::string text;
     for (int i = 0; i < 300; ++i) text += line;
@@ -437,8 +448,8 @@ TEST_CASE("to_record_line") {
     call_record r;
     r.function = "ns::step";
     r.parameters = hookscope::parameter_list{{"a", parameter_kind::positional_or_keyword, value(0.25)},
-                                       {"rest", parameter_kind::var_positional, std::nullopt},
-                                       {"options", parameter_kind::var_keyword, std::nullopt}};
+                                             {"rest", parameter_kind::var_positional, std::nullopt},
+                                             {"options", parameter_kind::var_keyword, std::nullopt}};
     r.inputs.args = {value::structure("Cache", {{"k", ids(1, 2)}}), "text\nwith \"quotes\""};
     r.inputs.kwargs = {{"flag", false}, {"d", value::dict({{"n", value::list({})}})}};
     r.threw = true;
@@ -457,16 +468,19 @@ TEST_CASE("to_record_line") {
     std::string written;
     REQUIRE(reader.next(r));
     CHECK(r.function == "llm::embed");
-    CHECK(r.parameters == hookscope::parameter_list{{"input_ids", parameter_kind::positional_or_keyword, std::nullopt},
-                                              {"attention_mask", parameter_kind::positional_or_keyword, std::nullopt},
-                                              {"layer", parameter_kind::positional_or_keyword, std::nullopt}});
-    CHECK(r.inputs.kwargs == hookscope::value_fields{{"input_ids", ids(1, 7)}, {"attention_mask", ids(1, 7)}, {"layer", 2}});
+    CHECK(r.parameters ==
+          hookscope::parameter_list{{"input_ids", parameter_kind::positional_or_keyword, std::nullopt},
+                                    {"attention_mask", parameter_kind::positional_or_keyword, std::nullopt},
+                                    {"layer", parameter_kind::positional_or_keyword, std::nullopt}});
+    CHECK(r.inputs.kwargs ==
+          hookscope::value_fields{{"input_ids", ids(1, 7)}, {"attention_mask", ids(1, 7)}, {"layer", 2}});
     CHECK(r.result == value(tensor_spec{{1, 7, 32}, dtype::float16}));
     CHECK(r.latency_ns.has_value());
     written += hookscope::to_record_line(r) + "\n";
     REQUIRE(reader.next(r));
     CHECK_FALSE(r.parameters.has_value());
-    CHECK(r.inputs.kwargs == hookscope::value_fields{{"input_ids", ids(2, 1)}, {"attention_mask", value()}, {"layer", 3}});
+    CHECK(r.inputs.kwargs ==
+          hookscope::value_fields{{"input_ids", ids(2, 1)}, {"attention_mask", value()}, {"layer", 3}});
     written += hookscope::to_record_line(r) + "\n";
     CHECK_FALSE(reader.next(r));
     CHECK(written == text);
@@ -495,16 +509,21 @@ TEST_CASE("record_reader: long lines and repeated keys") {
   SECTION("keys given twice") {
     CHECK_THROWS_WITH(hookscope::parse_record(R"({"function":"f","function":"g","args":[],"kwargs":[]})"),
                       "$: duplicate key \"function\" in the record");
-    CHECK_THROWS_WITH(hookscope::parse_record(R"({"function":"f","args":[{"shape":[1],"shape":[2],"dtype":"int64"}],"kwargs":[]})"),
-                      Catch::Contains("duplicate key \"shape\""));
     CHECK_THROWS_WITH(
-        hookscope::parse_record(R"({"function":"f","args":[],"kwargs":[["x",{"struct":"C","fields":[["a",null],["a",null]]}]]})"),
+        hookscope::parse_record(R"({"function":"f","args":[{"shape":[1],"shape":[2],"dtype":"int64"}],"kwargs":[]})"),
+        Catch::Contains("duplicate key \"shape\""));
+    CHECK_THROWS_WITH(
+        hookscope::parse_record(
+            R"({"function":"f","args":[],"kwargs":[["x",{"struct":"C","fields":[["a",null],["a",null]]}]]})"),
         "$.kwargs[0][1].fields[1][0]: duplicate key \"a\"");
-    CHECK_THROWS_WITH(hookscope::parse_record(R"({"function":"f","args":[{"dict":[["a",null],["a",null]]}],"kwargs":[]})"),
-                      "$.args[0].dict[1][0]: duplicate key \"a\"");
-    CHECK_THROWS_WITH(hookscope::parse_record(R"({"function":"f","args":[],"kwargs":[],"result":{"dict":[["a",null],["a",null]]}})"),
-                      "$.result.dict[1][0]: duplicate key \"a\"");
-    CHECK_NOTHROW(hookscope::parse_record(R"({"function":"f","args":[{"dict":[["a",null],["b",{"dict":[["a",null]]}]]}],"kwargs":[]})"));
+    CHECK_THROWS_WITH(
+        hookscope::parse_record(R"({"function":"f","args":[{"dict":[["a",null],["a",null]]}],"kwargs":[]})"),
+        "$.args[0].dict[1][0]: duplicate key \"a\"");
+    CHECK_THROWS_WITH(
+        hookscope::parse_record(R"({"function":"f","args":[],"kwargs":[],"result":{"dict":[["a",null],["a",null]]}})"),
+        "$.result.dict[1][0]: duplicate key \"a\"");
+    CHECK_NOTHROW(hookscope::parse_record(
+        R"({"function":"f","args":[{"dict":[["a",null],["b",{"dict":[["a",null]]}]]}],"kwargs":[]})"));
   }
   SECTION("40,000 keyword arguments: the duplicate found by sorting, the first repeat named") {
     std::string line = R"({"function":"f","args":[],"kwargs":[)";

@@ -44,7 +44,7 @@ struct model {
 };
 template struct model<int>;
 template struct model<double>;
-inline const auto& model_int_observers = model<int>::forward_observers();        // registers both methods
+inline const auto& model_int_observers = model<int>::forward_observers();  // registers both methods
 inline const auto& model_double_observers = model<double>::forward_observers();
 
 namespace {

@@ -52,7 +52,7 @@ TEST_CASE("shape_engine::add_call") {
   SECTION("the best candidate is the first call with the most leaves, None included (A6, A7)") {
     shape_engine e;
     e.set_parameters({param("a"), param("b"), param("c")});
-    e.add_call(positional({t({1}), value()}));          // 2 leaves
+    e.add_call(positional({t({1}), value()}));           // 2 leaves
     e.add_call(positional({t({2}), value(), value()}));  // 3 leaves: the best
     e.add_call(positional({t({3}), t({3}), t({3})}));    // 3 leaves, not strictly more
     CHECK(e.info().best_candidate == 1);
@@ -150,8 +150,9 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
   SECTION("batch forcing by name") {
     auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"input_ids", "attention_mask"}});
-    CHECK(ds.to_json() == R"({"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},)"
-                          R"("past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]})");
+    CHECK(ds.to_json() ==
+          R"({"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},)"
+          R"("past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]})");
     const auto& d0 = ds.inputs()[0].dynamic_dims[0];
     CHECK(d0.forced);
     CHECK(d0.min == 1);
@@ -183,12 +184,12 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
   SECTION("automatic labels: well-known names, shared by identical sequences") {
     auto ds = llm().infer_dynamic_shapes({.batch_dimension_for = {"input_ids", "attention_mask"}, .dim_names = true});
-    CHECK(ds.to_json() ==
-          R"({"input_ids":{"0":"batch_size","1":"sequence_length"},)"
-          R"("attention_mask":{"0":"batch_size","1":"total_sequence_length"},)"
-          R"("past_key_values":[{"2":"past_sequence_length"},{"2":"past_sequence_length"}]})");
+    CHECK(ds.to_json() == R"({"input_ids":{"0":"batch_size","1":"sequence_length"},)"
+                          R"("attention_mask":{"0":"batch_size","1":"total_sequence_length"},)"
+                          R"("past_key_values":[{"2":"past_sequence_length"},{"2":"past_sequence_length"}]})");
     // x dim 1 and y dim 1 both took 6, 7, 8: y shares x's name (C3's example).
-    CHECK(two_positional().infer_dynamic_shapes({.dim_names = true}).to_json() == R"([{"1":"x_dim_1"},{"1":"x_dim_1"}])");
+    CHECK(two_positional().infer_dynamic_shapes({.dim_names = true}).to_json() ==
+          R"([{"1":"x_dim_1"},{"1":"x_dim_1"}])");
     // Forced batches: x dim 0 took 2,2,2 and y dim 0 3,3,3: different sequences, different names.
     CHECK(two_positional().infer_dynamic_shapes({.batch_dimension_for_all = true, .dim_names = true}).to_json() ==
           R"([{"0":"x_dim_0","1":"x_dim_1"},{"0":"y_dim_0","1":"x_dim_1"}])");
@@ -224,8 +225,9 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
     shape_engine e;
     e.add_call(positional({t({1, 2})}));
     e.add_call(positional({t({1, 3})}));
-    CHECK(e.infer_dynamic_shapes({.dim_names = true, .known_dim_names = {known_dim_name{"arg0", 1, "seq"}}}).to_json() ==
-          R"([{"1":"seq"}])");
+    CHECK(
+        e.infer_dynamic_shapes({.dim_names = true, .known_dim_names = {known_dim_name{"arg0", 1, "seq"}}}).to_json() ==
+        R"([{"1":"seq"}])");
   }
   SECTION("explicit labels, with the fallback <input>_dim_<d>") {
     using hookscope::dim_label;
@@ -255,7 +257,7 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   SECTION("extra positional arguments align as the keywords of the best candidate (B3)") {
     shape_engine e;
     e.set_parameters({param("x"), param("y")});
-    e.add_call({{t({1, 2})}, {{"y", t({1, 2})}}});  // the best: first with 2 leaves
+    e.add_call({{t({1, 2})}, {{"y", t({1, 2})}}});   // the best: first with 2 leaves
     e.add_call(positional({t({1, 3}), t({1, 4})}));  // y by position here
     CHECK(e.infer_dynamic_shapes().to_json() == R"({"x":{"1":"DYNAMIC"},"y":{"1":"DYNAMIC"}})");
     CHECK(e.infer_arguments() == value::dict({{"x", t({1, 2})}, {"y", t({1, 2})}}));
@@ -273,10 +275,8 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
   SECTION("*args grouped under its name, extra keywords nested under the **kwargs name") {
     shape_engine e;
-    e.set_parameters({param("x"),
-                     param("args", parameter_kind::var_positional),
-                     param("y", value()),
-                     param("kwargs", parameter_kind::var_keyword)});
+    e.set_parameters({param("x"), param("args", parameter_kind::var_positional), param("y", value()),
+                      param("kwargs", parameter_kind::var_keyword)});
     e.add_call({{t({2, 3}), t({4})}, {{"y", t({5, 1})}, {"z", t({6})}}});
     e.add_call({{t({2, 4}), t({5})}, {{"z", t({7})}, {"y", t({5, 2})}}});
     auto ds = e.infer_dynamic_shapes();
@@ -290,8 +290,8 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
     e.set_parameters({param("inputs"), param("cache")});
     for (std::int64_t n : {1, 2}) {
       value inputs = value::dict({{"a", t({2, n + 2})}, {"b", value::list({t({4, n}), t({4, n})})}, {"c", value()}});
-      e.add_call(named({{"inputs", inputs},
-                        {"cache", value::structure("Cache", {{"k", t({1, n + 2})}, {"v", t({1, n + 2})}})}}));
+      e.add_call(named(
+          {{"inputs", inputs}, {"cache", value::structure("Cache", {{"k", t({1, n + 2})}, {"v", t({1, n + 2})}})}}));
     }
     auto ds = e.infer_dynamic_shapes();
     CHECK(ds.to_json() == R"({"inputs":{"a":{"1":"DYNAMIC"},"b":[{"1":"DYNAMIC"},{"1":"DYNAMIC"}],"c":null},)"
@@ -308,11 +308,8 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
   SECTION("constants: equal values give null entries; values equal to the default are dropped") {
     shape_engine e;
-    e.set_parameters({param("x"),
-                     param("use_cache", value(true)),
-                     param("temperature", value(1.0)),
-                     param("mode", value("a")),
-                     param("n", parameter_kind::positional_or_keyword)});
+    e.set_parameters({param("x"), param("use_cache", value(true)), param("temperature", value(1.0)),
+                      param("mode", value("a")), param("n", parameter_kind::positional_or_keyword)});
     // temperature 1 == 1.0 and mode "a" equal their defaults; n has no scalar default: all dropped.
     e.add_call(named({{"x", t({1, 2})}, {"use_cache", false}, {"temperature", 1}, {"mode", "a"}, {"n", 3}}));
     e.add_call(named({{"x", t({1, 3})}, {"use_cache", false}}));
@@ -400,7 +397,7 @@ TEST_CASE("shape_engine errors") {
   SECTION("calls that cannot align (B5)") {
     shape_engine e;
     e.set_parameters({param("x"), param("mask"), param("z")});
-    e.add_call(positional({t({1, 2}), value(), t({5})}));                          // 3 leaves: the best
+    e.add_call(positional({t({1, 2}), value(), t({5})}));                      // 3 leaves: the best
     e.add_call(positional({t({1, 3}), value::list({t({1, 3}), t({1, 3})})}));  // 3 leaves, mask has 2
     CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }),
                Contains("positional argument 1 ('mask') has 2 flattened leaves in the calls that give it but 1 in the "
@@ -492,8 +489,8 @@ TEST_CASE("shape_engine odd inputs") {
   for (bool keep : {true, false}) {
     for (const auto& calls : recordings) {
       shape_engine e(engine_options{.store_n_calls = hookscope::unlimited, .keep_calls = keep});
-      e.set_parameters({param("a"), param("args", parameter_kind::var_positional),
-                       param("kwargs", parameter_kind::var_keyword)});
+      e.set_parameters(
+          {param("a"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
       e.value_if_missing("pixel_values", t({0, 3}));
       for (const auto& c : calls) {
         try {

@@ -25,8 +25,8 @@ TEST_CASE("shape_engine::infer_arguments") {
     CHECK(llm().infer_arguments(o) ==
           value::dict({{"input_ids", ids({1, 7})}, {"attention_mask", ids({1, 7})}, {"past_key_values", cache(0)}}));
     o.flat = true;
-    CHECK(llm().infer_arguments(o) == value::list({ids({1, 7}), ids({1, 7}), t({1, 2, 0, 4}, dtype::float16),
-                                                   t({1, 2, 0, 4}, dtype::float16)}));
+    CHECK(llm().infer_arguments(o) ==
+          value::list({ids({1, 7}), ids({1, 7}), t({1, 2, 0, 4}, dtype::float16), t({1, 2, 0, 4}, dtype::float16)}));
   }
   SECTION("placeholders from the observed call agreeing best with the candidate (D2, beyond the reference)") {
     // Two generations (batch 2, then 3), each a prefill with an empty cache and two decode steps: the prefill of
@@ -59,8 +59,7 @@ TEST_CASE("shape_engine::infer_arguments") {
   }
   SECTION("placeholders: an empty tensor is reused, a static one is copied, batch forcing plays no part") {
     shape_engine e;
-    e.set_parameters({param("x"), param("m", value()),
-                     param("e", value())});
+    e.set_parameters({param("x"), param("m", value()), param("e", value())});
     e.add_call(named({{"x", t({1, 2})}}));
     e.add_call(named({{"x", t({1, 3})}, {"m", t({1, 5})}, {"e", t({1, 0})}}));
     e.add_call(named({{"x", t({1, 4})}, {"m", t({1, 5})}, {"e", t({2, 0})}}));
@@ -76,8 +75,8 @@ TEST_CASE("shape_engine::infer_arguments") {
           value::dict({{"input_ids", ids({2, 3})}, {"attention_mask", ids({2, 3})}, {"past_key_values", cache(0)}}));
     o.candidate = named({{"input_ids", ids({2, 3})}, {"use_cache", false}});  // a constant the best does not have
     CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }), Contains("different constant values"));
-    o.candidate = named({{"input_ids", ids({2, 3})},
-                         {"past_key_values", value::structure("DynamicCache", {{"key_0", t({1})}})}});
+    o.candidate =
+        named({{"input_ids", ids({2, 3})}, {"past_key_values", value::structure("DynamicCache", {{"key_0", t({1})}})}});
     CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }),
                Contains("named argument 'past_key_values' has 1 flattened leaves but previously got 2"));
   }
@@ -91,8 +90,7 @@ TEST_CASE("shape_engine::infer_arguments") {
     CHECK(two_positional().infer_arguments() == value::tuple({t({2, 6}), t({3, 6})}));
     argument_options o;
     o.as_args_kwargs = true;
-    CHECK(two_positional().infer_arguments(o) ==
-          value::tuple({value::tuple({t({2, 6}), t({3, 6})}), value::dict({})}));
+    CHECK(two_positional().infer_arguments(o) == value::tuple({value::tuple({t({2, 6}), t({3, 6})}), value::dict({})}));
     shape_engine m;
     m.set_parameters({param("input_ids"), param("attention_mask")});
     m.add_call({{ids({1, 5})}, {{"attention_mask", ids({1, 5})}}});
@@ -103,10 +101,12 @@ TEST_CASE("shape_engine::infer_arguments") {
   }
   SECTION("*args needs as_args_kwargs; extra keywords stay flat") {
     shape_engine e;
-    e.set_parameters({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
+    e.set_parameters(
+        {param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
     e.add_call({{t({2, 3}), t({4})}, {{"z", t({6})}}});
     e.add_call({{t({2, 4}), t({5})}, {{"z", t({7})}}});
-    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }), Contains("because of '*args'") && Contains("as_args_kwargs"));
+    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }),
+               Contains("because of '*args'") && Contains("as_args_kwargs"));
     argument_options o;
     o.as_args_kwargs = true;
     CHECK(e.infer_arguments(o) == value::tuple({value::tuple({t({2, 3}), t({4})}), value::dict({{"z", t({6})}})}));
@@ -157,9 +157,11 @@ TEST_CASE("shape_engine::remove_inputs") {
   SECTION("errors") {
     shape_engine e;
     CHECK_THAT(error_of([&] { (void)e.remove_inputs({"x"}); }), Contains("no input was captured"));
-    e.set_parameters({param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
+    e.set_parameters(
+        {param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
     e.add_call(positional({t({1})}));
-    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"args"}); }), Contains("cannot remove the variadic parameter 'args'"));
+    CHECK_THAT(error_of([&] { (void)e.remove_inputs({"args"}); }),
+               Contains("cannot remove the variadic parameter 'args'"));
     CHECK_THAT(error_of([&] { (void)e.remove_inputs({"kwargs"}); }), Contains("variadic parameter 'kwargs'"));
     CHECK_THAT(error_of([&] { (void)e.remove_inputs({"1"}); }), Contains("variadic parameter 'args'"));
   }

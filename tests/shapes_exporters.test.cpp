@@ -21,10 +21,11 @@ TEST_CASE("dynamic_shapes exporters") {
     // observed values: ids 1..7, mask 7..9, cache 7..8; at the min point 7 < 1 + 7, so the cache (the larger term) is
     // lowered to 6; at the max point 9 < 7 + 8: mask raised to 15. opt among the calls giving every input (1 and 2),
     // each once; modes ids 1, mask 7, cache 7: call 1 agrees with three dims (ids, both caches), call 2 with one.
-    CHECK(ds.to_trtexec() ==
-          "--minShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x6x4,past_key_values.value_0:1x2x6x4"
-          " --optShapes=input_ids:1x1,attention_mask:1x8,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"
-          " --maxShapes=input_ids:1x7,attention_mask:1x15,past_key_values.key_0:1x2x8x4,past_key_values.value_0:1x2x8x4");
+    CHECK(
+        ds.to_trtexec() ==
+        "--minShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x6x4,past_key_values.value_0:1x2x6x4"
+        " --optShapes=input_ids:1x1,attention_mask:1x8,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"
+        " --maxShapes=input_ids:1x7,attention_mask:1x15,past_key_values.key_0:1x2x8x4,past_key_values.value_0:1x2x8x4");
     REQUIRE(ds.relations().size() == 1);
     CHECK(ds.relations()[0].text == "total_sequence_length = sequence_length + past_sequence_length");
     CHECK(ds.relations()[0].target.input == "attention_mask");

@@ -23,8 +23,8 @@ namespace {
 // decode steps; the image only at the prefill; results (logits, key, value).
 shape_engine decoder(std::size_t store = hookscope::unlimited, bool keep = true) {
   shape_engine e({.store_n_calls = store, .keep_calls = keep});
-  e.set_parameters({param("input_ids"), param("attention_mask"), param("past_key_values", value()),
-                    param("pixel_values", value())});
+  e.set_parameters(
+      {param("input_ids"), param("attention_mask"), param("past_key_values", value()), param("pixel_values", value())});
   e.begin_recording();
   for (const auto& [batch, prompt] : {std::pair<std::int64_t, std::int64_t>{1, 7}, {2, 5}}) {
     std::int64_t past = 0;
@@ -94,10 +94,11 @@ TEST_CASE("relations and consistent profiles on the decoder") {
     CHECK(phased.tensorrt_profiles()[1].shapes[2].opt == std::vector<std::int64_t>{1, 2, 7, 8});
   }
   SECTION("labels: the image's batch is not batch_size, and a note says why") {
-    CHECK(ds.to_json() == R"({"input_ids":{"0":"batch_size","1":"sequence_length"},)"
-                          R"("attention_mask":{"0":"batch_size","1":"total_sequence_length"},)"
-                          R"("past_key_values":[{"0":"batch_size","2":"past_sequence_length"},)"
-                          R"({"0":"batch_size","2":"past_sequence_length"}],"pixel_values":{"0":"pixel_values_dim_0"}})");
+    CHECK(ds.to_json() ==
+          R"({"input_ids":{"0":"batch_size","1":"sequence_length"},)"
+          R"("attention_mask":{"0":"batch_size","1":"total_sequence_length"},)"
+          R"("past_key_values":[{"0":"batch_size","2":"past_sequence_length"},)"
+          R"({"0":"batch_size","2":"past_sequence_length"}],"pixel_values":{"0":"pixel_values_dim_0"}})");
     bool noted = false;
     for (const auto& w : ds.warnings()) noted = noted || w.find("'pixel_values' is not named batch_size") != w.npos;
     CHECK(noted);
@@ -179,18 +180,21 @@ TEST_CASE("calls beyond store_n_calls are counted") {
 TEST_CASE("avoid_specialization") {
   const shape_engine e = decoder(8);
   const hookscope::inferred_arguments chosen = e.choose_arguments({.avoid_specialization = true});
-  CHECK(hookscope::to_json(chosen.arguments).rfind(R"({"dict":[["input_ids",{"shape":[2,5],"dtype":"int64"}],)", 0) == 0);
+  CHECK(hookscope::to_json(chosen.arguments).rfind(R"({"dict":[["input_ids",{"shape":[2,5],"dtype":"int64"}],)", 0) ==
+        0);
   REQUIRE(chosen.warnings.size() == 1);
   CHECK(chosen.warnings[0].find("dimension 2 of 'past_key_values.0' is 0") != std::string::npos);
   // The call reported is the stored call the arguments start from: its input_ids are the [2,5] above.
   REQUIRE(chosen.call.has_value());
   const hookscope::engine_info info = e.info();
   REQUIRE(*chosen.call < info.calls.size());
-  CHECK(hookscope::to_json(info.calls[*chosen.call].inputs.kwargs.front().second) == R"({"shape":[2,5],"dtype":"int64"})");
+  CHECK(hookscope::to_json(info.calls[*chosen.call].inputs.kwargs.front().second) ==
+        R"({"shape":[2,5],"dtype":"int64"})");
   CHECK(e.infer_arguments({.avoid_specialization = true}) == chosen.arguments);
   // The default stays the reference's choice: call 0.
-  CHECK(hookscope::to_json(e.infer_arguments()).rfind(R"({"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],)", 0) ==
-        0);
+  CHECK(
+      hookscope::to_json(e.infer_arguments()).rfind(R"({"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],)", 0) ==
+      0);
   CHECK(e.choose_arguments().call == std::optional<std::size_t>(0));
   CHECK(e.choose_arguments().warnings.empty());
   CHECK_THROWS_AS(decoder(hookscope::unlimited, false).infer_arguments({.avoid_specialization = true}),
@@ -226,7 +230,8 @@ TEST_CASE("bad inputs of the engine") {
     e.add_call(named({{"x", t({3}, dtype::float16)}}));
     const auto ds = e.infer_dynamic_shapes();
     bool warned = false;
-    for (const auto& w : ds.warnings()) warned = warned || w.find("'x' changed dtype between calls (float32, float16)") != w.npos;
+    for (const auto& w : ds.warnings())
+      warned = warned || w.find("'x' changed dtype between calls (float32, float16)") != w.npos;
     CHECK(warned);
   }
   SECTION("a name trtexec / ONNX Runtime cannot carry: an error naming it") {

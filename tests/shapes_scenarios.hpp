@@ -29,11 +29,13 @@ using hookscope::value_fields;
 
 namespace shapes_test {
 
-inline value t(std::vector<std::int64_t> shape, dtype type = dtype::float32) { return tensor_spec{std::move(shape), type}; }
+inline value t(std::vector<std::int64_t> shape, dtype type = dtype::float32) {
+  return tensor_spec{std::move(shape), type};
+}
 inline value ids(std::vector<std::int64_t> shape) { return t(std::move(shape), dtype::int64); }
 // A parameter: `parameter` itself has no initialiser for its default, which -Wextra reports in `{"x"}`.
 inline parameter param(std::string name, parameter_kind kind = parameter_kind::positional_or_keyword,
-                std::optional<value> default_value = std::nullopt) {
+                       std::optional<value> default_value = std::nullopt) {
   return parameter{std::move(name), kind, std::move(default_value)};
 }
 inline parameter param(std::string name, value default_value) {
@@ -53,22 +55,24 @@ inline std::string error_of(const std::function<void()>& f) {
 }
 
 inline value cache(std::int64_t past) {
-  return value::structure("DynamicCache", {{"key_0", t({1, 2, past, 4}, dtype::float16)},
-                                           {"value_0", t({1, 2, past, 4}, dtype::float16)}});
+  return value::structure(
+      "DynamicCache", {{"key_0", t({1, 2, past, 4}, dtype::float16)}, {"value_0", t({1, 2, past, 4}, dtype::float16)}});
 }
 
 // An LLM's forward as C++ records it (every parameter by name): prefill without a cache, then two decode steps.
 // use_cache equals its default every time, so it is dropped (A3); past_key_values=None is dropped too.
 inline shape_engine llm(engine_options options = {}) {
   shape_engine e(options);
-  e.set_parameters({param("input_ids"),
-                   param("attention_mask", value()),
-                   param("past_key_values", value()),
-                   param("use_cache", value(true))});
+  e.set_parameters({param("input_ids"), param("attention_mask", value()), param("past_key_values", value()),
+                    param("use_cache", value(true))});
   e.begin_recording();
-  e.add_call(named({{"input_ids", ids({1, 7})}, {"attention_mask", ids({1, 7})}, {"past_key_values", value()},
+  e.add_call(named({{"input_ids", ids({1, 7})},
+                    {"attention_mask", ids({1, 7})},
+                    {"past_key_values", value()},
                     {"use_cache", true}}));
-  e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 8})}, {"past_key_values", cache(7)},
+  e.add_call(named({{"input_ids", ids({1, 1})},
+                    {"attention_mask", ids({1, 8})},
+                    {"past_key_values", cache(7)},
                     {"use_cache", true}}));
   e.add_call(named({{"attention_mask", ids({1, 9})}, {"input_ids", ids({1, 1})}, {"past_key_values", cache(8)}}));
   return e;
@@ -77,15 +81,14 @@ inline shape_engine llm(engine_options options = {}) {
 // A vision-language model: pixel_values at prefill only, the cache as a list of (key, value) tuples afterwards.
 inline shape_engine vision(bool with_missing, engine_options options = {}) {
   shape_engine e(options);
-  e.set_parameters({param("input_ids"),
-                   param("pixel_values", value()),
-                   param("attention_mask", value()),
-                   param("past_key_values", value())});
+  e.set_parameters({param("input_ids"), param("pixel_values", value()), param("attention_mask", value()),
+                    param("past_key_values", value())});
   if (with_missing) e.value_if_missing("pixel_values", t({0, 3, 896, 896}, dtype::float16));
   const auto kv = [](std::int64_t past) {
     return value::list({value::tuple({t({1, 2, past, 4}), t({1, 2, past, 4})})});
   };
-  e.add_call(named({{"input_ids", ids({1, 10})}, {"pixel_values", t({1, 3, 896, 896}, dtype::float16)},
+  e.add_call(named({{"input_ids", ids({1, 10})},
+                    {"pixel_values", t({1, 3, 896, 896}, dtype::float16)},
                     {"attention_mask", ids({1, 10})}}));
   e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 11})}, {"past_key_values", kv(10)}}));
   e.add_call(named({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 12})}, {"past_key_values", kv(11)}}));

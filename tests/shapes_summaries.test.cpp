@@ -34,10 +34,12 @@ std::vector<call> random_calls(std::mt19937& rng, std::size_t n, bool conflicts)
     c.inputs.kwargs.emplace_back("attention_mask", t({batch, past + seq}, dtype::int64));
     const std::size_t layers = conflicts && pick(0, 9) == 0 ? 1 : 2;
     std::vector<value> cache;
-    for (std::size_t l = 0; l < layers; ++l) cache.push_back(value::tuple({t({batch, 2, past, 4}), t({batch, 2, past, 4})}));
+    for (std::size_t l = 0; l < layers; ++l)
+      cache.push_back(value::tuple({t({batch, 2, past, 4}), t({batch, 2, past, 4})}));
     if (past > 0) c.inputs.kwargs.emplace_back("past_key_values", value::list(std::move(cache)));
     if (seq > 1 && pick(0, 1)) c.inputs.kwargs.emplace_back("pixel_values", t({batch, 3, 8, 8}));
-    if (c.inputs.kwargs.back().first != "pixel_values" && pick(0, 4) == 0) c.inputs.kwargs.emplace_back("pixel_values", value());
+    if (c.inputs.kwargs.back().first != "pixel_values" && pick(0, 4) == 0)
+      c.inputs.kwargs.emplace_back("pixel_values", value());
     if (conflicts && pick(0, 19) == 0) c.inputs.kwargs.emplace_back("use_cache", value(false));
     if (pick(0, 3)) c.result = value::tuple({t({batch, seq, 16}), t({batch, 2, past + seq, 4})});
     calls.push_back(std::move(c));
@@ -81,8 +83,8 @@ std::string inferred(const shape_engine& e) {
     for (const bool phases : {false, true}) {
       attempt("shapes", [&] {
         const auto ds = e.infer_dynamic_shapes({.dim_names = names, .profile_phases = phases});
-        std::string text = ds.to_json() + ds.to_typed_json() + ds.to_onnx() + ds.to_trtexec() + ds.to_ort_options() +
-                           ds.report();
+        std::string text =
+            ds.to_json() + ds.to_typed_json() + ds.to_onnx() + ds.to_trtexec() + ds.to_ort_options() + ds.report();
         for (const auto& o : ds.outputs()) text += o.name + ";";
         return text;
       });

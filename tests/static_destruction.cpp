@@ -34,7 +34,7 @@ void fail(const char* what, int got, int expected) {
 // Declared first: constant-initialised, so it is destroyed after the dynamically initialised objects below.
 constinit hookscope::observer<int> on_shutdown{"on_shutdown"};
 int calls = 0;
-int typed_pre = 0;   // the annotation's typed pre callback: sum of the arguments it saw
+int typed_pre = 0;    // the annotation's typed pre callback: sum of the arguments it saw
 int erased_post = 0;  // the registry's erased post callback: how many calls it saw
 constexpr int expected_typed_pre = hookscope::hooks_enabled ? 5 : 0;
 constexpr int expected_erased_post = hookscope::hooks_enabled ? 1 : 0;
@@ -50,8 +50,7 @@ struct subscriber {
   hookscope::subscription pre;
   hookscope::subscription post;
   subscriber() {
-    pre = shutdown_test::twice.observers.pre.add_global(
-        [](const auto& ctx) { typed_pre += ctx.template arg<"v">(); });
+    pre = shutdown_test::twice.observers.pre.add_global([](const auto& ctx) { typed_pre += ctx.template arg<"v">(); });
     if (const hookscope::function_info* f = hookscope::find_observable("shutdown_test::twice")) {
       post = f->post().add_global([](const hookscope::erased_call&) { ++erased_post; });
     } else if (hookscope::hooks_enabled) {
@@ -76,7 +75,7 @@ struct late_user {
     if (typed_pre != expected_typed_pre) fail("typed pre callback total", typed_pre, expected_typed_pre);
     if (erased_post != expected_erased_post) fail("erased post callback calls", erased_post, expected_erased_post);
     std::printf(hookscope::hooks_enabled ? "static destruction: the callback ran from a static destructor\n"
-                                          : "static destruction: hooks disabled, nothing ran, as expected\n");
+                                         : "static destruction: hooks disabled, nothing ran, as expected\n");
   }
 };
 

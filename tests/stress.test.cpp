@@ -21,9 +21,8 @@ constexpr int thread_count = 8;
 constexpr int operations_per_thread = 4000;
 constexpr std::size_t max_live_per_thread = 12;
 
-std::array<hookscope::observer<int>, 3> shared_observers{hookscope::observer<int>{"stress.a"},
-                                                         hookscope::observer<int>{"stress.b"},
-                                                         hookscope::observer<int>{"stress.c"}};
+std::array<hookscope::observer<int>, 3> shared_observers{
+    hookscope::observer<int>{"stress.a"}, hookscope::observer<int>{"stress.b"}, hookscope::observer<int>{"stress.c"}};
 
 enum class kind { own_context, global, shared_context };
 
@@ -208,9 +207,7 @@ TEST_CASE("churn under emission: private contexts, globals, copies and resets on
         churned.observe(-1);
         if (own.calls->load() != before + 1) ++exact_failures;  // private: exactly once, only here
         switch (round % 4) {
-          case 0:
-            mine.push_back(check_removed(own));
-            break;
+          case 0: mine.push_back(check_removed(own)); break;
           case 1: {  // reset on another thread
             const std::lock_guard lock(handoff_mutex);
             handoff.push_back(std::move(own));
@@ -227,7 +224,8 @@ TEST_CASE("churn under emission: private contexts, globals, copies and resets on
           }
           default: {  // a global callback, while emitters run it
             watched global;
-            global.sub = churned.add_global([calls = global.calls](int) { calls->fetch_add(1, std::memory_order_relaxed); });
+            global.sub =
+                churned.add_global([calls = global.calls](int) { calls->fetch_add(1, std::memory_order_relaxed); });
             churned.observe(-3);
             mine.push_back(check_removed(global));
             mine.push_back(check_removed(own));
@@ -237,7 +235,8 @@ TEST_CASE("churn under emission: private contexts, globals, copies and resets on
         if (round % 64 == 0) {  // shared context changes too
           auto scope = shared.attach();
           watched in_shared;
-          in_shared.sub = churned.add([calls = in_shared.calls](int) { calls->fetch_add(1, std::memory_order_relaxed); });
+          in_shared.sub =
+              churned.add([calls = in_shared.calls](int) { calls->fetch_add(1, std::memory_order_relaxed); });
           churned.observe(-4);
           mine.push_back(check_removed(in_shared));
         }

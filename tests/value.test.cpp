@@ -60,9 +60,16 @@ TEST_CASE("value kinds") {
 namespace {
 // One value of every kind (the tagged union's copy, move and assignment switch over them).
 std::vector<value> one_of_each_kind() {
-  return {value(),          value(tensor_spec{{2, 3}, dtype::float32}), value(7),   value(2.5),
-          value(false),     value(std::string(40, 's')),                value::tuple({1, "t"}),
-          value::list({value::list({1.5})}), value::dict({{"k", kv_cache()}}), kv_cache()};
+  return {value(),
+          value(tensor_spec{{2, 3}, dtype::float32}),
+          value(7),
+          value(2.5),
+          value(false),
+          value(std::string(40, 's')),
+          value::tuple({1, "t"}),
+          value::list({value::list({1.5})}),
+          value::dict({{"k", kv_cache()}}),
+          kv_cache()};
 }
 }  // namespace
 
@@ -136,14 +143,15 @@ TEST_CASE("value JSON encoding, every kind both ways") {
   check_both_ways(value::tuple({1, value()}), R"({"tuple":[{"int":1},null]})");
   check_both_ways(value::list({}), R"({"list":[]})");
   check_both_ways(value::dict({{"b", 1}, {"a", value()}}), R"({"dict":[["b",{"int":1}],["a",null]]})");
-  check_both_ways(kv_cache(),
-                  R"({"struct":"DynamicCache","fields":[["key_0",{"shape":[1,8,5,64],"dtype":"float16"}],)"
-                  R"(["value_0",{"shape":[1,8,5,64],"dtype":"float16"}]]})");
-  check_both_ways(value::list({value::tuple({tensor_spec{{2, 3}, dtype::float32}, tensor_spec{{2, 3}, dtype::float32}})}),
-                  R"({"list":[{"tuple":[{"shape":[2,3],"dtype":"float32"},{"shape":[2,3],"dtype":"float32"}]}]})");
+  check_both_ways(kv_cache(), R"({"struct":"DynamicCache","fields":[["key_0",{"shape":[1,8,5,64],"dtype":"float16"}],)"
+                              R"(["value_0",{"shape":[1,8,5,64],"dtype":"float16"}]]})");
+  check_both_ways(
+      value::list({value::tuple({tensor_spec{{2, 3}, dtype::float32}, tensor_spec{{2, 3}, dtype::float32}})}),
+      R"({"list":[{"tuple":[{"shape":[2,3],"dtype":"float32"},{"shape":[2,3],"dtype":"float32"}]}]})");
 
   SECTION("reading is lenient where JSON is: spaces, key order, integral floats") {
-    CHECK(hookscope::value_from_json(R"( { "dtype" : "int8", "shape" : [ 2 ] } )") == value(tensor_spec{{2}, dtype::int8}));
+    CHECK(hookscope::value_from_json(R"( { "dtype" : "int8", "shape" : [ 2 ] } )") ==
+          value(tensor_spec{{2}, dtype::int8}));
     CHECK(hookscope::value_from_json(R"({"float":2})") == value(2.0));
   }
 }
@@ -177,7 +185,7 @@ TEST_CASE("value JSON encoding of tensor contents (base64)") {
 }
 
 TEST_CASE("value_from_json errors name the path and the fault") {
-  CHECK(error_of("{") .find("$: not JSON") == 0);
+  CHECK(error_of("{").find("$: not JSON") == 0);
   CHECK(error_of("3") == "$: expected null or an object, found a number");
   CHECK(error_of(R"({"shape":[1,-3],"dtype":"int64"})") == "$.shape[1]: negative dimension -3");
   CHECK(error_of(R"({"shape":[1,2.5],"dtype":"int64"})") == "$.shape[1]: expected an integer, found 2.5");
@@ -190,7 +198,8 @@ TEST_CASE("value_from_json errors name the path and the fault") {
   CHECK(error_of(R"({"tuple":[{"int":1},{"int":"2"}]})") == "$.tuple[1].int: expected an integer, found a string");
   CHECK(error_of(R"({"dict":[["a"]]})") == "$.dict[0]: expected a [\"name\", value] pair");
   CHECK(error_of(R"({"set":[]})") == "$: unknown value kind \"set\"");
-  CHECK(error_of(R"({"int":1,"float":2})") == "$: expected one key (int, float, bool, str, tuple, list, dict), found 2");
+  CHECK(error_of(R"({"int":1,"float":2})") ==
+        "$: expected one key (int, float, bool, str, tuple, list, dict), found 2");
   CHECK(error_of(R"({"struct":"C"})") == "$: a struct has exactly the keys \"struct\" and \"fields\"");
   CHECK(error_of(R"({"bool":1})") == "$.bool: expected true or false, found a number");
 }
@@ -199,8 +208,10 @@ TEST_CASE("value_from_json refuses a key given twice, as the record reader does,
   // A JSON object's key (a JSON library would keep one of the two silently).
   CHECK(error_of(R"({"shape":[1],"shape":[2],"dtype":"int64"})") == "$: duplicate key \"shape\"");
   CHECK(error_of(R"({"tuple":[{"int":1},{"int":1,"int":2}]})") == "$.tuple[1]: duplicate key \"int\"");
-  CHECK(error_of(R"({"list":[{"dict":[["a",{"struct":"C","fields":[["x",{"shape":[1],"dtype":"int8","dtype":"int8"}]]}]]}]})") ==
-        "$.list[0].dict[0][1].fields[0][1]: duplicate key \"dtype\"");
+  CHECK(
+      error_of(
+          R"({"list":[{"dict":[["a",{"struct":"C","fields":[["x",{"shape":[1],"dtype":"int8","dtype":"int8"}]]}]]}]})") ==
+      "$.list[0].dict[0][1].fields[0][1]: duplicate key \"dtype\"");
   // A dict's key or a struct's field (a Python dict cannot hold a key twice).
   CHECK(error_of(R"({"dict":[["k",null],["k",{"int":1}]]})") == "$.dict[1][0]: duplicate key \"k\"");
   CHECK(error_of(R"({"struct":"C","fields":[["a",null],["b",null],["a",null]]})") ==

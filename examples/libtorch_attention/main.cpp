@@ -88,7 +88,8 @@ void generate(attention_block& model, const prompt& p) {
   at::Tensor ids = at::randint(vocab, {p.batch, p.length}, at::kLong);
   at::Tensor mask = at::ones({p.batch, p.length}, at::kLong);
   const auto empty_cache = [&] {
-    return attention_block::kv_cache{at::zeros({p.batch, heads, 0, head_dim}), at::zeros({p.batch, heads, 0, head_dim})};
+    return attention_block::kv_cache{at::zeros({p.batch, heads, 0, head_dim}),
+                                     at::zeros({p.batch, heads, 0, head_dim})};
   };
   attention_block::kv_cache cache = empty_cache();
   at::Tensor sequence = ids;  // the prompt and every token fed since
@@ -98,8 +99,9 @@ void generate(attention_block& model, const prompt& p) {
     auto [logits, next_cache] = model.forward(ids, mask, cache);  // the observed call
     if (step > 0) sequence = at::cat({sequence, ids}, 1);
     last_logits = logits.select(1, logits.size(1) - 1);
-    std::printf("    %-7s input_ids %-4s attention_mask %-4s past %-8s -> logits %s\n", step == 0 ? "prefill" : "decode",
-                shape_of(ids).c_str(), shape_of(mask).c_str(), shape_of(cache[0]).c_str(), shape_of(logits).c_str());
+    std::printf("    %-7s input_ids %-4s attention_mask %-4s past %-8s -> logits %s\n",
+                step == 0 ? "prefill" : "decode", shape_of(ids).c_str(), shape_of(mask).c_str(),
+                shape_of(cache[0]).c_str(), shape_of(logits).c_str());
     ids = logits.select(1, logits.size(1) - 1).argmax(-1, /*keepdim=*/true);  // batch x 1
     mask = at::cat({mask, at::ones({p.batch, 1}, at::kLong)}, 1);
     cache = std::move(next_cache);

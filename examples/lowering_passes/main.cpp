@@ -30,7 +30,9 @@ struct op {
 struct graph {
   std::vector<op> ops;
   std::size_t size() const noexcept { return ops.size(); }
-  const op& find(int id) const { return *std::find_if(ops.begin(), ops.end(), [&](const op& o) { return o.id == id; }); }
+  const op& find(int id) const {
+    return *std::find_if(ops.begin(), ops.end(), [&](const op& o) { return o.id == id; });
+  }
 };
 
 // What HOOKSCOPE_TRACE and the registry's erased callbacks print for a graph argument.
@@ -80,9 +82,8 @@ ir::graph fold_constants(ir::graph graph) {
   std::map<int, double> known;
   for (ir::op& o : graph.ops) {
     if (o.kind == ir::op_kind::constant) known[o.id] = o.value;
-    const bool foldable = ir::is_arithmetic(o.kind) && std::all_of(o.inputs.begin(), o.inputs.end(), [&](int in) {
-                            return known.count(in) != 0;
-                          });
+    const bool foldable = ir::is_arithmetic(o.kind) &&
+                          std::all_of(o.inputs.begin(), o.inputs.end(), [&](int in) { return known.count(in) != 0; });
     if (!foldable) continue;
     const double a = known[o.inputs[0]], b = known[o.inputs[1]];
     o.value = o.kind == ir::op_kind::add ? a + b : o.kind == ir::op_kind::mul ? a * b : a * b + known[o.inputs[2]];
@@ -176,17 +177,15 @@ void expect(bool ok, const std::string& what) {
 // The promise each pass makes about the graph it returns.
 bool no_constant_arithmetic(const ir::graph& g) {
   return std::none_of(g.ops.begin(), g.ops.end(), [&](const ir::op& o) {
-    return ir::is_arithmetic(o.kind) && std::all_of(o.inputs.begin(), o.inputs.end(), [&](int in) {
-             return g.find(in).kind == op_kind::constant;
-           });
+    return ir::is_arithmetic(o.kind) &&
+           std::all_of(o.inputs.begin(), o.inputs.end(), [&](int in) { return g.find(in).kind == op_kind::constant; });
   });
 }
 
 bool no_dead_op(const ir::graph& g) {
   const auto uses = ir::use_counts(g);
-  return std::all_of(g.ops.begin(), g.ops.end(), [&](const ir::op& o) {
-    return o.kind == op_kind::output || uses.count(o.id) != 0;
-  });
+  return std::all_of(g.ops.begin(), g.ops.end(),
+                     [&](const ir::op& o) { return o.kind == op_kind::output || uses.count(o.id) != 0; });
 }
 
 bool no_fusable_pair(const ir::graph& g) {
@@ -226,9 +225,9 @@ std::pair<hookscope::subscription, hookscope::subscription> watch(const Pass& pa
 }
 
 void check(const char* pass, const observed_pass& seen, const char* promise) {
-  expect(seen.calls == 1 && seen.name == pass && seen.promise_kept,
-         seen.name + ": " + std::to_string(seen.ops_before) + " -> " + std::to_string(seen.ops_after) +
-             " ops; " + promise);
+  expect(seen.calls == 1 && seen.name == pass && seen.promise_kept, seen.name + ": " + std::to_string(seen.ops_before) +
+                                                                        " -> " + std::to_string(seen.ops_after) +
+                                                                        " ops; " + promise);
 }
 
 void test_lowering() {
@@ -244,7 +243,7 @@ void test_lowering() {
     [[maybe_unused]] auto w2 = watch(passes::eliminate_dead_code, dce, no_dead_op);
     [[maybe_unused]] auto w3 = watch(passes::fuse_multiply_add, fuse, no_fusable_pair);
     lowered = passes::lower(input);
-  }  // the callbacks end with the test's scope
+  }                            // the callbacks end with the test's scope
   (void)passes::lower(input);  // a lowering outside the scope: unobserved
 
   std::puts("\nchecked through the hooks:");

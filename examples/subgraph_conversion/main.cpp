@@ -65,7 +65,7 @@ void record_one_compilation() {
       records.push_back(g.name + " -> " + e.serialized + " (" + std::to_string(e.layers) + " layers)");
     });
     compiler::compile(model);
-  }  // the callback is removed here
+  }                          // the callback is removed here
   compiler::compile(model);  // not recorded
   for (const auto& r : records) std::printf("     %s\n", r.c_str());
   std::printf("     captured %zu subgraph conversions\n", records.size());
@@ -91,7 +91,8 @@ void isolate_threads() {
 
 void survive_buggy_callbacks() {
   std::puts("3. A throwing callback is logged; the compilation and the other callbacks go on");
-  hookscope::set_log_sink([](std::string_view line) { std::printf("     log: %.*s\n", int(line.size()), line.data()); });
+  hookscope::set_log_sink(
+      [](std::string_view line) { std::printf("     log: %.*s\n", int(line.size()), line.data()); });
   int good_calls = 0;
   auto buggy = compiler::on_subgraph_converted.add([](const compiler::graph& g, const compiler::engine&) {
     if (g.name == "attention") throw std::runtime_error("cannot parse engine for " + g.name);
@@ -113,6 +114,7 @@ int main() {
   record_one_compilation();
   isolate_threads();
   survive_buggy_callbacks();
-  std::printf("\n%s\n", failures == 0 ? "All observer behaviours shown as expected." : "Some behaviour was not as expected.");
+  std::printf("\n%s\n",
+              failures == 0 ? "All observer behaviours shown as expected." : "Some behaviour was not as expected.");
   return failures == 0 ? 0 : 1;
 }

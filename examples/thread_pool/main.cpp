@@ -152,7 +152,8 @@ void propagation() {
   thread_pool pool(2);
   auto sub = a.watch();
   std::vector<std::future<void>> done;
-  for (const char* k : {"a_attention", "a_mlp", "a_norm"}) done.push_back(pool.submit([k] { (void)compile_kernel(k); }));
+  for (const char* k : {"a_attention", "a_mlp", "a_norm"})
+    done.push_back(pool.submit([k] { (void)compile_kernel(k); }));
   std::thread thread_b([&] {
     auto sub_b = b.watch();
     auto task = pool.submit([] { compile_all({"b_embed", "b_lm_head"}); });
@@ -169,7 +170,8 @@ void propagation() {
     const names all = s.sorted();
     return std::find(all.begin(), all.end(), "detached_kernel") != all.end();
   };
-  expect(!saw_detached(a) && !saw_detached(b), "detached_kernel ran in a worker's own context: neither callback saw it");
+  expect(!saw_detached(a) && !saw_detached(b),
+         "detached_kernel ran in a worker's own context: neither callback saw it");
 }
 
 }  // namespace

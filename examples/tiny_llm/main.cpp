@@ -148,7 +148,8 @@ void measure_cost(const model& m) {
 
 void print_header(const model& m) {
   const auto& c = m.cfg();
-  std::printf("hookscope demo: a tiny LLM observed (hooks %s)\n", hookscope::hooks_enabled ? "enabled" : "compiled out");
+  std::printf("hookscope demo: a tiny LLM observed (hooks %s)\n",
+              hookscope::hooks_enabled ? "enabled" : "compiled out");
   std::printf("model: %d layers, hidden %d, %d heads, vocab %d, image = %d patch tokens; weights from seed %u\n",
               c.layers, c.hidden, c.heads, c.vocab, c.patches(), c.seed);
   if (const hookscope::function_info* f = hookscope::find_observable("tiny_llm::model::forward")) {

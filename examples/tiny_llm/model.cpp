@@ -122,7 +122,8 @@ tensor model::forward_impl(const id_tensor& input_ids, const id_tensor& attentio
     }
     const Eigen::MatrixXf out = rms_norm(x, final_norm_) * lm_head_;  // seq x vocab
     for (std::int64_t i = 0; i < seq; ++i) {
-      for (int v = 0; v < cfg_.vocab; ++v) logits.data[static_cast<std::size_t>((b * seq + i) * cfg_.vocab + v)] = out(i, v);
+      for (int v = 0; v < cfg_.vocab; ++v)
+        logits.data[static_cast<std::size_t>((b * seq + i) * cfg_.vocab + v)] = out(i, v);
     }
   }
   return logits;
@@ -146,7 +147,8 @@ Eigen::MatrixXf model::embed(const id_tensor& ids, std::int64_t b, std::int64_t 
       for (int r = 0; r < p; ++r) {
         for (int q = 0; q < p; ++q) {
           const std::int64_t row = (n / grid) * p + r, col = (n % grid) * p + q;
-          patch((c * p + r) * p + q) = pixel_values->data[static_cast<std::size_t>(((b * 3 + c) * size + row) * size + col)];
+          patch((c * p + r) * p + q) =
+              pixel_values->data[static_cast<std::size_t>(((b * 3 + c) * size + row) * size + col)];
         }
       }
     }

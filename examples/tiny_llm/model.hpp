@@ -25,10 +25,10 @@ struct config {
   int heads = 2;
   int layers = 2;
   int mlp = 64;
-  int image_size = 16;            // pixel_values are {batch, 3, 16, 16}
-  int patch = 8;                  // 8x8 patches: 4 image tokens
-  std::int64_t image_token = 1;   // the prompt's placeholders that the patch embeddings replace
-  unsigned seed = 2024;           // every weight comes from std::mt19937(seed)
+  int image_size = 16;           // pixel_values are {batch, 3, 16, 16}
+  int patch = 8;                 // 8x8 patches: 4 image tokens
+  std::int64_t image_token = 1;  // the prompt's placeholders that the patch embeddings replace
+  unsigned seed = 2024;          // every weight comes from std::mt19937(seed)
 
   int head_dim() const { return hidden / heads; }
   int patches() const { return (image_size / patch) * (image_size / patch); }
@@ -79,8 +79,8 @@ class model {
  private:
   Eigen::MatrixXf embed(const id_tensor& ids, std::int64_t b, std::int64_t past,
                         const std::optional<tensor>& pixel_values) const;
-  Eigen::MatrixXf attend(const layer_weights& w, int layer, const Eigen::MatrixXf& x, std::int64_t b,
-                         std::int64_t past, const id_tensor& mask, kv_cache& cache) const;
+  Eigen::MatrixXf attend(const layer_weights& w, int layer, const Eigen::MatrixXf& x, std::int64_t b, std::int64_t past,
+                         const id_tensor& mask, kv_cache& cache) const;
   Eigen::MatrixXf mlp(const layer_weights& w, const Eigen::MatrixXf& x) const;
 
   config cfg_;
@@ -94,8 +94,8 @@ class model {
 /// Prompts of one batch, all of the same length.
 struct prompt {
   std::string name;
-  id_tensor input_ids;                  // {batch, length}
-  std::optional<tensor> pixel_values;   // {batch, 3, 16, 16}, or none
+  id_tensor input_ids;                 // {batch, length}
+  std::optional<tensor> pixel_values;  // {batch, 3, 16, 16}, or none
 };
 
 /// Greedy decoding: a prefill step, then one decode step per further token; the new tokens, per sequence.

@@ -42,9 +42,8 @@ class call_context<R(Args...)> : public erased_call {
 
   /// Every argument, as a tuple of const references.
   args_type args() const noexcept {
-    return [this]<std::size_t... I>(std::index_sequence<I...>) {
-      return args_type(this->template arg<I>()...);
-    }(std::index_sequence_for<Args...>{});
+    return [this]<std::size_t... I>(std::index_sequence<I...>) { return args_type(this->template arg<I>()...); }
+    (std::index_sequence_for<Args...>{});
   }
   /// Argument `I` as a const reference.
   template <std::size_t I>
@@ -54,9 +53,7 @@ class call_context<R(Args...)> : public erased_call {
     return *static_cast<const type*>(detail::call_access::args(*this)[I]);
   }
   /// The result (post callbacks of a call that returned), else null.
-  const std::remove_reference_t<R>* return_value() const noexcept
-    requires(!std::is_void_v<R>)
-  {
+  const std::remove_reference_t<R>* return_value() const noexcept requires(!std::is_void_v<R>) {
     return static_cast<const std::remove_reference_t<R>*>(detail::call_access::result(*this));
   }
 

@@ -57,7 +57,8 @@ class context {
 /// Scopes nest; each restores the context that was current when it was made. Destroy it on the same thread.
 class [[nodiscard]] context::scope {
  public:
-  scope(scope&& other) noexcept : previous_(std::exchange(other.previous_, nullptr)), engaged_(std::exchange(other.engaged_, false)) {}
+  scope(scope&& other) noexcept
+      : previous_(std::exchange(other.previous_, nullptr)), engaged_(std::exchange(other.engaged_, false)) {}
   scope& operator=(scope&&) = delete;
   scope(const scope&) = delete;
   scope& operator=(const scope&) = delete;

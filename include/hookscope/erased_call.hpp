@@ -100,7 +100,7 @@ class erased_call {
 
   const function_info* function_;
   const detail::call_ops* ops_;
-  const void* const* args_;      // the address of every argument
+  const void* const* args_;       // the address of every argument
   const void* result_ = nullptr;  // the address of the result, in post callbacks of a call that returned
   alignas(std::exception_ptr) unsigned char exception_[sizeof(std::exception_ptr)];  // a null one but then
   bool post_ = false;

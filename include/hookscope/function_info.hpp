@@ -23,7 +23,7 @@ using erased_observer = detail::static_observer<const erased_call&>;
 /// What the registry knows of one observable function.
 class function_info {
  public:
-  std::string_view name;                         ///< as given to the annotation
+  std::string_view name;                          ///< as given to the annotation
   std::span<const std::string_view> param_names;  ///< one per parameter, as given to the annotation
   std::string_view signature;                     ///< readable function type, e.g. "int (*)(int, double)"
   std::string_view file;                          ///< where the annotation is

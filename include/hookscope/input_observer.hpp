@@ -48,8 +48,7 @@ struct input_observer_options {
 /// default in a C++ signature) are dropped, as the reference drops scalar keyword arguments without a scalar default.
 class input_observer {
  public:
-  explicit input_observer(input_observer_options options = {})
-      : state_(std::make_shared<state>(options)) {}
+  explicit input_observer(input_observer_options options = {}) : state_(std::make_shared<state>(options)) {}
 
   /// A value for an argument a call may leave out (an empty optional, a null pointer): by parameter name, or
   /// by position in the annotation (the position names the parameter). Checked against the signature when a

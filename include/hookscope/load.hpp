@@ -77,7 +77,7 @@ struct load_options {
 /// An engine with every call of the sources, and what was met reading them.
 struct loaded_engine {
   shape_engine engine;
-  std::string function{};               ///< the function whose calls the engine holds ("" when none)
+  std::string function{};  ///< the function whose calls the engine holds ("" when none)
   /// The readers' warnings ("<source>:<line>: ...") in reading order, then "kept the first 3 of 5 calls of F; ..."
   /// when store_n_calls left calls out.
   std::vector<std::string> warnings{};

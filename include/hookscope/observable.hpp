@@ -69,18 +69,19 @@ struct registry_name<default_site<Fn, Name, Params>, Same> {
 /// The run-time state of the annotation of `Fn` named `Name` at `Site`.
 template <class Site, fixed_string Name, fixed_string Params, auto Fn>
 constexpr observable_state make_state() noexcept {
-  return observable_state(registry_name<Site, Name>::value,
-                          names_of<Params, arity_of<decltype(Fn)>>, type_name<decltype(Fn)>(), Site::file, Site::line);
+  return observable_state(registry_name<Site, Name>::value, names_of<Params, arity_of<decltype(Fn)>>,
+                          type_name<decltype(Fn)>(), Site::file, Site::line);
 }
-#define HOOKSCOPE_DETAIL_SITE_STATE(site, name_text, params_text, fn_pointer)                                    \
-  static inline constinit ::hookscope::detail::observable_state state =                                          \
+#define HOOKSCOPE_DETAIL_SITE_STATE(site, name_text, params_text, fn_pointer) \
+  static inline constinit ::hookscope::detail::observable_state state =       \
       ::hookscope::detail::make_state<site, name_text, params_text, fn_pointer>()
-#define HOOKSCOPE_DETAIL_LINKED_SITE static inline ::hookscope::detail::annotation_link registration { state.info }
+#define HOOKSCOPE_DETAIL_LINKED_SITE \
+  static inline ::hookscope::detail::annotation_link registration { state.info }
 #define HOOKSCOPE_DETAIL_LISTED_SITE static constexpr bool registration = true
 // The entry of a namespace-scope site in its module's list: internal linkage, one per translation unit (GCC would
 // put every vague-linkage variable of one named section into the first one's COMDAT group, and the linker would
 // keep one group's entries only); a header's annotation is then listed by each TU, and registers once.
-#define HOOKSCOPE_DETAIL_LIST_SITE(site)                                                                          \
+#define HOOKSCOPE_DETAIL_LIST_SITE(site)                                                                           \
   [[gnu::used, gnu::section("hookscope_sites")]] static constinit ::hookscope::function_info* const site##_entry = \
       &site::state.info
 #else
@@ -104,8 +105,12 @@ struct default_site {
 /// The names without the context type: a disabled build never instantiates call contexts.
 template <auto Fn, fixed_string Name, fixed_string Params, class Site>
 inline constinit function_info inert_info{registry_name<Site, Name>::value,
-                                          names_of<Params, arity_of<decltype(Fn)>>, type_name<decltype(Fn)>(),
-                                          Site::file, Site::line, &no_observer, &no_observer};
+                                          names_of<Params, arity_of<decltype(Fn)>>,
+                                          type_name<decltype(Fn)>(),
+                                          Site::file,
+                                          Site::line,
+                                          &no_observer,
+                                          &no_observer};
 
 /// The observers of every disabled annotation of one context type: nothing to subscribe to.
 template <class Context>
@@ -197,9 +202,7 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
   }
 
   /// Calls the function, with the callbacks around it when anyone listens.
-  [[gnu::always_inline]] inline R operator()(A... args) const noexcept(NE)
-    requires std::is_void_v<Self>
-  {
+  [[gnu::always_inline]] inline R operator()(A... args) const noexcept(NE) requires std::is_void_v<Self> {
     if (Site::state.hooks.listening()) [[unlikely]] {
       return detail::observed<typename observable::context_type, Self, NE>::call(Site::state.info, Fn, nullptr,
                                                                                  args...);
@@ -211,17 +214,12 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
 
   /// A free function's observable converts to the function: calling it is the plain call, with no function in
   /// between to instantiate and inline (a surrogate call), and by-value arguments are not moved once more.
-  constexpr operator decltype(Fn)() const noexcept
-    requires std::is_void_v<Self>
-  {
-    return Fn;
-  }
+  constexpr operator decltype(Fn)() const noexcept requires std::is_void_v<Self> { return Fn; }
 #endif
 
   /// Calls the member function on `object`, with the callbacks around it when anyone listens.
-  [[gnu::always_inline]] inline R operator()(detail::object_ref<Self> object, A... args) const noexcept(NE)
-    requires(!std::is_void_v<Self>)
-  {
+  [[gnu::always_inline]] inline R operator()(detail::object_ref<Self> object, A... args) const
+      noexcept(NE) requires(!std::is_void_v<Self>) {
 #if HOOKSCOPE_ENABLED
     if (Site::state.hooks.listening()) [[unlikely]] {
       return detail::observed<typename observable::context_type, Self, NE>::call(
@@ -248,14 +246,14 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 // through its template parameter object.
 // `registration` is HOOKSCOPE_DETAIL_LISTED_SITE at namespace scope (then followed by HOOKSCOPE_DETAIL_LIST_SITE),
 // HOOKSCOPE_DETAIL_LINKED_SITE in a class.
-#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text, registration)                            \
-  struct hookscope_detail_site_##name {                                                                       \
-    static constexpr ::std::string_view file = HOOKSCOPE_DETAIL_FILE_NAME;                                    \
-    static constexpr unsigned line = __LINE__;                                                                \
-    static constexpr ::hookscope::detail::names_problem problem =                                             \
-        ::hookscope::detail::check_names(params_text, ::hookscope::detail::arity_of<fn_type>);                \
-    HOOKSCOPE_DETAIL_SITE_STATE(hookscope_detail_site_##name, #name, params_text, fn_pointer);                \
-    registration;                                                                                             \
+#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text, registration)            \
+  struct hookscope_detail_site_##name {                                                        \
+    static constexpr ::std::string_view file = HOOKSCOPE_DETAIL_FILE_NAME;                     \
+    static constexpr unsigned line = __LINE__;                                                 \
+    static constexpr ::hookscope::detail::names_problem problem =                              \
+        ::hookscope::detail::check_names(params_text, ::hookscope::detail::arity_of<fn_type>); \
+    HOOKSCOPE_DETAIL_SITE_STATE(hookscope_detail_site_##name, #name, params_text, fn_pointer); \
+    registration;                                                                              \
   }
 
 /// Declares `name` as the observable form of the function `fn`, whose parameters are named `...`.
@@ -263,19 +261,19 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// `HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);` then `lower(g, s)` calls `impl::lower` with hooks.
 /// The registry knows it by its name qualified with the enclosing namespace ("passes::lower"; anonymous
 /// namespaces left out); its `file` is the file's name without directories. Use it at namespace scope.
-#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                                   \
-  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE);                \
-  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                                   \
+#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                    \
+  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE); \
+  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                    \
   inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__, hookscope_detail_site_##name> name {}
 
 /// As HOOKSCOPE_OBSERVABLE, for one overload of `fn`: `type` is its function type, e.g. `double(double)`.
-#define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                                    \
-  HOOKSCOPE_DETAIL_SITE(name, ::hookscope::detail::pick_overload<type>(&fn), ::std::add_pointer_t<type>,      \
-                        #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE);                                          \
-  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                                   \
-  inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__, \
-                                           hookscope_detail_site_##name>                                      \
-  name {}
+#define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                                             \
+  HOOKSCOPE_DETAIL_SITE(name, ::hookscope::detail::pick_overload<type>(&fn), ::std::add_pointer_t<type>, #__VA_ARGS__, \
+                        HOOKSCOPE_DETAIL_LISTED_SITE);                                                                 \
+  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                                            \
+  inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__,         \
+                                           hookscope_detail_site_##name>                                               \
+      name {}
 
 /// Inside class `cls`, makes `name(args...)` the observed call of the member function `impl` (declared
 /// before), and `name##_observers()` its observers; the registry knows it as "cls::name", `cls` qualified as
@@ -283,19 +281,19 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 ///
 /// `HOOKSCOPE_OBSERVABLE_METHOD(Model, forward, forward_impl, input_ids, attention_mask)` then
 /// `model.forward(ids, mask)`, and `Model::forward_observers().pre.add(...)`.
-#define HOOKSCOPE_OBSERVABLE_METHOD(cls, name, impl, ...)                                                      \
-  HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__, HOOKSCOPE_DETAIL_LINKED_SITE);   \
+#define HOOKSCOPE_OBSERVABLE_METHOD(cls, name, impl, ...)                                                           \
+  HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__, HOOKSCOPE_DETAIL_LINKED_SITE);        \
   using name##_observable = ::hookscope::observable<&cls::impl, #name, #__VA_ARGS__, hookscope_detail_site_##name>; \
-  template <class... HookscopeArgs>                                                                            \
-  decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                     \
-    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                        \
-  }                                                                                                            \
-  template <class... HookscopeArgs>                                                                            \
-  decltype(auto) name(HookscopeArgs&&... hookscope_args) const {                                               \
-    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                        \
-  }                                                                                                            \
-  static constexpr const auto& name##_observers() noexcept {                                                   \
-    (void)name##_observable{}; /* registers the method even if it is never called */                          \
-    return name##_observable::observers;                                                                       \
-  }                                                                                                            \
+  template <class... HookscopeArgs>                                                                                 \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                          \
+    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                             \
+  }                                                                                                                 \
+  template <class... HookscopeArgs>                                                                                 \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args) const {                                                    \
+    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                             \
+  }                                                                                                                 \
+  static constexpr const auto& name##_observers() noexcept {                                                        \
+    (void)name##_observable{}; /* registers the method even if it is never called */                                \
+    return name##_observable::observers;                                                                            \
+  }                                                                                                                 \
   static_assert(true, "")

@@ -36,10 +36,10 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 /// One line of a record file.
 struct call_record {
-  std::string function{};                          ///< the observable's name, e.g. "Model::forward"
+  std::string function{};                      ///< the observable's name, e.g. "Model::forward"
   std::optional<parameter_list> parameters{};  ///< given on (at least) the first record of a function
   call_inputs inputs{};
-  std::optional<value> result{};             ///< absent for void results, uncapturable ones and calls that threw
+  std::optional<value> result{};  ///< absent for void results, uncapturable ones and calls that threw
   bool threw = false;
   std::optional<std::int64_t> latency_ns{};  ///< absent when the producer did not measure it
 };
@@ -96,7 +96,7 @@ class record_reader {
  private:
   struct seen_function {
     std::optional<parameter_list> parameters;  // as given by the function's first record
-    std::string where;                              // "source:line" of that record
+    std::string where;                         // "source:line" of that record
   };
   [[noreturn]] void fail(const std::string& message) const;
   void check_signature(const call_record& record);
@@ -104,7 +104,7 @@ class record_reader {
   std::istream* in_;
   std::string source_;
   std::size_t line_ = 0;
-  std::string buffer_;                                        // the current line; its capacity is reused
+  std::string buffer_;  // the current line; its capacity is reused
   std::size_t max_line_bytes_ = default_max_line_bytes;
   std::unique_ptr<detail::record_parser> parser_;
   std::vector<std::string> warnings_;

@@ -106,12 +106,12 @@ struct dynamic_shapes_options {
 /// What was seen of one dynamic dimension.
 struct dynamic_dim {
   std::size_t dim = 0;
-  std::string label;         ///< "DYNAMIC", or a name from dim_names / dim_labels
-  std::string shared_name;   ///< one name for dims equal in every call (e.g. batch across inputs), always set
-  std::int64_t min = 0;      ///< observed
+  std::string label;        ///< "DYNAMIC", or a name from dim_names / dim_labels
+  std::string shared_name;  ///< one name for dims equal in every call (e.g. batch across inputs), always set
+  std::int64_t min = 0;     ///< observed
   std::int64_t max = 0;
-  std::int64_t opt = 0;      ///< the most frequent value (the smallest on a tie)
-  bool forced = false;       ///< dynamic because of batch_dimension_for, not because it varied
+  std::int64_t opt = 0;  ///< the most frequent value (the smallest on a tie)
+  bool forced = false;   ///< dynamic because of batch_dimension_for, not because it varied
   bool only_zero_or_one() const noexcept { return min >= 0 && max <= 1; }
 };
 
@@ -119,14 +119,14 @@ struct dynamic_dim {
 /// by `**kwargs` keeps its own name; a position without a parameter is `arg<i>`.
 struct tensor_input {
   std::string name;
-  std::vector<std::string> path;      ///< the path's components
+  std::vector<std::string> path;  ///< the path's components
   hookscope::dtype dtype = hookscope::dtype::float32;
   std::size_t rank = 0;
   std::vector<std::int64_t> min_shape, opt_shape, max_shape;  ///< per dim; static dims have min = opt = max
-  std::vector<dynamic_dim> dynamic_dims;                     ///< ascending dim
-  std::vector<std::vector<std::int64_t>> shapes_seen;        ///< distinct shapes, in first-seen order (bounded)
-  bool shapes_seen_truncated = false;                        ///< more distinct shapes than kept
-  std::vector<hookscope::dtype> dtypes_seen{};               ///< distinct dtypes, first-seen order (> 1: a warning)
+  std::vector<dynamic_dim> dynamic_dims;                      ///< ascending dim
+  std::vector<std::vector<std::int64_t>> shapes_seen;         ///< distinct shapes, in first-seen order (bounded)
+  bool shapes_seen_truncated = false;                         ///< more distinct shapes than kept
+  std::vector<hookscope::dtype> dtypes_seen{};                ///< distinct dtypes, first-seen order (> 1: a warning)
 };
 
 /// An exact relation between dynamic dimensions that held in every aligned call (placeholders included):
@@ -135,9 +135,9 @@ struct tensor_input {
 struct dim_relation {
   /// One dimension of one flattened tensor input.
   struct dim_ref {
-    std::string input{};   ///< tensor_input::name (`attention_mask`, `past_key_values.0`)
+    std::string input{};  ///< tensor_input::name (`attention_mask`, `past_key_values.0`)
     std::size_t dim = 0;
-    std::string label{};   ///< its shared name (`total_sequence_length`), as the report prints it
+    std::string label{};  ///< its shared name (`total_sequence_length`), as the report prints it
     friend bool operator==(const dim_ref&, const dim_ref&) = default;
   };
   dim_ref target{};
@@ -162,7 +162,7 @@ struct tensorrt_profile {
     std::string input{};  ///< tensor_input::name
     std::vector<std::int64_t> min{}, opt{}, max{};
   };
-  std::vector<shape_range> shapes{};  ///< in the order of dynamic_shapes::inputs()
+  std::vector<shape_range> shapes{};   ///< in the order of dynamic_shapes::inputs()
   std::vector<std::string> widened{};  ///< sentences: which bound was widened and along which relation
 };
 
@@ -244,15 +244,15 @@ struct argument_options {
 
 /// Representative arguments, the call they start from, and what could not be done as asked.
 struct inferred_arguments {
-  value arguments{};                  ///< in the record value encoding's structure (argument_options decide which)
-  std::optional<std::size_t> call{};  ///< the recorded call chosen (its index); none for new inputs given
+  value arguments{};                    ///< in the record value encoding's structure (argument_options decide which)
+  std::optional<std::size_t> call{};    ///< the recorded call chosen (its index); none for new inputs given
   std::vector<std::string> warnings{};  ///< e.g. avoid_specialization could not avoid every 0/1
 };
 
 /// One recorded call as the engine holds it, and how it aligns on the best candidate.
 struct call_info {
-  call_inputs inputs;          ///< after value_if_missing, kwargs in signature order
-  value_fields constants;      ///< constant scalar keyword arguments kept apart
+  call_inputs inputs;      ///< after value_if_missing, kwargs in signature order
+  value_fields constants;  ///< constant scalar keyword arguments kept apart
   std::size_t leaf_count = 0;
   std::vector<value> aligned;  ///< leaves aligned on the best candidate (none = placeholder)
 };
@@ -261,8 +261,8 @@ struct engine_info {
   std::vector<call_info> calls;
   std::size_t best_candidate = 0;  ///< index into calls
   parameter_list parameters;
-  std::size_t calls_seen = 0;      ///< every call given to add_call, kept or not
-  std::size_t calls_ignored = 0;   ///< calls left out because store_n_calls was reached (add_call returned false)
+  std::size_t calls_seen = 0;     ///< every call given to add_call, kept or not
+  std::size_t calls_ignored = 0;  ///< calls left out because store_n_calls was reached (add_call returned false)
 };
 
 /// Thrown by shape_engine::merge for states that were not recorded alike; `reason()` says which way.

@@ -39,12 +39,14 @@ inline constexpr std::array<dtype_info, 10> dtypes = {{{dtype::float64, "float64
                                                        {dtype::uint8, "uint8", 1},
                                                        {dtype::boolean, "bool", 1}}};
 static_assert(static_cast<std::size_t>(dtype::boolean) + 1 == dtypes.size(), "hookscope: a dtype without its entry");
-static_assert([] {
-  for (std::size_t i = 0; i < dtypes.size(); ++i) {
-    if (static_cast<std::size_t>(dtypes[i].dtype) != i) return false;
-  }
-  return true;
-}(), "hookscope: detail::dtypes must list the dtypes in the enumerators' order");
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < dtypes.size(); ++i) {
+        if (static_cast<std::size_t>(dtypes[i].dtype) != i) return false;
+      }
+      return true;
+    }(),
+    "hookscope: detail::dtypes must list the dtypes in the enumerators' order");
 }  // namespace detail
 
 /// The record format's name of `t`: "float32", "int64", "bool", ...
@@ -64,14 +66,22 @@ constexpr std::size_t dtype_size(dtype t) noexcept { return detail::dtypes[stati
 /// The dtype of C++ element type T (float, double, the fixed-width integers, bool); no value for others.
 template <class T>
 inline constexpr std::optional<dtype> dtype_of = std::nullopt;
-template <> inline constexpr std::optional<dtype> dtype_of<double> = dtype::float64;
-template <> inline constexpr std::optional<dtype> dtype_of<float> = dtype::float32;
-template <> inline constexpr std::optional<dtype> dtype_of<std::int64_t> = dtype::int64;
-template <> inline constexpr std::optional<dtype> dtype_of<std::int32_t> = dtype::int32;
-template <> inline constexpr std::optional<dtype> dtype_of<std::int16_t> = dtype::int16;
-template <> inline constexpr std::optional<dtype> dtype_of<std::int8_t> = dtype::int8;
-template <> inline constexpr std::optional<dtype> dtype_of<std::uint8_t> = dtype::uint8;
-template <> inline constexpr std::optional<dtype> dtype_of<bool> = dtype::boolean;
+template <>
+inline constexpr std::optional<dtype> dtype_of<double> = dtype::float64;
+template <>
+inline constexpr std::optional<dtype> dtype_of<float> = dtype::float32;
+template <>
+inline constexpr std::optional<dtype> dtype_of<std::int64_t> = dtype::int64;
+template <>
+inline constexpr std::optional<dtype> dtype_of<std::int32_t> = dtype::int32;
+template <>
+inline constexpr std::optional<dtype> dtype_of<std::int16_t> = dtype::int16;
+template <>
+inline constexpr std::optional<dtype> dtype_of<std::int8_t> = dtype::int8;
+template <>
+inline constexpr std::optional<dtype> dtype_of<std::uint8_t> = dtype::uint8;
+template <>
+inline constexpr std::optional<dtype> dtype_of<bool> = dtype::boolean;
 
 /// A tensor as hookscope records it: its shape and element type (never its contents, unless asked).
 struct tensor_spec {
@@ -101,7 +111,9 @@ template <>
 struct tensor_traits<tensor_spec> {
   static const std::vector<std::int64_t>& shape(const tensor_spec& t) noexcept { return t.shape; }
   static hookscope::dtype dtype(const tensor_spec& t) noexcept { return t.dtype; }
-  static tensor_spec make_empty(std::vector<std::int64_t> shape, hookscope::dtype type) { return {std::move(shape), type}; }
+  static tensor_spec make_empty(std::vector<std::int64_t> shape, hookscope::dtype type) {
+    return {std::move(shape), type};
+  }
   static const std::vector<std::byte>& data(const tensor_spec& t) noexcept { return t.data; }
 };
 
@@ -116,7 +128,8 @@ concept tensor = requires(const T& t) {
 template <tensor T>
 tensor_spec spec_of(const T& t) {
   const auto& shape = tensor_traits<std::remove_cvref_t<T>>::shape(t);
-  return {std::vector<std::int64_t>(std::begin(shape), std::end(shape)), tensor_traits<std::remove_cvref_t<T>>::dtype(t)};
+  return {std::vector<std::int64_t>(std::begin(shape), std::end(shape)),
+          tensor_traits<std::remove_cvref_t<T>>::dtype(t)};
 }
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -63,7 +63,8 @@ class value {
   value(tensor_spec t);
   template <std::integral I>
     requires(!std::same_as<I, bool>)
-  value(I i) noexcept : kind_(kind::integer), integer_(static_cast<std::int64_t>(i)) {}
+  value(I i)
+  noexcept : kind_(kind::integer), integer_(static_cast<std::int64_t>(i)) {}
   template <std::floating_point F>
   value(F f) noexcept : kind_(kind::floating), floating_(static_cast<double>(f)) {}
   value(bool b) noexcept : kind_(kind::boolean), boolean_(b) {}
@@ -200,15 +201,13 @@ inline bool is_container(const value& v) noexcept {
     case value::kind::tuple:
     case value::kind::list:
     case value::kind::dict:
-    case value::kind::structure:
-      return true;
+    case value::kind::structure: return true;
     case value::kind::none:
     case value::kind::tensor:
     case value::kind::integer:
     case value::kind::floating:
     case value::kind::boolean:
-    case value::kind::string:
-      return false;
+    case value::kind::string: return false;
   }
   return false;
 }
@@ -246,8 +245,6 @@ void for_each_leaf(const value& v, F&& f, std::vector<std::string>* path = nullp
     if (path) path->pop_back();
   });
 }
-
-
 
 /// The record format's name of a kind: "none", "tensor", "int", "float", "bool", "str", "tuple", ...
 std::string_view to_string(value::kind k) noexcept;

@@ -38,10 +38,10 @@ struct context_state : context_base {
   std::uint64_t owner_thread = 0;           // the thread that made it
   std::mutex mutex;
   // Guarded by the mutex:
-  bool shared = false;                      // attached by another thread than its owner, ever
-  bool dead = false;                        // its last handle went: nothing registers here any more
-  std::vector<callback_node*> nodes;        // registered here, in registration order
-  callback_list* retired = nullptr;         // replaced lists another thread may still walk
+  bool shared = false;                // attached by another thread than its owner, ever
+  bool dead = false;                  // its last handle went: nothing registers here any more
+  std::vector<callback_node*> nodes;  // registered here, in registration order
+  callback_list* retired = nullptr;   // replaced lists another thread may still walk
   // Guarded by the callback mutex:
   context_state* prev = nullptr;
   context_state* next = nullptr;
@@ -63,7 +63,7 @@ struct callback_store {
   std::atomic<thread_record*> records{nullptr};  // every thread record, newest first
   std::atomic<std::size_t> record_count{0};
   thread_record* free_records = nullptr;
-  context_state* contexts = nullptr;             // every live context
+  context_state* contexts = nullptr;                           // every live context
   std::unordered_map<std::uint64_t, callback_node*> released;  // by id
   std::uint64_t next_id = 1;
   std::atomic<std::uint64_t> next_thread_id{1};

@@ -159,7 +159,8 @@ void observer_core::retire() noexcept {
   garbage trash;
   auto& store = callbacks();
   const std::lock_guard lock(store.mutex);
-  while (const callback_list* list = globals_.load(std::memory_order_relaxed)) unlink_global(list->begin()->node, trash);
+  while (const callback_list* list = globals_.load(std::memory_order_relaxed))
+    unlink_global(list->begin()->node, trash);
   if (listeners_.load(std::memory_order_relaxed) == 0) return;
   for (context_state* ctx = store.contexts; ctx != nullptr; ctx = ctx->next) {
     const std::lock_guard ctx_lock(ctx->mutex);

@@ -211,8 +211,9 @@ int main(int argc, char** argv) {
   } catch (const hookscope::inference_error& e) {
     return fail(1, e.what());
   } catch (const std::bad_alloc&) {
-    return fail(2, "out of memory: the input is larger than this machine can hold (a line without newlines? "
-                   "--store-n-calls all keeps memory constant)");
+    return fail(2,
+                "out of memory: the input is larger than this machine can hold (a line without newlines? "
+                "--store-n-calls all keeps memory constant)");
   } catch (const std::exception& e) {
     return fail(1, e.what());
   } catch (...) {

@@ -6,7 +6,8 @@
 
 namespace hookscope_shapes {
 
-const std::string_view usage_text = R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|onnx|report] [--typed]
+const std::string_view usage_text =
+    R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|onnx|report] [--typed]
                               [--profiles 1|auto]
        hookscope-shapes args FILE.jsonl... [options] [--index N | --avoid-specialization] [--as-args-kwargs | --flat]
        hookscope-shapes summarize FILE.jsonl... [--function NAME] [--value-if-missing KEY=JSON]...
@@ -74,7 +75,8 @@ hookscope::input_key parse_key(std::string_view option, std::string_view text) {
 
 void parse_value_if_missing(options& o, std::string_view text) {
   const std::size_t equal = text.find('=');
-  if (equal == std::string_view::npos) throw usage_error("--value-if-missing: expected KEY=JSON, got '" + std::string(text) + "'");
+  if (equal == std::string_view::npos)
+    throw usage_error("--value-if-missing: expected KEY=JSON, got '" + std::string(text) + "'");
   try {
     o.values_if_missing.emplace_back(parse_key("--value-if-missing", text.substr(0, equal)),
                                      hookscope::value_from_json(text.substr(equal + 1)));
@@ -90,9 +92,11 @@ void parse_dim_name(options& o, std::string_view text) {
     throw usage_error("--dim-name: expected KEY:DIM=LABEL, got '" + std::string(text) + "'");
   }
   const std::string_view label = text.substr(equal + 1);
-  if (!hookscope::is_dim_label(label)) throw usage_error("--dim-name: the label '" + std::string(label) + "' is not an identifier");
+  if (!hookscope::is_dim_label(label))
+    throw usage_error("--dim-name: the label '" + std::string(label) + "' is not an identifier");
   o.shapes.dim_labels.push_back({parse_key("--dim-name", text.substr(0, colon)),
-                                 parse_count("--dim-name", text.substr(colon + 1, equal - colon - 1)), std::string(label)});
+                                 parse_count("--dim-name", text.substr(colon + 1, equal - colon - 1)),
+                                 std::string(label)});
 }
 
 output_format parse_format(std::string_view text) {
@@ -191,12 +195,17 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
 
 // summarize records every call and infers nothing: only the recording options apply.
 void check_summarize(const options& o, bool format_given) {
-  const std::pair<bool, const char*> inference_options[] = {
-      {!o.shapes.batch_dimension_for.empty(), "--batch"}, {o.shapes.batch_dimension_for_all, "--batch-all"},
-      {o.shapes.dim_names, "--dim-names"}, {!o.shapes.dim_labels.empty(), "--dim-name"}, {format_given, "--format"},
-      {o.typed, "--typed"}, {o.shapes.profile_phases, "--profiles"},
-      {o.index.has_value(), "--index"}, {o.as_args_kwargs, "--as-args-kwargs"}, {o.flat, "--flat"},
-      {o.avoid_specialization, "--avoid-specialization"}};
+  const std::pair<bool, const char*> inference_options[] = {{!o.shapes.batch_dimension_for.empty(), "--batch"},
+                                                            {o.shapes.batch_dimension_for_all, "--batch-all"},
+                                                            {o.shapes.dim_names, "--dim-names"},
+                                                            {!o.shapes.dim_labels.empty(), "--dim-name"},
+                                                            {format_given, "--format"},
+                                                            {o.typed, "--typed"},
+                                                            {o.shapes.profile_phases, "--profiles"},
+                                                            {o.index.has_value(), "--index"},
+                                                            {o.as_args_kwargs, "--as-args-kwargs"},
+                                                            {o.flat, "--flat"},
+                                                            {o.avoid_specialization, "--avoid-specialization"}};
   for (const auto& [given, name] : inference_options) {
     if (given) throw usage_error(std::string(name) + " is for 'infer' and 'args' (give it when reading the summaries)");
   }
@@ -211,14 +220,18 @@ void check_combinations(options& o, bool format_given) {
     throw usage_error("--batch and --batch-all exclude each other");
   }
   if (o.what == command::infer && (o.index || o.as_args_kwargs || o.flat)) {
-    throw usage_error(std::string(o.index ? "--index" : o.flat ? "--flat" : "--as-args-kwargs") + " is for 'args' only");
+    throw usage_error(std::string(o.index  ? "--index"
+                                  : o.flat ? "--flat"
+                                           : "--as-args-kwargs") +
+                      " is for 'args' only");
   }
   if (o.what == command::args && format_given) throw usage_error("--format is for 'infer' only");
   if (o.what == command::args && (o.typed || o.shapes.profile_phases)) {
     throw usage_error(std::string(o.typed ? "--typed" : "--profiles") + " is for 'infer' only");
   }
   if (o.typed && o.format != output_format::torch) throw usage_error("--typed is for --format torch only");
-  if (o.what == command::infer && o.avoid_specialization) throw usage_error("--avoid-specialization is for 'args' only");
+  if (o.what == command::infer && o.avoid_specialization)
+    throw usage_error("--avoid-specialization is for 'args' only");
   if (o.avoid_specialization && o.index) throw usage_error("--avoid-specialization and --index exclude each other");
   if (o.as_args_kwargs && o.flat) throw usage_error("--as-args-kwargs and --flat exclude each other");
 }

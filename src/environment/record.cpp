@@ -167,7 +167,8 @@ void record_if_matching(const function_info& info) noexcept {
       recorded_function* f = nullptr;
       {
         const std::lock_guard lock(state->mutex);
-        f = state->functions.emplace_back(std::make_unique<recorded_function>(info, target, record_file::open(target.path)))
+        f = state->functions
+                .emplace_back(std::make_unique<recorded_function>(info, target, record_file::open(target.path)))
                 .get();
       }
       (void)info.pre().add_global([f](const erased_call& call) { record_pre(*f, call); }).release();
@@ -205,7 +206,8 @@ void install_record() noexcept {
     state = new record_state{std::move(targets), {}, {}};
     add_exit_action({&record_file::flush_all, &record_file::write_all_from_signal_handler});
     add_periodic_flush(&record_file::flush_all);
-    add_fork_handlers(&fork_prepare, []() noexcept { fork_release(false); }, []() noexcept { fork_release(true); });
+    add_fork_handlers(
+        &fork_prepare, []() noexcept { fork_release(false); }, []() noexcept { fork_release(true); });
     add_registration_hook(&record_if_matching);
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_RECORD: could not read the variable (out of memory)");

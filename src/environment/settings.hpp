@@ -41,7 +41,10 @@ void attach_for_good(const function_info& info, std::string_view variable, Pre p
     (void)info.pre().add_global(std::move(pre)).release();
     (void)info.post().add_global(std::move(post)).release();
   } catch (...) {
-    log_line(std::string("hookscope: ").append(variable).append(": could not attach to '").append(info.name)
+    log_line(std::string("hookscope: ")
+                 .append(variable)
+                 .append(": could not attach to '")
+                 .append(info.name)
                  .append("' (out of memory)"));
   }
 }

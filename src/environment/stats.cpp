@@ -128,8 +128,12 @@ void write_table(fd_writer& w, std::string_view prefix) noexcept {
     const std::uint64_t total = s->total_ticks.load(std::memory_order_relaxed);
     w.text(prefix).mark().text(s->info->name).text(" ").pad_to(widths[0]);
     w.mark().number(calls).pad_to(widths[1]);
-    const std::uint64_t values[] = {total, total / calls, s->percentile(calls, 500), s->percentile(calls, 900),
-                                    s->percentile(calls, 990), s->max_ticks.load(std::memory_order_relaxed)};
+    const std::uint64_t values[] = {total,
+                                    total / calls,
+                                    s->percentile(calls, 500),
+                                    s->percentile(calls, 900),
+                                    s->percentile(calls, 990),
+                                    s->max_ticks.load(std::memory_order_relaxed)};
     for (std::size_t i = 0; i < std::size(values); ++i) {
       w.mark().duration(static_cast<std::uint64_t>(static_cast<double>(values[i]) * ns_per_tick + 0.5));
       if (i + 1 < std::size(values)) w.pad_to(widths[i + 2]);

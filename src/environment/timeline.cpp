@@ -140,7 +140,10 @@ void write_timeline(int fd) noexcept {
   for (thread_ring* r = state->head.load(std::memory_order_acquire); r != nullptr;
        r = r->next.load(std::memory_order_acquire)) {
     separator();
-    w.text("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":").signed_number(pid).text(",\"tid\":").signed_number(r->tid);
+    w.text("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":")
+        .signed_number(pid)
+        .text(",\"tid\":")
+        .signed_number(r->tid);
     w.text(",\"args\":{\"name\":");
     if (r->name[0] != '\0') {
       w.json_string(std::string_view(r->name, strnlen(r->name, sizeof r->name)));
@@ -156,7 +159,9 @@ void write_timeline(int fd) noexcept {
       w.text("{\"name\":").json_string(e.function->name).text(",\"cat\":\"hookscope\",\"ph\":\"X\",\"ts\":");
       // ts from the start and its end from the same origin, so that nested events stay nested once rounded.
       const std::int64_t start = ns(e.start - tick_clock::start_ticks());
-      w.microseconds(start).text(",\"dur\":").microseconds(ns(e.start + e.duration - tick_clock::start_ticks()) - start);
+      w.microseconds(start)
+          .text(",\"dur\":")
+          .microseconds(ns(e.start + e.duration - tick_clock::start_ticks()) - start);
       w.text(",\"pid\":").signed_number(pid).text(",\"tid\":").signed_number(r->tid).text(",\"args\":{");
       w.text(std::string_view(e.args, e.args_size));
       if (e.threw) w.text(e.args_size > 0 ? ",\"threw\":true" : "\"threw\":true");
@@ -194,8 +199,8 @@ int open_output() noexcept {
 void write_at_exit() noexcept {
   const int fd = open_output();
   if (fd < 0) {
-    log_line("hookscope: HOOKSCOPE_TIMELINE: " + state->path + ": cannot open it for writing (" +
-             std::strerror(errno) + ")");
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + state->path + ": cannot open it for writing (" + std::strerror(errno) +
+             ")");
     return;
   }
   write_timeline(fd);
@@ -231,8 +236,8 @@ void install_timeline() noexcept {
     std::size_t events = default_events;
     if (path.ends_with(']')) {
       const std::size_t open = path.rfind("[events=");
-      const std::string_view number = open == std::string_view::npos ? std::string_view{}
-                                                                      : path.substr(open + 8, path.size() - open - 9);
+      const std::string_view number =
+          open == std::string_view::npos ? std::string_view{} : path.substr(open + 8, path.size() - open - 9);
       const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), events);
       if (open == std::string_view::npos || ec != std::errc() || end != number.data() + number.size() || events == 0) {
         path = {};
@@ -242,7 +247,8 @@ void install_timeline() noexcept {
     }
     if (setting.globs.empty() || path.empty()) {
       log_line(std::string("hookscope: HOOKSCOPE_TIMELINE: expected <glob>[,<glob>...]=<path>[events=N] (N a "
-                           "positive integer), got '") + text + "'; ignored");
+                           "positive integer), got '") +
+               text + "'; ignored");
       return;
     }
     auto* s = new timeline_state;

@@ -133,9 +133,9 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
     const std::size_t best_count = sl.best_value->leaf_count();
     if (k.provided == 0 || k.leaf_count == best_count) continue;
     throw inference_error("hookscope: the calls do not align on the best candidate (call " +
-                          std::to_string(best.index) + "): " + slot_text(sl) + " has " +
-                          std::to_string(k.leaf_count) + " flattened leaves in the calls that give it but " +
-                          std::to_string(best_count) + " in the best candidate, which leaves it out");
+                          std::to_string(best.index) + "): " + slot_text(sl) + " has " + std::to_string(k.leaf_count) +
+                          " flattened leaves in the calls that give it but " + std::to_string(best_count) +
+                          " in the best candidate, which leaves it out");
   }
 }
 
@@ -171,10 +171,9 @@ std::vector<value> align(const recorded_state& s, const stored_call& c, const st
         continue;
       }
       if (strict) {
-        throw inference_error("hookscope: " + slot_text(sl) + " has " + std::to_string(n) +
-                              " flattened leaves but previously got " +
-                              std::to_string(k.provided ? k.leaf_count : expected) +
-                              "; inference is impossible in that case");
+        throw inference_error(
+            "hookscope: " + slot_text(sl) + " has " + std::to_string(n) + " flattened leaves but previously got " +
+            std::to_string(k.provided ? k.leaf_count : expected) + "; inference is impossible in that case");
       }
     }
     out.resize(out.size() + expected);

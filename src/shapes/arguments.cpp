@@ -34,8 +34,9 @@ call_ptr new_candidate(const recorded_state& s, const call_inputs& inputs) {
 call_ptr pick_candidate(const recorded_state& s, const argument_options& o) {
   if (const auto* index = std::get_if<std::size_t>(&o.candidate)) {
     if (!s.options.keep_calls) {
-      throw inference_error("hookscope: infer_arguments: calls are not kept (engine_options::keep_calls is false), "
-                            "so no call can be chosen by index");
+      throw inference_error(
+          "hookscope: infer_arguments: calls are not kept (engine_options::keep_calls is false), "
+          "so no call can be chosen by index");
     }
     if (*index >= s.calls.size()) {
       throw inference_error("hookscope: infer_arguments: no stored call at index " + std::to_string(*index) + " (" +
@@ -136,8 +137,9 @@ namespace {
 call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& slots,
                             std::vector<std::string>& warnings) {
   if (!s.options.keep_calls) {
-    throw inference_error("hookscope: infer_arguments: avoid_specialization needs stored calls (keep_calls is false; "
-                          "on the command line use --store-n-calls N, not all)");
+    throw inference_error(
+        "hookscope: infer_arguments: avoid_specialization needs stored calls (keep_calls is false; "
+        "on the command line use --store-n-calls N, not all)");
   }
   const std::vector<flat_leaf> flat = flatten_slots(s, slots);
   const std::vector<std::vector<value>> observed = observed_calls(s, slots);
@@ -169,8 +171,8 @@ call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& sl
     std::string list;
     for (const std::string& x : best_low) list += (list.empty() ? "" : ", ") + x;
     warnings.push_back("hookscope: avoid_specialization: no stored call has every dynamic dimension >= 2; call " +
-                          std::to_string(best->index) + " has the most, but there " + list +
-                          ": torch.export specialises sizes 0 and 1");
+                       std::to_string(best->index) + " has the most, but there " + list +
+                       ": torch.export specialises sizes 0 and 1");
   }
   return best ? best : s.best;
 }
@@ -204,8 +206,9 @@ value arrange_arguments(const recorded_state& s, const std::vector<slot>& slots,
   if (kwargs.empty()) return value::tuple(std::move(args));
   if (args.empty()) return value::dict(std::move(kwargs));
   if (s.variadic(parameter_kind::var_positional)) {
-    throw inference_error("hookscope: cannot return arguments as a single tuple or a single dictionary because of "
-                          "'*args' in the function signature; set argument_options::as_args_kwargs = true");
+    throw inference_error(
+        "hookscope: cannot return arguments as a single tuple or a single dictionary because of "
+        "'*args' in the function signature; set argument_options::as_args_kwargs = true");
   }
   value_fields named;
   for (std::size_t i = 0; i < args.size(); ++i) named.emplace_back(slots[i].name, std::move(args[i]));
@@ -225,7 +228,8 @@ inferred_arguments infer_arguments(const recorded_state& s, const argument_optio
   if (!std::holds_alternative<call_inputs>(o.candidate)) out.call = candidate->index;
   std::vector<value> leaves = align(s, *candidate, slots, true);
   fill_placeholders(leaves, flatten_slots(s, slots), observed_calls(s, slots));
-  out.arguments = o.flat ? value::list(std::move(leaves)) : arrange_arguments(s, slots, std::move(leaves), o.as_args_kwargs);
+  out.arguments =
+      o.flat ? value::list(std::move(leaves)) : arrange_arguments(s, slots, std::move(leaves), o.as_args_kwargs);
   return out;
 }
 

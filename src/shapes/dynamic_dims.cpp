@@ -14,10 +14,10 @@ void check_rank(const flat_leaf& f) {
   if (!l || !l->rank_conflict_call) return;
   std::string seen;
   for (const shape_t& shape : l->shapes_seen) seen += (seen.empty() ? "" : ", ") + shape_text(shape);
-  throw inference_error("hookscope: all the shapes of '" + join_path(f.path) +
-                        "' must have the same rank, but call " + std::to_string(*l->rank_conflict_call) + " gave " +
-                        shape_text(l->rank_conflict_shape) + " after rank " + std::to_string(l->rank) +
-                        "; shapes seen: " + seen + (l->shapes_truncated ? ", ..." : ""));
+  throw inference_error("hookscope: all the shapes of '" + join_path(f.path) + "' must have the same rank, but call " +
+                        std::to_string(*l->rank_conflict_call) + " gave " + shape_text(l->rank_conflict_shape) +
+                        " after rank " + std::to_string(l->rank) + "; shapes seen: " + seen +
+                        (l->shapes_truncated ? ", ..." : ""));
 }
 
 // C2 (and dim_labels): a name matches the parameter or keyword (the *args name every extra position), a position
@@ -162,7 +162,8 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
         uses.push_back({dd.label, seq, where(f, dd.dim)});
       } else if (u->seq != seq) {
         notes.push_back("hookscope: the label " + dd.label + " is given to " + u->holder + " and to " +
-                        where(f, dd.dim) + ", whose observed values differ: torch.export and TensorRT will take "
+                        where(f, dd.dim) +
+                        ", whose observed values differ: torch.export and TensorRT will take "
                         "them as equal");
       }
     }
@@ -186,7 +187,8 @@ std::vector<std::string> warnings(const std::vector<tensor_input>& inputs, const
       }
       if (l.dims[dd.dim].counts_truncated) {
         out.push_back("hookscope: dimension " + std::to_string(dd.dim) + " of '" + t.name + "' took more than " +
-                      std::to_string(max_distinct_values) + " distinct values: its opt counts the " + std::to_string(max_distinct_values) + " smallest only");
+                      std::to_string(max_distinct_values) + " distinct values: its opt counts the " +
+                      std::to_string(max_distinct_values) + " smallest only");
       }
     }
     if (t.shapes_seen_truncated) {
@@ -231,7 +233,8 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
   if (s.combos_truncated) {
     r.warnings.push_back("hookscope: the calls took more than " + std::to_string(max_combinations) +
                          " distinct combinations of shapes: relations and profiles are computed from " +
-                         std::to_string(max_combinations) + " of them (those of smallest hash: the same whatever the "
+                         std::to_string(max_combinations) +
+                         " of them (those of smallest hash: the same whatever the "
                          "calls' order or split)");
   }
   for (const tensor_input& t : r.inputs) {

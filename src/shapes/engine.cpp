@@ -130,8 +130,9 @@ inferred_arguments shape_engine::choose_arguments(const argument_options& option
 
 std::string shape_engine::to_summary_json(std::string_view function) const {
   if (impl_->state.options.store_n_calls != unlimited) {
-    throw inference_error("hookscope: to_summary_json: only an engine recording every call has a summary "
-                          "(engine_options::store_n_calls = hookscope::unlimited)");
+    throw inference_error(
+        "hookscope: to_summary_json: only an engine recording every call has a summary "
+        "(engine_options::store_n_calls = hookscope::unlimited)");
   }
   return detail::shapes::to_summary_json(impl_->state, impl_->results, function);
 }

@@ -62,7 +62,7 @@ inline constexpr std::size_t max_combinations = 4096;  // distinct calls (by eve
 /// A distinct call (its inputs after A3-A5), and how many kept calls were exactly like it: what the relations
 /// between dims and the consistent profiles are computed from (profiles.cpp).
 struct combination {
-  call_ptr call;            // index: its first call
+  call_ptr call;  // index: its first call
   std::uint64_t count = 0;
   std::uint64_t hash = 0;
 };  // (positional, keyword) argument counts of a call
@@ -80,7 +80,7 @@ struct recorded_state {
   std::size_t limit = 0;
   std::size_t n_ignored = 0;  // calls add_call refused because the limit was reached (A1)
 
-  std::vector<combination> combos;  // distinct calls, first-seen order
+  std::vector<combination> combos;                                 // distinct calls, first-seen order
   std::vector<std::pair<std::uint64_t, std::size_t>> combo_index;  // (hash, combo), sorted by hash
   bool combos_truncated = false;
 
@@ -92,8 +92,9 @@ struct recorded_state {
   std::vector<call_ptr> calls;  // keep_calls only
 
   // Recording's own bookkeeping, which inference never reads (it uses find_position):
-  std::vector<std::size_t> position_keys;  // key of positional argument i, as far as calls went; cleared by on_signature
-  std::vector<std::size_t> kwarg_keys;     // scratch of add_call, reused by every call
+  std::vector<std::size_t>
+      position_keys;                    // key of positional argument i, as far as calls went; cleared by on_signature
+  std::vector<std::size_t> kwarg_keys;  // scratch of add_call, reused by every call
 
   explicit recorded_state(engine_options o) : options(o), limit(o.store_n_calls) {}
 
@@ -149,10 +150,10 @@ void from_summary_json(std::string_view text, recorded_state& state, recorded_st
 struct slot {
   std::size_t key = 0;
   bool positional = false;
-  std::size_t position = 0;                     // in the best candidate's positional arguments
+  std::size_t position = 0;                    // in the best candidate's positional arguments
   std::optional<std::size_t> signature_index;  // a position a key "2" matches (named positional parameters)
-  std::string name;        // the parameter / keyword name; "arg<i>" for positions without a parameter
-  std::string label_name;  // the name labels are built from ("<label_name>_dim_<d>")
+  std::string name;               // the parameter / keyword name; "arg<i>" for positions without a parameter
+  std::string label_name;         // the name labels are built from ("<label_name>_dim_<d>")
   std::vector<std::string> path;  // the tensor names' first components
   const value* best_value = nullptr;
 };
@@ -226,7 +227,6 @@ std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slo
 std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows);
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
                                             const std::vector<dim_relation>& relations, bool phases);
-
 
 }  // namespace detail::shapes
 HOOKSCOPE_DETAIL_END_NAMESPACE

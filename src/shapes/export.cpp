@@ -195,7 +195,7 @@ std::string dynamic_shapes::to_ort_options() const {
 }
 
 std::string dynamic_shapes::report() const {
-  std::size_t name_width = 5;  // "input"
+  std::size_t name_width = 5;                       // "input"
   for (const auto* list : {&inputs_, &outputs_}) {  // one column for both tables: long output names fit too
     for (const tensor_input& t : *list) name_width = std::max(name_width, t.name.size());
   }
@@ -215,8 +215,8 @@ std::string dynamic_shapes::report() const {
     for (const tensor_input& t : outputs_) {
       out += pad(t.name, name_width) + pad(std::string(to_string(t.dtype)), 10) + shapes_seen_text(t) + "\n";
       for (const dynamic_dim& d : t.dynamic_dims) {
-        out += pad("", name_width) + "dim " + std::to_string(d.dim) + ": " + d.label + " min " +
-               std::to_string(d.min) + " opt " + std::to_string(d.opt) + " max " + std::to_string(d.max) + "\n";
+        out += pad("", name_width) + "dim " + std::to_string(d.dim) + ": " + d.label + " min " + std::to_string(d.min) +
+               " opt " + std::to_string(d.opt) + " max " + std::to_string(d.max) + "\n";
       }
     }
   }

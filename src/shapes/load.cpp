@@ -83,7 +83,8 @@ class function_names {
 
 void refuse_directory(const std::string& source) {
   std::error_code ec;
-  if (std::filesystem::is_directory(source, ec)) fail(load_error_kind::unreadable, source + ": cannot read: it is a directory");
+  if (std::filesystem::is_directory(source, ec))
+    fail(load_error_kind::unreadable, source + ": cannot read: it is a directory");
 }
 
 std::ifstream open_source(const std::string& source) {
@@ -107,7 +108,8 @@ bool is_summary(const std::string& source) {
   in.read(head, sizeof head);
   std::string_view text(head, static_cast<std::size_t>(in.gcount()));
   const auto token = [&](std::string_view expected) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t')) {
+    while (!text.empty() &&
+           (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t')) {
       text.remove_prefix(1);
     }
     if (text.substr(0, expected.size()) != expected) return false;
@@ -139,7 +141,8 @@ void check_for_records(const load_options& o) {
       fail(load_error_kind::bad_option, "summarize keeps every call: --store-n-calls all, or leave it out");
     }
     if (!o.remove_inputs.empty()) {
-      fail(load_error_kind::bad_option, "--remove-inputs is for 'infer' and 'args' (give it when reading the summaries)");
+      fail(load_error_kind::bad_option,
+           "--remove-inputs is for 'infer' and 'args' (give it when reading the summaries)");
     }
   }
   if (!o.stored_call_option.empty() && o.store_n_calls == unlimited) {
@@ -160,10 +163,12 @@ void check_for_summaries(const load_options& o) {
     fail(load_error_kind::bad_option, "--signature-from applies when summarising: the summaries hold theirs");
   }
   if (!o.stored_call_option.empty()) {
-    fail(load_error_kind::bad_option, std::string(o.stored_call_option) +
-                                          " needs stored calls, and summaries hold none: read the record files instead");
+    fail(load_error_kind::bad_option,
+         std::string(o.stored_call_option) +
+             " needs stored calls, and summaries hold none: read the record files instead");
   }
-  if (o.for_summary) fail(load_error_kind::bad_option, "summarize reads record files, not summaries (they merge as they are)");
+  if (o.for_summary)
+    fail(load_error_kind::bad_option, "summarize reads record files, not summaries (they merge as they are)");
 }
 
 //=== records ===//
@@ -188,7 +193,8 @@ std::optional<parameter_list> signature_in(const std::string& source, const std:
     seen = true;
   }
   if (in.bad()) fail(load_error_kind::unreadable, source + ": cannot read: " + errno_text(EIO));
-  if (!seen) fail(load_error_kind::bad_option, "--signature-from " + source + ": holds no record of '" + shown(function) + "'");
+  if (!seen)
+    fail(load_error_kind::bad_option, "--signature-from " + source + ": holds no record of '" + shown(function) + "'");
   return std::nullopt;
 }
 
@@ -197,8 +203,8 @@ class call_feeder {
  public:
   explicit call_feeder(const load_options& o)
       : options_(o),
-        loaded_{.engine = shape_engine(engine_options{.store_n_calls = store_n_calls(o),
-                                                      .keep_calls = store_n_calls(o) != unlimited})} {}
+        loaded_{.engine = shape_engine(
+                    engine_options{.store_n_calls = store_n_calls(o), .keep_calls = store_n_calls(o) != unlimited})} {}
 
   static std::size_t store_n_calls(const load_options& o) {
     return o.for_summary ? unlimited : o.store_n_calls.value_or(3);
@@ -349,8 +355,9 @@ class summary_merger {
            name + ": a summary of '" + function + "', not of '" + *options_.function + "'");
     }
     if (part.num_obs() > 0 && function_ && *function_ != function) {
-      fail(load_error_kind::summaries_disagree, name + ": a summary of '" + function + "' while the earlier ones are of '" +
-                                                    *function_ + "'; choose the summaries of one function");
+      fail(load_error_kind::summaries_disagree, name + ": a summary of '" + function +
+                                                    "' while the earlier ones are of '" + *function_ +
+                                                    "'; choose the summaries of one function");
     }
     if (part.num_obs() > 0) function_ = function;
     try {
@@ -390,8 +397,9 @@ loaded_engine load_engine(const std::vector<std::string>& sources, const load_op
   summary_merger merger(options);
   for (const std::string& source : sources) {
     if (!is_summary(source)) {
-      fail(load_error_kind::mixed_sources, source + ": holds records while other inputs are summaries: give either "
-                                                    "record files or summaries (summarize turns records into one)");
+      fail(load_error_kind::mixed_sources, source +
+                                               ": holds records while other inputs are summaries: give either "
+                                               "record files or summaries (summarize turns records into one)");
     }
     merger.add(source, read_summary_text(source));
   }

@@ -39,8 +39,9 @@ void check_alike(const recorded_state& into, const recorded_state& later) {
                " (a part of a file split by lines lacks the signature its first record carries)");
   }
   if (into.if_missing != later.if_missing) {
-    refuse(merge_error::reason::values_if_missing_differ,
-           "value_if_missing differs: " + if_missing_text(into.if_missing) + " and " + if_missing_text(later.if_missing));
+    refuse(
+        merge_error::reason::values_if_missing_differ,
+        "value_if_missing differs: " + if_missing_text(into.if_missing) + " and " + if_missing_text(later.if_missing));
   }
 }
 

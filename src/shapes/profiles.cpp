@@ -12,10 +12,10 @@ namespace detail::shapes {
 
 namespace {
 
-inline constexpr std::int64_t max_k = 8;            // a = k*b + c: 1 <= k <= max_k
-inline constexpr std::int64_t max_c = 64;           // |c| <= max_c
+inline constexpr std::int64_t max_k = 8;              // a = k*b + c: 1 <= k <= max_k
+inline constexpr std::int64_t max_c = 64;             // |c| <= max_c
 inline constexpr std::int64_t max_value = 1LL << 40;  // larger sizes take no part in relations (no overflow)
-inline constexpr std::size_t max_sum_classes = 64;  // a = b + e is searched among the first classes only
+inline constexpr std::size_t max_sum_classes = 64;    // a = b + e is searched among the first classes only
 
 struct var {  // one dynamic dim of one input
   std::size_t input = 0;
@@ -322,9 +322,9 @@ tensorrt_profile profile_of(const std::vector<tensor_input>& inputs, const std::
       if (!r->shapes[i]) continue;
       for (std::size_t d = 0; d < inputs[i].rank; ++d) agree += (*r->shapes[i])[d] == opts[i][d];
     }
-    const bool better = !best || r->count > best->count ||
-                        (r->count == best->count && (agree > best_agree ||
-                                                     (agree == best_agree && r->first_call < best->first_call)));
+    const bool better =
+        !best || r->count > best->count ||
+        (r->count == best->count && (agree > best_agree || (agree == best_agree && r->first_call < best->first_call)));
     if (better) best = r, best_agree = agree;
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -349,8 +349,8 @@ tensorrt_profile profile_of(const std::vector<tensor_input>& inputs, const std::
     const std::int64_t old = side[i][d];
     if (old == v) return false;
     p.widened.push_back(std::string(what) + " of " + inputs[i].name + " dim " + std::to_string(d) + " widened from " +
-                        std::to_string(old) + " to " + std::to_string(v) + " so that " + r.text +
-                        " holds at the " + what + " point");
+                        std::to_string(old) + " to " + std::to_string(v) + " so that " + r.text + " holds at the " +
+                        what + " point");
     const value_class* c = class_of(i, d);
     if (!c) {
       side[i][d] = v;
@@ -390,8 +390,8 @@ tensorrt_profile profile_of(const std::vector<tensor_input>& inputs, const std::
       if (max_t > hi) {  // raise a term by the difference (divided by k, rounded up)
         const std::size_t m = mover(b.max);
         const std::int64_t step = m == 0 ? r.k : 1;
-        changed = set(b.max, xi[m], r.terms[m].dim, term(b.max, m) + (max_t - hi + step - 1) / step, "max", r) ||
-                  changed;
+        changed =
+            set(b.max, xi[m], r.terms[m].dim, term(b.max, m) + (max_t - hi + step - 1) / step, "max", r) || changed;
       }
     }
     if (!changed) break;
@@ -415,7 +415,8 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
     std::size_t best_score = 0;
     for (std::size_t p = 0; p < cls.size(); ++p) {
       const auto& v = cls[p].values;
-      const std::size_t given = static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](const auto& x) { return x.has_value(); }));
+      const std::size_t given =
+          static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](const auto& x) { return x.has_value(); }));
       const std::size_t ones = static_cast<std::size_t>(std::count(v.begin(), v.end(), std::optional<std::int64_t>(1)));
       if (given != v.size() || cls[p].constant || ones < 2 || v.size() - ones < 2) continue;
       std::size_t score = 0;  // dims constant within a phase, weighted by the phase's distinct calls

@@ -187,7 +187,8 @@ void apply_if_missing(const recorded_state& s, call_inputs& in) {
     if (!s.signature_index(name) && !s.variadic(parameter_kind::var_keyword)) {
       throw inference_error("hookscope: unexpected keyword argument '" + name +
                             "' provided as a value_if_missing input for a function that does not accept it; every "
-                            "value_if_missing key must be in the observed signature " + s.signature_text());
+                            "value_if_missing key must be in the observed signature " +
+                            s.signature_text());
     }
     in.kwargs.emplace_back(name, v);
   }
@@ -247,7 +248,6 @@ void hash_tree(const value& v, std::uint64_t& h) {
   });
 }
 
-
 void index_combo(recorded_state& s, std::size_t i) {
   const std::pair entry{s.combos[i].hash, i};
   s.combo_index.insert(std::lower_bound(s.combo_index.begin(), s.combo_index.end(), entry), entry);
@@ -257,21 +257,20 @@ void index_combo(recorded_state& s, std::size_t i) {
 // A combination's first call only grows with the calls, so the kept ones are those a merge of shards keeps too.
 void evict_largest_combo(recorded_state& s) {
   const std::size_t gone = s.combo_index.back().second;  // the index is sorted by (hash, combination), and
-  s.combo_index.pop_back();                               // combinations are in first-call order
+  s.combo_index.pop_back();                              // combinations are in first-call order
   s.combos.erase(s.combos.begin() + static_cast<std::ptrdiff_t>(gone));
   for (auto& entry : s.combo_index) {
     if (entry.second > gone) --entry.second;
   }
 }
 
-
 // A7 (first call with the strictly largest leaf count) and D1 (first call with the best's argument counts).
 void keep(recorded_state& s, call_inputs&& in, value_fields&& constants, std::size_t leaves) {
   const bool new_best = !s.best || leaves > s.best->leaf_count;
   const count_pair counts{in.args.size(), in.kwargs.size()};
   const bool new_counts =
-      s.first_by_counts.size() < max_count_pairs &&
-      std::none_of(s.first_by_counts.begin(), s.first_by_counts.end(), [&](const auto& e) { return e.first == counts; });
+      s.first_by_counts.size() < max_count_pairs && std::none_of(s.first_by_counts.begin(), s.first_by_counts.end(),
+                                                                 [&](const auto& e) { return e.first == counts; });
   if (!new_best && !new_counts && !s.options.keep_calls) return;
   auto call = std::make_shared<stored_call>(stored_call{s.n_calls, std::move(in), std::move(constants), leaves});
   if (new_best) s.best = call;

@@ -104,14 +104,16 @@ std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& nam
   }
   std::erase_if(s.if_missing, [&](const auto& e) {
     return contains(removed, e.first.to_string()) ||
-           (e.first.is_position() && std::find(positions.begin(), positions.end(), e.first.position()) != positions.end());
+           (e.first.is_position() &&
+            std::find(positions.begin(), positions.end(), e.first.position()) != positions.end());
   });
   std::erase_if(s.sig, [&](const parameter& p) { return contains(removed, p.name); });
   on_signature(s);
   for (auto& set : s.constant_sets) {
     std::erase_if(set.values, [&](const auto& c) { return contains(removed, c.first); });
   }
-  for (std::size_t i = 0; i < s.constant_sets.size(); ++i) {  // sets that became equal merge, the earliest first call kept
+  for (std::size_t i = 0; i < s.constant_sets.size();
+       ++i) {  // sets that became equal merge, the earliest first call kept
     for (std::size_t j = i + 1; j < s.constant_sets.size();) {
       if (!constants_equal(s.constant_sets[i].values, s.constant_sets[j].values)) {
         ++j;

@@ -53,7 +53,8 @@ using count_entry = std::pair<std::int64_t, std::uint64_t>;
 // Adds `n` calls of size `v` to the ascending counts.
 void count_value(dim_summary& s, std::int64_t v, std::uint64_t n) {
   auto& counts = s.counts;
-  auto it = std::lower_bound(counts.begin(), counts.end(), v, [](const count_entry& e, std::int64_t x) { return e.first < x; });
+  auto it = std::lower_bound(counts.begin(), counts.end(), v,
+                             [](const count_entry& e, std::int64_t x) { return e.first < x; });
   if (it != counts.end() && it->first == v) {
     it->second += n;
     return;

@@ -56,8 +56,8 @@ struct leaf_summary {
   std::vector<dim_summary> dims;
   std::vector<shape_t> shapes_seen;  // the smallest distinct ones, in first-seen order
   bool shapes_truncated = false;
-  std::size_t largest_seen = 0;      // index of the largest of shapes_seen once full: one comparison per new shape
-  std::size_t first_tensor_call = 0;              // of the first tensor (of rank `rank`, with dims[d].first)
+  std::size_t largest_seen = 0;       // index of the largest of shapes_seen once full: one comparison per new shape
+  std::size_t first_tensor_call = 0;  // of the first tensor (of rank `rank`, with dims[d].first)
   std::optional<std::size_t> rank_conflict_call;  // first call with another rank (rule C1)
   shape_t rank_conflict_shape;
   bool has_tensor = false;
@@ -67,13 +67,13 @@ struct leaf_summary {
 
 /// One top-level argument: a parameter name (given by position or by keyword), or a position without a parameter.
 struct key_summary {
-  std::string name;                      // empty for a position
-  std::optional<std::size_t> position;   // set for a position without a parameter of its own
-  std::uint64_t present = 0;             // calls giving it at all (remove_inputs counts them)
-  std::uint64_t constant_present = 0;    // calls giving it as a constant keyword value
-  std::uint64_t provided = 0;            // calls giving it with a truthy value (rule B4)
-  std::size_t leaf_count = 0;            // of the first call providing it
-  std::size_t first_provided_call = 0;   // that call
+  std::string name;                     // empty for a position
+  std::optional<std::size_t> position;  // set for a position without a parameter of its own
+  std::uint64_t present = 0;            // calls giving it at all (remove_inputs counts them)
+  std::uint64_t constant_present = 0;   // calls giving it as a constant keyword value
+  std::uint64_t provided = 0;           // calls giving it with a truthy value (rule B4)
+  std::size_t leaf_count = 0;           // of the first call providing it
+  std::size_t first_provided_call = 0;  // that call
   std::optional<std::pair<std::size_t, std::size_t>> count_conflict;  // (call, leaves) of the first mismatch
   std::optional<std::size_t> first_kwarg_call;                        // first call naming it as a keyword (B1)
   std::vector<leaf_summary> leaves;

@@ -341,7 +341,8 @@ dim_summary read_dim(const json::value& j, const json_path& at) {
   d.varies = m.flag("varies");
   d.sequence.value = hex_at(m["sequence"], m.at("sequence"));
   const json::array& counts = m.array("counts");
-  if (counts.size() > max_distinct_values) fail(m.at("counts"), "more than " + std::to_string(max_distinct_values) + " sizes");
+  if (counts.size() > max_distinct_values)
+    fail(m.at("counts"), "more than " + std::to_string(max_distinct_values) + " sizes");
   const json_path counts_at = m.at("counts");
   for (std::size_t i = 0; i < counts.size(); ++i) {
     const json_path pat = counts_at[i];
@@ -374,7 +375,8 @@ leaf_summary read_leaf(const json::value& j, const json_path& at) {
   const json_path dims_at = m.at("dims");
   for (std::size_t i = 0; i < dims.size(); ++i) l.dims.push_back(read_dim(dims[i], dims_at[i]));
   const json::array& shapes = m.array("shapes_seen");
-  if (shapes.size() > max_shapes_seen) fail(m.at("shapes_seen"), "more than " + std::to_string(max_shapes_seen) + " shapes");
+  if (shapes.size() > max_shapes_seen)
+    fail(m.at("shapes_seen"), "more than " + std::to_string(max_shapes_seen) + " shapes");
   const json_path shapes_at = m.at("shapes_seen");
   for (std::size_t i = 0; i < shapes.size(); ++i) l.shapes_seen.push_back(shape_at(shapes[i], shapes_at[i]));
   l.shapes_truncated = m.flag("shapes_truncated");
@@ -452,7 +454,8 @@ std::vector<call_ptr> read_stored_calls(const members& m) {
 
 call_ptr call_at(const std::vector<call_ptr>& calls, const json::value& j, const json_path& at) {
   const std::uint64_t i = count_at(j, at);
-  if (i >= calls.size()) fail(at, "call " + std::to_string(i) + " is not among the " + std::to_string(calls.size()) + " stored calls");
+  if (i >= calls.size())
+    fail(at, "call " + std::to_string(i) + " is not among the " + std::to_string(calls.size()) + " stored calls");
   return calls[i];
 }
 
@@ -521,7 +524,8 @@ void read_state(const members& m, recorded_state& s) {
   s.n_calls = m.size("calls");
   const std::vector<call_ptr> calls = read_stored_calls(m);
   for (const call_ptr& c : calls) {
-    if (c->index >= s.n_calls) fail(m.at("stored_calls"), "a call index beyond the " + std::to_string(s.n_calls) + " calls");
+    if (c->index >= s.n_calls)
+      fail(m.at("stored_calls"), "a call index beyond the " + std::to_string(s.n_calls) + " calls");
   }
   read_refs(m, s, calls);
   const json::array& sets = m.array("constant_sets");
@@ -539,9 +543,9 @@ void read_state(const members& m, recorded_state& s) {
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const json_path at = keys_at[i];
     key_summary k = read_key(keys[i], at);
-    const bool repeated =
-        k.position ? std::any_of(s.keys.begin(), s.keys.end(), [&](const key_summary& e) { return e.position == k.position; })
-                   : !s.name_keys.emplace(k.name, s.keys.size()).second;
+    const bool repeated = k.position ? std::any_of(s.keys.begin(), s.keys.end(),
+                                                   [&](const key_summary& e) { return e.position == k.position; })
+                                     : !s.name_keys.emplace(k.name, s.keys.size()).second;
     if (repeated) fail(at, "an argument summarised twice");
     s.keys.push_back(std::move(k));
   }
@@ -586,8 +590,8 @@ void from_summary_json(std::string_view text, recorded_state& state, recorded_st
     fail(root / "format", "not a summary (expected \"format\":\"" + std::string(format_name) + "\")");
   }
   if (const std::uint64_t v = m.count("version"); v != summary_version) {
-    fail(root / "version", "summary version " + std::to_string(v) + ", this hookscope reads version " +
-                               std::to_string(summary_version));
+    fail(root / "version",
+         "summary version " + std::to_string(v) + ", this hookscope reads version " + std::to_string(summary_version));
   }
   function = read_json_string(m["function"], m.at("function"));
   read_state(m, state);

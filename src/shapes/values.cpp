@@ -53,7 +53,9 @@ bool scalar_equal(const value& a, const value& b) {
   const bool a_str = a.type() == value::kind::string, b_str = b.type() == value::kind::string;
   if (a_str || b_str) return a_str && b_str && a.as_string() == b.as_string();
   if (a.type() != value::kind::floating && b.type() != value::kind::floating) {
-    const auto as_i = [](const value& v) { return v.type() == value::kind::integer ? v.as_int() : std::int64_t{v.as_bool()}; };
+    const auto as_i = [](const value& v) {
+      return v.type() == value::kind::integer ? v.as_int() : std::int64_t{v.as_bool()};
+    };
     return as_i(a) == as_i(b);
   }
   // NaN equals NaN here: a call's constant must equal itself (Python compares the same float object by identity).
@@ -86,7 +88,8 @@ value with_children(const value& like, std::vector<value> children) {
     case value::kind::structure: {
       value_fields fields;
       fields.reserve(children.size());
-      for (std::size_t i = 0; i < children.size(); ++i) fields.emplace_back(like.fields()[i].first, std::move(children[i]));
+      for (std::size_t i = 0; i < children.size(); ++i)
+        fields.emplace_back(like.fields()[i].first, std::move(children[i]));
       return like.type() == value::kind::dict ? value::dict(std::move(fields))
                                               : value::structure(like.struct_name(), std::move(fields));
     }

@@ -35,15 +35,13 @@ int main(int argc, char** argv) {
   }
   on_value.observe(7);  // the subscription has ended: nothing runs
 
-  std::printf("hooks_enabled=%d callbacks=%d via=%s\n", hookscope::hooks_enabled ? 1 : 0, runs,
-              DOWNSTREAM_FOUND_VIA);
+  std::printf("hooks_enabled=%d callbacks=%d via=%s\n", hookscope::hooks_enabled ? 1 : 0, runs, DOWNSTREAM_FOUND_VIA);
 
   const int expected_runs = expect_enabled ? 1 : 0;
   const int expected_seen = expect_enabled ? 42 : 0;
   if (hookscope::hooks_enabled != expect_enabled || runs != expected_runs || seen != expected_seen) {
     std::fprintf(stderr, "downstream: expected hooks_enabled=%d callbacks=%d (value %d), got %d %d (value %d)\n",
-                 expect_enabled ? 1 : 0, expected_runs, expected_seen, hookscope::hooks_enabled ? 1 : 0, runs,
-                 seen);
+                 expect_enabled ? 1 : 0, expected_runs, expected_seen, hookscope::hooks_enabled ? 1 : 0, runs, seen);
     return 1;
   }
   return 0;

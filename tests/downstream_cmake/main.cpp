@@ -40,9 +40,9 @@ int main(int argc, char** argv) {
   const int expected_runs = expect_enabled ? 1 : 0;
   const int expected_seen = expect_enabled ? 20 : 0;
   if (hookscope::hooks_enabled != expect_enabled || runs != expected_runs || seen != expected_seen || result != 41) {
-    std::fprintf(stderr, "downstream: expected hooks_enabled=%d pre_callbacks=%d (input_ids %d) result=41, got %d %d (%d) %d\n",
-                 expect_enabled ? 1 : 0, expected_runs, expected_seen, hookscope::hooks_enabled ? 1 : 0, runs, seen,
-                 result);
+    std::fprintf(
+        stderr, "downstream: expected hooks_enabled=%d pre_callbacks=%d (input_ids %d) result=41, got %d %d (%d) %d\n",
+        expect_enabled ? 1 : 0, expected_runs, expected_seen, hookscope::hooks_enabled ? 1 : 0, runs, seen, result);
     return 1;
   }
   return 0;

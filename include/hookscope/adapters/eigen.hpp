@@ -54,9 +54,11 @@ struct eigen_tensor_traits {
 }  // namespace detail
 
 template <class S, int R, int C, int O, int MR, int MC>
-struct tensor_traits<Eigen::Matrix<S, R, C, O, MR, MC>> : detail::eigen_tensor_traits<Eigen::Matrix<S, R, C, O, MR, MC>> {};
+struct tensor_traits<Eigen::Matrix<S, R, C, O, MR, MC>>
+    : detail::eigen_tensor_traits<Eigen::Matrix<S, R, C, O, MR, MC>> {};
 
 template <class S, int R, int C, int O, int MR, int MC>
-struct tensor_traits<Eigen::Array<S, R, C, O, MR, MC>> : detail::eigen_tensor_traits<Eigen::Array<S, R, C, O, MR, MC>> {};
+struct tensor_traits<Eigen::Array<S, R, C, O, MR, MC>> : detail::eigen_tensor_traits<Eigen::Array<S, R, C, O, MR, MC>> {
+};
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

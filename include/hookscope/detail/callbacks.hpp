@@ -37,18 +37,18 @@ class observer_core;
 /// context holds clones that call the original's callable and are removed with it.
 struct callback_node {
   using erased_invoke = void (*)();
-  erased_invoke invoke = nullptr;                // really void(*)(callback_node*, pass_t<Args>...)
+  erased_invoke invoke = nullptr;  // really void(*)(callback_node*, pass_t<Args>...)
   void (*destroy)(callback_node*) noexcept = nullptr;
   std::atomic<bool> removed{false};
   std::atomic<bool> has_clones{false};
-  std::atomic<std::uint32_t> refs{1};            // the subscription (a clone: its origin's chain) + every list holding it
-  void* ctx = nullptr;                           // its context_state (never changes), or null: global
-  callback_node* origin = nullptr;               // a clone: the registration whose callable it calls
+  std::atomic<std::uint32_t> refs{1};  // the subscription (a clone: its origin's chain) + every list holding it
+  void* ctx = nullptr;                 // its context_state (never changes), or null: global
+  callback_node* origin = nullptr;     // a clone: the registration whose callable it calls
   // Guarded by the node's context's mutex, or the callback mutex for global nodes:
-  observer_core* owner = nullptr;                // null once removed or its observer is gone
+  observer_core* owner = nullptr;  // null once removed or its observer is gone
   // Guarded by the callback mutex:
-  callback_node* next_clone = nullptr;           // the origin's chain of clones
-  std::uint64_t id = 0;                          // given by `subscription::release`
+  callback_node* next_clone = nullptr;  // the origin's chain of clones
+  std::uint64_t id = 0;                 // given by `subscription::release`
 };
 
 /// Small trivially copyable arguments cross the type-erased call in registers, not through memory.
@@ -76,9 +76,9 @@ struct callable_impl final : callback_node {
 
 /// What emission needs of one registration, copied out of the node so a walk touches one cache line per entry.
 struct callback_entry {
-  callback_node* callable;                       // the node whose `invoke` and callable run
+  callback_node* callable;  // the node whose `invoke` and callable run
   callback_node::erased_invoke invoke;
-  callback_node* node;                           // the registration (a clone's, in a copied context)
+  callback_node* node;  // the registration (a clone's, in a copied context)
 };
 
 /// An immutable snapshot of one observer's callbacks in one place (its globals, or one context): `size`
@@ -86,7 +86,7 @@ struct callback_entry {
 /// no end pointer across the callbacks).
 struct callback_list {
   std::uint32_t size = 0;
-  callback_list* next_retired = nullptr;         // writers' bookkeeping, never read by emission
+  callback_list* next_retired = nullptr;  // writers' bookkeeping, never read by emission
 
   const callback_entry* begin() const noexcept { return reinterpret_cast<const callback_entry*>(this + 1); }
   const callback_entry* end() const noexcept { return begin() + size; }
@@ -131,12 +131,12 @@ struct slot_chunk {
 
 /// Per-thread emission state; recycled for later threads when its thread ends.
 struct thread_record {
-  slot_chunk first;                              // nesting levels 0..15; deeper levels chain chunks
-  context_base* ctx = nullptr;                   // current context (a strong reference), owner only
-  std::uint64_t thread_id = 0;                   // unique per thread, never reused
-  callback_list* deferred = nullptr;             // private lists this thread retired while walking them
-  thread_record* next = nullptr;                 // every record made, for writers to scan
-  thread_record* next_free = nullptr;            // guarded by the callback mutex
+  slot_chunk first;                    // nesting levels 0..15; deeper levels chain chunks
+  context_base* ctx = nullptr;         // current context (a strong reference), owner only
+  std::uint64_t thread_id = 0;         // unique per thread, never reused
+  callback_list* deferred = nullptr;   // private lists this thread retired while walking them
+  thread_record* next = nullptr;       // every record made, for writers to scan
+  thread_record* next_free = nullptr;  // guarded by the callback mutex
 };
 
 inline constinit thread_local thread_record* tls_record = nullptr;
@@ -213,7 +213,7 @@ class observer_core {
 
   std::string_view name_;
   std::atomic<callback_list*> globals_{nullptr};
-  std::atomic<std::uint64_t> listeners_{0};      // registrations of this observer, global or in any context
+  std::atomic<std::uint64_t> listeners_{0};  // registrations of this observer, global or in any context
 
   friend struct observer_access;
   template <bool>
@@ -221,7 +221,8 @@ class observer_core {
 };
 
 /// The current context's slot for `o` on this thread, or null; reads nothing but the context's slots.
-[[gnu::always_inline]] inline const context_slot* find_own_slot(const thread_record& r, const observer_core* o) noexcept {
+[[gnu::always_inline]] inline const context_slot* find_own_slot(const thread_record& r,
+                                                                const observer_core* o) noexcept {
   const context_base* ctx = r.ctx;
   if (ctx == nullptr) return nullptr;
 #pragma GCC unroll 4
@@ -262,14 +263,16 @@ class emission {
     const callback_list* globals = o.globals_.load(std::memory_order_acquire);
     if (globals != nullptr) {
       publish<Asymmetric>(slot.globals, globals);
-      if (o.globals_.load(std::memory_order_seq_cst) != globals) [[unlikely]] globals = protect_globals(slot, o);
+      if (o.globals_.load(std::memory_order_seq_cst) != globals) [[unlikely]]
+        globals = protect_globals(slot, o);
     }
     const callback_list* own_list = nullptr;
     if (own != nullptr) {
       own_list = own->list.load(std::memory_order_acquire);
       if (own_list != nullptr) {
         publish<Asymmetric>(slot.own, own_list);
-        if (own->list.load(std::memory_order_seq_cst) != own_list) [[unlikely]] own_list = protect_own(slot, *own);
+        if (own->list.load(std::memory_order_seq_cst) != own_list) [[unlikely]]
+          own_list = protect_own(slot, *own);
       }
     }
     return {&slot, globals, own_list};
@@ -318,7 +321,8 @@ class emission {
 
   [[gnu::always_inline]] static emission_slot& slot_for(thread_record& r) noexcept {
     const std::uint32_t depth = tls_depth;
-    if (depth < slot_chunk::size) [[likely]] return r.first.slots[depth];
+    if (depth < slot_chunk::size) [[likely]]
+      return r.first.slots[depth];
     return deep_slot(r, depth);
   }
 

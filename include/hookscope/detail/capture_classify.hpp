@@ -58,19 +58,26 @@ template <class T>
 concept is_smart_pointer = requires(const T& p) {
   typename T::element_type;
   p.get();
-} && (requires { typename T::deleter_type; } || requires { typename T::weak_type; });
+}
+&&(
+    requires { typename T::deleter_type; } || requires { typename T::weak_type; });
 
 template <class T>
-concept flattenable = requires(const T& t) { flatten_traits<T>::flatten(t); };
+concept flattenable = requires(const T& t) {
+  flatten_traits<T>::flatten(t);
+};
 
 template <class T>
 concept string_keyed_map = requires {
   typename T::key_type;
   typename T::mapped_type;
-} && std::is_convertible_v<const typename T::key_type&, std::string_view>;
+}
+&&std::is_convertible_v<const typename T::key_type&, std::string_view>;
 
 template <class T>
-concept dereferenceable = requires(const T& p) { *p; };
+concept dereferenceable = requires(const T& p) {
+  *p;
+};
 
 template <class T>
 consteval capture_kind classify_pointer() {

@@ -80,19 +80,19 @@ struct fields_access<0> {
   }
 };
 
-#define HOOKSCOPE_DETAIL_FIELDS(N, ...)                      \
-  template <>                                                \
-  struct fields_access<N> {                                  \
-    template <class T>                                       \
-    static auto types(const T& t) {                          \
-      const auto& [__VA_ARGS__] = t;                         \
-      return decltype(type_list_of(__VA_ARGS__)){};         \
-    }                                                        \
-    template <class Rule, class T, class Options>            \
-    static auto apply(const T& t, Options options) {         \
-      const auto& [__VA_ARGS__] = t;                         \
-      return Rule::capture_fields(options, __VA_ARGS__);     \
-    }                                                        \
+#define HOOKSCOPE_DETAIL_FIELDS(N, ...)                  \
+  template <>                                            \
+  struct fields_access<N> {                              \
+    template <class T>                                   \
+    static auto types(const T& t) {                      \
+      const auto& [__VA_ARGS__] = t;                     \
+      return decltype(type_list_of(__VA_ARGS__)){};      \
+    }                                                    \
+    template <class Rule, class T, class Options>        \
+    static auto apply(const T& t, Options options) {     \
+      const auto& [__VA_ARGS__] = t;                     \
+      return Rule::capture_fields(options, __VA_ARGS__); \
+    }                                                    \
   };
 HOOKSCOPE_DETAIL_FIELDS(1, f0)
 HOOKSCOPE_DETAIL_FIELDS(2, f0, f1)

@@ -117,9 +117,9 @@ template <class C>
 struct first_uncapturable<captured_class<C>> : first_uncapturable<C> {};
 template <class C, class... Rest>
 struct first_uncapturable<std::tuple<C, Rest...>> {
-  using type = std::conditional_t<std::is_void_v<typename first_uncapturable<C>::type>,
-                                  typename first_uncapturable<std::tuple<Rest...>>::type,
-                                  typename first_uncapturable<C>::type>;
+  using type =
+      std::conditional_t<std::is_void_v<typename first_uncapturable<C>::type>,
+                         typename first_uncapturable<std::tuple<Rest...>>::type, typename first_uncapturable<C>::type>;
 };
 
 template <class Part>
@@ -236,7 +236,8 @@ struct rule<T, capture_kind::string_map> {
   static type capture(const T& m, capture_options options) {
     type out;
     if constexpr (std::ranges::sized_range<const T>) out.entries.reserve(std::ranges::size(m));
-    for (const auto& [key, v] : m) out.entries.emplace_back(std::string(std::string_view(key)), mapped::capture(v, options));
+    for (const auto& [key, v] : m)
+      out.entries.emplace_back(std::string(std::string_view(key)), mapped::capture(v, options));
     return out;
   }
 };

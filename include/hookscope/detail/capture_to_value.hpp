@@ -102,7 +102,8 @@ value to_value_of(const captured_class<C>& c) {
     } else {
       return c.children;  // (name, child) tuples
     }
-  }();
+  }
+  ();
   fields_builder fields(pairs.size());
   add_fields(fields, pairs);
   return std::move(fields).structure(c.name);

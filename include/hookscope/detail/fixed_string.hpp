@@ -101,11 +101,11 @@ constexpr names_problem check_names(std::string_view list, std::size_t arity) no
   const char* p = list.data();
   const std::size_t n = list.size();
   std::size_t count = 0;
-  std::size_t start = 0;       // where the current name's part of the list starts
-  std::size_t b = n;           // its first character that is not a space (n: none yet)
-  std::size_t e = 0;           // one past its last character that is not a space
+  std::size_t start = 0;                    // where the current name's part of the list starts
+  std::size_t b = n;                        // its first character that is not a space (n: none yet)
+  std::size_t e = 0;                        // one past its last character that is not a space
   names_problem bad = names_problem::none;  // what is wrong with the current name, if anything
-  bool any = false;            // a character that is not a space anywhere
+  bool any = false;                         // a character that is not a space anywhere
   for (std::size_t i = 0; i <= n; ++i) {
     const char c = i < n ? p[i] : ',';
     if (c != ',') {
@@ -113,9 +113,9 @@ constexpr names_problem check_names(std::string_view list, std::size_t arity) no
       any = true;
       if (c == '=') {
         bad = names_problem::default_argument;
-      } else if (bad == names_problem::none &&
-                 ((b != n && e != i) ||  // a space inside the name ("int a")
-                  !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (b != n && c >= '0' && c <= '9')))) {
+      } else if (bad == names_problem::none && ((b != n && e != i) ||  // a space inside the name ("int a")
+                                                !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+                                                  (b != n && c >= '0' && c <= '9')))) {
         bad = names_problem::not_identifier;
       }
       if (b == n) b = i;

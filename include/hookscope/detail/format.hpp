@@ -14,7 +14,9 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
 template <class T>
-concept streamable = requires(std::ostream& os, const T& value) { os << value; };
+concept streamable = requires(std::ostream& os, const T& value) {
+  os << value;
+};
 
 // Compiled in the library (src/format.cpp): <charconv> and <sstream> stay out of every translation unit that calls
 // an observable (~150 M of GCC 12's instructions each). (<ostream> stays: whether a type is `streamable` must not

@@ -49,8 +49,7 @@ struct function_type_traits<R (*)(A..., ...) noexcept(NE)> : c_variadic_function
 template <class C, class R, class... A, bool NE>
 struct function_type_traits<R (C::*)(A..., ...) noexcept(NE)> : c_variadic_function<R (C::*)(A..., ...)> {};
 template <class C, class R, class... A, bool NE>
-struct function_type_traits<R (C::*)(A..., ...) const noexcept(NE)>
-    : c_variadic_function<R (C::*)(A..., ...) const> {};
+struct function_type_traits<R (C::*)(A..., ...) const noexcept(NE)> : c_variadic_function<R (C::*)(A..., ...) const> {};
 
 template <class F>
 using function_type_of = typename function_type_traits<F>::type;

@@ -64,8 +64,8 @@ template <class R, class Invoke>
 /// caller need not store them to take their address), everything else by reference (no copy or move added).
 template <class A>
 using observed_arg_t =
-    std::conditional_t<!std::is_reference_v<A> && std::is_trivially_copyable_v<A> && sizeof(A) <= 2 * sizeof(void*),
-                       A, A&>;
+    std::conditional_t<!std::is_reference_v<A> && std::is_trivially_copyable_v<A> && sizeof(A) <= 2 * sizeof(void*), A,
+                       A&>;
 
 /// The observed calls of the annotations whose callbacks receive `Context` (a signature and its parameter names),
 /// on the object of type `Self` (void for free functions); shared by those annotations whatever their function. A

@@ -42,9 +42,8 @@ constexpr value_ops make_value_ops() noexcept {
 /// library (src/value_ops.cpp): a translation unit annotating functions that take them then compiles no
 /// formatting or capture code of its own for them (~1 ms of GCC's time per type and translation unit).
 struct common_value_ops {
-  static const value_ops boolean, char_, signed_char, unsigned_char, short_, unsigned_short, int_, unsigned_int,
-      long_, unsigned_long, long_long, unsigned_long_long, float_, double_, long_double, string, string_view,
-      tensor;
+  static const value_ops boolean, char_, signed_char, unsigned_char, short_, unsigned_short, int_, unsigned_int, long_,
+      unsigned_long, long_long, unsigned_long_long, float_, double_, long_double, string, string_view, tensor;
 };
 
 /// The library's table of T (`table`); none for a type whose table each translation unit makes. (A member to
@@ -53,10 +52,10 @@ struct common_value_ops {
 template <class T>
 struct common_value_ops_of {};
 
-#define HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(type, member)                      \
-  template <>                                                                \
-  struct common_value_ops_of<type> {                                         \
-    static constexpr const value_ops& table = common_value_ops::member;     \
+#define HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(type, member)                 \
+  template <>                                                           \
+  struct common_value_ops_of<type> {                                    \
+    static constexpr const value_ops& table = common_value_ops::member; \
   }
 HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(bool, boolean);
 HOOKSCOPE_DETAIL_COMMON_VALUE_OPS(char, char_);
