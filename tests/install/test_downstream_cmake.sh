@@ -13,7 +13,7 @@
 # with. Set HOOKSCOPE_KEEP_TMP=1 to keep the temporary directory for inspection.
 set -euo pipefail
 
-# shellcheck source=tools/downstream_common.sh
+# shellcheck source=tests/install/downstream_common.sh
 source "$(dirname "$0")/downstream_common.sh"
 cmake=${CMAKE:-cmake}
 command -v "$cmake" >/dev/null || { echo "FAIL: cmake is not installed (tools/ensure_packages.sh lists it)" >&2; exit 1; }

@@ -13,7 +13,7 @@
 # keep the temporary directory for inspection.
 set -euo pipefail
 
-# shellcheck source=tools/downstream_common.sh
+# shellcheck source=tests/install/downstream_common.sh
 source "$(dirname "$0")/downstream_common.sh"
 hooks_value=$([[ $mode == 1 ]] && echo true || echo false)
 echo "   compiler: ${tc_compiler:-default}, cpp_args: '${tc_cxxflags}', cpp_link_args: '${tc_ldflags}'," \

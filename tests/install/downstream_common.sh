@@ -1,4 +1,4 @@
-# Sourced by tools/test_downstream.sh and tools/test_downstream_cmake.sh: their arguments, a temporary directory,
+# Sourced by tests/install/test_downstream.sh and tests/install/test_downstream_cmake.sh: their arguments, a temporary directory,
 # step/fail/run, and the toolchain settings of the hookscope build they consume.
 #
 # After sourcing: source_root, build_root, mode (1|0), meson, tmp; tc_compiler (the whole compiler command, e.g.
