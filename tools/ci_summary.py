@@ -2,9 +2,11 @@
 """Counts test cases over several Meson build dirs and prints `N passed, M failed[, K skipped]`.
 
 A Catch2 executable counts its test cases (from its summary line); a pytest run (the modules of tests/, one Meson
-test each) counts its cases from pytest's final summary line (`12 passed, 1 skipped in 3.10s`): a skip counts as
-skipped, a failure or an error as failed, and a pytest test that failed counts at least one failure even when its line
-is missing; any other test counts as one. A build dir that also holds pytest.xml (tools/python_test.sh's JUnit XML)
+test each, known by its command) counts its cases from pytest's summary line (`12 passed, 1 skipped in 3.10s`, the
+last one of its output, colours removed): a skip counts as skipped, a failure or an error as failed, a pytest test
+that failed counts at least one failure, and one without its line counts one failure; any other test counts as one.
+A build whose test log is missing, empty or cut counts a failure: the callers remove the log before each run, so
+that a run that did not happen is not counted from an older one. A build dir that also holds pytest.xml (tools/python_test.sh's JUnit XML)
 adds its test cases in the same way.
 Usage: ci_summary.py BUILD_DIR...
 """
@@ -16,25 +18,34 @@ import xml.etree.ElementTree as ET
 
 ALL_PASSED = re.compile(r"All tests passed \((\d+) assertions? in (\d+) test cases?\)")
 MIXED = re.compile(r"test cases:\s*(\d+)\s*\|(?:\s*(\d+) passed)?\s*\|?(?:\s*(\d+) failed)?")
-# pytest's last line, with or without -q: "==== 12 passed, 1 skipped in 3.10s ====", "1 failed, 2 errors in 0.5s",
-# "12 passed, 2 warnings in 3.1s (0:00:03)"; its counts come in any order, each at most once.
-PYTEST_COUNT = r"\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?|rerun)"
+# pytest's summary line, with or without -q: "==== 12 passed, 1 skipped in 3.10s ====", "1 failed, 2 errors in 0.5s",
+# "12 passed, 2 warnings in 3.1s (0:00:03)"; its counts come in any order, each at most once, and a plugin may add
+# its own ("5 subtests passed"), which count no case.
+PYTEST_COUNT = r"\d+ [a-z]+(?: [a-z]+)?"
 PYTEST_LINE = re.compile(rf"^=*\s*((?:{PYTEST_COUNT})(?:, {PYTEST_COUNT})*) in [\d.]+s\b[^=]*=*$")
 PYTEST_OUTCOMES = {"passed": 0, "xfailed": 0, "xpassed": 0, "failed": 1, "error": 1, "errors": 1, "skipped": 2}
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # pytest's colours (PY_COLORS=1)
+
+
+def is_pytest(entry):
+    """A Meson test that runs pytest (`python3 -m pytest <module> ...`)."""
+    return any(str(part) == "pytest" or str(part).endswith("/pytest") for part in entry.get("command") or [])
 
 
 def pytest_counts(out):
-    """(passed, failed, skipped) of pytest's summary line, the last line of its output, or None when it is not one
-    (not pytest, or a run cut short: killed at its timeout, crashed)."""
-    lines = [line.strip() for line in out.splitlines() if line.strip()]
-    m = PYTEST_LINE.match(lines[-1]) if lines else None
-    if not m:
-        return None
-    sums = [0, 0, 0]
-    for n, outcome in re.findall(r"(\d+) (\w+)", m.group(1)):
-        if outcome in PYTEST_OUTCOMES:  # deselected cases and warnings are no cases run
-            sums[PYTEST_OUTCOMES[outcome]] += int(n)
-    return tuple(sums)
+    """(passed, failed, skipped) of pytest's summary line, the last such line of its output (what an atexit hook or
+    the interpreter prints after it is not the run's), or None when there is none (a run cut short: killed at its
+    timeout, crashed)."""
+    for line in reversed(ANSI_ESCAPE.sub("", out).splitlines()):
+        m = PYTEST_LINE.match(line.strip())
+        if not m:
+            continue
+        sums = [0, 0, 0]
+        for n, outcome in re.findall(r"(\d+) ([a-z]+(?: [a-z]+)?)", m.group(1)):
+            if outcome in PYTEST_OUTCOMES:  # deselected cases, warnings and a plugin's counts are no cases run
+                sums[PYTEST_OUTCOMES[outcome]] += int(n)
+        return tuple(sums)
+    return None
 
 
 def count(entry):
@@ -43,8 +54,10 @@ def count(entry):
     if result == "SKIP":
         return 0, 0, 1
     ok = result in ("OK", "EXPECTEDFAIL")
-    counts = pytest_counts(out)
-    if counts:
+    if is_pytest(entry):  # counted from pytest's own line only: a Catch2 line in its output is another program's
+        counts = pytest_counts(out)
+        if counts is None:  # no summary: the run did not finish as pytest does
+            return 0, 1, 0
         passed, failed, skipped = counts
         return passed, max(failed, 0 if ok else 1), skipped
     m = ALL_PASSED.search(out)
@@ -82,10 +95,22 @@ def main() -> int:
             totals[1] += 1
             continue
         sums = [0, 0, 0]
+        entries = 0
         for line in lines:
-            if line.strip():
-                for i, n in enumerate(count(json.loads(line))):
-                    sums[i] += n
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                print(f"{build}: a test log line that is not JSON (a run cut short?)", file=sys.stderr)
+                sums[1] += 1
+                continue
+            entries += 1
+            for i, n in enumerate(count(entry)):
+                sums[i] += n
+        if entries == 0 and sums[1] == 0:  # a test log without a test is a run that did not happen
+            print(f"{build}: the test log holds no test", file=sys.stderr)
+            sums[1] += 1
         print(f"{build}: {sums[0]} passed, {sums[1]} failed, {sums[2]} skipped", file=sys.stderr)
         pytest_xml = f"{build}/pytest.xml"
         if os.path.exists(pytest_xml):

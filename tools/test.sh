@@ -10,6 +10,7 @@ ensure_packages "${HOOKSCOPE_BUILD_PACKAGES[@]}"
 build=${HOOKSCOPE_BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || meson setup "$build" "$@"
 status=0
+rm -f "$build/meson-logs/testlog.json" "$build/pytest.xml"  # tools/ci_summary.py counts only this run's results
 meson test -C "$build" --print-errorlogs || status=$?
 if [ "${HOOKSCOPE_PYTHON_TESTS:-1}" != 0 ]; then
   bash tools/python_test.sh "$build" || status=1
