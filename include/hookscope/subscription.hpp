@@ -63,7 +63,9 @@ class [[nodiscard]] subscription {
   subscription& operator=(subscription&&) noexcept = default;
   subscription(const subscription&) = delete;
   subscription& operator=(const subscription&) = delete;
-  ~subscription() = default;
+  // Provided, though empty: a scope's `auto sub = obs.add(...)` is used for its end, as in enabled builds, and
+  // compilers do not call a variable whose type has a provided destructor unused (Clang does for a trivial one).
+  ~subscription() {}  // not `= default`: that would make Clang's -Wunused-variable fire
   void reset() noexcept {}
   [[nodiscard]] callback_id release() noexcept { return {}; }
   [[nodiscard]] bool active() const noexcept { return false; }

@@ -147,3 +147,35 @@ def test_mixed_modes_fail_to_link(compiler, tmp_path):
         f"the mixed link failed, but not over the mode namespace:\n{mixed.stderr}"
     print("mixing an enabled and a disabled translation unit fails to link:\n    " +
           next(l for l in mixed.stderr.splitlines() if "v0_hooks" in l).strip())
+
+
+# --- 4. the same user code compiles in both modes, warnings as errors ---
+
+SCOPED_SUBSCRIPTIONS = r"""
+#include "hookscope/observable.hpp"
+#include "hookscope/observer.hpp"
+#include "hookscope/registry.hpp"
+inline hookscope::observer<const int&> on_x{"on_x"};
+namespace impl { inline int lower(int a) { return a; } }
+HOOKSCOPE_OBSERVABLE(lower, impl::lower, a);
+int main() {
+  {
+    auto sub = on_x.add([](const int&) {});  // kept for its scope only
+    auto pre = lower.observers.pre.add([](const auto&) {});
+    on_x.observe(1);
+  }
+  if (const hookscope::function_info* info = hookscope::find_observable("lower")) {
+    auto s = info->pre().add([](const hookscope::erased_call&) {});
+  }
+  return lower(0);
+}
+"""
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_subscriptions_kept_for_their_scope_compile_without_warning(compiler, tmp_path, mode):
+    source = tmp_path / "scoped.cpp"
+    source.write_text(SCOPED_SUBSCRIPTIONS)
+    done = sh(compiler + ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-DHOOKSCOPE_ENABLED={mode}",
+                          "-I", INCLUDE, "-fsyntax-only", source])
+    assert done.returncode == 0, f"RAII subscriptions warn with HOOKSCOPE_ENABLED={mode}:\n{done.stderr}"
