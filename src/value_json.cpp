@@ -225,7 +225,10 @@ std::optional<repeated_json_key> json_key_checker::find(std::string_view text) {
       const frame f = frames_.back();
       if (f.object) {
         if (auto repeated = repeated_key(f.first_key)) {
-          return repeated_json_key{"\"" + std::string(*repeated) + "\"", path_of_top(), frames_.size(), i + 1};
+          // Appended, not `"\"" + std::string(...)`: GCC 12 at -O3 reports a false -Wrestrict for that form.
+          std::string quoted(1, '"');
+          quoted.append(*repeated).push_back('"');
+          return repeated_json_key{std::move(quoted), path_of_top(), frames_.size(), i + 1};
         }
       }
       frames_.pop_back();
