@@ -9,6 +9,7 @@
 
 #include "call_clock.hpp"
 #include "fd_writer.hpp"
+#include "json_text.hpp"
 #include "lifecycle.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
@@ -26,6 +27,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,8 @@ namespace detail {
 namespace {
 
 constexpr std::size_t default_events = 16384;
-constexpr std::size_t args_capacity = 160;  // bytes of formatted arguments kept per event (cut at an argument)
+constexpr std::uint64_t max_events = 1 << 20;  // 192 MiB per thread
+constexpr std::size_t args_capacity = 160;     // bytes of formatted arguments kept per event (cut at an argument)
 
 struct event {
   const function_info* function;
@@ -50,7 +53,7 @@ struct event {
 struct thread_ring {
   std::int64_t tid = 0;
   char name[16] = {};
-  std::size_t capacity = 0;
+  std::size_t capacity = 0;  // events kept; the ring has one slot more, the one the thread's next event goes to
   std::atomic<std::uint64_t> written{0};  // events ever written; the ring holds the last `capacity`
   event* events = nullptr;
   std::atomic<thread_ring*> next{nullptr};
@@ -66,16 +69,20 @@ timeline_state* state = nullptr;
 
 constinit thread_local call_clock clock_of_thread;
 constinit thread_local thread_ring* ring_of_thread = nullptr;
+constinit thread_local bool ring_failed = false;
 
 thread_ring* ring_for_this_thread() {
   if (ring_of_thread != nullptr) return ring_of_thread;
+  if (ring_failed) throw std::bad_alloc();  // tried once on this thread
+  ring_failed = true;
   auto* ring = new thread_ring;
   ring->tid = static_cast<std::int64_t>(::syscall(SYS_gettid));
   (void)pthread_getname_np(pthread_self(), ring->name, sizeof ring->name);
   ring->capacity = state->events;
-  ring->events = new event[ring->capacity];
+  ring->events = new event[ring->capacity + 1];
   push_front(state->head, ring);
   ring_of_thread = ring;
+  ring_failed = false;
   return ring;
 }
 
@@ -90,14 +97,11 @@ void format_args(const erased_call& call, event& e) {
     };
     if (i != 0) put(',');
     put('"');
-    for (char c : call.arg_name(i)) put(c);
+    json_string_body(call.arg_name(i), put);
     put('"');
     put(':');
     put('"');
-    for (char c : call.format_arg(i)) {
-      if (c == '"' || c == '\\') put('\\');
-      put(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
-    }
+    json_string_body(call.format_arg(i), put);
     put('"');
     if (size > args_capacity) {  // this argument does not fit: the event keeps the ones before it
       size = before;
@@ -109,12 +113,26 @@ void format_args(const erased_call& call, event& e) {
 
 void on_pre(const erased_call& call) { clock_of_thread.start(call.call_id()); }
 
+constinit std::atomic<bool> reported_no_ring{false};
+
 void on_post(const erased_call& call) {
   const call_clock::timing t = clock_of_thread.stop(call.call_id());
   if (t.duration < 0) return;
-  thread_ring* ring = ring_for_this_thread();
+  thread_ring* ring = nullptr;
+  try {
+    ring = ring_for_this_thread();
+  } catch (...) {  // out of memory: this thread's calls are left out, said once for the whole process
+    if (!reported_no_ring.exchange(true)) {
+      log_line("hookscope: HOOKSCOPE_TIMELINE: no memory for a thread's ring of " + std::to_string(state->events) +
+               " events; that thread's calls are left out of the timeline");
+    }
+    return;
+  }
   const std::uint64_t n = ring->written.load(std::memory_order_relaxed);
-  event& e = ring->events[n % ring->capacity];
+  // The writer at exit may be copying this slot's previous event: it checks `written` after its copy (a sequence
+  // lock whose count is `written`), and this fence orders that count before the slot's new bytes.
+  std::atomic_thread_fence(std::memory_order_release);
+  event& e = ring->events[n % (ring->capacity + 1)];
   e.function = &call.function();
   e.start = t.start;
   e.duration = t.duration;
@@ -146,7 +164,8 @@ void write_timeline(int fd) noexcept {
         .signed_number(r->tid);
     w.text(",\"args\":{\"name\":");
     if (r->name[0] != '\0') {
-      w.json_string(std::string_view(r->name, strnlen(r->name, sizeof r->name)));
+      // The kernel keeps 15 bytes of a name: a character cut there is left out, not shown as invalid bytes.
+      w.json_string(without_cut_character(std::string_view(r->name, strnlen(r->name, sizeof r->name))));
     } else {
       w.text("\"thread ").signed_number(r->tid).text("\"");
     }
@@ -154,7 +173,13 @@ void write_timeline(int fd) noexcept {
     const std::uint64_t written = r->written.load(std::memory_order_acquire);
     const std::uint64_t begin = written > r->capacity ? written - r->capacity : 0;
     for (std::uint64_t i = begin; i < written; ++i) {
-      const event& e = r->events[i % r->capacity];
+      // The thread may still be making calls (the program exits while others trace): copy the event, then keep it
+      // only if its slot was not reused meanwhile (the thread's next event goes to slot `written`).
+      event e;
+      std::memcpy(static_cast<void*>(&e), &r->events[i % (r->capacity + 1)], sizeof e);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (r->written.load(std::memory_order_relaxed) > i + r->capacity) continue;  // overwritten while copied
+      if (e.args_size > args_capacity) continue;
       separator();
       w.text("{\"name\":").json_string(e.function->name).text(",\"cat\":\"hookscope\",\"ph\":\"X\",\"ts\":");
       // ts from the start and its end from the same origin, so that nested events stay nested once rounded.
@@ -193,7 +218,7 @@ bool expand_path(char (&out)[4096]) noexcept {
 int open_output() noexcept {
   char path[4096];
   if (!expand_path(path)) return -1;
-  return ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  return open_output_file(path, O_TRUNC);
 }
 
 void write_at_exit() noexcept {
@@ -230,33 +255,46 @@ void trace_if_matching(const function_info& info) noexcept {
 void install_timeline() noexcept {
   try {
     const char* text = std::getenv("HOOKSCOPE_TIMELINE");
-    globs_and_path setting = split_globs_and_path(text);
-    if (setting.globs.empty() && setting.path.empty()) return;  // the common case: no hook, nothing allocated
+    static constexpr std::string_view variable = "HOOKSCOPE_TIMELINE";
+    static constexpr std::string_view expected = "<glob>[,<glob>...]=<path>[events=N], N from 1 to 1048576";
+    globs_and_path setting = parse_globs_and_path(variable, text, expected);
+    if (!setting.ok) return;
+    if (setting.globs.empty()) return;  // the common case: no hook, nothing allocated
     std::string_view path = setting.path;
     std::size_t events = default_events;
     if (path.ends_with(']')) {
-      const std::size_t open = path.rfind("[events=");
-      const std::string_view number =
-          open == std::string_view::npos ? std::string_view{} : path.substr(open + 8, path.size() - open - 9);
-      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), events);
-      if (open == std::string_view::npos || ec != std::errc() || end != number.data() + number.size() || events == 0) {
-        path = {};
-      } else {
-        path = trim(path.substr(0, open));
+      const std::size_t open = path.rfind('[');
+      const std::string_view option =
+          open == std::string_view::npos ? std::string_view{} : path.substr(open + 1, path.size() - open - 2);
+      const std::optional<std::uint64_t> n =
+          option.starts_with("events=") ? bounded_number(trim(option.substr(7)), max_events) : std::nullopt;
+      if (!n) {
+        report_setting(variable, text, "not an option [events=N] with N in bounds", expected,
+                       "the variable is ignored");
+        return;
       }
+      events = static_cast<std::size_t>(*n);
+      path = trim(path.substr(0, open));
     }
-    if (setting.globs.empty() || path.empty()) {
-      log_line(std::string("hookscope: HOOKSCOPE_TIMELINE: expected <glob>[,<glob>...]=<path>[events=N] (N a "
-                           "positive integer), got '") +
-               text + "'; ignored");
+    if (path.empty()) {
+      report_setting(variable, text, "no path", expected, "the variable is ignored");
       return;
     }
     auto* s = new timeline_state;
     s->events = events;
-    s->path = std::string(path);
+    s->path = absolute_path(path);  // a later chdir() does not move the file
     s->globs = std::move(setting.globs);
-    tick_clock::start();
     state = s;
+    char expanded[4096];
+    const std::optional<std::string> unusable =
+        expand_path(expanded) ? unusable_output(expanded) : std::optional<std::string>("the path is too long");
+    if (unusable) {
+      report_setting(variable, s->path, *unusable, "a path to a file that can be written", "the variable is ignored");
+      state = nullptr;
+      delete s;
+      return;
+    }
+    tick_clock::start();
     add_exit_action({&write_at_exit, &write_from_signal_handler});
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_events);
     add_registration_hook(&trace_if_matching);
