@@ -63,26 +63,31 @@ constexpr std::string_view without_cut_character(std::string_view s) noexcept {
   return s;
 }
 
-/// Calls `put(char)` for each character of the JSON string body of `s` (no quotes).
+/// Where escaped text goes: a JSON string's body, or a log line (text for people: only what is not UTF-8 and
+/// control characters are escaped, each as `\xNN`, once).
+enum class escape_for { json, log };
+
+/// Calls `put(char)` for each character of `s` escaped for `where` (no quotes).
 template <class Put>
-constexpr void json_string_body(std::string_view s, Put&& put) {
+constexpr void escape_text(std::string_view s, escape_for where, Put&& put) {
   constexpr char hex[] = "0123456789abcdef";
+  const bool json = where == escape_for::json;
   while (!s.empty()) {
     const std::size_t n = utf8_sequence_length(s);
     const auto u = static_cast<unsigned char>(s[0]);
-    if (n == 0) {  // not UTF-8: the byte as visible text
+    if (n == 0 || (!json && u < 0x20)) {  // not UTF-8 (or, in a log line, a control character): visible text
       put('\\');
-      put('\\');
+      if (json) put('\\');
       put('x');
       put(hex[u >> 4]);
       put(hex[u & 15]);
       s.remove_prefix(1);
       continue;
     }
-    if (s[0] == '"' || s[0] == '\\') {
+    if (json && (s[0] == '"' || s[0] == '\\')) {
       put('\\');
       put(s[0]);
-    } else if (u < 0x20) {
+    } else if (json && u < 0x20) {
       put('\\');
       put('u');
       put('0');
@@ -94,6 +99,12 @@ constexpr void json_string_body(std::string_view s, Put&& put) {
     }
     s.remove_prefix(n);
   }
+}
+
+/// Calls `put(char)` for each character of the JSON string body of `s` (no quotes).
+template <class Put>
+constexpr void json_string_body(std::string_view s, Put&& put) {
+  escape_text(s, escape_for::json, put);
 }
 
 }  // namespace detail

@@ -1,6 +1,8 @@
 // HOOKSCOPE_RECORD's output files (see record_file.hpp).
 #include "record_file.hpp"
 
+#include "settings.hpp"
+
 #include "call_clock.hpp"
 #include "lifecycle.hpp"
 
@@ -56,7 +58,7 @@ record_file::record_file(std::string path, int fd, dev_t device, ino_t inode)
 
 record_file& record_file::open(const std::string& path) {
   const std::lock_guard lock(files_mutex);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd = open_output_file(path.c_str(), O_APPEND);  // a FIFO without a reader is refused, not waited for
   const int open_error = errno;
   struct stat st {};
   if (fd >= 0 && ::fstat(fd, &st) == 0) {

@@ -141,8 +141,9 @@ void on_post(const erased_call& call) {
   ring->written.store(n + 1, std::memory_order_release);
 }
 
-// The whole file; async-signal-safe (the same code serves exit and fatal signals).
-void write_timeline(int fd) noexcept {
+// The whole file; async-signal-safe (the same code serves exit and fatal signals). Returns the errno of the first
+// failed write, or 0.
+int write_timeline(int fd) noexcept {
   fd_writer w(fd);
   const auto pid = static_cast<std::int64_t>(getpid());
   const double ns_per_tick = tick_clock::ns_per_tick();
@@ -194,6 +195,8 @@ void write_timeline(int fd) noexcept {
     }
   }
   w.text("\n],\"displayTimeUnit\":\"ms\"}\n");
+  w.flush();
+  return w.error();
 }
 
 // The path with %p replaced by the process id; into a fixed buffer (signal handlers too). False if too long.
@@ -228,14 +231,17 @@ void write_at_exit() noexcept {
              ")");
     return;
   }
-  write_timeline(fd);
+  const int error = write_timeline(fd);
   ::close(fd);
+  if (error != 0) {
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + state->path + ": cannot write to it (" + std::strerror(error) + ")");
+  }
 }
 
 void write_from_signal_handler() noexcept {
   const int fd = open_output();
   if (fd < 0) return;
-  write_timeline(fd);
+  (void)write_timeline(fd);
   ::close(fd);
 }
 
@@ -265,7 +271,7 @@ void install_timeline() noexcept {
     if (path.ends_with(']')) {
       const std::size_t open = path.rfind('[');
       const std::string_view option =
-          open == std::string_view::npos ? std::string_view{} : path.substr(open + 1, path.size() - open - 2);
+          open == std::string_view::npos ? std::string_view{} : trim(path.substr(open + 1, path.size() - open - 2));
       const std::optional<std::uint64_t> n =
           option.starts_with("events=") ? bounded_number(trim(option.substr(7)), max_events) : std::nullopt;
       if (!n) {
