@@ -7,6 +7,7 @@
 // line's document lives in a monotonic buffer kept by the reader; JSON paths for errors are built only on failure,
 // from a chain of stack frames.
 #include "hookscope/records.hpp"
+#include "hookscope/value_errors.hpp"
 
 #include "json_writer.hpp"
 
@@ -24,6 +25,7 @@
 #include <istream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -383,11 +385,61 @@ void append_json_signature(std::string& line, const parameter_list& parameters) 
 
 }  // namespace detail
 
-// Values are embedded through the value encoder's writers: nothing is copied into an intermediate document.
+namespace detail {
+namespace {
+
+// The path of the first negative dimension under `v` (appended to `path`), and that dimension; nothing if none.
+bool find_negative_dimension(const value& v, std::string& path, std::int64_t& dimension) {
+  const std::size_t length = path.size();
+  if (v.type() == value::kind::tensor) {
+    const auto& shape = v.as_tensor().shape;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] < 0) {
+        path += ".shape[" + std::to_string(i) + "]";
+        dimension = shape[i];
+        return true;
+      }
+    }
+  } else if (v.type() == value::kind::tuple || v.type() == value::kind::list) {
+    for (std::size_t i = 0; i < v.items().size(); ++i) {
+      path += "[" + std::to_string(i) + "]";
+      if (find_negative_dimension(v.items()[i], path, dimension)) return true;
+      path.resize(length);
+    }
+  } else if (v.type() == value::kind::dict || v.type() == value::kind::structure) {
+    for (const auto& [name, field] : v.fields()) {
+      path += "." + name;
+      if (find_negative_dimension(field, path, dimension)) return true;
+      path.resize(length);
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void check_writable(const value& v, std::string_view where) {
+  check_json_levels(v);
+  std::string path(where);
+  std::int64_t dimension = 0;
+  if (find_negative_dimension(v, path, dimension)) {
+    throw value_error(path + ": negative dimension " + std::to_string(dimension) +
+                      " (a tensor's dimensions are sizes: the record format and its reader refuse it)");
+  }
+}
+
+void check_writable(const value_fields& fields) {
+  for (const auto& [name, v] : fields) check_writable(v, name);
+}
+
+}  // namespace detail
+
+// Values are embedded through the value encoder's writers: nothing is copied into an intermediate document. What
+// the record reader would refuse is refused here (check_writable): a writer never writes a line its reader refuses.
 std::string to_record_line(const call_record& record) {
-  for (const value& a : record.inputs.args) detail::check_json_levels(a);
-  for (const auto& kw : record.inputs.kwargs) detail::check_json_levels(kw.second);
-  if (record.result) detail::check_json_levels(*record.result);
+  for (const value& a : record.inputs.args) detail::check_writable(a, "args");
+  detail::check_writable(record.inputs.kwargs);
+  if (record.result) detail::check_writable(*record.result, "result");
   std::string line = "{\"function\":";
   detail::append_json_string(line, record.function);
   if (record.parameters) {
