@@ -42,7 +42,14 @@ inline constexpr std::size_t max_value_json_levels = 125;
 /// Throws format_error when `v`'s encoding nests deeper than max_value_json_levels.
 void check_json_levels(const value& v);
 
+/// Boost.JSON 1.81 parses some doubles 1 ulp off (its fast path has no exact mode): re-reads every double of the
+/// parsed document `doc` from its text with std::from_chars, so that the shortest round-trip form the writers print
+/// reads back to the same double. `text` is what `doc` was parsed from (valid JSON, no key given twice).
+void read_exact_doubles(boost::json::value& doc, std::string_view text);
+
 value read_json_value(const boost::json::value& j, const json_path& at);
+/// Program-supplied text: a JSON string, or {"base64":"..."} for bytes that are not UTF-8 (json_writer.hpp).
+std::string read_json_text(const boost::json::value& j, const json_path& at);
 /// [["name", value], ...] into `fields` (cleared first, its capacity reused). Names may repeat here (the caller says
 /// what a repeat is: a keyword argument given twice); those of a dict or a struct that read_json_value reads may not.
 void read_json_fields_into(value_fields& fields, const boost::json::value& j, const json_path& at);

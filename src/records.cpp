@@ -220,7 +220,9 @@ class record_parser {
       throw format_error("duplicate key " + repeated->key + " in the object that ends at column " +
                          std::to_string(repeated->column));
     }
-    use(parser_.release());
+    json::value doc = parser_.release();
+    detail::read_exact_doubles(doc, line);
+    use(doc);
   }
 
   detail::json_key_checker key_checker_;  // the rule of value_from_json too

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 #include <new>
+#include <span>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -29,6 +30,9 @@ void value::construct_node(Other&& other) {
     case kind::list: ::new (&list_) detail::value_list(static_cast<Other&&>(other).list_); break;
     case kind::dict: ::new (&dict_) detail::value_dict(static_cast<Other&&>(other).dict_); break;
     case kind::structure: ::new (&structure_) detail::value_struct(static_cast<Other&&>(other).structure_); break;
+    case kind::bytes: ::new (&string_) std::string(static_cast<Other&&>(other).string_); break;
+    case kind::opaque: ::new (&opaque_) detail::value_opaque(static_cast<Other&&>(other).opaque_); break;
+    case kind::variant: ::new (&variant_) detail::value_variant(static_cast<Other&&>(other).variant_); break;
     case kind::none:
     case kind::integer:
     case kind::floating:
@@ -47,6 +51,9 @@ void value::destroy_node() noexcept {
     case kind::list: list_.~value_list(); break;
     case kind::dict: dict_.~value_dict(); break;
     case kind::structure: structure_.~value_struct(); break;
+    case kind::bytes: string_.~basic_string(); break;
+    case kind::opaque: opaque_.~value_opaque(); break;
+    case kind::variant: variant_.~value_variant(); break;
     case kind::none:
     case kind::integer:
     case kind::floating:
@@ -94,6 +101,32 @@ value value::structure(std::string name, value_fields fields) {
   ::new (&v.structure_) detail::value_struct{std::move(name), std::move(fields)};
   v.kind_ = kind::structure;
   return v;
+}
+
+value value::bytes(std::span<const std::byte> raw) {
+  value v;
+  ::new (&v.string_) std::string(reinterpret_cast<const char*>(raw.data()), raw.size());
+  v.kind_ = kind::bytes;
+  return v;
+}
+value value::opaque(std::string type_name, bool depth_limited) {
+  value v;
+  ::new (&v.opaque_) detail::value_opaque{std::move(type_name), depth_limited};
+  v.kind_ = kind::opaque;
+  return v;
+}
+value value::variant(std::size_t index, value alternative) {
+  std::vector<value> one;
+  one.push_back(std::move(alternative));
+  value v;
+  ::new (&v.variant_) detail::value_variant{index, std::move(one)};
+  v.kind_ = kind::variant;
+  return v;
+}
+
+const value& value::alternative() const {
+  expect(kind::variant);
+  return variant_.alternative.front();
 }
 
 namespace detail {
@@ -169,13 +202,18 @@ bool operator==(const value& a, const value& b) noexcept {
     case value::kind::dict: return a.dict_.entries == b.dict_.entries;
     case value::kind::structure:
       return a.structure_.name == b.structure_.name && a.structure_.fields == b.structure_.fields;
+    case value::kind::bytes: return a.string_ == b.string_;
+    case value::kind::opaque:
+      return a.opaque_.type_name == b.opaque_.type_name && a.opaque_.depth_limited == b.opaque_.depth_limited;
+    case value::kind::variant:
+      return a.variant_.index == b.variant_.index && a.variant_.alternative == b.variant_.alternative;
   }
   return false;
 }
 
 std::string_view to_string(value::kind k) noexcept {
-  static constexpr std::string_view names[] = {"none", "tensor", "int",  "float", "bool",
-                                               "str",  "tuple",  "list", "dict",  "struct"};
+  static constexpr std::string_view names[] = {"none", "tensor", "int",    "float", "bool",   "str",    "tuple",
+                                               "list", "dict",   "struct", "bytes", "opaque", "variant"};
   return names[static_cast<std::size_t>(k)];
 }
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cmath>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -28,6 +29,7 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace {
 
+// A JSON string: UTF-8 text as is, control characters escaped. (write_text decides when a string is text.)
 void write_string(std::string& out, std::string_view s) {
   out.push_back('"');
   for (const char c : s) {
@@ -49,6 +51,19 @@ void write_string(std::string& out, std::string_view s) {
     }
   }
   out.push_back('"');
+}
+
+// Program-supplied text (a str, a dict key, a name): a JSON string when it is UTF-8, else {"base64":"..."} in its
+// place, which every JSON parser accepts and which reads back to the same bytes (JSON's \u escapes carry code
+// points, not bytes, and strict parsers refuse the lone surrogates other encodings of bytes would need).
+void write_text(std::string& out, std::string_view s) {
+  if (detail::is_utf8(s)) {
+    write_string(out, s);
+    return;
+  }
+  out += "{\"base64\":\"";
+  detail::append_base64(out, std::as_bytes(std::span<const char>(s.data(), s.size())));
+  out += "\"}";
 }
 
 template <class Number>
@@ -74,7 +89,7 @@ void write_fields(std::string& out, const value_fields& fields) {
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (i != 0) out.push_back(',');
     out.push_back('[');
-    write_string(out, fields[i].first);
+    write_text(out, fields[i].first);
     out.push_back(',');
     write(out, fields[i].second);
     out.push_back(']');
@@ -110,7 +125,9 @@ void write(std::string& out, const value& v) {
     case value::kind::floating: {
       out += "{\"float\":";
       const double f = v.as_float();
-      if (std::isfinite(f)) {
+      if (f == 0.0 && std::signbit(f)) {
+        out += "-0.0";  // "-0" would read back as the integer 0
+      } else if (std::isfinite(f)) {
         write_number(out, f);
       } else {
         write_string(out, std::isnan(f) ? "nan" : f > 0 ? "inf" : "-inf");  // JSON has no non-finite numbers
@@ -120,7 +137,23 @@ void write(std::string& out, const value& v) {
     case value::kind::boolean: out += v.as_bool() ? "{\"bool\":true" : "{\"bool\":false"; break;
     case value::kind::string:
       out += "{\"str\":";
-      write_string(out, v.as_string());
+      write_text(out, v.as_string());
+      break;
+    case value::kind::bytes:
+      out += "{\"bytes\":\"";
+      detail::append_base64(out, v.as_bytes());
+      out += '"';
+      break;
+    case value::kind::opaque:
+      out += "{\"opaque\":";
+      write_text(out, v.opaque_type());
+      if (v.depth_limited()) out += ",\"depth_limited\":true";
+      break;
+    case value::kind::variant:
+      out += "{\"variant\":";
+      write_number(out, v.variant_index());
+      out += ",\"value\":";
+      write(out, v.alternative());
       break;
     case value::kind::tuple:
       out += "{\"tuple\":";
@@ -136,7 +169,7 @@ void write(std::string& out, const value& v) {
       break;
     case value::kind::structure:
       out += "{\"struct\":";
-      write_string(out, v.struct_name());
+      write_text(out, v.struct_name());
       out += ",\"fields\":";
       write_fields(out, v.fields());
       break;
@@ -195,6 +228,81 @@ std::string json_quoted(std::string_view s) {
   std::string text;
   append_json_string(text, s);
   return text;
+}
+
+//=== exact doubles ===//
+
+namespace {
+
+// The number tokens of a valid JSON text, in document order, one at a time.
+class number_tokens {
+ public:
+  explicit number_tokens(std::string_view text) : text_(text) {}
+  std::string_view next() {
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c == '"') {
+        for (++pos_; pos_ < text_.size() && text_[pos_] != '"'; pos_ += text_[pos_] == '\\' ? 2 : 1) {
+        }
+        ++pos_;
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        const std::size_t start = pos_;
+        while (pos_ < text_.size() && std::string_view("0123456789+-.eE").find(text_[pos_]) != std::string_view::npos) {
+          ++pos_;
+        }
+        return text_.substr(start, pos_ - start);
+      } else {
+        ++pos_;
+      }
+    }
+    return {};
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+// Objects are visited in their stored order, which is the text's (Boost.JSON keeps insertion order, and the
+// readers refuse a key given twice, the one case where the two would differ).
+void exact_doubles(json::value& j, number_tokens& tokens) {
+  switch (j.kind()) {
+    case json::kind::array:
+      for (json::value& item : j.get_array()) exact_doubles(item, tokens);
+      return;
+    case json::kind::object:
+      for (auto& entry : j.get_object()) exact_doubles(entry.value(), tokens);
+      return;
+    case json::kind::int64:
+    case json::kind::uint64: (void)tokens.next(); return;
+    case json::kind::double_: {
+      const std::string_view token = tokens.next();
+      double d = 0;
+      const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), d);
+      if (ec == std::errc{} && end == token.data() + token.size()) j.emplace_double() = d;
+      return;  // out of range (1e999): Boost's infinity stays
+    }
+    case json::kind::null:
+    case json::kind::bool_:
+    case json::kind::string: return;
+  }
+}
+
+bool has_double(const json::value& j) {
+  if (j.is_double()) return true;
+  if (const json::array* a = j.if_array()) return std::any_of(a->begin(), a->end(), has_double);
+  if (const json::object* o = j.if_object()) {
+    return std::any_of(o->begin(), o->end(), [](const json::key_value_pair& e) { return has_double(e.value()); });
+  }
+  return false;
+}
+
+}  // namespace
+
+void read_exact_doubles(json::value& doc, std::string_view text) {
+  if (!has_double(doc)) return;  // the common record: shapes and ints only
+  number_tokens tokens(text);
+  exact_doubles(doc, tokens);
 }
 
 //=== keys given twice ===//
@@ -306,6 +414,56 @@ std::optional<std::size_t> first_repeated_name(const value_fields& fields) {
 
 //=== values: the encoding of value.hpp, with value_from_json's messages ===//
 
+std::vector<std::byte> read_base64(const json::string& text, const json_path& at);
+
+// A strict UTF-8 check (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF), as Boost.JSON's
+// parser applies it: what passes is written as a JSON string.
+bool is_utf8(std::string_view s) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* const end = p + s.size();
+  while (p != end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    std::size_t n = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xbf;  // the bounds of the second byte
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c == 0xe0) low = 0xa0;   // overlong
+      if (c == 0xed) high = 0x9f;  // surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c == 0xf0) low = 0x90;   // overlong
+      if (c == 0xf4) high = 0x8f;  // above U+10FFFF
+    } else {
+      return false;
+    }
+    if (static_cast<std::size_t>(end - p) <= n) return false;
+    if (p[1] < low || p[1] > high) return false;
+    for (std::size_t k = 2; k <= n; ++k) {
+      if (p[k] < 0x80 || p[k] > 0xbf) return false;
+    }
+    p += n + 1;
+  }
+  return true;
+}
+
+std::string read_json_text(const json::value& j, const json_path& at) {
+  if (j.is_string()) return std::string(j.get_string());
+  const json::object* o = j.if_object();
+  const json::value* encoded = o != nullptr && o->size() == 1 ? o->if_contains("base64") : nullptr;
+  if (encoded == nullptr || !encoded->is_string()) {
+    fail_at(at, "expected a string (or {\"base64\":\"...\"} for bytes that are not UTF-8), found " + json_kind_of(j));
+  }
+  const std::vector<std::byte> bytes = read_base64(encoded->get_string(), at / "base64");
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
 value read_json_value(const json::value& j, const json_path& at);
 
 std::vector<value> read_items(const json::value& j, const json_path& at) {
@@ -324,10 +482,10 @@ void read_json_fields_into(value_fields& fields, const json::value& j, const jso
   fields.reserve(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     const json::array* pair = a[i].if_array();
-    if (pair == nullptr || pair->size() != 2 || !(*pair)[0].is_string())
+    if (pair == nullptr || pair->size() != 2 || !((*pair)[0].is_string() || (*pair)[0].is_object())) {
       fail_at(at[i], "expected a [\"name\", value] pair");
-    const json::string& name = (*pair)[0].get_string();
-    fields.emplace_back(std::string(name.data(), name.size()), read_json_value((*pair)[1], at[i][1]));
+    }
+    fields.emplace_back(read_json_text((*pair)[0], at[i][0]), read_json_value((*pair)[1], at[i][1]));
   }
 }
 
@@ -410,9 +568,26 @@ value read_tensor(const json::object& o, const json_path& at) {
 value read_struct(const json::object& o, const json_path& at) {
   const json::value* fields = o.if_contains("fields");
   if (o.size() != 2 || fields == nullptr) fail_at(at, "a struct has exactly the keys \"struct\" and \"fields\"");
-  const json::value& name = o.at("struct");
-  if (!name.is_string()) fail_at(at / "struct", "expected the class name, found " + json_kind_of(name));
-  return value::structure(std::string(name.get_string()), read_fields(*fields, at / "fields"));
+  return value::structure(read_json_text(o.at("struct"), at / "struct"), read_fields(*fields, at / "fields"));
+}
+
+value read_opaque(const json::object& o, const json_path& at) {
+  const json::value* limited = o.if_contains("depth_limited");
+  if (o.size() != (limited != nullptr ? 2U : 1U)) {
+    fail_at(at, "an opaque leaf has the key \"opaque\" (and \"depth_limited\" where a recursive value was cut)");
+  }
+  if (limited != nullptr && !limited->is_bool()) {
+    fail_at(at / "depth_limited", "expected true or false, found " + json_kind_of(*limited));
+  }
+  return value::opaque(read_json_text(o.at("opaque"), at / "opaque"), limited != nullptr && limited->get_bool());
+}
+
+value read_variant(const json::object& o, const json_path& at) {
+  const json::value* alternative = o.if_contains("value");
+  if (o.size() != 2 || alternative == nullptr) fail_at(at, "a variant has exactly the keys \"variant\" and \"value\"");
+  const std::int64_t index = read_json_integer(o.at("variant"), at / "variant");
+  if (index < 0) fail_at(at / "variant", "negative alternative index " + std::to_string(index));
+  return value::variant(static_cast<std::size_t>(index), read_json_value(*alternative, at / "value"));
 }
 
 value read_float(const json::value& j, const json_path& at) {
@@ -432,8 +607,12 @@ value read_json_value(const json::value& j, const json_path& at) {
   if (o == nullptr) fail_at(at, "expected null or an object, found " + json_kind_of(j));
   if (o->contains("shape")) return read_tensor(*o, at);
   if (o->contains("struct")) return read_struct(*o, at);
-  if (o->size() != 1)
-    fail_at(at, "expected one key (int, float, bool, str, tuple, list, dict), found " + std::to_string(o->size()));
+  if (o->contains("opaque")) return read_opaque(*o, at);
+  if (o->contains("variant")) return read_variant(*o, at);
+  if (o->size() != 1) {
+    fail_at(at,
+            "expected one key (int, float, bool, str, bytes, tuple, list, dict), found " + std::to_string(o->size()));
+  }
   const json::key_value_pair& entry = *o->begin();
   const std::string_view key(entry.key().data(), entry.key().size());
   const json::value& inner = entry.value();
@@ -444,9 +623,11 @@ value read_json_value(const json::value& j, const json_path& at) {
     if (!inner.is_bool()) fail_at(inner_at, "expected true or false, found " + json_kind_of(inner));
     return value(inner.get_bool());
   }
-  if (key == "str") {
-    if (!inner.is_string()) fail_at(inner_at, "expected a string, found " + json_kind_of(inner));
-    return value(std::string(inner.get_string()));
+  if (key == "str") return value(read_json_text(inner, inner_at));
+  if (key == "bytes") {
+    if (!inner.is_string()) fail_at(inner_at, "expected base64 text, found " + json_kind_of(inner));
+    const std::vector<std::byte> raw = read_base64(inner.get_string(), inner_at);
+    return value::bytes(raw);
   }
   if (key == "tuple") return value::tuple(read_items(inner, inner_at));
   if (key == "list") return value::list(read_items(inner, inner_at));
@@ -465,7 +646,11 @@ std::size_t json_levels(const value& v) {
     case value::kind::integer:
     case value::kind::floating:
     case value::kind::boolean:
-    case value::kind::string: return 1;
+    case value::kind::bytes: return 1;
+    case value::kind::string:
+    case value::kind::opaque:
+      return detail::is_utf8(v.type() == value::kind::string ? v.as_string() : v.opaque_type()) ? 1 : 2;
+    case value::kind::variant: return 1 + json_levels(v.alternative());
     case value::kind::tuple:
     case value::kind::list: {
       std::size_t deepest = 0;
@@ -475,7 +660,9 @@ std::size_t json_levels(const value& v) {
     case value::kind::dict:
     case value::kind::structure: {
       std::size_t deepest = 0;
-      for (const auto& field : v.fields()) deepest = std::max(deepest, json_levels(field.second));
+      for (const auto& field : v.fields()) {
+        deepest = std::max({deepest, json_levels(field.second), detail::is_utf8(field.first) ? std::size_t{0} : 1});
+      }
       return 3 + deepest;
     }
   }
@@ -500,6 +687,7 @@ std::string to_json(const value& v) {
 namespace detail {
 void append_json(std::string& out, const value& v) { write(out, v); }
 void append_json_string(std::string& out, std::string_view s) { write_string(out, s); }
+void append_json_text(std::string& out, std::string_view s) { write_text(out, s); }
 void append_json_fields(std::string& out, const value_fields& fields) { write_fields(out, fields); }
 }  // namespace detail
 
@@ -507,11 +695,12 @@ value value_from_json(std::string_view text) {
   boost::system::error_code ec;
   json::parse_options options;
   options.max_depth = detail::max_value_json_levels;  // what a record can hold below its kwargs pairs
-  const json::value j = json::parse(json::string_view(text.data(), text.size()), ec, {}, options);
+  json::value j = json::parse(json::string_view(text.data(), text.size()), ec, {}, options);
   if (ec) throw format_error("$: not JSON: " + ec.message());
   if (const auto repeated = detail::json_key_checker().find(text)) {
     throw format_error(repeated->path + ": duplicate key " + repeated->key);
   }
+  detail::read_exact_doubles(j, text);
   return detail::read_json_value(j, detail::json_path{});
 }
 

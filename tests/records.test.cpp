@@ -225,7 +225,7 @@ TEST_CASE("parse_record") {
     CHECK(parse_error(R"({"function":"f","args":[{"complex":1}],"kwargs":[]})") ==
           R"($.args[0]: unknown value kind "complex")");
     CHECK(parse_error(R"({"function":"f","args":[{"int":1,"float":2}],"kwargs":[]})") ==
-          "$.args[0]: expected one key (int, float, bool, str, tuple, list, dict), found 2");
+          "$.args[0]: expected one key (int, float, bool, str, bytes, tuple, list, dict), found 2");
     CHECK(parse_error(R"({"function":"f","args":[{"int":"3"}],"kwargs":[]})") ==
           "$.args[0].int: expected an integer, found a string");
     CHECK(parse_error(R"({"function":"f","args":[{"int":18446744073709551615}],"kwargs":[]})") ==
@@ -235,13 +235,13 @@ TEST_CASE("parse_record") {
     CHECK(parse_error(R"({"function":"f","args":[{"bool":1}],"kwargs":[]})") ==
           "$.args[0].bool: expected true or false, found a number");
     CHECK(parse_error(R"({"function":"f","args":[{"str":null}],"kwargs":[]})") ==
-          "$.args[0].str: expected a string, found null");
+          "$.args[0].str: expected a string (or {\"base64\":\"...\"} for bytes that are not UTF-8), found null");
     CHECK(parse_error(R"({"function":"f","args":[{"list":{}}],"kwargs":[]})") ==
           "$.args[0].list: expected an array, found an object");
     CHECK(parse_error(R"({"function":"f","args":[{"struct":"C","fields":{}}],"kwargs":[]})") ==
           "$.args[0].fields: expected an array of [name, value] pairs, found an object");
     CHECK(parse_error(R"({"function":"f","args":[{"struct":1,"fields":[]}],"kwargs":[]})") ==
-          "$.args[0].struct: expected the class name, found a number");
+          "$.args[0].struct: expected a string (or {\"base64\":\"...\"} for bytes that are not UTF-8), found a number");
     CHECK(parse_error(R"({"function":"f","args":[{"struct":"C"}],"kwargs":[]})") ==
           R"($.args[0]: a struct has exactly the keys "struct" and "fields")");
     CHECK(parse_error(R"({"function":"f","args":[{"tuple":[null,{"list":[{"dict":[["k",{"shape":[2,"x"],)"

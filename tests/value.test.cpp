@@ -2,6 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +13,7 @@
 using hookscope::dtype;
 using hookscope::tensor_spec;
 using hookscope::value;
+using hookscope::value_fields;
 
 namespace {
 
@@ -69,13 +74,16 @@ std::vector<value> one_of_each_kind() {
           value::tuple({1, "t"}),
           value::list({value::list({1.5})}),
           value::dict({{"k", kv_cache()}}),
-          kv_cache()};
+          kv_cache(),
+          value::bytes(std::as_bytes(std::span<const char>("\0\xff", 2))),
+          value::opaque("std::mutex"),
+          value::variant(1, value::list({2}))};
 }
 }  // namespace
 
 TEST_CASE("value copy, move and assignment") {
   const std::vector<value> originals = one_of_each_kind();
-  REQUIRE(originals.size() == 10);  // every value::kind once
+  REQUIRE(originals.size() == 13);  // every value::kind once
   for (std::size_t i = 0; i < originals.size(); ++i) CHECK(static_cast<std::size_t>(originals[i].type()) == i);
 
   SECTION("a copy equals its original and owns its memory") {
@@ -119,6 +127,9 @@ TEST_CASE("value::leaf_count") {
   CHECK(value::list({value(), tensor_spec{}, value::tuple({1, 2})}).leaf_count() == 4);
   CHECK(kv_cache().leaf_count() == 2);
   CHECK(value::dict({{"past_key_values", kv_cache()}, {"mask", value()}}).leaf_count() == 3);
+  CHECK(value::bytes({}).leaf_count() == 1);
+  CHECK(value::opaque("handle*").leaf_count() == 1);
+  CHECK(value::variant(2, value::tuple({1, 2})).leaf_count() == 2);
 }
 
 TEST_CASE("value equality") {
@@ -128,6 +139,42 @@ TEST_CASE("value equality") {
   CHECK_FALSE(value::tuple({1}) == value::list({1}));
   CHECK_FALSE(value::dict({{"a", 1}, {"b", 2}}) == value::dict({{"b", 2}, {"a", 1}}));  // dicts are ordered
   CHECK(kv_cache() == kv_cache());
+  CHECK_FALSE(value::opaque("a") == value::opaque("b"));
+  CHECK_FALSE(value::opaque("node") == value::opaque("node", true));
+  CHECK_FALSE(value::variant(0, 1) == value::variant(1, 1));
+  CHECK_FALSE(value::variant(0, 1) == value::variant(0, 2));
+  CHECK_FALSE(value::bytes({}) == value(""));  // bytes and str are different kinds
+}
+
+TEST_CASE("value kinds of C++ captures: bytes, opaque, variant") {
+  const std::byte raw[] = {std::byte{0}, std::byte{0xff}, std::byte{'a'}};
+  const value b = value::bytes(raw);
+  CHECK(b.type() == value::kind::bytes);
+  REQUIRE(b.as_bytes().size() == 3);
+  CHECK(b.as_bytes()[1] == std::byte{0xff});
+  const value o = value::opaque("std::mutex");
+  CHECK(o.opaque_type() == "std::mutex");
+  CHECK_FALSE(o.depth_limited());
+  CHECK(value::opaque("node", true).depth_limited());
+  const value v = value::variant(2, tensor_spec{{3}, dtype::int8});
+  CHECK(v.variant_index() == 2);
+  CHECK(v.alternative() == value(tensor_spec{{3}, dtype::int8}));
+  CHECK(hookscope::is_container(v));
+  CHECK_FALSE(hookscope::is_container(o));
+  CHECK(hookscope::to_string(value::kind::variant) == "variant");
+
+  SECTION("a variant's leaf path holds the alternative's index") {
+    std::vector<std::string> path, seen;
+    hookscope::for_each_leaf(
+        value::variant(3, value::tuple({1})), [&](const value&) { seen.push_back(path.at(0) + "." + path.at(1)); },
+        &path);
+    CHECK(seen == std::vector<std::string>{"3.0"});
+  }
+  SECTION("using them as another kind names both") {
+    CHECK_THROWS_WITH(o.as_bytes(), "hookscope: value: expected bytes, found opaque");
+    CHECK_THROWS_WITH(b.variant_index(), "hookscope: value: expected variant, found bytes");
+    CHECK_THROWS_WITH(v.items(), "hookscope: value: expected a tuple or a list, found variant");
+  }
 }
 
 TEST_CASE("value JSON encoding, every kind both ways") {
@@ -138,6 +185,11 @@ TEST_CASE("value JSON encoding, every kind both ways") {
   check_both_ways(value(-9007199254740993LL), R"({"int":-9007199254740993})");
   check_both_ways(value(0.5), R"({"float":0.5})");
   check_both_ways(value(0.1), R"({"float":0.1})");  // shortest round-trip form
+  // Doubles Boost.JSON 1.81's parser reads 1 ulp off on its own, and the negative zero ("-0" would be the int 0).
+  check_both_ways(value(1.8527975993091913e-06), R"({"float":1.8527975993091913e-06})");
+  check_both_ways(value(2.2255303899866114e-05), R"({"float":2.2255303899866114e-05})");
+  check_both_ways(value(-0.0), R"({"float":-0.0})");
+  CHECK(std::signbit(hookscope::value_from_json(R"({"float":-0.0})").as_float()));
   check_both_ways(value(true), R"({"bool":true})");
   check_both_ways(value("say \"hi\"\n"), R"({"str":"say \"hi\"\n"})");
   check_both_ways(value::tuple({1, value()}), R"({"tuple":[{"int":1},null]})");
@@ -148,6 +200,31 @@ TEST_CASE("value JSON encoding, every kind both ways") {
   check_both_ways(
       value::list({value::tuple({tensor_spec{{2, 3}, dtype::float32}, tensor_spec{{2, 3}, dtype::float32}})}),
       R"({"list":[{"tuple":[{"shape":[2,3],"dtype":"float32"},{"shape":[2,3],"dtype":"float32"}]}]})");
+
+  check_both_ways(value::bytes(std::as_bytes(std::span<const char>("\x01\x00\x00", 3))), R"({"bytes":"AQAA"})");
+  check_both_ways(value::bytes({}), R"({"bytes":""})");
+  check_both_ways(value::opaque("std::mutex"), R"({"opaque":"std::mutex"})");
+  check_both_ways(value::opaque("node", true), R"({"opaque":"node","depth_limited":true})");
+  check_both_ways(value::variant(1, value(0.5)), R"({"variant":1,"value":{"float":0.5}})");
+  check_both_ways(value::variant(0, value()), R"({"variant":0,"value":null})");
+
+  SECTION("text that is not UTF-8 is written as {\"base64\": ...} wherever the program supplies it") {
+    // "a\xff" is 61 ff: base64 Yf8=; "\xc3\x28" (a cut two-byte sequence) is wyg=.
+    check_both_ways(value(std::string("a\xff")), R"({"str":{"base64":"Yf8="}})");
+    check_both_ways(value::dict({{std::string("\xc3\x28"), 1}}), R"({"dict":[[{"base64":"wyg="},{"int":1}]]})");
+    check_both_ways(value::structure("S", {{std::string("\xff"), value()}}),
+                    R"({"struct":"S","fields":[[{"base64":"/w=="},null]]})");
+    check_both_ways(value::opaque(std::string("\xfe")), R"({"opaque":{"base64":"/g=="}})");
+    // UTF-8 text stays text, also beyond the BMP; control characters are escaped.
+    check_both_ways(value(std::string("\xc3\xa9\xf0\x9f\x98\x80\x01")),
+                    "{\"str\":\"\xc3\xa9\xf0\x9f\x98\x80\\u0001\"}");
+    // Overlong forms, encoded surrogates and code points above U+10FFFF are not UTF-8.
+    for (const char* bad :
+         {"\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xe2\x82"}) {
+      CHECK(hookscope::to_json(value(std::string(bad))).find("base64") != std::string::npos);
+      CHECK(hookscope::value_from_json(hookscope::to_json(value(std::string(bad)))) == value(std::string(bad)));
+    }
+  }
 
   SECTION("reading is lenient where JSON is: spaces, key order, integral floats") {
     CHECK(hookscope::value_from_json(R"( { "dtype" : "int8", "shape" : [ 2 ] } )") ==
@@ -199,7 +276,19 @@ TEST_CASE("value_from_json errors name the path and the fault") {
   CHECK(error_of(R"({"dict":[["a"]]})") == "$.dict[0]: expected a [\"name\", value] pair");
   CHECK(error_of(R"({"set":[]})") == "$: unknown value kind \"set\"");
   CHECK(error_of(R"({"int":1,"float":2})") ==
-        "$: expected one key (int, float, bool, str, tuple, list, dict), found 2");
+        "$: expected one key (int, float, bool, str, bytes, tuple, list, dict), found 2");
+  CHECK(error_of(R"({"str":{"base64":"Y"}})") == "$.str.base64: base64 text of 1 characters (not a multiple of 4)");
+  CHECK(error_of(R"({"str":{"hex":"00"}})") ==
+        "$.str: expected a string (or {\"base64\":\"...\"} for bytes that are not UTF-8), found an object");
+  CHECK(error_of(R"({"dict":[[1,null]]})") == "$.dict[0]: expected a [\"name\", value] pair");
+  CHECK(error_of(R"({"dict":[[{"b64":"AA=="},null]]})") ==
+        "$.dict[0][0]: expected a string (or {\"base64\":\"...\"} for bytes that are not UTF-8), found an object");
+  CHECK(error_of(R"({"bytes":3})") == "$.bytes: expected base64 text, found a number");
+  CHECK(error_of(R"({"opaque":"T","depth_limited":1})") == "$.depth_limited: expected true or false, found a number");
+  CHECK(error_of(R"({"opaque":"T","x":1})") ==
+        "$: an opaque leaf has the key \"opaque\" (and \"depth_limited\" where a recursive value was cut)");
+  CHECK(error_of(R"({"variant":-1,"value":null})") == "$.variant: negative alternative index -1");
+  CHECK(error_of(R"({"variant":0})") == "$: a variant has exactly the keys \"variant\" and \"value\"");
   CHECK(error_of(R"({"struct":"C"})") == "$: a struct has exactly the keys \"struct\" and \"fields\"");
   CHECK(error_of(R"({"bool":1})") == "$.bool: expected true or false, found a number");
 }
@@ -218,4 +307,72 @@ TEST_CASE("value_from_json refuses a key given twice, as the record reader does,
         "$.fields[2][0]: duplicate key \"a\"");
   CHECK(error_of(R"({"tuple":[{"dict":[["a",null]]},{"dict":[["a",null]]}]})") == "no error");
   CHECK(error_of(R"({"dict":[["a",null],["b",{"dict":[["a",null]]}]]})") == "no error");
+}
+
+namespace {
+// A random tree of every kind: strings of arbitrary bytes (UTF-8 or not), extreme numbers, zero dims, empty
+// names, nesting up to `depth` levels.
+value random_value(std::mt19937_64& rng, int depth) {
+  auto pick = [&](std::uint64_t n) { return rng() % n; };
+  auto bytes = [&] {
+    std::string s(pick(6), '\0');
+    for (char& c : s) c = static_cast<char>(pick(4) == 0 ? 0xc3 : pick(256));
+    return s;
+  };
+  const std::uint64_t leaf_kinds = 9, kinds = depth > 0 ? 14 : leaf_kinds;
+  switch (pick(kinds)) {
+    case 0: return {};
+    case 1: {
+      tensor_spec t{{}, dtype::float32};
+      for (std::uint64_t d = pick(4); d > 0; --d)
+        t.shape.push_back(static_cast<std::int64_t>(pick(3) == 0 ? 0 : rng() >> 2));
+      return t;
+    }
+    case 2: return value(static_cast<std::int64_t>(rng()));
+    case 3: {
+      const double specials[] = {HUGE_VAL, -HUGE_VAL, 0.0, -0.0, 5e-324, 1.7976931348623157e308};
+      return pick(2) ? value(specials[pick(6)])
+                     : value(std::ldexp(static_cast<double>(rng()), -static_cast<int>(pick(120))));
+    }
+    case 4: return value(pick(2) == 0);
+    case 5: return value(bytes());
+    case 6: {
+      const std::string raw = bytes();
+      return value::bytes(std::as_bytes(std::span<const char>(raw.data(), raw.size())));
+    }
+    case 7: return value::opaque(bytes(), pick(2) == 0);
+    case 8: return value(std::string());
+    default: break;
+  }
+  std::vector<value> items;
+  value_fields fields;
+  const std::uint64_t n = pick(4);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    items.push_back(random_value(rng, depth - 1));
+    fields.emplace_back(bytes() + std::to_string(i), random_value(rng, depth - 1));  // unique names
+  }
+  switch (pick(5)) {
+    case 0: return value::tuple(std::move(items));
+    case 1: return value::list(std::move(items));
+    case 2: return value::dict(std::move(fields));
+    case 3: return value::structure(bytes(), std::move(fields));
+    default: return value::variant(pick(1000), random_value(rng, depth - 1));
+  }
+}
+}  // namespace
+
+TEST_CASE("value JSON encoding: whatever to_json writes, value_from_json reads back equal") {
+  std::mt19937_64 rng(Catch::rngSeed());
+  for (int i = 0; i < 2000; ++i) {
+    const value v = random_value(rng, 6);
+    const std::string json = hookscope::to_json(v);
+    INFO(json);
+    value back;
+    REQUIRE_NOTHROW(back = hookscope::value_from_json(json));  // strict UTF-8 (Boost.JSON refuses anything else)
+    CHECK(back == v);
+    CHECK(hookscope::to_json(back) == json);
+  }
+  SECTION("NaN reads back as NaN") {
+    CHECK(std::isnan(hookscope::value_from_json(hookscope::to_json(value(std::nan("")))).as_float()));
+  }
 }

@@ -1,9 +1,12 @@
 // hookscope/value.hpp — the run-time value tree: what a captured call holds, what records store, what the shape
-// engine consumes. Nodes: none, tensor, scalars (int, float, bool, str), tuple, list, dict, struct.
+// engine consumes. Nodes: none, tensor, scalars (int, float, bool, str, bytes), opaque leaves (a type captured without
+// a value), tuple, list, dict, struct, variant (one alternative of several).
 //
-// It converts to and from the JSON value encoding of the record format:
-//   {"shape":[1,7],"dtype":"int64"}  null  {"int":3}  {"float":0.5}  {"bool":true}  {"str":"x"}
-//   {"tuple":[...]}  {"list":[...]}  {"dict":[["key",V],...]}  {"struct":"DynamicCache","fields":[["key_0",V],...]}
+// It converts to and from the JSON value encoding of the record format (docs/record_format.md):
+//   {"shape":[1,7],"dtype":"int64"}  null  {"int":3}  {"float":0.5}  {"bool":true}  {"str":"x"}  {"bytes":"AAE="}
+//   {"opaque":"std::mutex"}  {"tuple":[...]}  {"list":[...]}  {"dict":[["key",V],...]}
+//   {"struct":"DynamicCache","fields":[["key_0",V],...]}  {"variant":1,"value":V}
+// A string that is not UTF-8 (a str, a dict key) is written {"base64":"..."} in place of the JSON string.
 #pragma once
 
 #include "hookscope/config.hpp"
@@ -14,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,6 +48,14 @@ struct value_struct {
   std::string name;
   value_fields fields;
 };
+struct value_opaque {
+  std::string type_name;
+  bool depth_limited;
+};
+struct value_variant {
+  std::size_t index;
+  std::vector<value> alternative;  // exactly one: a value cannot hold a value by value
+};
 
 }  // namespace detail
 
@@ -56,7 +68,21 @@ struct value_struct {
 /// compiled once, in the library (src/value.cpp).
 class value {
  public:
-  enum class kind : std::uint8_t { none, tensor, integer, floating, boolean, string, tuple, list, dict, structure };
+  enum class kind : std::uint8_t {
+    none,
+    tensor,
+    integer,
+    floating,
+    boolean,
+    string,
+    tuple,
+    list,
+    dict,
+    structure,
+    bytes,
+    opaque,
+    variant
+  };
 
   value() noexcept {}
   // Implicit: a tensor, a number, a bool or a string is a value.
@@ -95,6 +121,13 @@ class value {
   static value list(std::vector<value> items);
   static value dict(value_fields entries);
   static value structure(std::string name, value_fields fields);
+  /// Raw bytes (ranges of std::byte).
+  static value bytes(std::span<const std::byte> raw);
+  /// A leaf for a value captured without its contents: its type's name. `depth_limited`: a recursive value cut at
+  /// the capture's depth bound (the part below is not captured).
+  static value opaque(std::string type_name, bool depth_limited = false);
+  /// The alternative `index` of a variant type, holding `alternative`.
+  static value variant(std::size_t index, value alternative);
 
   kind type() const noexcept { return kind_; }
   bool is_none() const noexcept { return kind_ == kind::none; }
@@ -129,6 +162,26 @@ class value {
     expect(kind::structure);
     return structure_.name;
   }
+  std::span<const std::byte> as_bytes() const {
+    expect(kind::bytes);
+    return {reinterpret_cast<const std::byte*>(string_.data()), string_.size()};
+  }
+  /// The type name of an opaque leaf.
+  const std::string& opaque_type() const {
+    expect(kind::opaque);
+    return opaque_.type_name;
+  }
+  /// True for the opaque leaf where a recursive value's capture stopped at its depth bound.
+  bool depth_limited() const {
+    expect(kind::opaque);
+    return opaque_.depth_limited;
+  }
+  /// The index of a variant's alternative, and the alternative's value.
+  std::size_t variant_index() const {
+    expect(kind::variant);
+    return variant_.index;
+  }
+  const value& alternative() const;
 
   /// Leaves of the flattened tree (tensors, scalars and nones; containers contribute their leaves): what
   /// for_each_leaf visits.
@@ -150,7 +203,10 @@ class value {
       case kind::tuple:
       case kind::list:
       case kind::dict:
-      case kind::structure: return true;
+      case kind::structure:
+      case kind::bytes:
+      case kind::opaque:
+      case kind::variant: return true;
     }
     return true;
   }
@@ -165,7 +221,10 @@ class value {
       case kind::tuple:
       case kind::list:
       case kind::dict:
-      case kind::structure: break;  // nothing to copy, or owns memory: copy_node's
+      case kind::structure:
+      case kind::bytes:
+      case kind::opaque:
+      case kind::variant: break;  // nothing to copy, or owns memory: copy_node's
     }
   }
   // Construct the member of kind_ from other's (of the same kind), or destroy it: the library's.
@@ -185,29 +244,35 @@ class value {
     double floating_;
     bool boolean_;
     tensor_spec tensor_;
-    std::string string_;
+    std::string string_;  // a str's text, or raw bytes
     detail::value_tuple tuple_;
     detail::value_list list_;
     detail::value_dict dict_;
     detail::value_struct structure_;
+    detail::value_opaque opaque_;
+    detail::value_variant variant_;
   };
 };
 
 //=== walking the tree ===//
 
-/// A tuple, a list, a dict or a struct: a node with children (tensors, scalars and none are leaves).
+/// A tuple, a list, a dict, a struct or a variant: a node with children (tensors, scalars, bytes, opaque leaves and
+/// none are leaves).
 inline bool is_container(const value& v) noexcept {
   switch (v.type()) {
     case value::kind::tuple:
     case value::kind::list:
     case value::kind::dict:
-    case value::kind::structure: return true;
+    case value::kind::structure:
+    case value::kind::variant: return true;
     case value::kind::none:
     case value::kind::tensor:
     case value::kind::integer:
     case value::kind::floating:
     case value::kind::boolean:
-    case value::kind::string: return false;
+    case value::kind::string:
+    case value::kind::bytes:
+    case value::kind::opaque: return false;
   }
   return false;
 }
@@ -217,10 +282,16 @@ inline bool is_sequence(const value& v) noexcept {
   return v.type() == value::kind::tuple || v.type() == value::kind::list;
 }
 
-/// Visits a container's children in flattening order: f(index, name, child), name null for tuple and list items.
+/// Visits a container's children in flattening order: f(index, name, child), name null for tuple and list items and
+/// for a variant's alternative (whose index is the alternative's: calls holding different alternatives differ in
+/// their leaves' paths).
 template <class F>
 void for_each_child(const value& v, F&& f) {
   if (!is_container(v)) return;
+  if (v.type() == value::kind::variant) {
+    f(v.variant_index(), static_cast<const std::string*>(nullptr), v.alternative());
+    return;
+  }
   if (is_sequence(v)) {
     const std::vector<value>& items = v.items();
     for (std::size_t i = 0; i < items.size(); ++i) f(i, static_cast<const std::string*>(nullptr), items[i]);
@@ -230,7 +301,7 @@ void for_each_child(const value& v, F&& f) {
   for (std::size_t i = 0; i < fields.size(); ++i) f(i, &fields[i].first, fields[i].second);
 }
 
-/// The one walk over a tree's leaves (tensors, scalars, nones), in flattening order: f(leaf). When `path` is given,
+/// The one walk over a tree's leaves (tensors, scalars, bytes, opaque leaves, nones), in flattening order: f(leaf). When `path` is given,
 /// it holds the leaf's path below `v` during f (tuple/list indices as "0", "1", dict/struct keys), after what the
 /// caller had put in it.
 template <class F>
@@ -246,7 +317,8 @@ void for_each_leaf(const value& v, F&& f, std::vector<std::string>* path = nullp
   });
 }
 
-/// The record format's name of a kind: "none", "tensor", "int", "float", "bool", "str", "tuple", ...
+/// The record format's name of a kind: "none", "tensor", "int", "float", "bool", "str", "tuple", ..., "bytes",
+/// "opaque", "variant".
 std::string_view to_string(value::kind k) noexcept;
 
 /// The value in the record format's JSON encoding, compact, keys in a fixed order.

@@ -37,11 +37,46 @@ __all__ = [
     "summarize",
     "merge_summaries",
     "shapes_options",
+    "Opaque",
+    "decode_text",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
 Paths = Union[PathLike, Iterable[PathLike]]
 Key = Union[str, int]
+
+
+class Opaque:
+    """A C++ argument captured without its value (an opaque leaf of the record format: ``{"opaque": "std::mutex"}``):
+    its type's name, and ``depth_limited`` where a recursive value was cut at the capture's depth bound."""
+
+    __slots__ = ("type_name", "depth_limited")
+
+    def __init__(self, type_name: str, depth_limited: bool = False):
+        self.type_name, self.depth_limited = type_name, depth_limited
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Opaque) and other.type_name == self.type_name
+                and other.depth_limited == self.depth_limited)
+
+    def __hash__(self) -> int:
+        return hash((self.type_name, self.depth_limited))
+
+    def __repr__(self) -> str:
+        cut = ", depth_limited=True" if self.depth_limited else ""
+        return f"hookscope.Opaque({self.type_name!r}{cut})"
+
+
+def decode_text(encoded: Any) -> str:
+    """A string of the record format: a JSON string, or ``{"base64": ...}`` for C++ bytes that are not UTF-8, which
+    comes back as a ``str`` holding those bytes as surrogate escapes (``s.encode("utf-8", "surrogateescape")`` gives
+    the bytes back)."""
+    if isinstance(encoded, str):
+        return encoded
+    if isinstance(encoded, dict) and set(encoded) == {"base64"}:
+        import base64
+        return base64.b64decode(encoded["base64"], validate=True).decode("utf-8", "surrogateescape")
+    raise FormatError(f"hookscope: expected a string or {{\"base64\": ...}}, found {encoded!r}")
 
 
 class RecordWarning(UserWarning):

@@ -17,6 +17,7 @@ call left out).
 """
 from __future__ import annotations
 
+import base64
 import contextlib
 import inspect
 import json
@@ -26,7 +27,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import torch
 import torch.utils._pytree as _pytree
 
-from . import _engine, shapes_options
+from . import Opaque, _engine, decode_text, shapes_options
 
 __all__ = ["InputObserver", "to_value", "DTYPES"]
 
@@ -80,6 +81,8 @@ def to_value(obj: Any) -> tuple[Any, Any]:
         return {"float": obj}, obj
     if isinstance(obj, str):
         return {"str": obj}, obj
+    if isinstance(obj, (bytes, bytearray)):
+        return {"bytes": base64.b64encode(obj).decode("ascii")}, obj
     if type(obj) is tuple or type(obj) is list:
         pairs = [to_value(x) for x in obj]
         tag = "tuple" if type(obj) is tuple else "list"
@@ -284,9 +287,17 @@ class InputObserver:
             if isinstance(snap, torch.Tensor) and list(snap.shape) == v["shape"] and DTYPES.get(snap.dtype) == v["dtype"]:
                 return snap
             return _placeholder(v)
-        for tag in ("int", "float", "bool", "str"):
+        for tag in ("int", "float", "bool"):
             if tag in v:
                 return v[tag]
+        if "str" in v:
+            return decode_text(v["str"])
+        if "bytes" in v:
+            return snap if isinstance(snap, (bytes, bytearray)) else base64.b64decode(v["bytes"])
+        if "opaque" in v:
+            return Opaque(decode_text(v["opaque"]), v.get("depth_limited", False))
+        if "variant" in v:  # Python holds the alternative itself
+            return self._rebuild(v["value"], snap)
         if "tuple" in v or "list" in v:
             items = v.get("tuple", v.get("list"))
             snaps = snap if isinstance(snap, (tuple, list)) else ()
@@ -294,7 +305,7 @@ class InputObserver:
             return tuple(out) if "tuple" in v else out
         if "dict" in v:
             snaps = snap if isinstance(snap, dict) else {}
-            return {k: self._rebuild(x, snaps.get(k)) for k, x in v["dict"]}
+            return {decode_text(k): self._rebuild(x, snaps.get(decode_text(k))) for k, x in v["dict"]}
         if "struct" in v:
             fields = v["fields"]
             if isinstance(snap, _Struct) and snap.type.__name__ == v["struct"] and len(snap.children) == len(fields):

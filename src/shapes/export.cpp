@@ -12,6 +12,16 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace {
 
+// A JSON object's key must be text: a dict key that is not UTF-8 has no spelling there (the typed form has one).
+[[noreturn]] void throw_key_not_text(const std::string& key) {
+  std::string message = "hookscope: a dict key is not UTF-8 (";
+  message += to_json(value(key));
+  message +=
+      "), so it cannot be a key of the dynamic shapes' JSON object; --typed (to_typed_json) writes it as "
+      "{\"base64\": ...}";
+  throw inference_error(message);
+}
+
 void append_node(std::string& out, const dynamic_shapes::node& n, const std::vector<tensor_input>& inputs) {
   using kind = dynamic_shapes::node::kind;
   switch (n.type) {
@@ -42,6 +52,7 @@ void append_node(std::string& out, const dynamic_shapes::node& n, const std::vec
       out += '{';
       for (std::size_t i = 0; i < n.children.size(); ++i) {
         if (i) out += ',';
+        if (!detail::is_utf8(n.children[i].first)) throw_key_not_text(n.children[i].first);
         detail::append_json_string(out, n.children[i].first);
         out += ':';
         append_node(out, n.children[i].second, inputs);
@@ -61,7 +72,7 @@ void append_typed(std::string& out, const dynamic_shapes::node& n, const std::ve
   const bool named = n.type == kind::dict || structure;
   if (structure) {
     out += "{\"struct\":";
-    detail::append_json_string(out, n.class_name);
+    detail::append_json_text(out, n.class_name);
     out += ",\"fields\":[";
   } else {
     out += n.type == kind::dict ? "{\"dict\":[" : n.type == kind::tuple ? "{\"tuple\":[" : "{\"list\":[";
@@ -70,7 +81,7 @@ void append_typed(std::string& out, const dynamic_shapes::node& n, const std::ve
     if (i) out += ',';
     if (named) {
       out += '[';
-      detail::append_json_string(out, n.children[i].first);
+      detail::append_json_text(out, n.children[i].first);
       out += ',';
     }
     append_typed(out, n.children[i].second, inputs);

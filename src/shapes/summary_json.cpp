@@ -584,6 +584,10 @@ void from_summary_json(std::string_view text, recorded_state& state, recorded_st
   boost::system::error_code ec;
   json::value doc = json::parse(json::string_view(text.data(), text.size()), ec, json::storage_ptr(), options);
   if (ec) throw format_error("not JSON: " + ec.message());
+  if (const auto repeated = json_key_checker().find(text)) {
+    throw format_error(repeated->path + ": duplicate key " + repeated->key);
+  }
+  read_exact_doubles(doc, text);
   const json_path root;
   const members m(doc, root);
   if (const json::value* f = m.find("format"); f == nullptr || !f->is_string() || f->get_string() != format_name) {

@@ -19,6 +19,8 @@ node build_node(const value& v, const std::vector<std::size_t>& tensor_of, std::
     if (t != no_tensor) n.type = node::kind::tensor, n.tensor = t;
     return n;
   }
+  // A variant is its alternative to torch: Python holds the one value.
+  if (v.type() == value::kind::variant) return build_node(v.alternative(), tensor_of, next);
   // A custom class (a struct) is described by the list of its flattened children.
   const bool dict = v.type() == value::kind::dict;
   const bool structure = v.type() == value::kind::structure;

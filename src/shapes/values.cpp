@@ -9,7 +9,7 @@ namespace detail::shapes {
 bool is_scalar(const value& v) noexcept {
   const auto k = v.type();
   return k == value::kind::integer || k == value::kind::floating || k == value::kind::boolean ||
-         k == value::kind::string;
+         k == value::kind::string || k == value::kind::bytes || k == value::kind::opaque;
 }
 
 bool truthy(const value& v) {
@@ -24,6 +24,9 @@ bool truthy(const value& v) {
     case value::kind::list: return !v.items().empty();
     case value::kind::dict:
     case value::kind::structure: return !v.fields().empty();
+    case value::kind::bytes: return !v.as_bytes().empty();
+    case value::kind::opaque: return true;  // an object Python knows nothing of is true
+    case value::kind::variant: return truthy(v.alternative());
   }
   return false;
 }
@@ -50,6 +53,11 @@ std::string scalar_text(const value& v) {
 }  // namespace
 
 bool scalar_equal(const value& a, const value& b) {
+  // Bytes and opaque leaves equal only their own kind: bytes by content, opaque leaves by type (they hold no value).
+  if (a.type() == value::kind::bytes || b.type() == value::kind::bytes || a.type() == value::kind::opaque ||
+      b.type() == value::kind::opaque) {
+    return a == b;
+  }
   const bool a_str = a.type() == value::kind::string, b_str = b.type() == value::kind::string;
   if (a_str || b_str) return a_str && b_str && a.as_string() == b.as_string();
   if (a.type() != value::kind::floating && b.type() != value::kind::floating) {
@@ -93,6 +101,7 @@ value with_children(const value& like, std::vector<value> children) {
       return like.type() == value::kind::dict ? value::dict(std::move(fields))
                                               : value::structure(like.struct_name(), std::move(fields));
     }
+    case value::kind::variant: return value::variant(like.variant_index(), std::move(children.front()));
     default: return like;  // a leaf has no children
   }
 }

@@ -18,7 +18,7 @@ using shape_t = std::vector<std::int64_t>;
 
 //=== scalars ===//
 
-/// int, float, bool or str.
+/// int, float, bool, str, bytes or an opaque leaf: a constant of a call, compared across calls.
 bool is_scalar(const value& v) noexcept;
 /// Python's truthiness, which decides whether a call "gives" an argument (rule B4): None, 0, "", empty containers
 /// and empty custom classes (a cache without layers) are absent; a tensor always counts.
