@@ -34,6 +34,7 @@ std::size_t call_pairing::erase_from(std::size_t from, const void* thread) {
   }
   const std::size_t erased = pending_.size() - kept;
   pending_.resize(kept);
+  size_.store(kept, std::memory_order_relaxed);
   return erased;
 }
 
@@ -43,7 +44,16 @@ std::size_t call_pairing::begin(const void* call_id, value_fields kwargs) {
   const std::lock_guard lock(mutex_);
   const std::size_t abandoned = erase_from(find(call_id, thread), thread);
   pending_.push_back({call_id, thread, std::move(kwargs), start});
+  size_.store(pending_.size(), std::memory_order_relaxed);
   return abandoned;
+}
+
+std::size_t call_pairing::skip(const void* call_id) {
+  // An entry this thread left is seen here: it was stored by this thread, before this call began.
+  if (size_.load(std::memory_order_relaxed) == 0) return 0;
+  const void* thread = this_thread();
+  const std::lock_guard lock(mutex_);
+  return erase_from(find(call_id, thread), thread);
 }
 
 std::optional<call_record> call_pairing::end(const void* call_id, bool threw, std::size_t* abandoned) {

@@ -104,23 +104,28 @@ class call_recorder {
   template <class Context>
   void on_pre(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
-    // Reserve a place first, without the lock: once the limit is reached, calls cost one atomic add.
-    if (reserved_.fetch_add(1, std::memory_order_relaxed) >= options_.store_n_calls) {
-      reserved_.fetch_sub(1, std::memory_order_relaxed);
-      return;
+    // Reserve a place first, without the lock: once the limit is reached, calls cost two atomic adds and a load.
+    if (!reserve()) {
+      // Its post callback must not find an entry a call that ended without one left at its address; and that
+      // entry's place is free again.
+      const std::size_t abandoned = pairing_.skip(&ctx);
+      if (abandoned == 0) return;
+      release(abandoned);
+      if (!reserve()) return;
     }
+    // A call left out must leave no entry at its address for its post callback to find (skip).
     try {
       value_fields args = detail::capture_args(ctx, what_to_capture());
       detail::check_writable(args);  // a call that cannot be written is refused now, not when the file is written
       release(pairing_.begin(&ctx, std::move(args)));
     } catch (const value_error& e) {
-      release(1);
+      release(1 + pairing_.skip(&ctx));
       refuse(e);
     } catch (const format_error& e) {
-      release(1);
+      release(1 + pairing_.skip(&ctx));
       refuse(e);
     } catch (...) {
-      release(1);
+      release(1 + pairing_.skip(&ctx));
       throw;
     }
 #else
@@ -161,6 +166,11 @@ class call_recorder {
 #endif
   }
 
+  bool reserve() noexcept {
+    if (reserved_.fetch_add(1, std::memory_order_relaxed) < options_.store_n_calls) return true;
+    reserved_.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
   void release(std::size_t places) noexcept {
     if (places != 0) reserved_.fetch_sub(places, std::memory_order_relaxed);
   }

@@ -172,15 +172,22 @@ void record_pre(recorded_function& f, const erased_call& call) {
     }
     return;
   }
-  if (!take_call(f)) return;
+  // A call left out (sampled out, over the bound, refused) must leave no entry at its address for its post
+  // callback to find: a call refused earlier at the same address may have left one.
+  if (!take_call(f)) {
+    (void)f.pairing.skip(call.call_id());
+    return;
+  }
   value_fields args;
   try {
     args = call.capture_args();
     check_writable(args);  // refused now: one call that cannot be written never spoils the file
   } catch (const value_error& e) {
+    (void)f.pairing.skip(call.call_id());
     refuse_call(f, e);
     return;
   } catch (const format_error& e) {
+    (void)f.pairing.skip(call.call_id());
     refuse_call(f, e);
     return;
   }

@@ -7,6 +7,7 @@
 #include "hookscope/registry.hpp"
 #include "hookscope/value.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -62,6 +63,11 @@ class call_pairing {
   /// abandoned (calls that ended without a post callback).
   std::size_t begin(const void* call_id, value_fields kwargs);
 
+  /// In the pre callback of a call that is not recorded (over a limit, sampled out): abandons the entries its address
+  /// and the calls after it left on this thread (a call refused earlier at the same address), so that its post
+  /// callback finds none. Returns their number. Costs one relaxed load while no call is in flight.
+  std::size_t skip(const void* call_id);
+
   /// In the post callback: the finished call's record (function, inputs, threw, latency; the caller adds the
   /// result), or nothing when its pre callback was not seen (started before recording, or left out by a limit).
   /// `abandoned` (if given) receives the number of entries of calls nested in it that never ended.
@@ -74,7 +80,10 @@ class call_pairing {
   /// (they end in the parent, which records them).
   void lock_for_fork() { mutex_.lock(); }
   void unlock_after_fork(bool in_child) noexcept {
-    if (in_child) pending_.clear();
+    if (in_child) {
+      pending_.clear();
+      size_.store(0, std::memory_order_relaxed);
+    }
     mutex_.unlock();
   }
 
@@ -93,7 +102,8 @@ class call_pairing {
 
   const function_info* function_;
   mutable std::mutex mutex_;
-  std::vector<pending> pending_;  // few at once (one per thread and nesting level), in the order they began
+  std::vector<pending> pending_;      // few at once (one per thread and nesting level), in the order they began
+  std::atomic<std::size_t> size_{0};  // pending_.size(), for skip() to read without the lock
 };
 
 }  // namespace detail
