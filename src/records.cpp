@@ -408,6 +408,10 @@ bool find_negative_dimension(const value& v, std::string& path, std::int64_t& di
       if (find_negative_dimension(v.items()[i], path, dimension)) return true;
       path.resize(length);
     }
+  } else if (v.type() == value::kind::variant) {
+    path += ".value";
+    if (find_negative_dimension(v.alternative(), path, dimension)) return true;
+    path.resize(length);
   } else if (v.type() == value::kind::dict || v.type() == value::kind::structure) {
     for (const auto& [name, field] : v.fields()) {
       path += "." + name;
@@ -439,6 +443,7 @@ void check_writable(const value_fields& fields) {
 // Values are embedded through the value encoder's writers: nothing is copied into an intermediate document. What
 // the record reader would refuse is refused here (check_writable): a writer never writes a line its reader refuses.
 std::string to_record_line(const call_record& record) {
+  if (record.function.empty()) throw value_error("function: an empty function name (the record reader refuses it)");
   for (const value& a : record.inputs.args) detail::check_writable(a, "args");
   detail::check_writable(record.inputs.kwargs);
   if (record.result) detail::check_writable(*record.result, "result");

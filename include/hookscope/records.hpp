@@ -112,6 +112,8 @@ class record_reader {
 };
 
 /// One call as a line of the record format, without the newline (`"signature"` only when `parameters` is set).
+/// Never writes what the record reader refuses: throws value_error for an empty function name or a negative
+/// dimension (naming its path), format_error for a value nested deeper than the reader accepts.
 std::string to_record_line(const call_record& record);
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
