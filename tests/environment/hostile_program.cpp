@@ -13,9 +13,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -45,6 +49,10 @@ int depth(int n);
 std::size_t text(const std::string& s) { return s.size(); }
 std::int64_t odd(const odd_tensor& t) { return t.dims.empty() ? 0 : t.dims[0]; }
 std::string bytes_back(const std::string& s) { return s; }
+double mixed(const std::string& s, double f, std::int64_t i, const std::vector<std::string>& words) {
+  (void)s, (void)i, (void)words;
+  return f;
+}
 }  // namespace impl
 
 HOOKSCOPE_OBSERVABLE(work, impl::work, n);
@@ -52,6 +60,7 @@ HOOKSCOPE_OBSERVABLE(depth, impl::depth, n);
 HOOKSCOPE_OBSERVABLE(text, impl::text, s);
 HOOKSCOPE_OBSERVABLE(odd, impl::odd, t);
 HOOKSCOPE_OBSERVABLE(bytes_back, impl::bytes_back, s);
+HOOKSCOPE_OBSERVABLE(mixed, impl::mixed, s, f, i, words);
 
 int impl::depth(int n) { return n == 0 ? 0 : 1 + ::depth(n - 1); }
 
@@ -141,6 +150,46 @@ int odd_tensors(int n) {
   return calls;
 }
 
+std::string hex(const std::string& s) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out = "x";  // never empty: the line splits on spaces
+  for (const char c : s) {
+    out.push_back(digits[static_cast<unsigned char>(c) >> 4]);
+    out.push_back(digits[static_cast<unsigned char>(c) & 15]);
+  }
+  return out;
+}
+
+// Random arguments (seeded by `seed`): strings of arbitrary bytes, inf/nan/-0 and extreme numbers; each call's
+// arguments printed on a line, `s f i words...` (bytes in hex, the double's bits in hex), for the test to compare
+// with what was recorded.
+int random_calls(int seed) {
+  std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+  auto bytes = [&] {
+    std::string s(rng() % 7, '\0');
+    for (char& c : s) c = static_cast<char>(rng() % 4 == 0 ? 0xe2 : rng() % 256);
+    return s;
+  };
+  const double specials[] = {HUGE_VAL, -HUGE_VAL, std::nan(""), 0.0, -0.0, 5e-324, 1.7976931348623157e308};
+  const std::int64_t extremes[] = {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
+                                   0, -1};
+  for (int call = 0; call < 300; ++call) {
+    const std::string s = bytes();
+    const double f = rng() % 2 ? specials[rng() % std::size(specials)]
+                               : std::ldexp(static_cast<double>(rng()), -static_cast<int>(rng() % 120));
+    const std::int64_t i = rng() % 2 ? extremes[rng() % 4] : static_cast<std::int64_t>(rng());
+    std::vector<std::string> words(rng() % 3);
+    for (auto& w : words) w = bytes();
+    (void)mixed(s, f, i, words);
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    std::printf("%s %016llx %lld", hex(s).c_str(), static_cast<unsigned long long>(bits), static_cast<long long>(i));
+    for (const std::string& w : words) std::printf(" %s", hex(w).c_str());
+    std::printf("\n");
+  }
+  return 300;
+}
+
 // Calls, a chdir(), calls: relative output paths were resolved at start-up.
 int change_directory(const char* to, int n) {
   int calls = 0;
@@ -169,6 +218,7 @@ int main(int argc, char** argv) {
   if (mode == "non_utf8") calls = non_utf8();
   if (mode == "exit_while_tracing") exit_while_tracing(n);
   if (mode == "odd_tensors") calls = odd_tensors(n);
+  if (mode == "random") calls = random_calls(n);
   if (mode == "chdir" && argc == 4) calls = change_directory(argv[3], n);
   if (calls < 0) {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());

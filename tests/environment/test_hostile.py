@@ -4,9 +4,13 @@ than any fixed stack, bytes that are not UTF-8 in arguments and thread names, a 
 still tracing while the program exits, chdir(), fork(). Each case runs the real program and reads what it wrote:
 the records (Python's json, then the library's reader through hookscope-shapes), the statistics table and the
 timeline (Python's strict json, no lone surrogate, valid UTF-8)."""
+import base64
 import json
+import math
 import os
+import random
 import re
+import struct
 import subprocess
 
 import pytest
@@ -110,6 +114,15 @@ def test_calls_ended_without_post(hostile_program, enabled, tmp_path, mode):
                      sorted(int(e["args"]["n"]) for e in events(strict_json(trace))), sorted(returned))
 
 
+def test_refused_calls_with_sampling(hostile_program, enabled, tmp_path):
+    """every=2 leaves out calls whose pre callback still sees the address a refused call left its entry at."""
+    records = tmp_path / "sampled.jsonl"
+    code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}[every=2]"}, "refused", N)
+    pairs = [(r["kwargs"][0][1]["int"], r["result"]["int"]) for r in read_records(records)]
+    expect("every=2 with refused calls: the sampled calls that returned, each with its own result", (code, pairs),
+           (0, [(n, 10 * n) for n in range(N) if n % 2 == 0 and n % 3 != 0]))
+
+
 # --- recursion of any depth ---
 
 @pytest.mark.parametrize("depth", [127, 128, 129, 1000, 5000])
@@ -151,6 +164,63 @@ def test_timeline_non_utf8(hostile_program, enabled, tmp_path):
                      shown)
         check.expect("a thread name the kernel cut inside a character loses the partial character only",
                      [e["args"]["name"] for e in document["traceEvents"] if e["ph"] == "M"], ["abcdefghijklmn"])
+
+
+def text_of(encoded):
+    """The bytes of a recorded string: {"str": "..."} (UTF-8 text) or {"str": {"base64": "..."}} (docs/record_format.md)."""
+    inner = encoded["str"]
+    return base64.b64decode(inner["base64"], validate=True) if isinstance(inner, dict) else inner.encode("utf-8")
+
+
+def test_record_non_utf8_round_trip(hostile_program, hookscope_shapes, enabled, tmp_path):
+    records = tmp_path / "bytes.jsonl"
+    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"text={records},bytes_back={records}"},
+                               "non_utf8", 0)
+    lines = read_records(records)
+    with Checks() as check:
+        check.expect("non-UTF-8 records: the program ran, nothing logged", (code, err), (0, []))
+        check.expect("every argument read back as the same bytes",
+                     [text_of(r["kwargs"][0][1]) for r in lines if r["function"] == "text"], SAMPLES)
+        check.expect("every result read back as the same bytes",
+                     [text_of(r["result"]) for r in lines if r["function"] == "bytes_back"], SAMPLES)
+        for function in ("text", "bytes_back"):
+            check.expect(f"the library's reader accepts the file ({function})",
+                         library_reads(hookscope_shapes, records, function), (0, ""))
+
+
+def float_of(encoded):
+    """A recorded double: {"float": X}, or "nan", "inf", "-inf" as strings (docs/record_format.md)."""
+    x = encoded["float"]
+    return float(x) if isinstance(x, str) else x
+
+
+def same_float(a, b):
+    return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+
+
+def test_record_round_trip_random_arguments(hostile_program, hookscope_shapes, enabled, tmp_path):
+    """A property: random strings of arbitrary bytes, inf/nan/-0, extreme ints, through HOOKSCOPE_RECORD, read back
+    by Python's json and by the library's reader as the values the program passed."""
+    seed = random.randrange(1 << 30)
+    records = tmp_path / "random.jsonl"
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"mixed={records}"}, "random", seed)
+    sent = []
+    for line in out.splitlines()[:-1]:  # the last line is the count
+        s, bits, i, *words = line.split(" ")
+        sent.append((bytes.fromhex(s[1:]), struct.unpack("<d", bytes.fromhex(bits)[::-1])[0], int(i),
+                     [bytes.fromhex(w[1:]) for w in words]))
+    got = [(text_of(r["kwargs"][0][1]), float_of(r["kwargs"][1][1]), r["kwargs"][2][1]["int"],
+            [text_of(w) for w in r["kwargs"][3][1]["list"]], float_of(r["result"])) for r in read_records(records)]
+    with Checks() as check:
+        check.expect(f"seed {seed}: the program ran, nothing logged", (code, err, len(sent)), (0, [], 300))
+        check.expect(f"seed {seed}: one record per call", len(got), len(sent))
+        check.expect(f"seed {seed}: strings, ints and lists read back the same",
+                     [(g[0], g[2], g[3]) for g in got], [(s[0], s[2], s[3]) for s in sent])
+        check.expect(f"seed {seed}: doubles (argument and result) read back the same, NaN and -0.0 included",
+                     [k for k, (g, s) in enumerate(zip(got, sent)) if not (same_float(g[1], s[1]) and
+                                                                          same_float(g[4], s[1]))], [])
+        check.expect(f"seed {seed}: the library's reader accepts the file",
+                     library_reads(hookscope_shapes, records, "mixed"), (0, ""))
 
 
 @pytest.mark.parametrize("attempt", range(10))
