@@ -81,6 +81,23 @@ std::optional<std::string> unusable_output(const std::string& path) {
   return std::nullopt;
 }
 
+bool expand_pid(std::string_view path, char (&out)[output_path_capacity]) noexcept {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'p') {
+      const auto [end, ec] = std::to_chars(out + n, out + sizeof out - 1, static_cast<long>(getpid()));
+      if (ec != std::errc()) return false;
+      n = static_cast<std::size_t>(end - out);
+      ++i;
+    } else {
+      if (n + 1 >= sizeof out) return false;
+      out[n++] = path[i];
+    }
+  }
+  out[n] = '\0';
+  return true;
+}
+
 int open_output_file(const char* path, int flags) noexcept {
   const int fd = ::open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | flags, 0644);
   if (fd >= 0) {

@@ -41,6 +41,13 @@ std::string absolute_path(std::string_view path);
 /// files are opened without blocking (a FIFO without a reader is refused, not waited for).
 std::optional<std::string> unusable_output(const std::string& path);
 
+/// The largest output path, `%p` expanded.
+inline constexpr std::size_t output_path_capacity = 4096;
+
+/// `path` with each `%p` replaced by the process id, into a fixed buffer (async-signal-safe: exit, fatal signals,
+/// fork handlers); false when it does not fit.
+bool expand_pid(std::string_view path, char (&out)[output_path_capacity]) noexcept;
+
 /// Opens an output file for writing (`flags` added to O_WRONLY | O_CREAT | O_CLOEXEC) without blocking on a FIFO
 /// that has no reader; -1 and errno on failure.
 int open_output_file(const char* path, int flags) noexcept;

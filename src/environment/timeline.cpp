@@ -199,27 +199,10 @@ int write_timeline(int fd) noexcept {
   return w.error();
 }
 
-// The path with %p replaced by the process id; into a fixed buffer (signal handlers too). False if too long.
-bool expand_path(char (&out)[4096]) noexcept {
-  std::size_t n = 0;
-  const std::string& path = state->path;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'p') {
-      const auto [end, ec] = std::to_chars(out + n, out + sizeof out - 1, static_cast<long>(getpid()));
-      if (ec != std::errc()) return false;
-      n = static_cast<std::size_t>(end - out);
-      ++i;
-    } else {
-      if (n + 1 >= sizeof out) return false;
-      out[n++] = path[i];
-    }
-  }
-  out[n] = '\0';
-  return true;
-}
+bool expand_path(char (&out)[output_path_capacity]) noexcept { return expand_pid(state->path, out); }
 
 int open_output() noexcept {
-  char path[4096];
+  char path[output_path_capacity];
   if (!expand_path(path)) return -1;
   return open_output_file(path, O_TRUNC);
 }
@@ -291,7 +274,7 @@ void install_timeline() noexcept {
     s->path = absolute_path(path);  // a later chdir() does not move the file
     s->globs = std::move(setting.globs);
     state = s;
-    char expanded[4096];
+    char expanded[output_path_capacity];
     const std::optional<std::string> unusable =
         expand_path(expanded) ? unusable_output(expanded) : std::optional<std::string>("the path is too long");
     if (unusable) {

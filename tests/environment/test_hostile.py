@@ -281,3 +281,21 @@ def test_forked_child_starts_with_empty_statistics(record_program, enabled):
     # record_program fork N: N calls of step(), a fork, then N calls in each process.
     expect("fork: the child's table counts its own calls only, the parent's all of its own", (code,
            sorted(t.get("step") for t in stats_tables(err))), (0, [n, 2 * n]))
+
+
+def test_forked_child_records_into_its_own_file_with_pid(record_program, enabled, tmp_path):
+    n = 20
+    pattern = tmp_path / "r-%p.jsonl"
+    done = run([record_program, "fork", str(n)], {"HOOKSCOPE_RECORD": f"step={pattern},fork_in_flight={pattern}"},
+               timeout=120)
+    files = sorted(os.listdir(tmp_path))
+    contents = sorted(([r["function"] for r in read_records(tmp_path / f) if "signature" in r],
+                       sorted(r["kwargs"][0][1]["int"] for r in read_records(tmp_path / f) if r["function"] == "step"))
+                      for f in files)
+    with Checks() as check:
+        check.expect("%p: a file per process", (done.returncode, len(files), all(re.fullmatch(r"r-\d+\.jsonl", f)
+                                                                                for f in files)), (0, 2, True))
+        # record_program fork N: N calls of step(), fork_in_flight(7) across a fork, then N calls in each process.
+        check.expect("%p: each process's calls in its own file, each file signed by its own first lines", contents,
+                     sorted([(["step"], [100000 + i for i in range(n)]),
+                             (["step", "fork_in_flight"], list(range(n)) + [200000 + i for i in range(n)])]))
