@@ -29,6 +29,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -48,6 +49,27 @@ struct event {
   char args[args_capacity];  // `"name":"value",...` without the braces
 };
 
+// A ring slot: an event as words, each stored and loaded atomically (relaxed), so that the file written at exit can
+// copy a slot its thread is overwriting without a data race; the copy is then checked against the ring's count.
+struct slot {
+  static constexpr std::size_t words = (sizeof(event) + 7) / 8;
+  std::uint64_t word[words];
+
+  void store(const event& e) noexcept {
+    std::uint64_t w[words] = {};
+    std::memcpy(w, &e, sizeof e);
+    for (std::size_t i = 0; i < words; ++i)
+      std::atomic_ref<std::uint64_t>(word[i]).store(w[i], std::memory_order_relaxed);
+  }
+  void load(event& e) noexcept {
+    std::uint64_t w[words];
+    for (std::size_t i = 0; i < words; ++i)
+      w[i] = std::atomic_ref<std::uint64_t>(word[i]).load(std::memory_order_relaxed);
+    std::memcpy(static_cast<void*>(&e), w, sizeof e);
+  }
+};
+static_assert(std::is_trivially_copyable_v<event>);
+
 // One thread's ring. Only its thread writes it; rings are never freed (the file is written at exit, and threads
 // that ended still have their events). Reached from a list with an atomic head, which the signal handler walks.
 struct thread_ring {
@@ -55,7 +77,7 @@ struct thread_ring {
   char name[16] = {};
   std::size_t capacity = 0;  // events kept; the ring has one slot more, the one the thread's next event goes to
   std::atomic<std::uint64_t> written{0};  // events ever written; the ring holds the last `capacity`
-  event* events = nullptr;
+  slot* events = nullptr;
   std::atomic<thread_ring*> next{nullptr};
 };
 
@@ -79,7 +101,7 @@ thread_ring* ring_for_this_thread() {
   ring->tid = static_cast<std::int64_t>(::syscall(SYS_gettid));
   (void)pthread_getname_np(pthread_self(), ring->name, sizeof ring->name);
   ring->capacity = state->events;
-  ring->events = new event[ring->capacity + 1];
+  ring->events = new slot[ring->capacity + 1];
   push_front(state->head, ring);
   ring_of_thread = ring;
   ring_failed = false;
@@ -132,12 +154,13 @@ void on_post(const erased_call& call) {
   // The writer at exit may be copying this slot's previous event: it checks `written` after its copy (a sequence
   // lock whose count is `written`), and this fence orders that count before the slot's new bytes.
   std::atomic_thread_fence(std::memory_order_release);
-  event& e = ring->events[n % (ring->capacity + 1)];
+  event e{};  // built here, then published into its slot
   e.function = &call.function();
   e.start = t.start;
   e.duration = t.duration;
   e.threw = static_cast<bool>(call.exception());
   format_args(call, e);
+  ring->events[n % (ring->capacity + 1)].store(e);
   ring->written.store(n + 1, std::memory_order_release);
 }
 
@@ -177,7 +200,7 @@ int write_timeline(int fd) noexcept {
       // The thread may still be making calls (the program exits while others trace): copy the event, then keep it
       // only if its slot was not reused meanwhile (the thread's next event goes to slot `written`).
       event e;
-      std::memcpy(static_cast<void*>(&e), &r->events[i % (r->capacity + 1)], sizeof e);
+      r->events[i % (r->capacity + 1)].load(e);
       std::atomic_thread_fence(std::memory_order_acquire);
       if (r->written.load(std::memory_order_relaxed) > i + r->capacity) continue;  // overwritten while copied
       if (e.args_size > args_capacity) continue;

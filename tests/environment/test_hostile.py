@@ -125,7 +125,7 @@ def test_refused_calls_with_sampling(hostile_program, enabled, tmp_path):
 
 # --- recursion of any depth ---
 
-@pytest.mark.parametrize("depth", [127, 128, 129, 1000, 5000])
+@pytest.mark.parametrize("depth", [127, 128, 129, 1000])
 def test_recursion_depth(hostile_program, enabled, tmp_path, depth):
     trace = tmp_path / "depth.json"
     code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_STATS": "depth", "HOOKSCOPE_TIMELINE":
