@@ -1,7 +1,8 @@
 // HOOKSCOPE_RECORD=<glob>=<path>[<options>][,...]: every call of a matching observable is recorded into a JSON
 // Lines file, without any code change. Functions and processes may share a file; each signs its first line.
 // Options, in brackets after the path and separated by ';': max_calls=N (record at most N calls of each matching
-// function), every=N (record one call in N: the first, the N+1th, ...).
+// function), every=N (record one call in N: the first, the N+1th, ...), N from 1 to 10^18. `%p` in the path
+// becomes the process id (record_file.hpp). A call that cannot be written is refused, said once per function.
 #include "settings.hpp"
 
 #if HOOKSCOPE_ENABLED
