@@ -49,8 +49,11 @@ struct event {
   char args[args_capacity];  // `"name":"value",...` without the braces
 };
 
-// A ring slot: an event as words, each stored and loaded atomically (relaxed), so that the file written at exit can
-// copy a slot its thread is overwriting without a data race; the copy is then checked against the ring's count.
+// A ring slot: an event as words, each stored and loaded atomically, so that the file written at exit can copy a
+// slot its thread is overwriting without a data race; the copy is then checked against the ring's count (a sequence
+// lock whose count is `written`). The words are stored with release and loaded with acquire (plain moves on x86):
+// a copy that saw any word of a newer event also sees the count that event's thread had published before it, so
+// the check finds it. No fences: GCC's ThreadSanitizer refuses them.
 struct slot {
   static constexpr std::size_t words = (sizeof(event) + 7) / 8;
   std::uint64_t word[words];
@@ -59,12 +62,12 @@ struct slot {
     std::uint64_t w[words] = {};
     std::memcpy(w, &e, sizeof e);
     for (std::size_t i = 0; i < words; ++i)
-      std::atomic_ref<std::uint64_t>(word[i]).store(w[i], std::memory_order_relaxed);
+      std::atomic_ref<std::uint64_t>(word[i]).store(w[i], std::memory_order_release);
   }
   void load(event& e) noexcept {
     std::uint64_t w[words];
     for (std::size_t i = 0; i < words; ++i)
-      w[i] = std::atomic_ref<std::uint64_t>(word[i]).load(std::memory_order_relaxed);
+      w[i] = std::atomic_ref<std::uint64_t>(word[i]).load(std::memory_order_acquire);
     std::memcpy(static_cast<void*>(&e), w, sizeof e);
   }
 };
@@ -151,9 +154,6 @@ void on_post(const erased_call& call) {
     return;
   }
   const std::uint64_t n = ring->written.load(std::memory_order_relaxed);
-  // The writer at exit may be copying this slot's previous event: it checks `written` after its copy (a sequence
-  // lock whose count is `written`), and this fence orders that count before the slot's new bytes.
-  std::atomic_thread_fence(std::memory_order_release);
   event e{};  // built here, then published into its slot
   e.function = &call.function();
   e.start = t.start;
@@ -201,7 +201,6 @@ int write_timeline(int fd) noexcept {
       // only if its slot was not reused meanwhile (the thread's next event goes to slot `written`).
       event e;
       r->events[i % (r->capacity + 1)].load(e);
-      std::atomic_thread_fence(std::memory_order_acquire);
       if (r->written.load(std::memory_order_relaxed) > i + r->capacity) continue;  // overwritten while copied
       if (e.args_size > args_capacity) continue;
       separator();
