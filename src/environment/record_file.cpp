@@ -150,7 +150,7 @@ void record_file::write_locked(const char* data, std::size_t size) noexcept {
 void record_file::report(const char* what, int error) noexcept {
   failed_ = true;
   try {
-    std::string line = "hookscope: HOOKSCOPE_RECORD: " + path_ + ": " + what;
+    std::string line = "hookscope: HOOKSCOPE_RECORD: " + shown(path_) + ": " + what;
     if (error != 0) line.append(" (").append(std::strerror(error)).append(")");
     log_line(line + "; its calls are not recorded");
   } catch (...) {

@@ -48,11 +48,17 @@ bool matches_any(const std::vector<std::string>& globs, std::string_view name) {
   return false;
 }
 
+std::string shown(std::string_view text) {
+  std::string out;
+  escape_text(text, escape_for::log, [&out](char c) { out.push_back(c); });
+  return out;
+}
+
 void report_setting(std::string_view variable, std::string_view entry, std::string_view problem,
                     std::string_view expected, std::string_view consequence) {
   std::string line = "hookscope: ";
   line.append(variable).append(": '");
-  escape_text(entry, escape_for::log, [&line](char c) { line.push_back(c); });
+  line.append(shown(entry));
   line.append("': ").append(problem).append(" (expected ").append(expected).append("); ").append(consequence);
   log_line(line);
 }

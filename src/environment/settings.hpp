@@ -33,6 +33,9 @@ bool matches_any(const std::vector<std::string>& globs, std::string_view name);
 void report_setting(std::string_view variable, std::string_view entry, std::string_view problem,
                     std::string_view expected, std::string_view consequence);
 
+/// `text` for a log line: bytes that are not UTF-8, and control characters, as `\xNN`.
+std::string shown(std::string_view text);
+
 /// `path` made absolute against the working directory at start-up, so that a later chdir() does not move it; the
 /// text as given when it is absolute (or the working directory is unknown).
 std::string absolute_path(std::string_view path);

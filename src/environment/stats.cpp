@@ -153,7 +153,8 @@ void print_at_exit() noexcept {
   write_table(w, "");
   w.flush();
   if (w.error() != 0) {
-    log_line("hookscope: HOOKSCOPE_STATS: " + state->path + ": cannot write to it (" + std::strerror(w.error()) + ")");
+    log_line("hookscope: HOOKSCOPE_STATS: " + shown(state->path) + ": cannot write to it (" + std::strerror(w.error()) +
+             ")");
   }
 }
 

@@ -232,14 +232,15 @@ int open_output() noexcept {
 void write_at_exit() noexcept {
   const int fd = open_output();
   if (fd < 0) {
-    log_line("hookscope: HOOKSCOPE_TIMELINE: " + state->path + ": cannot open it for writing (" + std::strerror(errno) +
-             ")");
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) + ": cannot open it for writing (" +
+             std::strerror(errno) + ")");
     return;
   }
   const int error = write_timeline(fd);
   ::close(fd);
   if (error != 0) {
-    log_line("hookscope: HOOKSCOPE_TIMELINE: " + state->path + ": cannot write to it (" + std::strerror(error) + ")");
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) + ": cannot write to it (" + std::strerror(error) +
+             ")");
   }
 }
 

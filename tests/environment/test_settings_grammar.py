@@ -63,6 +63,11 @@ MALFORMED = [
     ("HOOKSCOPE_RECORD", "step={tmp}/fifo",
      ["hookscope: HOOKSCOPE_RECORD: {tmp}/fifo: cannot open it for writing (No such device or address); its calls "
       "are not recorded"]),
+    ("HOOKSCOPE_RECORD", "step={tmp}/fifo\udcff",  # a path that is not UTF-8, shown with \xNN
+     ["hookscope: HOOKSCOPE_RECORD: {tmp}/fifo\\xff: cannot open it for writing (No such device or address); its "
+      "calls are not recorded"]),
+    ("HOOKSCOPE_TIMELINE", "step={tmp}/fifo\udcff",
+     ["hookscope: HOOKSCOPE_TIMELINE: {tmp}/fifo\\xff: cannot open it for writing (No such device or address)"]),
     ("HOOKSCOPE_RECORD", "step={tmp}/r,,forward={tmp}/f",
      [message("HOOKSCOPE_RECORD", "step={tmp}/r,,forward={tmp}/f", "an empty entry", RECORD,
               "the empty entry is ignored")]),
@@ -127,6 +132,7 @@ MALFORMED = [
 @pytest.mark.parametrize("variable, value, messages", MALFORMED, ids=[f"{v}={x}" for v, x, _ in MALFORMED])
 def test_malformed_value_gives_one_message(record_program, enabled, tmp_path, variable, value, messages):
     os.mkfifo(tmp_path / "fifo")  # nobody reads it: opening it for writing must not wait for a reader
+    os.mkfifo(os.fsencode(tmp_path) + b"/fifo\xff")
     value = value.format(tmp=tmp_path)
     code, logged = run_calls(record_program, variable, value)
     expect(f"{variable}={value!r}: one message, the program runs on", (code, logged),
