@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,7 +64,8 @@ struct repeated_json_key {
   std::size_t column;  ///< where the object ends (1-based)
 };
 
-/// The rule of docs/record_format.md that no JSON object gives a key twice (JSON libraries keep one of the two), for
+/// The rule of docs/record_format.md that no JSON object gives a key twice, however it is spelled (`"int"` and
+/// `"\u0069nt"` are one key to every JSON parser) (JSON libraries keep one of the two), for
 /// the record reader and value_from_json alike. Keeps its buffers from one text to the next.
 class json_key_checker {
  public:
@@ -81,7 +83,8 @@ class json_key_checker {
   std::optional<std::string_view> repeated_key(std::size_t first) const;
   std::string path_of_top() const;
 
-  std::vector<std::string_view> keys_;
+  std::vector<std::string_view> keys_;  // into the text, or into decoded_ for a key written with escapes
+  std::deque<std::string> decoded_;     // (a deque: its strings stay where they are as it grows)
   std::vector<frame> frames_;
 };
 
