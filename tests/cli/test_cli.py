@@ -589,3 +589,21 @@ def test_value_if_missing_refuses_a_key_repeated_under_an_escape(hookscope_shape
     done = shapes(hookscope_shapes, ["summarize", "h.jsonl", "--value-if-missing",
                                      'm={"float":0.1,"\\u0066loat":5}'], cwd=tmp_path)
     expect("summarize's exit code", done.returncode, 2)
+
+
+@pytest.mark.parametrize("kwargs", [
+    '[[{"base64":"/w=="},{"shape":[%d,3],"dtype":"float32"}]]',
+    '[["x",{"dict":[[{"base64":"/w=="},{"shape":[%d,3],"dtype":"float32"}]]}]]',
+], ids=["keyword name", "dict key"])
+def test_infer_format_onnx_writes_json_or_refuses_a_name_that_is_not_utf8(hookscope_shapes, tmp_path, kwargs):
+    # The torch format refuses a name that is not UTF-8 with a sentence (it has no spelling as a JSON object's key);
+    # the onnx format, JSON too, writes the bytes raw: neither Python's json nor any strict parser reads it.
+    lines = "".join('{"function":"f","args":[],"kwargs":%s}\n' % (kwargs % n) for n in (2, 4))
+    (tmp_path / "names.jsonl").write_text(lines, encoding="utf-8")
+    done = subprocess.run([hookscope_shapes, "infer", "names.jsonl", "--format", "onnx"], cwd=tmp_path,
+                          capture_output=True, timeout=60)
+    if done.returncode == 0:
+        json.loads(done.stdout)  # strict UTF-8
+    else:
+        expect("the exit code of a refusal", done.returncode, 1)
+        assert b"is not UTF-8" in done.stderr, done.stderr
