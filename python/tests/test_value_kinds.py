@@ -144,3 +144,13 @@ def test_records_of_every_cpp_kind_read_back_through_python(tmp_path):
     [record] = hookscope.read_records([path])
     assert record == line
     assert math.copysign(1.0, record["args"][0]["tuple"][2]["float"]) == -1.0
+
+
+@pytest.mark.parametrize("bad", [{"base64": 5}, {"base64": None}, {"base64": ["AA=="]}, {"base64": "é"},
+                                 {"base64": "AA= ="}, {"base64": "AAA"}],
+                         ids=["int", "null", "list", "non-ASCII", "space", "unpadded"])
+def test_decode_text_refuses_bad_base64_with_a_hookscope_sentence(bad):
+    # Every error a "hookscope: ..." sentence naming what was wrong: here TypeError and binascii.Error escape with
+    # base64's own words ("Incorrect padding", "argument should be a bytes-like object ...").
+    with pytest.raises(hookscope.FormatError, match="^hookscope: "):
+        hookscope.decode_text(bad)
