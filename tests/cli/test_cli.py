@@ -607,3 +607,20 @@ def test_infer_format_onnx_writes_json_or_refuses_a_name_that_is_not_utf8(hooksc
     else:
         expect("the exit code of a refusal", done.returncode, 1)
         assert b"is not UTF-8" in done.stderr, done.stderr
+
+
+def test_infer_compares_opaque_constants_by_type_name(hookscope_shapes, tmp_path):
+    # docs/record_format.md: "to the shape engine, bytes and opaque leaves are constants like scalars (bytes equal by
+    # content, opaque leaves by type name)". A leaf cut at the depth bound (depth_limited) has the same type name;
+    # the engine compares the marker too and calls the two calls' constants different.
+    head = '{"function":"f","signature":[{"name":"x"},{"name":"m","default":{"opaque":"Node"}}],'
+    lines = (head + '"args":[],"kwargs":[["x",{"shape":[2],"dtype":"int64"}],["m",{"opaque":"Node"}]]}\n'
+             '{"function":"f","args":[],"kwargs":[["x",{"shape":[3],"dtype":"int64"}],'
+             '["m",{"opaque":"Node","depth_limited":true}]]}\n')
+    (tmp_path / "o.jsonl").write_text(lines, encoding="utf-8")
+    done = shapes(hookscope_shapes, ["infer", "o.jsonl"], cwd=tmp_path)
+    expect("infer", (done.returncode, done.stdout, done.stderr), (0, '{"x":{"0":"DYNAMIC"}}\n', ""))
+    # Different type names are different constants (this holds).
+    (tmp_path / "o2.jsonl").write_text(lines.replace('"Node","depth_limited":true', '"Leaf"'), encoding="utf-8")
+    done = shapes(hookscope_shapes, ["infer", "o2.jsonl"], cwd=tmp_path)
+    expect("infer's exit code on different type names", done.returncode, 1)
