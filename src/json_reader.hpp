@@ -53,7 +53,10 @@ value read_json_value(const boost::json::value& j, const json_path& at);
 std::string read_json_text(const boost::json::value& j, const json_path& at);
 /// [["name", value], ...] into `fields` (cleared first, its capacity reused). Names may repeat here (the caller says
 /// what a repeat is: a keyword argument given twice); those of a dict or a struct that read_json_value reads may not.
-void read_json_fields_into(value_fields& fields, const boost::json::value& j, const json_path& at);
+/// What the names of [name, value] pairs may be: any program-supplied text (dict keys, struct fields: a JSON string
+/// or {"base64":...}), or parameters' names (keyword arguments, constants: JSON strings only).
+enum class field_names { any_text, parameters };
+void read_json_fields_into(value_fields& fields, const boost::json::value& j, const json_path& at, field_names names);
 std::int64_t read_json_integer(const boost::json::value& j, const json_path& at);
 
 /// A key that an object of a JSON text gives twice.

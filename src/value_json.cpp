@@ -552,7 +552,7 @@ std::vector<value> read_items(const json::value& j, const json_path& at) {
   return items;
 }
 
-void read_json_fields_into(value_fields& fields, const json::value& j, const json_path& at) {
+void read_json_fields_into(value_fields& fields, const json::value& j, const json_path& at, field_names names) {
   if (!j.is_array()) fail_at(at, "expected an array of [name, value] pairs, found " + json_kind_of(j));
   const json::array& a = j.get_array();
   fields.clear();
@@ -562,6 +562,10 @@ void read_json_fields_into(value_fields& fields, const json::value& j, const jso
     if (pair == nullptr || pair->size() != 2 || !((*pair)[0].is_string() || (*pair)[0].is_object())) {
       fail_at(at[i], "expected a [\"name\", value] pair");
     }
+    if (names == field_names::parameters && !(*pair)[0].is_string()) {
+      fail_at(at[i][0],
+              "a keyword argument's name is a string (a parameter's name is text), found " + json_kind_of((*pair)[0]));
+    }
     fields.emplace_back(read_json_text((*pair)[0], at[i][0]), read_json_value((*pair)[1], at[i][1]));
   }
 }
@@ -569,7 +573,7 @@ void read_json_fields_into(value_fields& fields, const json::value& j, const jso
 // The fields of a dict or a struct: names unique within it (a Python dict cannot hold a key twice).
 value_fields read_fields(const json::value& j, const json_path& at) {
   value_fields fields;
-  read_json_fields_into(fields, j, at);
+  read_json_fields_into(fields, j, at, field_names::any_text);
   if (const auto repeat = first_repeated_name(fields)) {
     fail_at(at[*repeat][0], "duplicate key " + json_quoted(fields[*repeat].first));
   }
