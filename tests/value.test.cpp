@@ -474,3 +474,19 @@ TEST_CASE("value_from_json: number spellings and floats at the edges read as the
   CHECK(error_of(R"({"opaque":"T","depth_limited":null})") == "$.depth_limited: expected true or false, found null");
   CHECK(hookscope::value_from_json(R"({"str":"a\u0000b"})") == value(std::string("a\0b", 3)));
 }
+
+TEST_CASE("to_json refuses exactly what value_from_json cannot read: an empty dict or struct at the limit") {
+  // {"dict":[]} nests 2 JSON levels, not 3 (no [name, value] pair inside): 123 variants around it are 125 levels,
+  // which value_from_json reads; to_json must then write the value it read.
+  for (const std::string empty :
+       {R"({"dict":[]})", R"({"struct":"S","fields":[]})", R"({"struct":{"base64":"/w=="},"fields":[]})"}) {
+    std::string json = empty;
+    for (int i = 0; i < 123; ++i) json = R"({"variant":0,"value":)" + json + "}";
+    INFO(empty);
+    value v;
+    REQUIRE_NOTHROW(v = hookscope::value_from_json(json));
+    std::string written;
+    CHECK_NOTHROW(written = hookscope::to_json(v));
+    CHECK(written == json);
+  }
+}
