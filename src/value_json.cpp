@@ -746,7 +746,7 @@ std::size_t json_levels(const value& v) {
       for (const auto& field : v.fields()) {
         deepest = std::max({deepest, json_levels(field.second), detail::is_utf8(field.first) ? std::size_t{0} : 1});
       }
-      return 3 + deepest;
+      return v.fields().empty() ? 2 : 3 + deepest;  // the object, its array, and [name, V] pairs when there are any
     }
   }
   return 0;
