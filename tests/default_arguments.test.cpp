@@ -381,6 +381,27 @@ TEST_CASE("observable method call with default arguments and callbacks") {
   CHECK(seen == std::vector<std::string>{"0---", "2++-", "forward 1 109"});
 }
 
+TEST_CASE("observable call with default arguments and callbacks: references, void, noexcept") {
+  std::vector<std::string> seen;
+  auto on_bump = defaults::bump.observers.pre.add([&](const auto& ctx) {
+    seen.push_back("bump " + std::to_string(ctx.template arg<"counter">()) +
+                   (ctx.template has_arg<"by">() ? " by " + std::to_string(ctx.template arg<"by">()) : ""));
+  });
+  auto on_append = defaults::append.observers.post.add([&](const auto& ctx) {
+    seen.push_back("append " + ctx.template arg<"out">() + (ctx.template has_arg<"s">() ? " s" : ""));
+  });
+  auto on_quiet = defaults::quiet.observers.post.add(
+      [&](const auto& ctx) { seen.push_back("quiet " + std::to_string(*ctx.return_value())); });
+  int counter = 1;
+  defaults::bump(counter);  // the callback sees the caller's object, before the call changes it
+  defaults::bump(counter, 3);
+  std::string out = "[";
+  defaults::append(out);
+  CHECK(defaults::quiet(3) == 15);
+  CHECK(counter == 5);
+  CHECK(seen == std::vector<std::string>{"bump 1", "bump 2 by 3", "append [<default>", "quiet 15"});
+}
+
 TEST_CASE("observable call with an omitted move-only argument and callbacks") {
   std::vector<int> seen;
   auto sub = defaults::consume.observers.pre.add([&](const auto& ctx) {

@@ -51,7 +51,7 @@ class call_context<R(Args...)> : public erased_call {
   args_type args() const {
     if (this->args_given() < sizeof...(Args)) [[unlikely]]
       detail::throw_omitted_arg(*this, this->args_given(), detail::omitted_access::all);
-    return [this]<std::size_t... I>(std::index_sequence<I...>) { return args_type(*find_arg<I>()...); }
+    return [this]<std::size_t... I>(std::index_sequence<I...>) { return args_type(*this->template find_arg<I>()...); }
     (std::index_sequence_for<Args...>{});
   }
   /// Whether the caller passed argument `I`: false when it was left to its default (which only the function sees).
