@@ -79,6 +79,12 @@ struct model {
   HOOKSCOPE_OBSERVABLE_METHOD(model, step, step_impl, a = 1, b = 2, c = 3);
 };
 
+template <class T>
+struct typed_model {
+  T scale_impl(T x, T by = T(2)) const { return x * by; }
+  HOOKSCOPE_OBSERVABLE_METHOD(typed_model, scale, scale_impl, x, by = T(2));
+};
+
 tensor_spec ids(std::int64_t batch, std::int64_t length) { return {{batch, length}, dtype::int64}; }
 
 }  // namespace defaults
@@ -132,6 +138,14 @@ TEST_CASE("observable call with default arguments") {
     CHECK(m.step(4, 5, 6) == 456);
     CHECK(m.offset == 13);
     CHECK(m.forward(0, 0) == 13);
+  }
+  SECTION("a member function of a class template") {
+    CHECK(typed_model<int>{}.scale(3) == 6);
+    CHECK(typed_model<double>{}.scale(1.5, 3.0) == 4.5);
+  }
+  SECTION("a braced initialiser for an argument given, as the function itself takes it") {
+    CHECK(defaults::describe({}) == impl::describe({}));
+    CHECK(defaults::describe({"ab"}, {}) == impl::describe("ab", 0.0));
   }
   SECTION("a recursion through a defaulted call") { CHECK(defaults::countdown(5) == 5); }
 }
