@@ -173,10 +173,11 @@ class observable;
 ///
 /// Its call operator has the function's parameter types and `noexcept`-ness (a member function's takes the
 /// object first); a call may leave trailing arguments to the defaults of the function's declaration (the function
-/// is then called by name through the site's `by_name`, and callbacks see the arguments given: has_arg). `observers.pre` and `observers.post` are subscribe-only views of its events, whose callbacks
-/// receive `const call_context<R(Args...)>&` (with arguments also by name); `orig` is the function; `info` its
-/// registry entry. `Site` is where the annotation is (the macros define one per annotation: see
-/// detail::default_site); its type, and so the observable's, does not depend on the include path that reached it.
+/// is then called by name through the site's `by_name`, and callbacks see the arguments given: has_arg).
+/// `observers.pre` and `observers.post` are subscribe-only views of its events, whose callbacks receive
+/// `const call_context<R(Args...)>&` (with arguments also by name); `orig` is the function; `info` its registry
+/// entry. `Site` is where the annotation is (the macros define one per annotation: see detail::default_site); its
+/// type, and so the observable's, does not depend on the include path that reached it.
 template <auto Fn, fixed_string Name, fixed_string Params, class Site, class Self, class R, bool NE, class... A>
 class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...>>
     : public detail::annotation<Fn, detail::named_call_context<R(A...), Params>, Site,
