@@ -303,3 +303,23 @@ TEST_CASE("shape_engine::choose_arguments") {
     CHECK_FALSE(fresh.call.has_value());
   }
 }
+
+TEST_CASE("load_engine summaries of text that is not UTF-8 and of keys repeated under escapes") {
+  scratch dir;
+  SECTION("a keyword argument whose name is not UTF-8 is refused by the writer, never written") {
+    // Parameters' names are text in the record format: to_record_line refuses the call rather than write a name the
+    // summary (JSON, UTF-8) could not hold.
+    call_record r;
+    r.function = "f";
+    r.inputs.kwargs = {{"\xff", tensor_spec{{2, 3}, dtype::float32}}};
+    CHECK_THROWS_AS(hookscope::to_record_line(r), hookscope::format_error);
+  }
+  SECTION("a summary giving a key twice, once under a \\u escape, is refused") {
+    const auto s = load_engine({dir.write("r.jsonl", record_line + "\n")}, {.for_summary = true});
+    std::string text = s.engine.to_summary_json(s.function);
+    const std::size_t calls = text.find("\"calls\":");
+    REQUIRE(calls != std::string::npos);
+    text.insert(calls, R"("\u0063alls":7,)");
+    CHECK_THROWS_WITH(load_engine({dir.write("twice.json", text)}), Contains("duplicate key"));
+  }
+}

@@ -1,6 +1,7 @@
 """The record format's kinds that C++ captures write (bytes, opaque leaves, variants, text that is not UTF-8) as
 Python reads them: hookscope.decode_text, hookscope.Opaque, and InputObserver's rebuilding of arguments."""
 import base64
+import math
 import json
 
 import pytest
@@ -71,9 +72,9 @@ def test_bytes_arguments_are_observed_and_rebuilt():
     with obs(m):
         for n in (1, 2, 3):
             m(torch.ones((n, 4)), b"\x00\xff")
-    kwargs = obs.infer_arguments()
-    assert kwargs["payload"] == b"\x00\xff"
-    assert kwargs["x"].shape == (1, 4)
+    args = obs.infer_arguments()  # positional calls: a tuple
+    assert args[1] == b"\x00\xff"
+    assert args[0].shape == (1, 4)
 
 
 def test_rebuilding_the_cpp_kinds():
@@ -86,3 +87,70 @@ def test_rebuilding_the_cpp_kinds():
     assert rebuild({"variant": 1, "value": {"int": 3}}, None) == 3
     assert rebuild({"str": {"base64": "Yf8="}}, None).encode("utf-8", "surrogateescape") == b"a\xff"
     assert rebuild({"dict": [[{"base64": "/w=="}, {"int": 1}]]}, None) == {"\udcff": 1}
+
+
+@pytest.mark.parametrize("spelled, expected", [("nan", math.nan), ("inf", math.inf), ("-inf", -math.inf)])
+def test_rebuilding_a_non_finite_float_gives_a_float(spelled, expected):
+    # The record format writes NaN and the infinities as strings ({"float": "nan"}); Python's value is the float.
+    from hookscope.torch import InputObserver
+    got = InputObserver()._rebuild({"float": spelled}, None)
+    assert isinstance(got, float), f"{{'float': {spelled!r}}} rebuilt as {got!r}"
+    assert got == expected or (math.isnan(expected) and math.isnan(got))
+
+
+class TakesAnything(torch.nn.Module):
+    def forward(self, x, extra):
+        return x
+
+
+@pytest.mark.parametrize("extra", [math.nan, math.inf, -math.inf, -0.0, 5e-324, 1.7976931348623157e308],
+                         ids=["nan", "inf", "-inf", "-0.0", "subnormal", "max"])
+def test_observing_a_float_argument_of_any_value(extra):
+    from hookscope.torch import InputObserver
+    m = TakesAnything()
+    obs = InputObserver()
+    with obs(m):
+        for n in (1, 2, 3):
+            m(x=torch.ones((n, 4)), extra=(torch.ones(n), extra))  # in a container: a scalar keyword is dropped (A3)
+    got = obs.infer_arguments()["extra"][1]
+    assert math.copysign(1.0, got) == math.copysign(1.0, extra)
+    assert got == extra or (math.isnan(extra) and math.isnan(got))
+
+
+@pytest.mark.parametrize("raw", [b"a\xff", b"\xed\xa0\x80", b"\x00\x80"])
+def test_observing_a_str_that_decode_text_gave(raw):
+    # decode_text gives C++ text that is not UTF-8 as a str of surrogate escapes; observing that str again must
+    # not break the engine's JSON (a lone surrogate escape is not JSON text for Boost.JSON).
+    from hookscope.torch import InputObserver
+    text = hookscope.decode_text({"base64": base64.b64encode(raw).decode()})
+    m = TakesAnything()
+    obs = InputObserver()
+    with obs(m):
+        for n in (1, 2, 3):
+            m(x=torch.ones((n, 4)), extra=(torch.ones(n), text))
+    assert obs.infer_arguments()["extra"][1] == text
+
+
+def test_records_of_every_cpp_kind_read_back_through_python(tmp_path):
+    # What the C++ writers write (by hand here, docs/record_format.md), read by hookscope.read_records: the same
+    # JSON values, strict JSON (no NaN literal), floats exact.
+    values = [{"bytes": "AP8="}, {"opaque": {"base64": "/w=="}, "depth_limited": True}, {"float": -0.0},
+              {"float": 5e-324}, {"float": "nan"}, {"variant": 9223372036854775807, "value": {"float": 0.1}},
+              {"str": "a\u0000b\U0001F600"}, {"dict": [[{"base64": "7aCA"}, None]]}]
+    line = {"function": "f", "signature": [{"name": "a", "default": {"tuple": values}}],
+            "args": [{"tuple": values}], "kwargs": [["k", {"list": values}]], "result": {"tuple": values}}
+    path = tmp_path / "kinds.jsonl"
+    path.write_text(json.dumps(line, allow_nan=False) + "\n")
+    [record] = hookscope.read_records([path])
+    assert record == line
+    assert math.copysign(1.0, record["args"][0]["tuple"][2]["float"]) == -1.0
+
+
+@pytest.mark.parametrize("bad", [{"base64": 5}, {"base64": None}, {"base64": ["AA=="]}, {"base64": "é"},
+                                 {"base64": "AA= ="}, {"base64": "AAA"}],
+                         ids=["int", "null", "list", "non-ASCII", "space", "unpadded"])
+def test_decode_text_refuses_bad_base64_with_a_hookscope_sentence(bad):
+    # Every error a "hookscope: ..." sentence naming what was wrong: here TypeError and binascii.Error escape with
+    # base64's own words ("Incorrect padding", "argument should be a bytes-like object ...").
+    with pytest.raises(hookscope.FormatError, match="^hookscope: "):
+        hookscope.decode_text(bad)
