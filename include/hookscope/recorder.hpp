@@ -70,7 +70,7 @@ class call_recorder {
     return calls_.size();
   }
   /// The recorded calls, in the order they finished: every parameter captured in `inputs.kwargs` (named by the
-  /// annotation), the captured result (absent for void, uncapturable results and calls that threw), `threw`, and
+  /// annotation), the captured result (absent for void results and calls that threw), `threw`, and
   /// `latency_ns` from just before the call to just after it (hooks excluded). `parameters` is left empty: the
   /// record writer adds it to a function's first line.
   std::vector<call_record> calls() const {
@@ -116,12 +116,9 @@ class call_recorder {
   void on_post(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
     std::optional<call_record> call = pairing_.end(&ctx, static_cast<bool>(ctx.exception()));
-    if (!call) return;  // not recorded (over the limit, or started before the recorder)
-    if constexpr (requires { ctx.return_value(); }) {
-      using result_type = std::remove_cvref_t<decltype(*ctx.return_value())>;
-      if constexpr (capturable<result_type>) {
-        if (ctx.return_value() != nullptr) call->result = capture_value(*ctx.return_value(), what_to_capture());
-      }
+    if (!call) return;                                 // not recorded (over the limit, or started before the recorder)
+    if constexpr (requires { ctx.return_value(); }) {  // any result type: opaque where not structural
+      if (ctx.return_value() != nullptr) call->result = capture_value(*ctx.return_value(), what_to_capture());
     }
     const std::lock_guard lock(mutex_);
     calls_.push_back(std::move(*call));

@@ -108,7 +108,6 @@ struct recorded_function {
   std::atomic<std::uint64_t> calls_taken{0};
   std::mutex first_line_mutex;  // orders the signed first line before the others
   std::atomic<bool> signature_written{false};
-  std::atomic<bool> reported_uncapturable{false};
 };
 
 // The feature's state, made once by install_record and never destroyed.
@@ -133,13 +132,6 @@ bool take_call(recorded_function& f) {
 }
 
 void record_pre(recorded_function& f, const erased_call& call) {
-  if (!call.can_capture_args()) {
-    if (!f.reported_uncapturable.exchange(true)) {
-      log_line("hookscope: HOOKSCOPE_RECORD: cannot record '" + std::string(f.info->name) +
-               "': a parameter type cannot be captured (see hookscope::capturable)");
-    }
-    return;
-  }
   if (!take_call(f)) return;
   f.pairing.begin(call.call_id(), call.capture_args());
 }
