@@ -67,6 +67,8 @@ struct hookscope::flatten_traits<odd::opted_out_but_flattened> {
   }
 };
 
+int odd_function(int x) { return x; }
+
 TEST_CASE("capturable: a constant expression for every type") {
   STATIC_REQUIRE_FALSE(capturable<odd::incomplete>);
   STATIC_REQUIRE_FALSE(capturable<odd::incomplete*>);
@@ -95,6 +97,10 @@ TEST_CASE("opaque leaves: the type's name, no value") {
     CHECK(hookscope::capture_value(odd::number{1}) == value::opaque("odd::number"));
     const odd::concrete c;
     CHECK(hookscope::capture_value(static_cast<const odd::abstract&>(c)) == value::opaque("odd::abstract"));
+  }
+  SECTION("functions themselves") {
+    int (&function)(int) = odd_function;
+    CHECK(hookscope::capture_value(function).type() == value::kind::opaque);
   }
   SECTION("pointers to incomplete types, void and functions; wide C strings") {
     odd::incomplete* handle = nullptr;
@@ -134,6 +140,25 @@ struct with_reference_and_no_array {
   int& r;
   int n;
 };
+struct tagged {  // an anonymous union member: no structured binding decomposes it
+  int kind;
+  union {
+    int i;
+    float f;
+  };
+};
+union payload {
+  int i;
+  float f;
+};
+struct with_named_union {
+  int kind;
+  payload p;
+};
+struct with_bit_fields {
+  unsigned a : 2;
+  int b : 7;
+};
 }  // namespace carrays
 
 TEST_CASE("C arrays: char[N] as a string up to its first NUL, never past N; T[N] as lists") {
@@ -155,6 +180,15 @@ TEST_CASE("C arrays: char[N] as a string up to its first NUL, never past N; T[N]
     carrays::c_header h{7, "conv1", {0.5F, 1.0F, 2.0F}};
     CHECK(hookscope::capture_value(h) ==
           value::structure("carrays::c_header", {{"0", 7}, {"1", "conv1"}, {"2", value::list({0.5, 1.0, 2.0})}}));
+  }
+  SECTION("a union member makes an aggregate opaque (an anonymous one would not bind); bit-fields bind") {
+    STATIC_REQUIRE(hookscope::detail::has_union_field<carrays::tagged, 2>());
+    STATIC_REQUIRE(hookscope::detail::has_union_field<carrays::with_named_union, 2>());
+    STATIC_REQUIRE_FALSE(hookscope::detail::has_union_field<carrays::c_header, 3>());
+    CHECK(hookscope::capture_value(carrays::tagged{1, {2}}) == value::opaque("carrays::tagged"));
+    CHECK(hookscope::capture_value(carrays::with_named_union{1, {2}}) == value::opaque("carrays::with_named_union"));
+    CHECK(hookscope::capture_value(carrays::with_bit_fields{3, -64}) ==
+          value::structure("carrays::with_bit_fields", {{"0", 3}, {"1", -64}}));
   }
   SECTION("property: random bytes in a char[16], NULs and bytes >= 0x80 among them") {
     std::mt19937 rng(20261203);

@@ -98,6 +98,19 @@ struct point {
   int y;
 };
 
+struct tagged_value {  // a C tagged union: an anonymous union member, which no structured binding decomposes
+  int kind;
+  union {
+    int i;
+    float f;
+  };
+};
+
+struct flags {  // bit-fields
+  unsigned ready : 1;
+  unsigned level : 3;
+};
+
 class shape {  // polymorphic and abstract
  public:
   virtual ~shape() = default;
@@ -261,6 +274,8 @@ inline constexpr bool hookscope::capture_as_opaque<zoo::secret> = true;
   X(two_dimensional_array, zoo::grid, true, zoo::grid{{1, 2, 3}, {4, 5, 6}})                                    \
   X(char_buffer, zoo::name_buffer, true, zoo::name_buffer{'r', 'e', 'l', 'u', '\0', 'x', 'x', 'x'})             \
   X(non_utf8_string, std::string, true, std::string("\xff\xfe"))                                                \
+  X(anonymous_union_member, zoo::tagged_value, false, zoo::tagged_value{1, {2}})                                \
+  X(bit_fields, zoo::flags, true, zoo::flags{1, 5})                                                             \
   X(infinity, double, true, std::numeric_limits<double>::infinity())
 
 #ifdef __SIZEOF_INT128__

@@ -2,14 +2,19 @@
 // call_recorder, against the capture derived by hand in tests/type_zoo_expected.txt.
 #include "type_zoo.hpp"
 
+#include "hookscope/erased_call.hpp"
 #include "hookscope/recorder.hpp"
+#include "hookscope/registry.hpp"
 #include "hookscope/value.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #ifndef HOOKSCOPE_TEST_ZOO_EXPECTED
 #error "HOOKSCOPE_TEST_ZOO_EXPECTED: the path of tests/type_zoo_expected.txt (tests/meson.build sets it)"
@@ -94,4 +99,33 @@ TEST_CASE("type zoo: every annotated function recorded by call_recorder") {
   }
   ZOO_ENTRIES(ZOO_RECORD)
 #undef ZOO_RECORD
+}
+
+TEST_CASE("type zoo: erased_call::capture_args always works, can_capture_args says it holds no opaque leaf") {
+  const std::map<std::string, std::string> expected = expected_captures();
+#define ZOO_ERASED(entry, type, structural, ...)                                                                   \
+  SECTION(#entry) {                                                                                                \
+    const hookscope::function_info* f = hookscope::find_observable("zoo::" #entry);                                \
+    if (HOOKSCOPE_ENABLED) {                                                                                       \
+      REQUIRE(f != nullptr);                                                                                       \
+      std::vector<std::pair<bool, hookscope::value_fields>> pre;                                                   \
+      std::vector<std::optional<value>> post;                                                                      \
+      auto on_pre = f->pre().add([&](const hookscope::erased_call& call) {                                         \
+        pre.emplace_back(call.can_capture_args(), call.capture_args());                                            \
+      });                                                                                                          \
+      auto on_post =                                                                                               \
+          f->post().add([&](const hookscope::erased_call& call) { post.push_back(call.capture_return_value()); }); \
+      (void)zoo::entry(__VA_ARGS__);                                                                               \
+      REQUIRE(pre.size() == 1);                                                                                    \
+      CHECK(pre[0].first == (structural));                                                                         \
+      REQUIRE(pre[0].second.size() == 1);                                                                          \
+      CHECK(matches(pre[0].second[0].second, expected.at(#entry)));                                                \
+      REQUIRE(post.size() == 1);                                                                                   \
+      CHECK(post[0] == std::optional<value>(value(static_cast<int>(sizeof(zoo::cref<type>)))));                    \
+    } else {                                                                                                       \
+      CHECK(f == nullptr);                                                                                         \
+    }                                                                                                              \
+  }
+  ZOO_ENTRIES(ZOO_ERASED)
+#undef ZOO_ERASED
 }

@@ -29,7 +29,8 @@
 //   Hana-adapted structs            -> captured_struct                (struct, fields by name)
 //   aggregates                      -> captured_struct                (struct, fields by name on Boost >= 1.84,
 //                                                                      "0", "1", ... before; at most 32 fields,
-//                                                                      no base class, not polymorphic)
+//                                                                      no base class, no union member, not
+//                                                                      polymorphic)
 //   anything else                   -> captured_opaque                ({"opaque": type name}: void*, function and
 //                                                                      member pointers, classes with private
 //                                                                      members, polymorphic classes, unions,

@@ -163,15 +163,17 @@ consteval capture_kind classify_range() {
 }
 
 /// An aggregate is captured field by field when it has no base class (detected first: binding one would not
-/// compile), is not polymorphic, and its fields can be counted (at most max_aggregate_fields of them).
+/// compile), is not polymorphic, its fields can be counted (at most max_aggregate_fields of them) and none is a
+/// union (an anonymous one would not bind either).
 template <class T>
 consteval capture_kind classify_aggregate() {
   if constexpr (std::is_polymorphic_v<T> || has_base<T>) {
     return capture_kind::opaque;
   } else {
     constexpr std::size_t fields = count_fields<T>();  // capture_fields.hpp
-    return fields <= max_aggregate_fields && (fields > 0 || std::is_empty_v<T>) ? capture_kind::aggregate
-                                                                                : capture_kind::opaque;
+    return fields <= max_aggregate_fields && (fields > 0 || std::is_empty_v<T>)&&!has_union_field<T, fields>()
+               ? capture_kind::aggregate
+               : capture_kind::opaque;
   }
 }
 

@@ -68,13 +68,17 @@ inline constexpr bool has_base = requires {
 // a class without a default constructor: a member given no initialiser is initialised from {} as well).
 template <std::size_t N>
 struct braced;
-#define HOOKSCOPE_DETAIL_BRACED(N, ...)            \
-  template <>                                      \
-  struct braced<N> {                               \
-    template <class T>                             \
-    static constexpr bool initialises = requires { \
-      T{__VA_ARGS__};                              \
-    };                                             \
+#define HOOKSCOPE_DETAIL_BRACED(N, ...)                 \
+  template <>                                           \
+  struct braced<N> {                                    \
+    template <class T>                                  \
+    static constexpr bool initialises = requires {      \
+      T{__VA_ARGS__};                                   \
+    };                                                  \
+    template <class T, class Next>                      \
+    static constexpr bool initialises_then = requires { \
+      T{__VA_ARGS__ __VA_OPT__(, ) Next{}};             \
+    };                                                  \
   };
 HOOKSCOPE_DETAIL_BRACED(0)
 HOOKSCOPE_DETAIL_BRACED(1, {})
@@ -124,6 +128,23 @@ HOOKSCOPE_DETAIL_BRACED(34, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 
                         {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})
 #undef HOOKSCOPE_DETAIL_BRACED
 
+// Converts only to a union: T{{}, ..., {}, only_union<T>{}} with k empty braces compiles when T's member k is a union
+// (or begins with one, through brace elision). Neither copyable nor movable, as any_base. A prvalue: GCC finds an
+// anonymous union's copy constructor inaccessible from outside its class.
+template <class T>
+struct only_union {
+  only_union() = default;
+  only_union(const only_union&) = delete;
+  template <class U>
+    requires std::is_union_v<U>
+  operator U() const noexcept;
+};
+
+template <class T, std::size_t... K>
+consteval bool has_union_member(std::index_sequence<K...>) {
+  return (braced<K>::template initialises_then<T, only_union<T>> || ...);
+}
+
 template <class T, std::size_t... I>
 consteval bool initialisable_from(std::index_sequence<I...>) {
   return requires { T{any_field<T>{I}...}; };
@@ -169,6 +190,18 @@ consteval std::size_t count_fields() {
     return count_by_empty_braces<T>();
   } else {
     return count_bare_initialisers<T>();
+  }
+}
+
+/// Whether one of the N fields of T is a union (or begins with one): a structured binding cannot decompose a class
+/// with an anonymous union member, and tells none apart from a named one, so such an aggregate is opaque. Asked only
+/// when every member is initialisable from {} (C structs): otherwise no member is asked about.
+template <class T, std::size_t N>
+consteval bool has_union_field() {
+  if constexpr (braced<0>::template initialises<T> && N <= max_aggregate_fields) {
+    return has_union_member<T>(std::make_index_sequence<N>{});
+  } else {
+    return false;
   }
 }
 
