@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,7 +53,10 @@ value read_json_value(const boost::json::value& j, const json_path& at);
 std::string read_json_text(const boost::json::value& j, const json_path& at);
 /// [["name", value], ...] into `fields` (cleared first, its capacity reused). Names may repeat here (the caller says
 /// what a repeat is: a keyword argument given twice); those of a dict or a struct that read_json_value reads may not.
-void read_json_fields_into(value_fields& fields, const boost::json::value& j, const json_path& at);
+/// What the names of [name, value] pairs may be: any program-supplied text (dict keys, struct fields: a JSON string
+/// or {"base64":...}), or parameters' names (keyword arguments, constants: JSON strings only).
+enum class field_names { any_text, parameters };
+void read_json_fields_into(value_fields& fields, const boost::json::value& j, const json_path& at, field_names names);
 std::int64_t read_json_integer(const boost::json::value& j, const json_path& at);
 
 /// A key that an object of a JSON text gives twice.
@@ -63,7 +67,8 @@ struct repeated_json_key {
   std::size_t column;  ///< where the object ends (1-based)
 };
 
-/// The rule of docs/record_format.md that no JSON object gives a key twice (JSON libraries keep one of the two), for
+/// The rule of docs/record_format.md that no JSON object gives a key twice, however it is spelled (`"int"` and
+/// `"\u0069nt"` are one key to every JSON parser) (JSON libraries keep one of the two), for
 /// the record reader and value_from_json alike. Keeps its buffers from one text to the next.
 class json_key_checker {
  public:
@@ -81,7 +86,8 @@ class json_key_checker {
   std::optional<std::string_view> repeated_key(std::size_t first) const;
   std::string path_of_top() const;
 
-  std::vector<std::string_view> keys_;
+  std::vector<std::string_view> keys_;  // into the text, or into decoded_ for a key written with escapes
+  std::deque<std::string> decoded_;     // (a deque: its strings stay where they are as it grows)
   std::vector<frame> frames_;
 };
 

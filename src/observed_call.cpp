@@ -1,10 +1,37 @@
-// What every observed call that threw shares: its post callbacks with the exception, then the exception goes on.
+// What every observed call that threw shares: its post callbacks with the exception, then the exception goes on; and
+// the error of a callback asking for an argument the caller omitted.
 //
 // Compiled once here rather than inline in the header: an annotation's translation unit compiles none of it.
 #include "hookscope/call_context.hpp"
 #include "hookscope/detail/observed_call.hpp"
+#include "hookscope/value_errors.hpp"
 
 #include <exception>
+#include <string>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+// In both modes: a disabled build makes no call context, but its callbacks compile against the same declarations.
+void throw_omitted_arg(const erased_call& call, std::size_t i, omitted_access access) {
+  const std::string index = std::to_string(i);
+  const std::string name(call.arg_name(i));
+  std::string what = "hookscope: call_context::";
+  switch (access) {
+    case omitted_access::by_index: what += "arg<" + index + ">()"; break;
+    case omitted_access::by_name: what += "arg<\"" + name + "\">()"; break;
+    case omitted_access::all: what += "args()"; break;
+  }
+  what += ": the call of '";
+  what += call.function().name;
+  what += "' omitted argument " + index + " ('" + name +
+          "'): it took the function's default, which only the function sees; test ctx.has_arg<" + index +
+          ">() (or has_arg<\"" + name + "\">()) first, or use find_arg, null for an omitted argument";
+  throw value_error(what);
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE
 
 #if HOOKSCOPE_ENABLED  // a disabled build observes no call
 

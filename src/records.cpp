@@ -128,7 +128,7 @@ void read_json_inputs(const json::object& o, call_inputs& inputs, const json_pat
     inputs.args.push_back(read_json_value(args.get_array()[i], (root / "args")[i]));
   }
   const json::value& kwargs = json_required(o, "kwargs", root);
-  read_json_fields_into(inputs.kwargs, kwargs, root / "kwargs");
+  read_json_fields_into(inputs.kwargs, kwargs, root / "kwargs", detail::field_names::parameters);
   check_unique_names(inputs.kwargs, root / "kwargs");
 }
 
@@ -386,10 +386,34 @@ void append_json_signature(std::string& line, const parameter_list& parameters) 
 }  // namespace detail
 
 // Values are embedded through the value encoder's writers: nothing is copied into an intermediate document.
+namespace {
+// The names a record holds are the library's or the program's identifiers: JSON strings, which must be UTF-8.
+void check_name_is_text(std::string_view name, std::string_view what) {
+  if (!detail::is_utf8(name)) {
+    std::string message = "to_record_line: ";
+    message += what;
+    message += " is not UTF-8 (";
+    message += to_json(value(std::string(name)));
+    message += "): the record format's names are text";
+    throw format_error(message);
+  }
+}
+}  // namespace
+
 std::string to_record_line(const call_record& record) {
+  check_name_is_text(record.function, "the function's name");
   for (const value& a : record.inputs.args) detail::check_json_levels(a);
-  for (const auto& kw : record.inputs.kwargs) detail::check_json_levels(kw.second);
+  for (const auto& kw : record.inputs.kwargs) {
+    check_name_is_text(kw.first, "a keyword argument's name");
+    detail::check_json_levels(kw.second);
+  }
   if (record.result) detail::check_json_levels(*record.result);
+  if (record.parameters) {
+    for (const parameter& p : *record.parameters) {
+      check_name_is_text(p.name, "a parameter's name");
+      if (p.default_value) detail::check_json_levels(*p.default_value);
+    }
+  }
   std::string line = "{\"function\":";
   detail::append_json_string(line, record.function);
   if (record.parameters) {

@@ -116,8 +116,8 @@ value_fields erased_call::capture_args() const { return capture_args_with(nullpt
 
 value_fields erased_call::capture_args_with(const void* options) const {
   value_fields kwargs;
-  kwargs.reserve(arg_count());
-  for (std::size_t i = 0; i < arg_count(); ++i) {
+  kwargs.reserve(given_);
+  for (std::size_t i = 0; i < given_; ++i) {  // an omitted argument is absent, as from a Python call's kwargs
     kwargs.emplace_back(std::string(function_->param_names[i]), ops_->args[i]->capture(args_[i], options));
   }
   return kwargs;

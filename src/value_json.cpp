@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -279,7 +280,13 @@ void exact_doubles(json::value& j, number_tokens& tokens) {
       const std::string_view token = tokens.next();
       double d = 0;
       const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), d);
-      if (ec == std::errc{} && end == token.data() + token.size()) j.emplace_double() = d;
+      // Boost's own reading is within an ulp or so: a token farther off is not this number's (which the key check
+      // rules out), and Boost's reading is kept rather than a wrong one.
+      const double boost = j.get_double();
+      if (ec == std::errc{} && end == token.data() + token.size() &&
+          (d == boost || std::abs(d - boost) <= 4 * std::numeric_limits<double>::epsilon() * std::abs(d))) {
+        j.emplace_double() = d;
+      }
       return;  // out of range (1e999): Boost's infinity stays
     }
     case json::kind::null:
@@ -310,8 +317,71 @@ void read_exact_doubles(json::value& doc, std::string_view text) {
 // Boost.JSON keeps one of two equal keys of an object silently. A linear scan of the (valid) text: keys compared as
 // written (escapes not decoded), pairwise in small objects, sorted in large ones; the path of the object is built
 // only when one repeats a key.
+namespace {
+
+void append_utf8(std::string& out, std::uint32_t code) {
+  if (code < 0x80) {
+    out.push_back(static_cast<char>(code));
+  } else if (code < 0x800) {
+    out.push_back(static_cast<char>(0xc0 | (code >> 6)));
+    out.push_back(static_cast<char>(0x80 | (code & 0x3f)));
+  } else if (code < 0x10000) {
+    out.push_back(static_cast<char>(0xe0 | (code >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (code & 0x3f)));
+  } else {
+    out.push_back(static_cast<char>(0xf0 | (code >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (code & 0x3f)));
+  }
+}
+
+std::uint32_t hex4(std::string_view s, std::size_t at) {
+  std::uint32_t code = 0;
+  if (at + 4 <= s.size()) (void)std::from_chars(s.data() + at, s.data() + at + 4, code, 16);
+  return code;
+}
+
+// The text of a JSON string's contents (valid JSON: the parser accepted it), its escapes decoded as a parser does.
+std::string decode_json_escapes(std::string_view raw) {
+  std::string out;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] != '\\' || i + 1 >= raw.size()) {
+      out.push_back(raw[i]);
+      continue;
+    }
+    const char e = raw[++i];
+    switch (e) {
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'u': {
+        std::uint32_t code = hex4(raw, i + 1);
+        i += 4;
+        if (code >= 0xd800 && code < 0xdc00 && i + 6 < raw.size() && raw[i + 1] == '\\' && raw[i + 2] == 'u') {
+          const std::uint32_t low = hex4(raw, i + 3);
+          if (low >= 0xdc00 && low < 0xe000) {
+            code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+            i += 6;
+          }
+        }
+        append_utf8(out, code);
+        break;
+      }
+      default: out.push_back(e);  // \" \\ \/
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<repeated_json_key> json_key_checker::find(std::string_view text) {
   keys_.clear();
+  decoded_.clear();
   frames_.clear();
   bool expect_key = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -348,7 +418,14 @@ std::optional<repeated_json_key> json_key_checker::find(std::string_view text) {
     } else if (c == '"') {
       const std::size_t start = ++i;
       while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
-      if (expect_key) keys_.push_back(text.substr(start, i - start));
+      if (expect_key) {
+        const std::string_view key = text.substr(start, i - start);
+        if (key.find('\\') == std::string_view::npos) {
+          keys_.push_back(key);
+        } else {
+          keys_.push_back(decoded_.emplace_back(decode_json_escapes(key)));
+        }
+      }
       expect_key = false;
     }
   }
@@ -475,7 +552,7 @@ std::vector<value> read_items(const json::value& j, const json_path& at) {
   return items;
 }
 
-void read_json_fields_into(value_fields& fields, const json::value& j, const json_path& at) {
+void read_json_fields_into(value_fields& fields, const json::value& j, const json_path& at, field_names names) {
   if (!j.is_array()) fail_at(at, "expected an array of [name, value] pairs, found " + json_kind_of(j));
   const json::array& a = j.get_array();
   fields.clear();
@@ -485,6 +562,10 @@ void read_json_fields_into(value_fields& fields, const json::value& j, const jso
     if (pair == nullptr || pair->size() != 2 || !((*pair)[0].is_string() || (*pair)[0].is_object())) {
       fail_at(at[i], "expected a [\"name\", value] pair");
     }
+    if (names == field_names::parameters && !(*pair)[0].is_string()) {
+      fail_at(at[i][0],
+              "a keyword argument's name is a string (a parameter's name is text), found " + json_kind_of((*pair)[0]));
+    }
     fields.emplace_back(read_json_text((*pair)[0], at[i][0]), read_json_value((*pair)[1], at[i][1]));
   }
 }
@@ -492,7 +573,7 @@ void read_json_fields_into(value_fields& fields, const json::value& j, const jso
 // The fields of a dict or a struct: names unique within it (a Python dict cannot hold a key twice).
 value_fields read_fields(const json::value& j, const json_path& at) {
   value_fields fields;
-  read_json_fields_into(fields, j, at);
+  read_json_fields_into(fields, j, at, field_names::any_text);
   if (const auto repeat = first_repeated_name(fields)) {
     fail_at(at[*repeat][0], "duplicate key " + json_quoted(fields[*repeat].first));
   }
@@ -585,9 +666,11 @@ value read_opaque(const json::object& o, const json_path& at) {
 value read_variant(const json::object& o, const json_path& at) {
   const json::value* alternative = o.if_contains("value");
   if (o.size() != 2 || alternative == nullptr) fail_at(at, "a variant has exactly the keys \"variant\" and \"value\"");
-  const std::int64_t index = read_json_integer(o.at("variant"), at / "variant");
-  if (index < 0) fail_at(at / "variant", "negative alternative index " + std::to_string(index));
-  return value::variant(static_cast<std::size_t>(index), read_json_value(*alternative, at / "value"));
+  const json::value& index = o.at("variant");
+  if (index.is_uint64()) return value::variant(index.get_uint64(), read_json_value(*alternative, at / "value"));
+  const std::int64_t signed_index = read_json_integer(index, at / "variant");
+  if (signed_index < 0) fail_at(at / "variant", "negative alternative index " + std::to_string(signed_index));
+  return value::variant(static_cast<std::size_t>(signed_index), read_json_value(*alternative, at / "value"));
 }
 
 value read_float(const json::value& j, const json_path& at) {
@@ -663,7 +746,7 @@ std::size_t json_levels(const value& v) {
       for (const auto& field : v.fields()) {
         deepest = std::max({deepest, json_levels(field.second), detail::is_utf8(field.first) ? std::size_t{0} : 1});
       }
-      return 3 + deepest;
+      return v.fields().empty() ? 2 : 3 + deepest;  // the object, its array, and [name, V] pairs when there are any
     }
   }
   return 0;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <span>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -63,18 +64,29 @@ std::vector<call_record> random_records(std::mt19937& rng, std::size_t n) {
   std::vector<call_record> records;
   std::int64_t past = 0;
   std::int64_t batch = pick(1, 4);
+  const int meta_kind = pick(0, 4);  // one kind per recording: a scalar in one call and a tensor in another is
+                                     // refused (no call names every input)
   for (std::size_t i = 0; i < n; ++i) {
     if (pick(0, 5) == 0) batch = pick(1, 4), past = 0;
     const std::int64_t seq = past == 0 ? pick(2, 9) : 1;
     call_record r;
     r.function = "Model::forward";
     if (i == 0) {
-      r.parameters = hookscope::parameter_list{
-          {"input_ids"}, {"attention_mask"}, {"past", hookscope::parameter_kind::positional_or_keyword, value()}};
+      r.parameters = hookscope::parameter_list{{"input_ids"},
+                                               {"attention_mask"},
+                                               {"past", hookscope::parameter_kind::positional_or_keyword, value()},
+                                               {"meta"}};
     }
     r.inputs.kwargs.emplace_back("input_ids", t({batch, seq}, dtype::int64));
     r.inputs.kwargs.emplace_back("attention_mask", t({batch, past + seq}, dtype::int64));
     if (past > 0) r.inputs.kwargs.emplace_back("past", value::tuple({t({batch, 2, past, 4}), t({batch, 2, past, 4})}));
+    // The kinds of C++ captures, text that is not UTF-8, floats that must read back exactly.
+    const std::string raw(static_cast<std::size_t>(pick(0, 3)), static_cast<char>(pick(0x80, 0xff)));
+    const value metas[] = {value::opaque("handle*"),
+                           value::bytes(std::as_bytes(std::span<const char>(raw.data(), raw.size()))),
+                           value::variant(static_cast<std::size_t>(pick(0, 2)), t({batch, seq})), value(raw),
+                           value::dict({{"k", value(1.8527975993091913e-06 * pick(1, 9))}, {"t", t({seq})}})};
+    r.inputs.kwargs.emplace_back("meta", metas[meta_kind]);
     if (pick(0, 1)) r.result = t({batch, seq, 16});
     records.push_back(std::move(r));
     past += seq;
@@ -289,5 +301,25 @@ TEST_CASE("shape_engine::choose_arguments") {
     }
     const auto fresh = loaded.engine.choose_arguments({.candidate = info.calls[0].inputs});
     CHECK_FALSE(fresh.call.has_value());
+  }
+}
+
+TEST_CASE("load_engine summaries of text that is not UTF-8 and of keys repeated under escapes") {
+  scratch dir;
+  SECTION("a keyword argument whose name is not UTF-8 is refused by the writer, never written") {
+    // Parameters' names are text in the record format: to_record_line refuses the call rather than write a name the
+    // summary (JSON, UTF-8) could not hold.
+    call_record r;
+    r.function = "f";
+    r.inputs.kwargs = {{"\xff", tensor_spec{{2, 3}, dtype::float32}}};
+    CHECK_THROWS_AS(hookscope::to_record_line(r), hookscope::format_error);
+  }
+  SECTION("a summary giving a key twice, once under a \\u escape, is refused") {
+    const auto s = load_engine({dir.write("r.jsonl", record_line + "\n")}, {.for_summary = true});
+    std::string text = s.engine.to_summary_json(s.function);
+    const std::size_t calls = text.find("\"calls\":");
+    REQUIRE(calls != std::string::npos);
+    text.insert(calls, R"("\u0063alls":7,)");
+    CHECK_THROWS_WITH(load_engine({dir.write("twice.json", text)}), Contains("duplicate key"));
   }
 }

@@ -163,9 +163,37 @@ TEST_CASE("observable parameter names are checked at compile time") {
   STATIC_REQUIRE(check_names(", b", 2) == problem::empty);
   STATIC_REQUIRE(check_names("int a, b", 2) == problem::not_identifier);
   STATIC_REQUIRE(check_names("1a", 1) == problem::not_identifier);
-  STATIC_REQUIRE(check_names("a, b = 3", 2) == problem::default_argument);
+  // Names copied from a declaration with their defaults: the name is what precedes '=', the default is skipped
+  // whole (commas inside its brackets and quotes included).
+  STATIC_REQUIRE(check_names("a, b = 3", 2) == problem::none);
+  STATIC_REQUIRE(check_names("a = f(1, 2), b = {}", 2) == problem::none);
+  STATIC_REQUIRE(check_names("a = std::pair<int, int>{1, 2}, b", 2) == problem::none);
+  STATIC_REQUIRE(check_names("a = std::vector<std::vector<int>>{}, b = x[1, 2]", 2) == problem::none);
+  STATIC_REQUIRE(check_names(R"(sep = ",", quote = '\'', b = "\",")", 3) == problem::none);
+  STATIC_REQUIRE(check_names("a=1,b=2", 2) == problem::none);
+  STATIC_REQUIRE(check_names("a, b = 3", 3) == problem::count);
+  STATIC_REQUIRE(check_names("a = 1, a = 2", 2) == problem::duplicate);
+  STATIC_REQUIRE(check_names("a = 1, b, a", 3) == problem::duplicate);
+  STATIC_REQUIRE(check_names("ab = 1, a", 2) == problem::none);
+  STATIC_REQUIRE(check_names("= 3", 1) == problem::empty);
+  STATIC_REQUIRE(check_names("a, = 3", 2) == problem::empty);
+  STATIC_REQUIRE(check_names("int b = 3", 1) == problem::not_identifier);
+  STATIC_REQUIRE(check_names("a = (1, 2", 1) == problem::none);  // unbalanced: the rest is the default
+  STATIC_REQUIRE(check_names("a = \"unterminated, b", 1) == problem::none);
   STATIC_REQUIRE(check_names("a, b", 3) == problem::count);
   STATIC_REQUIRE(check_names("", 1) == problem::count);
+}
+
+TEST_CASE("observable parameter names with defaults") {
+  using hookscope::detail::split_names;
+  constexpr auto names = split_names<4>(R"(a, b = f(1, 2), c = std::map<int, int>{}, d = ",")");
+  STATIC_REQUIRE(names[0] == "a");
+  STATIC_REQUIRE(names[1] == "b");
+  STATIC_REQUIRE(names[2] == "c");
+  STATIC_REQUIRE(names[3] == "d");
+  constexpr auto spaced = split_names<2>(" x=1 ,\ty\t=\t{ 1, 2 }");
+  STATIC_REQUIRE(spaced[0] == "x");
+  STATIC_REQUIRE(spaced[1] == "y");
 }
 
 TEST_CASE("observable file names") {

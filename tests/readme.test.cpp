@@ -71,6 +71,21 @@ graph passes::impl::lower(graph gm, const settings& s) {
 }
 
 // clang-format off
+// [snippet: observable_defaults]
+namespace text {
+namespace impl {
+std::string pad(const std::string& s, std::size_t width = 8, char fill = ' ');
+}
+HOOKSCOPE_OBSERVABLE(pad, impl::pad, s, width = 8, fill = ' ');
+}  // namespace text
+// [/snippet]
+// clang-format on
+
+std::string text::impl::pad(const std::string& s, std::size_t width, char fill) {
+  return s.size() >= width ? s : std::string(width - s.size(), fill) + s;
+}
+
+// clang-format off
 // [snippet: observable_method]
 class model {
  public:
@@ -248,6 +263,17 @@ TEST_CASE("README: observable functions") {
   // clang-format on
   CHECK(lowered.nodes.size() == 3);
   CHECK(log == std::vector<std::string>{"lowering 4 nodes at level 1", "-> 3 nodes"});
+}
+
+TEST_CASE("README: default arguments") {
+  std::vector<std::string> log;
+  auto sub = text::pad.observers.pre.add([&](const auto& ctx) {
+    log.push_back(std::to_string(ctx.args_given()) + (ctx.template find_arg<"fill">() ? " fill" : " no fill"));
+  });
+  CHECK(text::pad("ab", 4) == "  ab");
+  CHECK(text::pad("ab", 4, '*') == "**ab");
+  CHECK(log ==
+        (hookscope::hooks_enabled ? std::vector<std::string>{"2 no fill", "3 fill"} : std::vector<std::string>{}));
 }
 
 TEST_CASE("README: observable methods") {

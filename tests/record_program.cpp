@@ -29,6 +29,7 @@ tensor_spec forward(const tensor_spec& input_ids, const std::optional<tensor_spe
   return {{input_ids.shape[0], input_ids.shape[1], use_cache ? 16 : 8}, dtype::float32};
 }
 int step(int n) { return n + 1; }
+int widen(int n, int by = 1) { return n + by; }
 struct handle {  // nothing can capture it
   virtual ~handle() = default;
   int id = 3;
@@ -38,6 +39,7 @@ int open_handle(const handle& h) { return h.id; }
 
 HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask, use_cache);
 HOOKSCOPE_OBSERVABLE(step, impl::step, n);
+HOOKSCOPE_OBSERVABLE(widen, impl::widen, n, by = 1);
 HOOKSCOPE_OBSERVABLE(open_handle, impl::open_handle, h);
 
 int step_twice(int n);
@@ -73,6 +75,11 @@ int run_mode(const std::string& mode, int n) {
   std::fflush(stdout);
   if (mode == "calls") return 0;
   if (mode == "nested") return twice(n) == n + 2 ? 0 : 1;
+  if (mode == "defaults") {  // widen(i) leaves `by` to its default for even i, widen(i, 2) gives it for odd i
+    bool right = true;
+    for (int i = 0; i < n; ++i) right = right && (i % 2 == 0 ? widen(i) == i + 1 : widen(i, 2) == i + 2);
+    return right ? 0 : 1;
+  }
   // A real fault, not raise(); not through a null pointer, which UBSan would report (and end the process) first.
   if (mode == "segv") {
     volatile std::uintptr_t address = 8;  // opaque to the compiler: a store it cannot reason about

@@ -533,3 +533,92 @@ TEST_CASE("record_reader: long lines and repeated keys") {
                       "$.kwargs[40000][0]: duplicate keyword argument \"k7\"");
   }
 }
+
+namespace {
+// What to_record_line promises of a record it accepts: parse_record reads the line back equal. It may refuse
+// instead (format_error), never write a line the reader refuses.
+void check_line_reads_back(const call_record& r) {
+  std::string line;
+  try {
+    line = hookscope::to_record_line(r);
+  } catch (const hookscope::format_error& e) {
+    SUCCEED(e.what());
+    return;
+  }
+  INFO(line);
+  call_record back;
+  REQUIRE_NOTHROW(back = hookscope::parse_record(line));
+  check_same(back, r);
+}
+
+value variants_around(value v, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) v = value::variant(i % 2, std::move(v));
+  return v;
+}
+}  // namespace
+
+TEST_CASE("to_record_line: names that are not UTF-8 are refused or read back") {
+  SECTION("the function's name") {
+    call_record r;
+    r.function = "step\xff";
+    check_line_reads_back(r);
+  }
+  SECTION("a parameter's name") {
+    call_record r;
+    r.function = "f";
+    r.parameters = hookscope::parameter_list{{"p\xc0\x80", parameter_kind::positional_or_keyword, std::nullopt}};
+    check_line_reads_back(r);
+  }
+  SECTION("a keyword argument's name (written as {\"base64\": ...}) reads back") {
+    call_record r;
+    r.function = "f";
+    r.inputs.kwargs = {{"k\xff", value(1)}};
+    check_line_reads_back(r);
+  }
+}
+
+TEST_CASE("to_record_line: a signature's default nesting deeper than a value may is refused or read back") {
+  // Args, kwargs and the result are checked against the 125 levels a value may use; a default sits as deep as a
+  // keyword argument's value (record, signature array, parameter object).
+  call_record r;
+  r.function = "f";
+  SECTION("125 levels read back") {
+    r.parameters = hookscope::parameter_list{{"p", parameter_kind::positional_or_keyword, variants_around(1, 124)}};
+    check_line_reads_back(r);
+  }
+  SECTION("126 levels") {
+    r.parameters = hookscope::parameter_list{{"p", parameter_kind::positional_or_keyword, variants_around(1, 125)}};
+    check_line_reads_back(r);
+  }
+}
+
+TEST_CASE("parse_record: the new kinds in every position read back both ways") {
+  const std::byte raw[] = {std::byte{0}, std::byte{0xff}};
+  const value kinds = value::tuple({value::bytes(raw), value::opaque("std::mutex"), value::opaque("\xff", true),
+                                    value::variant(7, value(-0.0)), value(std::string("a\xff")), value(5e-324),
+                                    value(HUGE_VAL), value::dict({{"\xfe", value(1.7976931348623157e308)}})});
+  call_record r;
+  r.function = "f";
+  r.parameters = hookscope::parameter_list{{"a", parameter_kind::positional_or_keyword, kinds},
+                                           {"b", parameter_kind::positional_or_keyword, value::bytes({})}};
+  r.inputs.args = {kinds};
+  r.inputs.kwargs = {{"b", kinds}};
+  r.result = kinds;
+  const std::string line = hookscope::to_record_line(r);
+  check_same(hookscope::parse_record(line), r);
+  CHECK(hookscope::to_record_line(hookscope::parse_record(line)) == line);
+}
+
+TEST_CASE("parse_record: a key repeated under a \\u escape leaves the other floats of the line as written") {
+  const std::string line =
+      R"({"function":"f","args":[{"tuple":[{"float":1.5,"\u0066loat":2.5},{"float":0.1}]}],"kwargs":[]})";
+  call_record r;
+  try {
+    r = hookscope::parse_record(line);
+  } catch (const hookscope::format_error& e) {
+    SUCCEED(e.what());
+    return;
+  }
+  REQUIRE(r.inputs.args.size() == 1);
+  CHECK(r.inputs.args[0].items()[1] == value(0.1));
+}

@@ -485,6 +485,9 @@ TEST_CASE("shape_engine odd inputs") {
       {positional({t({1}), t({2})}), positional({t({1, 2})})},
       {positional({value::list({value::list({value::list({t({3})})})})}), positional({value::list({})})},
       {named({{"kwargs", t({1})}}), named({{"kwargs", t({2})}, {"other", t({3})}})},
+      {positional({value::variant(0, t({1})), value::opaque("h*"), value::bytes({})}),
+       positional({value::variant(1, value::tuple({t({2}), t({2})})), value::opaque("h*", true), value()})},
+      {positional({value::variant(7, value())}), positional({value::list({value::opaque("m"), t({0})})})},
   };
   for (bool keep : {true, false}) {
     for (const auto& calls : recordings) {
@@ -523,4 +526,25 @@ TEST_CASE("shape_engine odd inputs") {
     }
   }
   SUCCEED("no crash");
+}
+
+TEST_CASE("shape_engine with the kinds of C++ captures: variant, opaque, bytes") {
+  SECTION("a variant's tensor is dynamic as any container's; Python's structure is the alternative's") {
+    shape_engine e;
+    e.set_parameters({param("x"), param("h")});
+    for (std::int64_t n : {1, 2, 5}) e.add_call(positional({value::variant(0, t({n, 3})), value::opaque("handle*")}));
+    const auto ds = e.infer_dynamic_shapes();
+    CHECK(ds.to_json() == R"([{"0":"DYNAMIC"},null])");  // the opaque handle is a constant: no tensor, null
+    REQUIRE(ds.inputs().size() == 1);
+    CHECK(ds.inputs()[0].name == "x.0");  // the path step of alternative 0
+  }
+  SECTION("bytes and opaque leaves are constants, kept in the representative arguments") {
+    shape_engine e;
+    e.set_parameters({param("x"), param("b"), param("h")});
+    const std::byte raw[] = {std::byte{0xff}};
+    e.add_call(positional({t({1}), value::bytes(raw), value::opaque("T")}));
+    e.add_call(positional({t({2}), value::bytes(raw), value::opaque("T")}));
+    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC"},null,null])");
+    CHECK(e.infer_arguments() == value::tuple({t({1}), value::bytes(raw), value::opaque("T")}));
+  }
 }

@@ -10,11 +10,13 @@ namespace impl {
 int lower_graph(int nodes, const std::string& name) { return nodes - 1 + static_cast<int>(name.size()) * 0; }
 int lower_fail(int) { throw std::runtime_error("cannot lower"); }
 void untraced(int) {}
+int pad_to(int width, int fill = 0) { return width + fill; }
 }  // namespace impl
 
 HOOKSCOPE_OBSERVABLE(lower_graph, impl::lower_graph, nodes, name);
 HOOKSCOPE_OBSERVABLE(lower_fail, impl::lower_fail, code);
 HOOKSCOPE_OBSERVABLE(untraced, impl::untraced, x);
+HOOKSCOPE_OBSERVABLE(pad_to, impl::pad_to, width, fill = 0);
 
 namespace passes {  // registered as "passes::fold"
 HOOKSCOPE_OBSERVABLE(fold, impl::untraced, x);
@@ -29,5 +31,5 @@ int main() {
   }
   untraced(1);
   passes::fold(3);
-  return 0;
+  return pad_to(8) == 8 ? 0 : 1;  // `fill` left to its default
 }

@@ -376,3 +376,117 @@ TEST_CASE("value JSON encoding: whatever to_json writes, value_from_json reads b
     CHECK(std::isnan(hookscope::value_from_json(hookscope::to_json(value(std::nan("")))).as_float()));
   }
 }
+
+namespace {
+// What a writer promises of a value it accepts: value_from_json reads its text back equal. A writer may refuse
+// instead (format_error), never write what the reader then refuses.
+void check_written_reads_back(const value& v) {
+  std::string json;
+  try {
+    json = hookscope::to_json(v);
+  } catch (const hookscope::format_error&) {
+    SUCCEED("to_json refused it");
+    return;
+  }
+  INFO(json);
+  value back;
+  REQUIRE_NOTHROW(back = hookscope::value_from_json(json));
+  CHECK(back == v);
+}
+}  // namespace
+
+TEST_CASE("value::variant: an alternative index above INT64_MAX is refused by to_json or read back") {
+  // value::variant takes any std::size_t; value_from_json reads an index only up to INT64_MAX.
+  SECTION("2^63") { check_written_reads_back(value::variant(std::size_t{1} << 63, value())); }
+  SECTION("SIZE_MAX") { check_written_reads_back(value::variant(SIZE_MAX, value(1))); }
+  SECTION("INT64_MAX reads back") {
+    check_written_reads_back(value::variant(static_cast<std::size_t>(INT64_MAX), value()));
+  }
+}
+
+TEST_CASE("value_from_json: a key repeated under a \\u escape leaves the other floats of the document as written") {
+  // "\u0066loat" is "float": Boost.JSON keeps one of the two entries, the key check (which compares keys as written)
+  // lets it through, and read_exact_doubles, which pairs the document's doubles with the text's number tokens in
+  // order, then gives the second element the first object's second number.
+  const std::string json = R"({"tuple":[{"float":1.5,"\u0066loat":2.5},{"float":0.1}]})";
+  value back;
+  try {
+    back = hookscope::value_from_json(json);
+  } catch (const hookscope::format_error& e) {
+    SUCCEED(e.what());  // refusing the repeated key keeps the promise too
+    return;
+  }
+  REQUIRE(back.items().size() == 2);
+  CHECK(back.items()[1] == value(0.1));
+}
+
+TEST_CASE("value_from_json refuses a key repeated under a \\u escape (a JSON library keeps one of the two)") {
+  // The promise: no JSON object gives a key twice, since a reader would silently keep one. Comparing keys as
+  // written lets "\u0069nt" through as a key other than "int"; every JSON parser decodes it to "int".
+  CHECK(error_of(R"({"int":1,"\u0069nt":2})") != "no error");
+  CHECK(error_of(R"({"opaque":"A","\u006fpaque":"B"})") != "no error");
+  CHECK(error_of(R"({"variant":1,"value":null,"\u0076ariant":7})") != "no error");
+  CHECK(error_of(R"({"str":{"base64":"AA==","\u0062ase64":"AQ=="}})") != "no error");
+}
+
+TEST_CASE("value JSON encoding of the new kinds at the nesting limit (125 levels), both ways") {
+  // Each kind at the bottom of a chain of variants (one level each) exactly 125 levels deep reads back; one more
+  // level is refused by to_json. The base64 object of text that is not UTF-8 is a level of its own.
+  struct leaf_case {
+    const char* name;
+    value leaf;
+    std::size_t levels;
+  };
+  const std::byte raw[] = {std::byte{0xff}};
+  const leaf_case leaves[] = {
+      {"bytes", value::bytes(raw), 1},
+      {"opaque", value::opaque("T", true), 1},
+      {"opaque not UTF-8", value::opaque("\xff"), 2},
+      {"str not UTF-8", value(std::string("\xc0\x80")), 2},
+      {"dict key not UTF-8", value::dict({{"\xed\xa0\x80", value(1)}}), 4},
+      {"struct name and field not UTF-8", value::structure("\xf5", {{"\xff", value()}}), 4},
+  };
+  for (const leaf_case& c : leaves) {
+    SECTION(c.name) {
+      value v = c.leaf;
+      for (std::size_t levels = c.levels; levels < 125; ++levels) v = value::variant(levels % 3, std::move(v));
+      const std::string json = hookscope::to_json(v);
+      CHECK(hookscope::value_from_json(json) == v);
+      CHECK_THROWS_AS(hookscope::to_json(value::variant(0, v)), hookscope::format_error);
+    }
+  }
+}
+
+TEST_CASE("value_from_json: number spellings and floats at the edges read as the double they spell") {
+  CHECK(hookscope::value_from_json(R"({"float":1E+2})") == value(100.0));
+  CHECK(hookscope::value_from_json(R"({"float":-0})").as_float() == 0.0);
+  CHECK(std::signbit(hookscope::value_from_json(R"({"float":-0.0})").as_float()));
+  CHECK(hookscope::value_from_json(R"({"float":1.0e-400})") == value(0.0));
+  CHECK(hookscope::value_from_json(R"({"float":4.9406564584124654e-324})") == value(5e-324));
+  CHECK(hookscope::value_from_json(R"({"float":1e999})") == value(HUGE_VAL));
+  CHECK(hookscope::value_from_json(R"({"float":2.2250738585072011e-308})").as_float() == 2.2250738585072011e-308);
+  CHECK(hookscope::value_from_json(R"({"variant":1e0,"value":{"float":0.1}})") == value::variant(1, value(0.1)));
+  CHECK(error_of(R"({"variant":1.5,"value":null})") == "$.variant: expected an integer, found 1.5");
+  CHECK(error_of(R"({"str":"\ud800"})").rfind("$: not JSON", 0) == 0);
+  CHECK(error_of(R"({"bytes":"AA= ="})") == "$.bytes: base64 text of 5 characters (not a multiple of 4)");
+  CHECK(error_of(R"({"bytes":"A=AA"})") == "$.bytes: invalid base64 character at offset 1");
+  CHECK(error_of(R"({"str":{"base64":"AA==","x":1}})").rfind("$.str: expected a string", 0) == 0);
+  CHECK(error_of(R"({"opaque":"T","depth_limited":null})") == "$.depth_limited: expected true or false, found null");
+  CHECK(hookscope::value_from_json(R"({"str":"a\u0000b"})") == value(std::string("a\0b", 3)));
+}
+
+TEST_CASE("to_json refuses exactly what value_from_json cannot read: an empty dict or struct at the limit") {
+  // {"dict":[]} nests 2 JSON levels, not 3 (no [name, value] pair inside): 123 variants around it are 125 levels,
+  // which value_from_json reads; to_json must then write the value it read.
+  for (const std::string empty :
+       {R"({"dict":[]})", R"({"struct":"S","fields":[]})", R"({"struct":{"base64":"/w=="},"fields":[]})"}) {
+    std::string json = empty;
+    for (int i = 0; i < 123; ++i) json = R"({"variant":0,"value":)" + json + "}";
+    INFO(empty);
+    value v;
+    REQUIRE_NOTHROW(v = hookscope::value_from_json(json));
+    std::string written;
+    CHECK_NOTHROW(written = hookscope::to_json(v));
+    CHECK(written == json);
+  }
+}

@@ -22,6 +22,12 @@ namespace detail {
 template <class...>
 inline constexpr bool dependent_false = false;
 
+/// How a callback asked for an argument the caller omitted (for the message).
+enum class omitted_access { by_index, by_name, all };
+/// Throws value_error: argument `i` of `call` was omitted (left to its default), so `access` has nothing to return.
+/// Out of line (src/observed_call.cpp): a throw site per argument type is code nobody runs.
+[[noreturn]] void throw_omitted_arg(const erased_call& call, std::size_t i, omitted_access access);
+
 }  // namespace detail
 
 //=== call_context ===//
@@ -38,19 +44,39 @@ class call_context<R(Args...)> : public erased_call {
   using args_type = std::tuple<const std::remove_reference_t<Args>&...>;
   using result_type = R;
 
-  // function(), exception() and is_post() are erased_call's.
+  // function(), exception(), is_post() and args_given() are erased_call's.
+  using erased_call::has_arg;
 
-  /// Every argument, as a tuple of const references.
-  args_type args() const noexcept {
-    return [this]<std::size_t... I>(std::index_sequence<I...>) { return args_type(this->template arg<I>()...); }
+  /// Every argument, as a tuple of const references; throws value_error when the caller omitted any (see has_arg).
+  args_type args() const {
+    if (this->args_given() < sizeof...(Args)) [[unlikely]]
+      detail::throw_omitted_arg(*this, this->args_given(), detail::omitted_access::all);
+    return [this]<std::size_t... I>(std::index_sequence<I...>) { return args_type(*this->template find_arg<I>()...); }
     (std::index_sequence_for<Args...>{});
   }
-  /// Argument `I` as a const reference.
+  /// Whether the caller passed argument `I`: false when it was left to its default (which only the function sees).
   template <std::size_t I>
-  const auto& arg() const noexcept {
-    static_assert(I < sizeof...(Args), "hookscope: call_context::arg<I>(): I is not less than the function's arity");
+  bool has_arg() const noexcept {
+    static_assert(I < sizeof...(Args),
+                  "hookscope: call_context::has_arg<I>(): I is not less than the function's arity");
+    return I < this->args_given();
+  }
+  /// Argument `I`, or null when the caller omitted it (left it to its default).
+  template <std::size_t I>
+  const auto* find_arg() const noexcept {
+    static_assert(I < sizeof...(Args),
+                  "hookscope: call_context::find_arg<I>(): I is not less than the function's arity");
     using type = std::remove_reference_t<std::tuple_element_t<(I < sizeof...(Args) ? I : 0), std::tuple<Args...>>>;
-    return *static_cast<const type*>(detail::call_access::args(*this)[I]);
+    return static_cast<const type*>(this->arg_address(I));
+  }
+  /// Argument `I` as a const reference; throws value_error when the caller omitted it (test has_arg<I>() first).
+  template <std::size_t I>
+  const auto& arg() const {
+    static_assert(I < sizeof...(Args), "hookscope: call_context::arg<I>(): I is not less than the function's arity");
+    const auto* a = find_arg<(I < sizeof...(Args) ? I : 0)>();
+    if (a == nullptr) [[unlikely]]
+      detail::throw_omitted_arg(*this, I, detail::omitted_access::by_index);
+    return *a;
   }
   /// The result (post callbacks of a call that returned), else null.
   const std::remove_reference_t<R>* return_value() const noexcept requires(!std::is_void_v<R>) {
@@ -58,17 +84,18 @@ class call_context<R(Args...)> : public erased_call {
   }
 
   /// Internal: made by the observable around each observed call (users cannot make the key). `addresses`: one
-  /// per argument (the context holds nothing else of its own: the arguments are read through them).
-  call_context(detail::call_key key, const function_info& f, const detail::call_ops& ops,
-               const void* const* addresses) noexcept
-      : erased_call(key, f, ops, addresses) {}
+  /// per argument given, `given` of them (the context holds nothing else of its own: the arguments are read through
+  /// them).
+  call_context(detail::call_key key, const function_info& f, const detail::call_ops& ops, const void* const* addresses,
+               std::size_t given = sizeof...(Args)) noexcept
+      : erased_call(key, f, ops, addresses, given) {}
 
   /// Not for users: a call context exists only while its observable fires it.
   template <class First, class... Rest>
     requires(!std::is_same_v<std::remove_cvref_t<First>, detail::call_key> &&
              !std::is_base_of_v<erased_call, std::remove_cvref_t<First>>)
   explicit call_context(First&&, Rest&&...)
-      : erased_call(detail::call_access::key(), not_reached<function_info>(), not_reached<detail::call_ops>(), {}) {
+      : erased_call(detail::call_access::key(), not_reached<function_info>(), not_reached<detail::call_ops>(), {}, 0) {
     static_assert(detail::dependent_false<First>,
                   "hookscope: call_context: only an observable makes call contexts; receive them in callbacks "
                   "instead: f.observers.pre.add([](const auto& ctx) { ... })");
@@ -99,20 +126,49 @@ class named_call_context<R(Args...), Params> : public call_context<R(Args...)> {
 
   using call_context<R(Args...)>::call_context;
 
-  /// Argument `I` as a const reference (redeclared: a using-declaration would be hidden by the overload below).
+  // The index forms, redeclared: a using-declaration would be hidden by the name forms below.
+  using erased_call::has_arg;
   template <std::size_t I>
-  const auto& arg() const noexcept {
+  bool has_arg() const noexcept {
+    return call_context<R(Args...)>::template has_arg<I>();
+  }
+  template <std::size_t I>
+  const auto* find_arg() const noexcept {
+    return call_context<R(Args...)>::template find_arg<I>();
+  }
+  template <std::size_t I>
+  const auto& arg() const {
     return call_context<R(Args...)>::template arg<I>();
   }
 
-  /// The argument named `Name` in the annotation; a name not there does not compile.
+  /// Whether the caller passed the argument named `Name` in the annotation (false: it took its default).
   template <fixed_string Name>
-  const auto& arg() const noexcept {
-    constexpr std::size_t index = index_of(names, Name.view());
-    static_assert(index < sizeof...(Args),
+  bool has_arg() const noexcept {
+    return call_context<R(Args...)>::template has_arg<index<Name>()>();
+  }
+  /// The argument named `Name` in the annotation, or null when the caller omitted it.
+  template <fixed_string Name>
+  const auto* find_arg() const noexcept {
+    return call_context<R(Args...)>::template find_arg<index<Name>()>();
+  }
+  /// The argument named `Name` in the annotation; a name not there does not compile; throws value_error when the
+  /// caller omitted it (test has_arg<Name>() first).
+  template <fixed_string Name>
+  const auto& arg() const {
+    const auto* a = find_arg<Name>();
+    if (a == nullptr) [[unlikely]]
+      throw_omitted_arg(*this, index<Name>(), omitted_access::by_name);
+    return *a;
+  }
+
+ private:
+  template <fixed_string Name>
+  static constexpr std::size_t index() noexcept {
+    constexpr std::size_t i = index_of(names, Name.view());
+    static_assert(i < sizeof...(Args),
                   "hookscope: call_context::arg<Name>(): no parameter has that name in this observable; "
                   "use one of the names given to HOOKSCOPE_OBSERVABLE (listed in the template arguments below)");
-    return call_context<R(Args...)>::template arg<(index < sizeof...(Args) ? index : 0)>();  // only the message above
+    return i < sizeof...(Args) ? i : 0;  // only the message above
   }
 };
 

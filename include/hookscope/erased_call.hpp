@@ -9,6 +9,7 @@
 #include "hookscope/value.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <new>
 #include <optional>
@@ -55,15 +56,23 @@ class erased_call {
   erased_call& operator=(const erased_call&) = delete;
 
   const function_info& function() const noexcept { return *function_; }
+  /// The function's number of parameters.
   std::size_t arg_count() const noexcept { return function_->param_names.size(); }
+  /// How many arguments the caller passed: arg_count() but for the trailing ones left to their defaults.
+  std::size_t args_given() const noexcept { return given_; }
+  /// Whether the caller passed argument `i` (false for one left to its default, and when `i` is out of range).
+  bool has_arg(std::size_t i) const noexcept { return i < given_; }
+  /// The address of argument `i` (an object of the parameter's type, without its reference), or null when the
+  /// caller left it to its default or `i` is out of range. An omitted argument has no value here: the default is
+  /// the function's own, applied inside the call.
+  const void* arg_address(std::size_t i) const noexcept { return i < given_ ? args_[i] : nullptr; }
   /// The annotation's name of argument `i` (empty when `i` is out of range).
   std::string_view arg_name(std::size_t i) const noexcept {
     return i < arg_count() ? function_->param_names[i] : std::string_view{};
   }
-  /// Argument `i` as text: via `operator<<` or a known type, else "<type>"; "" when `i` is out of range.
-  std::string format_arg(std::size_t i) const {
-    return i < arg_count() ? ops_->args[i]->format(args_[i]) : std::string{};
-  }
+  /// Argument `i` as text: via `operator<<` or a known type, else "<type>"; "" when `i` is out of range or the
+  /// argument was omitted (has_arg tells the two apart from an argument that formats as "").
+  std::string format_arg(std::size_t i) const { return i < given_ ? ops_->args[i]->format(args_[i]) : std::string{}; }
   /// The result as text in post callbacks; "" before the call, for void, and when the call threw.
   std::string format_return_value() const {
     return post_ && result_ != nullptr ? ops_->result->format(result_) : std::string{};
@@ -71,8 +80,8 @@ class erased_call {
   /// True when every parameter type is captured structurally all the way down (hookscope::capturable): then
   /// capture_args() holds no opaque leaf. capture_args() works either way.
   bool can_capture_args() const noexcept { return ops_->args_capturable; }
-  /// Every argument captured, named by the annotation; a part whose type is not structural is an opaque leaf (its
-  /// type name). Always works.
+  /// Every argument given captured, named by the annotation (an omitted one has no field); a part whose type is not
+  /// structural is an opaque leaf (its type name). Always works.
   value_fields capture_args() const;
   /// The captured result in post callbacks (opaque leaves where its type is not structural); nothing for void,
   /// and when the call threw.
@@ -86,8 +95,11 @@ class erased_call {
   }
 
  protected:
-  erased_call(detail::call_key, const function_info& f, const detail::call_ops& ops, const void* const* args) noexcept
-      : function_(&f), ops_(&ops), args_(args) {
+  /// `args`: the address of every argument given, `given` of them (the first ones: only trailing arguments are left
+  /// to their defaults).
+  erased_call(detail::call_key, const function_info& f, const detail::call_ops& ops, const void* const* args,
+              std::size_t given) noexcept
+      : function_(&f), ops_(&ops), args_(args), given_(static_cast<std::uint32_t>(given)) {
     ::new (static_cast<void*>(exception_)) std::exception_ptr();
   }
   // Trivial, so that an observed call needs no cleanup of its own: the exception is only ever held while the
@@ -104,10 +116,11 @@ class erased_call {
 
   const function_info* function_;
   const detail::call_ops* ops_;
-  const void* const* args_;       // the address of every argument
+  const void* const* args_;       // the address of every argument given
   const void* result_ = nullptr;  // the address of the result, in post callbacks of a call that returned
   alignas(std::exception_ptr) unsigned char exception_[sizeof(std::exception_ptr)];  // a null one but then
   bool post_ = false;
+  std::uint32_t given_;  // how many arguments the caller passed (the rest took their defaults)
 };
 
 namespace detail {

@@ -19,6 +19,7 @@
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/type_name.hpp"
 #include "hookscope/detail/function_traits.hpp"
+#include "hookscope/detail/given_call.hpp"
 #include "hookscope/detail/observable_state.hpp"
 #include "hookscope/detail/observed_call.hpp"
 #include "hookscope/detail/site_list.hpp"
@@ -171,18 +172,20 @@ class observable;
 /// A function annotated for observation; `HOOKSCOPE_OBSERVABLE` declares one as an `inline constexpr` object.
 ///
 /// Its call operator has the function's parameter types and `noexcept`-ness (a member function's takes the
-/// object first). `observers.pre` and `observers.post` are subscribe-only views of its events, whose callbacks
-/// receive `const call_context<R(Args...)>&` (with arguments also by name); `orig` is the function; `info` its
-/// registry entry. `Site` is where the annotation is (the macros define one per annotation: see
-/// detail::default_site); its type, and so the observable's, does not depend on the include path that reached it.
+/// object first); a call may leave trailing arguments to the defaults of the function's declaration (the function
+/// is then called by name through the site's `by_name`, and callbacks see the arguments given: has_arg).
+/// `observers.pre` and `observers.post` are subscribe-only views of its events, whose callbacks receive
+/// `const call_context<R(Args...)>&` (with arguments also by name); `orig` is the function; `info` its registry
+/// entry. `Site` is where the annotation is (the macros define one per annotation: see detail::default_site); its
+/// type, and so the observable's, does not depend on the include path that reached it.
 template <auto Fn, fixed_string Name, fixed_string Params, class Site, class Self, class R, bool NE, class... A>
 class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...>>
     : public detail::annotation<Fn, detail::named_call_context<R(A...), Params>, Site,
-                                detail::inert_info_of<Fn, Name, Params, Site>> {
-  static_assert(Site::problem != detail::names_problem::default_argument,
-                "hookscope: HOOKSCOPE_OBSERVABLE: default arguments ('b = 3') are not supported in the parameter "
-                "names: a default is not part of the function's type, so the observable is called with every "
-                "argument; give the names only (a, b), or annotate a wrapper with the shorter parameter list");
+                                detail::inert_info_of<Fn, Name, Params, Site>>,
+      public detail::given_calls<Site, detail::named_call_context<R(A...), Params>, Self, NE,
+                                 std::make_index_sequence<sizeof...(A)>> {
+  using given_calls_type = detail::given_calls<Site, detail::named_call_context<R(A...), Params>, Self, NE,
+                                               std::make_index_sequence<sizeof...(A)>>;
   static_assert(Site::problem != detail::names_problem::empty,
                 "hookscope: HOOKSCOPE_OBSERVABLE: a parameter name is empty (a stray comma?); give one name per "
                 "parameter: HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings)");
@@ -196,6 +199,9 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
                 "hookscope: HOOKSCOPE_OBSERVABLE: give exactly one name per parameter of the function");
 
  public:
+  /// A call given fewer arguments: the trailing ones take the function's own defaults (detail::given_call).
+  using given_calls_type::operator();
+
 #if HOOKSCOPE_ENABLED
   constexpr observable() noexcept {
     (void)&Site::registration;  // declaring the object registers the function, even if it is never called
@@ -246,7 +252,7 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 // through its template parameter object.
 // `registration` is HOOKSCOPE_DETAIL_LISTED_SITE at namespace scope (then followed by HOOKSCOPE_DETAIL_LIST_SITE),
 // HOOKSCOPE_DETAIL_LINKED_SITE in a class.
-#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text, registration)            \
+#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text, registration, by_name)   \
   struct hookscope_detail_site_##name {                                                        \
     static constexpr ::std::string_view file = HOOKSCOPE_DETAIL_FILE_NAME;                     \
     static constexpr unsigned line = __LINE__;                                                 \
@@ -254,6 +260,24 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
         ::hookscope::detail::check_names(params_text, ::hookscope::detail::arity_of<fn_type>); \
     HOOKSCOPE_DETAIL_SITE_STATE(hookscope_detail_site_##name, #name, params_text, fn_pointer); \
     registration;                                                                              \
+    by_name                                                                                    \
+  }
+
+// A site's call of its function by name, so that the function's own defaults apply to the arguments left out
+// (detail::given_call passes them converted to the annotated parameter types). The name in parentheses: no
+// argument-dependent lookup adds functions of the same name from the arguments' namespaces.
+#define HOOKSCOPE_DETAIL_BY_NAME(fn)                                            \
+  template <class... HookscopeArgs>                                             \
+  [[gnu::always_inline]] static auto by_name(HookscopeArgs&&... hookscope_args) \
+      ->decltype((fn)(static_cast<HookscopeArgs&&>(hookscope_args)...)) {       \
+    return (fn)(static_cast<HookscopeArgs&&>(hookscope_args)...);               \
+  }
+// The same for the member function `impl`, on the object given first.
+#define HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl)                                                                  \
+  template <class HookscopeSelf, class... HookscopeArgs>                                                       \
+  [[gnu::always_inline]] static auto by_name(HookscopeSelf& hookscope_self, HookscopeArgs&&... hookscope_args) \
+      ->decltype(hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...)) {                       \
+    return hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...);                               \
   }
 
 /// Declares `name` as the observable form of the function `fn`, whose parameters are named `...`.
@@ -261,15 +285,16 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// `HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);` then `lower(g, s)` calls `impl::lower` with hooks.
 /// The registry knows it by its name qualified with the enclosing namespace ("passes::lower"; anonymous
 /// namespaces left out); its `file` is the file's name without directories. Use it at namespace scope.
-#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                    \
-  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE); \
-  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                    \
+#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                   \
+  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE, \
+                        HOOKSCOPE_DETAIL_BY_NAME(fn));                                        \
+  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                   \
   inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__, hookscope_detail_site_##name> name {}
 
 /// As HOOKSCOPE_OBSERVABLE, for one overload of `fn`: `type` is its function type, e.g. `double(double)`.
 #define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                                             \
   HOOKSCOPE_DETAIL_SITE(name, ::hookscope::detail::pick_overload<type>(&fn), ::std::add_pointer_t<type>, #__VA_ARGS__, \
-                        HOOKSCOPE_DETAIL_LISTED_SITE);                                                                 \
+                        HOOKSCOPE_DETAIL_LISTED_SITE, HOOKSCOPE_DETAIL_BY_NAME(fn));                                   \
   HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                                            \
   inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__,         \
                                            hookscope_detail_site_##name>                                               \
@@ -282,7 +307,8 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// `HOOKSCOPE_OBSERVABLE_METHOD(Model, forward, forward_impl, input_ids, attention_mask)` then
 /// `model.forward(ids, mask)`, and `Model::forward_observers().pre.add(...)`.
 #define HOOKSCOPE_OBSERVABLE_METHOD(cls, name, impl, ...)                                                           \
-  HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__, HOOKSCOPE_DETAIL_LINKED_SITE);        \
+  HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__, HOOKSCOPE_DETAIL_LINKED_SITE,         \
+                        HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl));                                                     \
   using name##_observable = ::hookscope::observable<&cls::impl, #name, #__VA_ARGS__, hookscope_detail_site_##name>; \
   template <class... HookscopeArgs>                                                                                 \
   decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                          \

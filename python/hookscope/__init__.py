@@ -73,9 +73,13 @@ def decode_text(encoded: Any) -> str:
     the bytes back)."""
     if isinstance(encoded, str):
         return encoded
-    if isinstance(encoded, dict) and set(encoded) == {"base64"}:
+    if isinstance(encoded, dict) and set(encoded) == {"base64"} and isinstance(encoded["base64"], str):
         import base64
-        return base64.b64decode(encoded["base64"], validate=True).decode("utf-8", "surrogateescape")
+        import binascii
+        try:
+            return base64.b64decode(encoded["base64"], validate=True).decode("utf-8", "surrogateescape")
+        except (binascii.Error, ValueError) as e:
+            raise FormatError(f"hookscope: {{\"base64\": {encoded['base64']!r}}}: not base64 ({e})") from None
     raise FormatError(f"hookscope: expected a string or {{\"base64\": ...}}, found {encoded!r}")
 
 

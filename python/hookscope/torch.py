@@ -21,6 +21,7 @@ import base64
 import contextlib
 import inspect
 import json
+import math
 import warnings
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -55,6 +56,16 @@ class _Struct:
         self.type, self.context, self.names, self.children = type_, context, names, children
 
 
+def _text(s: str) -> Any:
+    """A str in the record format: itself, or {"base64": ...} of its bytes when it holds surrogates (what
+    decode_text gives for C++ bytes that are not UTF-8), which no strict JSON parser reads as text."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return {"base64": base64.b64encode(s.encode("utf-8", "surrogateescape")).decode("ascii")}
+
+
 def _key_name(key, i: int) -> str:
     for attr in ("key", "name", "idx"):
         if hasattr(key, attr):
@@ -78,9 +89,9 @@ def to_value(obj: Any) -> tuple[Any, Any]:
     if isinstance(obj, int):
         return {"int": obj}, obj
     if isinstance(obj, float):
-        return {"float": obj}, obj
+        return {"float": obj if math.isfinite(obj) else repr(obj)}, obj  # "nan", "inf", "-inf": JSON has no such number
     if isinstance(obj, str):
-        return {"str": obj}, obj
+        return {"str": _text(obj)}, obj
     if isinstance(obj, (bytes, bytearray)):
         return {"bytes": base64.b64encode(obj).decode("ascii")}, obj
     if type(obj) is tuple or type(obj) is list:
@@ -89,7 +100,7 @@ def to_value(obj: Any) -> tuple[Any, Any]:
         return {tag: [p[0] for p in pairs]}, type(obj)(p[1] for p in pairs)
     if type(obj) is dict:
         pairs = {str(k): to_value(v) for k, v in obj.items()}
-        return {"dict": [[k, p[0]] for k, p in pairs.items()]}, {k: p[1] for k, p in pairs.items()}
+        return {"dict": [[_text(k), p[0]] for k, p in pairs.items()]}, {k: p[1] for k, p in pairs.items()}
     node = _pytree.SUPPORTED_NODES.get(type(obj))
     if node is not None:  # a registered node (a cache, a namedtuple, a ModelOutput, ...): one level at a time
         if node.flatten_with_keys_fn is not None:  # one flatten (transformers' caches build a whole context in it)
@@ -287,9 +298,11 @@ class InputObserver:
             if isinstance(snap, torch.Tensor) and list(snap.shape) == v["shape"] and DTYPES.get(snap.dtype) == v["dtype"]:
                 return snap
             return _placeholder(v)
-        for tag in ("int", "float", "bool"):
+        for tag in ("int", "bool"):
             if tag in v:
                 return v[tag]
+        if "float" in v:  # JSON has no nan or inf: the format writes them as strings
+            return float(v["float"])
         if "str" in v:
             return decode_text(v["str"])
         if "bytes" in v:

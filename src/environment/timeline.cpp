@@ -82,7 +82,7 @@ thread_ring* ring_for_this_thread() {
 // `"name":"value",...` into e.args, leaving out the arguments that do not fit whole.
 void format_args(const erased_call& call, event& e) {
   std::size_t size = 0;
-  for (std::size_t i = 0; i < call.arg_count(); ++i) {
+  for (std::size_t i = 0; i < call.args_given(); ++i) {  // an omitted argument has no entry
     const std::size_t before = size;
     auto put = [&](char c) {
       if (size < args_capacity) e.args[size] = c;

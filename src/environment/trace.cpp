@@ -22,7 +22,7 @@ const std::vector<std::string>* trace_globs = nullptr;
 void trace_call(const erased_call& call) {
   std::string line = "hookscope: trace: ";
   line.append(call.function().name).push_back('(');
-  for (std::size_t i = 0; i < call.arg_count(); ++i) {
+  for (std::size_t i = 0; i < call.args_given(); ++i) {  // an omitted argument is absent, not "b="
     if (i != 0) line.append(", ");
     line.append(call.arg_name(i)).push_back('=');
     line.append(call.format_arg(i));

@@ -12,12 +12,15 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace {
 
-// A JSON object's key must be text: a dict key that is not UTF-8 has no spelling there (the typed form has one).
-[[noreturn]] void throw_key_not_text(const std::string& key) {
-  std::string message = "hookscope: a dict key is not UTF-8 (";
+// A JSON object's key must be text: a dict key that is not UTF-8 (or an input name built from one) has no spelling
+// there; the typed form has one.
+[[noreturn]] void throw_key_not_text(const std::string& key, std::string_view what) {
+  std::string message = "hookscope: ";
+  message += what;
+  message += " is not UTF-8 (";
   message += to_json(value(key));
   message +=
-      "), so it cannot be a key of the dynamic shapes' JSON object; --typed (to_typed_json) writes it as "
+      "), so it cannot be a key of this format's JSON object; --typed (to_typed_json) writes it as "
       "{\"base64\": ...}";
   throw inference_error(message);
 }
@@ -52,7 +55,7 @@ void append_node(std::string& out, const dynamic_shapes::node& n, const std::vec
       out += '{';
       for (std::size_t i = 0; i < n.children.size(); ++i) {
         if (i) out += ',';
-        if (!detail::is_utf8(n.children[i].first)) throw_key_not_text(n.children[i].first);
+        if (!detail::is_utf8(n.children[i].first)) throw_key_not_text(n.children[i].first, "a dict key");
         detail::append_json_string(out, n.children[i].first);
         out += ':';
         append_node(out, n.children[i].second, inputs);
@@ -171,6 +174,7 @@ std::string dynamic_shapes::to_onnx() const {
       if (t.dynamic_dims.empty()) continue;
       if (!first) out += ',';
       first = false;
+      if (!detail::is_utf8(t.name)) throw_key_not_text(t.name, "an input name (from a dict key)");
       detail::append_json_string(out, t.name);
       out += ":{";
       for (std::size_t i = 0; i < t.dynamic_dims.size(); ++i) {

@@ -445,7 +445,7 @@ std::vector<call_ptr> read_stored_calls(const members& m) {
     auto call = std::make_shared<stored_call>();
     call->index = c.size("index");
     read_json_inputs(object_at(a[i], at), call->inputs, at);
-    read_json_fields_into(call->constants, c["constants"], c.at("constants"));
+    read_json_fields_into(call->constants, c["constants"], c.at("constants"), field_names::parameters);
     call->leaf_count = call_leaf_count(call->inputs);
     calls.push_back(std::move(call));
   }
@@ -535,7 +535,7 @@ void read_state(const members& m, recorded_state& s) {
     const members c(sets[i], sets_at[i]);
     constant_set set;
     set.first_call = c.size("first_call");
-    read_json_fields_into(set.values, c["values"], c.at("values"));
+    read_json_fields_into(set.values, c["values"], c.at("values"), field_names::parameters);
     s.constant_sets.push_back(std::move(set));
   }
   const json::array& keys = m.array("arguments");

@@ -54,10 +54,10 @@ std::string scalar_text(const value& v) {
 
 bool scalar_equal(const value& a, const value& b) {
   // Bytes and opaque leaves equal only their own kind: bytes by content, opaque leaves by type (they hold no value).
-  if (a.type() == value::kind::bytes || b.type() == value::kind::bytes || a.type() == value::kind::opaque ||
-      b.type() == value::kind::opaque) {
-    return a == b;
+  if (a.type() == value::kind::opaque || b.type() == value::kind::opaque) {
+    return a.type() == b.type() && a.opaque_type() == b.opaque_type();  // the depth marker is no value
   }
+  if (a.type() == value::kind::bytes || b.type() == value::kind::bytes) return a == b;
   const bool a_str = a.type() == value::kind::string, b_str = b.type() == value::kind::string;
   if (a_str || b_str) return a_str && b_str && a.as_string() == b.as_string();
   if (a.type() != value::kind::floating && b.type() != value::kind::floating) {

@@ -539,3 +539,88 @@ def test_summary_error(hookscope_shapes, summaries_dir, what, argv, code, err):
     with Checks() as check:
         check.expect(f"{what} ({' '.join(argv)}): exit code", done.returncode, code)
         check.require(err in done.stderr, f"{what} ({' '.join(argv)}): stderr {done.stderr!r} does not hold {err!r}")
+
+
+# The value kinds of C++ captures (bytes, opaque leaves, variants, text that is not UTF-8) through summarize: the
+# summary is strict JSON (Python's json reads it) and infer reads it as it reads the records.
+KINDS_LINES = [
+    '{"function":"h","signature":[{"name":"x"},{"name":"m","default":{"variant":3,"value":{"bytes":"/w=="}}}],'
+    '"args":[{"shape":[2],"dtype":"int64"}],"kwargs":[]}\n',
+    '{"function":"h","args":[{"shape":[3],"dtype":"int64"}],'
+    '"kwargs":[["m",{"opaque":{"base64":"/w=="},"depth_limited":true}]]}\n',
+]
+
+
+def test_summarize_the_cpp_kinds_and_value_if_missing_reads_back(hookscope_shapes, tmp_path):
+    (tmp_path / "h.jsonl").write_text("".join(KINDS_LINES), encoding="utf-8")
+    missing = '{"variant":2,"value":{"tuple":[{"str":{"base64":"gA=="}},{"float":-0.0},{"float":5e-324}]}}'
+    done = shapes(hookscope_shapes, ["summarize", "h.jsonl", "--value-if-missing", f"m={missing}", "-o", "S.json"],
+                  cwd=tmp_path)
+    expect("summarize's exit code and stderr", (done.returncode, done.stderr), (0, ""))
+    summary = json.loads((tmp_path / "S.json").read_bytes())  # strict UTF-8
+    expect("the value_if_missing kept", summary["value_if_missing"], [["m", json.loads(missing)]])
+    typed = ["infer", "--typed", "--store-n-calls", "all", "--value-if-missing", f"m={missing}"]
+    one_pass = shapes(hookscope_shapes, typed + ["h.jsonl", "h.jsonl"], cwd=tmp_path)
+    merged = shapes(hookscope_shapes, ["infer", "--typed", "S.json", "S.json"], cwd=tmp_path)
+    expect("infer on two summaries against one pass", (merged.returncode, merged.stdout, merged.stderr),
+           (one_pass.returncode, one_pass.stdout, one_pass.stderr))
+    expect("infer's exit code", one_pass.returncode, 0)
+
+
+def test_a_keyword_name_that_is_not_a_json_string_is_refused_by_the_reader(hookscope_shapes, tmp_path):
+    # A keyword argument's name is a parameter's name, text: {"base64": ...} (for program-supplied text that is not
+    # UTF-8) is not accepted there, so no writer downstream (summary, exporters) meets a name it cannot write.
+    lines = "".join('{"function":"f","args":[],"kwargs":[[{"base64":"/w=="},{"shape":[%d,3],"dtype":"float32"}]]}\n'
+                    % n for n in (2, 4))
+    (tmp_path / "kw.jsonl").write_text(lines, encoding="utf-8")
+    for command in (["summarize", "kw.jsonl", "-o", "S.json"], ["infer", "kw.jsonl"], ["args", "kw.jsonl"]):
+        done = shapes(hookscope_shapes, command, cwd=tmp_path)
+        expect(f"{command[0]}'s exit code and stderr", (done.returncode, done.stderr),
+               (2, "hookscope-shapes: kw.jsonl:1: $.kwargs[0][0]: a keyword argument's name is a string (a "
+                   "parameter's name is text), found an object\n"))
+    assert not (tmp_path / "S.json").exists()
+
+
+def test_value_if_missing_refuses_a_key_repeated_under_an_escape(hookscope_shapes, tmp_path):
+    # "\u0066loat" is "float": the value would silently be one of the two numbers (here 5, not 0.1).
+    (tmp_path / "h.jsonl").write_text("".join(KINDS_LINES), encoding="utf-8")
+    done = shapes(hookscope_shapes, ["summarize", "h.jsonl", "--value-if-missing",
+                                     'm={"float":0.1,"\\u0066loat":5}'], cwd=tmp_path)
+    expect("summarize's exit code", done.returncode, 2)
+
+
+@pytest.mark.parametrize("kwargs", [
+    '[[{"base64":"/w=="},{"shape":[%d,3],"dtype":"float32"}]]',
+    '[["x",{"dict":[[{"base64":"/w=="},{"shape":[%d,3],"dtype":"float32"}]]}]]',
+], ids=["keyword name", "dict key"])
+def test_infer_format_onnx_writes_json_or_refuses_a_name_that_is_not_utf8(hookscope_shapes, tmp_path, kwargs):
+    # The torch and onnx formats (JSON objects keyed by names) refuse a name that is not UTF-8 with a sentence; the
+    # reader refuses a keyword name that is not a JSON string. Never bytes that no strict parser reads.
+    lines = "".join('{"function":"f","args":[],"kwargs":%s}\n' % (kwargs % n) for n in (2, 4))
+    (tmp_path / "names.jsonl").write_text(lines, encoding="utf-8")
+    for fmt in ("onnx", "torch"):
+        done = subprocess.run([hookscope_shapes, "infer", "names.jsonl", "--format", fmt], cwd=tmp_path,
+                              capture_output=True, timeout=60)
+        assert done.returncode in (1, 2), (fmt, done.returncode, done.stdout)
+        assert b"is not UTF-8" in done.stderr or b"a keyword argument's name is a string" in done.stderr, done.stderr
+        typed = subprocess.run([hookscope_shapes, "infer", "names.jsonl", "--typed"], cwd=tmp_path,
+                               capture_output=True, timeout=60)
+        if typed.returncode == 0:
+            json.loads(typed.stdout)  # strict UTF-8
+
+
+def test_infer_compares_opaque_constants_by_type_name(hookscope_shapes, tmp_path):
+    # docs/record_format.md: "to the shape engine, bytes and opaque leaves are constants like scalars (bytes equal by
+    # content, opaque leaves by type name)". A leaf cut at the depth bound (depth_limited) has the same type name;
+    # the engine compares the marker too and calls the two calls' constants different.
+    head = '{"function":"f","signature":[{"name":"x"},{"name":"m","default":{"opaque":"Node"}}],'
+    lines = (head + '"args":[],"kwargs":[["x",{"shape":[2],"dtype":"int64"}],["m",{"opaque":"Node"}]]}\n'
+             '{"function":"f","args":[],"kwargs":[["x",{"shape":[3],"dtype":"int64"}],'
+             '["m",{"opaque":"Node","depth_limited":true}]]}\n')
+    (tmp_path / "o.jsonl").write_text(lines, encoding="utf-8")
+    done = shapes(hookscope_shapes, ["infer", "o.jsonl"], cwd=tmp_path)
+    expect("infer", (done.returncode, done.stdout, done.stderr), (0, '{"x":{"0":"DYNAMIC"}}\n', ""))
+    # Different type names are different constants (this holds).
+    (tmp_path / "o2.jsonl").write_text(lines.replace('"Node","depth_limited":true', '"Leaf"'), encoding="utf-8")
+    done = shapes(hookscope_shapes, ["infer", "o2.jsonl"], cwd=tmp_path)
+    expect("infer's exit code on different type names", done.returncode, 1)

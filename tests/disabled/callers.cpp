@@ -7,6 +7,7 @@
 namespace impl {
 int scale(int x, const double& factor);  // defined in another translation unit: a real call is made
 void notify(const std::string& what) noexcept;
+int blend(int a, double b = 4.5, int c = 5);
 struct engine {
   int step(int tokens);
 };
@@ -14,10 +15,13 @@ struct engine {
 
 HOOKSCOPE_OBSERVABLE(scale, impl::scale, x, factor);
 HOOKSCOPE_OBSERVABLE(notify, impl::notify, what);
+HOOKSCOPE_OBSERVABLE(blend, impl::blend, a, b = 4.5, c = 5);
 
 struct model {
   int run_impl(int tokens);
+  int generate_impl(int tokens, int max_length = 20, bool sample = false) const;
   HOOKSCOPE_OBSERVABLE_METHOD(model, run, run_impl, tokens);
+  HOOKSCOPE_OBSERVABLE_METHOD(model, generate, generate_impl, tokens, max_length = 20, sample = false);
 };
 
 constinit hookscope::observer<int, int> on_step{"on_step"};
@@ -36,6 +40,16 @@ void observed_notify(const std::string& s) { notify(s); }
 
 int plain_run(model& m, int t) { return m.run_impl(t + 1); }
 int observed_run(model& m, int t) { return m.run(t + 1); }
+
+// Calls leaving trailing arguments to their defaults: the by-name call, forwarded inline.
+int plain_blend(int x) { return impl::blend(x + 1); }
+int observed_blend(int x) { return blend(x + 1); }
+int plain_blend_two(int x) { return impl::blend(x, 1.5); }
+int observed_blend_two(int x) { return blend(x, 1.5); }
+int plain_blend_full(int x) { return impl::blend(x, 1.5, 2); }
+int observed_blend_full(int x) { return blend(x, 1.5, 2); }
+int plain_generate(const model& m, int t) { return m.generate_impl(t); }
+int observed_generate(const model& m, int t) { return m.generate(t); }
 
 int plain_step(int a, int b) { return a + b; }
 int observed_step(int a, int b) {

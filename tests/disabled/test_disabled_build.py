@@ -179,3 +179,22 @@ def test_subscriptions_kept_for_their_scope_compile_without_warning(compiler, tm
     done = sh(compiler + ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-DHOOKSCOPE_ENABLED={mode}",
                           "-I", INCLUDE, "-fsyntax-only", source])
     assert done.returncode == 0, f"RAII subscriptions warn with HOOKSCOPE_ENABLED={mode}:\n{done.stderr}"
+
+
+# --- 5. calls leaving arguments to their defaults, in both modes ---
+# (Meson also builds defaults_program.cpp in the build's mode, linked with the library, and runs it.)
+
+def test_default_arguments_program_runs_disabled(compiler, tmp_path):
+    exe = tmp_path / "defaults_program"
+    done = sh(compiler + ["-std=c++20", "-O2", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-DHOOKSCOPE_ENABLED=0",
+                          "-I", INCLUDE, DISABLED / "defaults_program.cpp", "-o", exe])
+    assert done.returncode == 0, f"defaults_program.cpp does not build with hooks disabled:\n{done.stderr}"
+    assert sh([exe]).returncode == 0, "calls leaving arguments to their defaults went wrong with hooks disabled"
+    leftover = [s for s in sh(["nm", "-C", exe]).stdout.splitlines() if "hookscope" in s]
+    assert not leftover, "hookscope symbols remain:\n  " + "\n  ".join(leftover)
+
+
+def test_default_arguments_program_compiles_enabled(compiler):
+    done = sh(compiler + ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-DHOOKSCOPE_ENABLED=1",
+                          "-I", INCLUDE, "-fsyntax-only", DISABLED / "defaults_program.cpp"])
+    assert done.returncode == 0, f"defaults_program.cpp does not compile with hooks enabled:\n{done.stderr}"

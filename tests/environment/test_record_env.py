@@ -105,6 +105,20 @@ def test_every_call_recorded(record_program, enabled, tmp_path):
                        "threw": True}])
 
 
+def test_default_arguments_have_no_entry(record_program, enabled, tmp_path):
+    out = tmp_path / "widen.jsonl"
+    code, err = run_mode(record_program, f"widen={out}", "defaults", 4)
+    records = without_latency(read_records(out))
+    with Checks() as check:
+        check.expect("defaults: exit 0, nothing logged", (code, err), (0, []))
+        check.expect("defaults: an argument left to its default has no kwargs entry; one given has its own",
+                     [r["kwargs"] for r in records],
+                     [[["n", {"int": 0}]], [["n", {"int": 1}], ["by", {"int": 2}]], [["n", {"int": 2}]],
+                      [["n", {"int": 3}], ["by", {"int": 2}]]])
+        check.expect("defaults: the signature names both parameters", records[0].get("signature"),
+                     [{"name": "n"}, {"name": "by"}])
+
+
 def test_second_run_appends(record_program, enabled, tmp_path):
     out = tmp_path / "forward.jsonl"
     run_plain(record_program, f"forw*={out}")

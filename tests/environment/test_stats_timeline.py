@@ -118,6 +118,20 @@ def test_timeline_nested_calls(record_program, enabled, tmp_path):
             for e in events[:2]], [True, True])
 
 
+def test_default_arguments(record_program, enabled, tmp_path):
+    path = tmp_path / "defaults.json"
+    code, _, err = run_program(record_program, {"HOOKSCOPE_TIMELINE": f"widen={path}", "HOOKSCOPE_STATS": "widen"},
+                               "defaults", "6")
+    with Checks() as check:
+        check.expect("defaults: exit 0", code, 0)
+        check.expect("defaults: stats count every call, whatever arguments it left to their defaults",
+                     parse_table(err, STATS)["widen"][0], 6)
+        check.expect("defaults: the timeline's args are the arguments given",
+                     [{k: v for k, v in e["args"].items() if k != "threw"} for e in complete_events(load(path))],
+                     [{"n": "0"}, {"n": "1", "by": "2"}, {"n": "2"}, {"n": "3", "by": "2"}, {"n": "4"},
+                      {"n": "5", "by": "2"}])
+
+
 def test_timeline_ring(record_program, enabled, tmp_path):
     path = tmp_path / "ring.json"
     run_program(record_program, {"HOOKSCOPE_TIMELINE": f"step={path}[events=10]"}, "calls", "100")

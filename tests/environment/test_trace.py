@@ -24,6 +24,8 @@ CASES = [
     ("a glob with '::' matches the qualified name", "passes::f*", FOLD),
     ("a glob without '::' also matches the name's last part", "fold", FOLD),
     ("...but not a part of the scope", "passes", []),
+    ("an argument left to its default is absent from the call's line", "pad_to",
+     ["hookscope: trace: pad_to(width=8)", "hookscope: trace: pad_to returned 8"]),
 ]
 
 

@@ -36,24 +36,44 @@ constexpr std::string_view trim(std::string_view s) noexcept {
   return s;
 }
 
-/// Number of names in a comma-separated list ("" has none).
-constexpr std::size_t count_names(std::string_view list) noexcept {
-  if (trim(list).empty()) return 0;
-  std::size_t n = 1;
-  for (char c : list) n += c == ',' ? 1 : 0;
+/// Where the default written after a parameter's name ends in an annotation's list p[0, n), from `i` (just after its
+/// '='): the comma that ends the parameter, or n. Commas inside the default's brackets, braces, parentheses, angle
+/// brackets and quotes do not count (`b = std::pair<int, int>{1, 2}`, `sep = ","`).
+constexpr std::size_t skip_default(const char* p, std::size_t i, std::size_t n) noexcept {
+  std::size_t depth = 0;
+  for (; i < n; ++i) {
+    const char c = p[i];
+    if (c == '"' || c == '\'') {
+      for (++i; i < n && p[i] != c; ++i) {
+        if (p[i] == '\\') ++i;
+      }
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      ++depth;
+    } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      return i;
+    }
+  }
   return n;
 }
 
-/// The names of a comma-separated list, trimmed. (Index loops rather than string_view::find, which GCC
+/// The names of a comma-separated parameter list, trimmed; a parameter written with its default (`b = 3`, copied
+/// from a declaration) is named by what precedes the '='. (Index loops rather than string_view::find, which GCC
 /// cannot evaluate at compile time on a template argument's characters under -fsanitize=undefined.)
 template <std::size_t N>
 constexpr std::array<std::string_view, N> split_names(std::string_view list) noexcept {
   std::array<std::string_view, N> names{};
+  const std::size_t n = list.size();
   std::size_t start = 0;
   std::size_t name = 0;
-  for (std::size_t i = 0; i <= list.size() && name < N; ++i) {
-    if (i == list.size() || list[i] == ',') {
+  for (std::size_t i = 0; i <= n && name < N; ++i) {
+    if (i == n || list[i] == ',') {
       names[name++] = trim(list.substr(start, i - start));
+      start = i + 1;
+    } else if (list[i] == '=') {
+      names[name++] = trim(list.substr(start, i - start));
+      i = skip_default(list.data(), i + 1, n);
       start = i + 1;
     }
   }
@@ -74,14 +94,14 @@ constexpr std::size_t index_of(const std::array<std::string_view, N>& names, std
 }
 
 /// What is wrong with an annotation's parameter names, if anything (one reason, the first found).
-enum class names_problem { none, default_argument, not_identifier, empty, duplicate, count };
+enum class names_problem { none, not_identifier, empty, duplicate, count };
 
-/// Whether p[b, e) is one of the names in p[0, upto) (trimmed): a rescan of the names before it, no arrays (constant
-/// evaluation pays for every element an array is initialised with).
+/// Whether p[b, e) is one of the names in p[0, upto) (trimmed, defaults left out): a rescan of the names before it, no
+/// arrays (constant evaluation pays for every element an array is initialised with).
 constexpr bool named_before(const char* p, std::size_t b, std::size_t e, std::size_t upto) noexcept {
   for (std::size_t start = 0; start < upto;) {
     std::size_t stop = start;
-    while (stop < upto && p[stop] != ',') ++stop;
+    while (stop < upto && p[stop] != ',' && p[stop] != '=') ++stop;
     std::size_t pb = start;
     std::size_t pe = stop;
     while (pb < pe && is_space(p[pb])) ++pb;
@@ -89,6 +109,7 @@ constexpr bool named_before(const char* p, std::size_t b, std::size_t e, std::si
     bool same = pe - pb == e - b;
     for (std::size_t k = 0; same && k < e - b; ++k) same = p[pb + k] == p[b + k];
     if (same) return true;
+    if (stop < upto && p[stop] == '=') stop = skip_default(p, stop + 1, upto);
     start = stop + 1;
   }
   return false;
@@ -107,15 +128,18 @@ constexpr names_problem check_names(std::string_view list, std::size_t arity) no
   names_problem bad = names_problem::none;  // what is wrong with the current name, if anything
   bool any = false;                         // a character that is not a space anywhere
   for (std::size_t i = 0; i <= n; ++i) {
-    const char c = i < n ? p[i] : ',';
+    char c = i < n ? p[i] : ',';
+    if (c == '=') {  // the name ends here; its default (the function's declaration has it) is skipped
+      any = true;
+      i = skip_default(p, i + 1, n);
+      c = ',';
+    }
     if (c != ',') {
       if (is_space(c)) continue;
       any = true;
-      if (c == '=') {
-        bad = names_problem::default_argument;
-      } else if (bad == names_problem::none && ((b != n && e != i) ||  // a space inside the name ("int a")
-                                                !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-                                                  (b != n && c >= '0' && c <= '9')))) {
+      if (bad == names_problem::none &&
+          ((b != n && e != i) ||  // a space inside the name ("int a")
+           !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (b != n && c >= '0' && c <= '9')))) {
         bad = names_problem::not_identifier;
       }
       if (b == n) b = i;

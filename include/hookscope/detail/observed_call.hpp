@@ -92,6 +92,25 @@ struct observed<named_call_context<R(A...), Params>, Self, NE> {
   }
 };
 
+/// The observed call of an annotation called with its first `sizeof...(G)` arguments (the others left to the
+/// function's defaults): the context has the arguments given, and `invoke(args...)` calls the function by name. One
+/// per annotation and count (the call by name is the annotation's own), made only where such a call is written.
+template <class Context, bool NE>
+struct observed_given;
+
+template <class R, class... A, fixed_string Params, bool NE>
+struct observed_given<named_call_context<R(A...), Params>, NE> {
+  template <class Invoke, class... G>
+  [[gnu::noinline]] static R call(const function_info& info, Invoke invoke, G&... args) noexcept(NE) {
+    static_assert(sizeof...(G) < sizeof...(A));
+    // The omitted arguments' entries stay null: erased_call never reads past the arguments given.
+    const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(__builtin_addressof(args))...};
+    named_call_context<R(A...), Params> ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data(),
+                                            sizeof...(G));
+    return run_observed<R>(ctx, [&]() -> R { return invoke(args...); });
+  }
+};
+
 #endif
 
 }  // namespace detail

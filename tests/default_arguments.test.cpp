@@ -1,0 +1,438 @@
+// Calls of annotated functions that leave trailing arguments to their defaults (hookscope/observable.hpp), and how
+// callbacks, captures and records see them: the omitted arguments are absent (call_context.hpp, erased_call.hpp).
+#include "hookscope/observable.hpp"
+#include "hookscope/load.hpp"
+#include "hookscope/recorder.hpp"
+#include "hookscope/records.hpp"
+#include "hookscope/registry.hpp"
+#include "hookscope/value_errors.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+using Catch::Matchers::Contains;
+using hookscope::dtype;
+using hookscope::tensor_spec;
+using hookscope::value;
+
+namespace defaults {
+
+namespace impl {
+inline double scale(double x, double factor = 2.0, int times = 1) { return x * factor * times; }
+// Two overloads: a call by name with an int would pick the second; the annotated one takes doubles.
+inline double pick(double x, double s = 10.0) { return x * s; }
+inline double pick(int x) { return -x; }
+inline int consume(std::unique_ptr<int> p, std::unique_ptr<int> q = nullptr) { return *p + (q ? *q : 100); }
+inline void bump(int& counter, const int& by = 1) { counter += by; }
+inline int quiet(int x, int y = 5) noexcept { return x * y; }
+inline void append(std::string& out, const std::string& s = "<default>") { out += s; }
+inline int countdown(int n, int step = 1);
+inline int mix(int a = 1, int b = 20, int c = 300) { return a + b + c; }
+inline std::string describe(std::string s, double d = -1.5, long long n = LLONG_MIN) {
+  return s + "|" + std::to_string(d) + "|" + std::to_string(n);
+}
+inline tensor_spec forward(const tensor_spec& input_ids,
+                           const std::optional<tensor_spec>& attention_mask = std::nullopt) {
+  (void)attention_mask;
+  return {{input_ids.shape[0], input_ids.shape[1], 8}, dtype::float32};
+}
+}  // namespace impl
+
+HOOKSCOPE_OBSERVABLE(scale, impl::scale, x, factor = 2.0, times = 1);
+HOOKSCOPE_OBSERVABLE_OVERLOAD(pick, double(double, double), impl::pick, x, s = 10.0);
+HOOKSCOPE_OBSERVABLE(consume, impl::consume, p, q = nullptr);
+HOOKSCOPE_OBSERVABLE(bump, impl::bump, counter, by = 1);
+HOOKSCOPE_OBSERVABLE(quiet, impl::quiet, x, y = 5);
+HOOKSCOPE_OBSERVABLE(append, impl::append, out, s = "<default>, with a comma");
+HOOKSCOPE_OBSERVABLE(countdown, impl::countdown, n, step = 1);
+HOOKSCOPE_OBSERVABLE(mix, impl::mix, a = 1, b = 20, c = 300);
+HOOKSCOPE_OBSERVABLE(describe, impl::describe, s, d = -1.5, n = LLONG_MIN);
+HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask = std::nullopt);
+
+inline int impl::countdown(int n, int step) { return n <= 0 ? 0 : 1 + defaults::countdown(n - step); }
+
+struct model {
+  int offset = 0;
+  int forward_impl(int ids, int mask = 7) const { return ids * 100 + mask + offset; }
+  int step_impl(int a = 1, int b = 2, int c = 3) {
+    offset += a;
+    return a * 100 + b * 10 + c;
+  }
+  HOOKSCOPE_OBSERVABLE_METHOD(model, forward, forward_impl, ids, mask = 7);
+  HOOKSCOPE_OBSERVABLE_METHOD(model, step, step_impl, a = 1, b = 2, c = 3);
+};
+
+template <class T>
+struct typed_model {
+  T scale_impl(T x, T by = T(2)) const { return x * by; }
+  HOOKSCOPE_OBSERVABLE_METHOD(typed_model, scale, scale_impl, x, by = T(2));
+};
+
+tensor_spec ids(std::int64_t batch, std::int64_t length) { return {{batch, length}, dtype::int64}; }
+
+}  // namespace defaults
+
+using namespace defaults;
+
+TEST_CASE("observable call with default arguments") {
+  SECTION("a free function: each trailing argument left out takes the function's default") {
+    CHECK(defaults::scale(3.0) == 6.0);
+    CHECK(defaults::scale(3.0, 3.0) == 9.0);
+    CHECK(defaults::scale(3.0, 3.0, 2) == 18.0);
+    CHECK(defaults::mix() == 321);
+    CHECK(defaults::mix(2) == 322);
+    CHECK(defaults::mix(2, 0) == 302);
+  }
+  SECTION("the arguments given are converted to the annotated parameter types, as a full call converts them") {
+    CHECK(defaults::scale(3) == 6.0);  // int to double
+    CHECK(defaults::pick(3) == 30.0);  // the annotated overload, not pick(int)
+    CHECK(defaults::pick(3.0) == 30.0);
+    CHECK(defaults::pick(3, 2) == 6.0);
+    CHECK(impl::pick(3) == -3.0);  // what the name alone would have called
+  }
+  SECTION("an omitted by-value move-only argument; the given one is moved in once") {
+    CHECK(defaults::consume(std::make_unique<int>(1)) == 101);
+    CHECK(defaults::consume(std::make_unique<int>(1), std::make_unique<int>(2)) == 3);
+  }
+  SECTION("reference parameters bind to the caller's objects") {
+    int counter = 0;
+    defaults::bump(counter);
+    defaults::bump(counter, 5);
+    CHECK(counter == 6);
+    std::string out;
+    defaults::append(out);
+    defaults::append(out, "!");
+    CHECK(out == "<default>!");
+  }
+  SECTION("noexcept and void functions keep their type") {
+    STATIC_REQUIRE(noexcept(defaults::quiet(2)));
+    STATIC_REQUIRE(noexcept(defaults::quiet(2, 3)));
+    STATIC_REQUIRE(std::is_void_v<decltype(defaults::append(std::declval<std::string&>()))>);
+    CHECK(defaults::quiet(2) == 10);
+  }
+  SECTION("member functions, const and not, with defaults on several parameters") {
+    model m;
+    const model& cm = m;
+    CHECK(cm.forward(2) == 207);
+    CHECK(cm.forward(2, 1) == 201);
+    CHECK(m.step() == 123);
+    CHECK(m.step(4) == 423);
+    CHECK(m.step(4, 5) == 453);
+    CHECK(m.step(4, 5, 6) == 456);
+    CHECK(m.offset == 13);
+    CHECK(m.forward(0, 0) == 13);
+  }
+  SECTION("a member function of a class template") {
+    CHECK(typed_model<int>{}.scale(3) == 6);
+    CHECK(typed_model<double>{}.scale(1.5, 3.0) == 4.5);
+  }
+  SECTION("a braced initialiser for an argument given, as the function itself takes it") {
+    CHECK(defaults::describe({}) == impl::describe({}));
+    CHECK(defaults::describe({"ab"}, {}) == impl::describe("ab", 0.0));
+  }
+  SECTION("a recursion through a defaulted call") { CHECK(defaults::countdown(5) == 5); }
+}
+
+#if HOOKSCOPE_ENABLED
+
+TEST_CASE("call_context::has_arg, find_arg and arg with omitted arguments") {
+  std::vector<std::string> seen;
+  auto sub = defaults::scale.observers.pre.add([&](const auto& ctx) {
+    std::string line = std::to_string(ctx.args_given());
+    line += ctx.template has_arg<0>() ? " x" : " -";
+    line += ctx.template has_arg<"factor">() ? " factor" : " -";
+    line += ctx.template has_arg<2>() ? " times" : " -";
+    CHECK(ctx.template find_arg<"x">() == &ctx.template arg<0>());
+    CHECK((ctx.template find_arg<1>() == nullptr) == !ctx.template has_arg<1>());
+    CHECK((ctx.template find_arg<"times">() == nullptr) == !ctx.has_arg(2));  // the erased form too
+    if (ctx.template has_arg<"factor">()) line += " " + std::to_string(ctx.template arg<"factor">());
+    seen.push_back(line);
+  });
+  defaults::scale(1.0);
+  defaults::scale(1.0, 4.0);
+  defaults::scale(1.0, 4.0, 2);
+  CHECK(seen == std::vector<std::string>{"1 x - -", "2 x factor - 4.000000", "3 x factor times 4.000000"});
+
+  SECTION("arg and args on an omitted argument throw value_error naming the function and the argument") {
+    std::vector<std::string> errors;
+    auto thrower = defaults::scale.observers.pre.add([&](const auto& ctx) {
+      try {
+        (void)ctx.template arg<"times">();
+      } catch (const hookscope::value_error& e) {
+        errors.emplace_back(e.what());
+      }
+      try {
+        (void)ctx.template arg<2>();
+      } catch (const hookscope::value_error& e) {
+        errors.emplace_back(e.what());
+      }
+      try {
+        (void)ctx.args();
+      } catch (const hookscope::value_error& e) {
+        errors.emplace_back(e.what());
+      }
+    });
+    defaults::scale(1.0, 2.0);
+    REQUIRE(errors.size() == 3);
+    CHECK_THAT(errors[0], Contains("hookscope: call_context::arg<\"times\">()") &&
+                              Contains("'defaults::scale' omitted argument 2 ('times')") && Contains("has_arg"));
+    CHECK_THAT(errors[1], Contains("hookscope: call_context::arg<2>()") && Contains("('times')"));
+    CHECK_THAT(errors[2], Contains("hookscope: call_context::args()") && Contains("argument 2 ('times')"));
+    errors.clear();
+    defaults::scale(1.0, 2.0, 3);  // nothing omitted: nothing thrown
+    CHECK(errors.empty());
+  }
+  SECTION("post callbacks see the same arguments and the result") {
+    std::vector<std::pair<std::size_t, double>> post;
+    auto after = defaults::scale.observers.post.add(
+        [&](const auto& ctx) { post.emplace_back(ctx.args_given(), *ctx.return_value()); });
+    defaults::scale(2.0);
+    CHECK(post == std::vector<std::pair<std::size_t, double>>{{1, 4.0}});
+  }
+}
+
+TEST_CASE("erased_call with omitted arguments") {
+  std::vector<std::string> lines;
+  std::vector<std::size_t> field_counts;
+  auto sub = defaults::describe.info.pre().add([&](const hookscope::erased_call& call) {
+    std::string line = std::to_string(call.args_given()) + "/" + std::to_string(call.arg_count());
+    for (std::size_t i = 0; i < call.arg_count(); ++i) {
+      line += call.has_arg(i) ? " +" : " -";
+      CHECK((call.arg_address(i) == nullptr) == !call.has_arg(i));
+      if (!call.has_arg(i)) CHECK(call.format_arg(i).empty());
+    }
+    CHECK_FALSE(call.has_arg(call.arg_count()));
+    CHECK(call.arg_address(99) == nullptr);
+    const hookscope::value_fields fields = call.capture_args();
+    field_counts.push_back(fields.size());
+    for (std::size_t i = 0; i < fields.size(); ++i) CHECK(fields[i].first == call.arg_name(i));
+    lines.push_back(line);
+  });
+  defaults::describe("a");
+  defaults::describe("a", 1.0);
+  defaults::describe("a", 1.0, 2);
+  CHECK(lines == std::vector<std::string>{"1/3 + - -", "2/3 + + -", "3/3 + + +"});
+  CHECK(field_counts == std::vector<std::size_t>{1, 2, 3});
+}
+
+TEST_CASE("call_recorder with omitted arguments") {
+  hookscope::call_recorder rec(defaults::forward, {.store_n_calls = hookscope::unlimited});
+  defaults::forward(ids(1, 5));
+  defaults::forward(ids(1, 6), ids(1, 6));
+  defaults::forward(ids(2, 7));
+  rec.stop();
+  const std::vector<hookscope::call_record> calls = rec.calls();
+  REQUIRE(calls.size() == 3);
+  CHECK(calls[0].inputs.kwargs == hookscope::value_fields{{"input_ids", ids(1, 5)}});
+  CHECK(calls[1].inputs.kwargs == hookscope::value_fields{{"input_ids", ids(1, 6)}, {"attention_mask", ids(1, 6)}});
+  CHECK(calls[2].inputs.kwargs == hookscope::value_fields{{"input_ids", ids(2, 7)}});
+
+  SECTION("round trip: what the recorder writes, the reader reads, with no entry for the omitted argument") {
+    std::vector<std::string> lines;
+    const std::string text = rec.to_jsonl();
+    for (std::size_t start = 0; start < text.size();) {
+      const std::size_t end = text.find('\n', start);
+      lines.push_back(text.substr(start, end - start));
+      start = end == std::string::npos ? text.size() : end + 1;
+    }
+    REQUIRE(lines.size() == 3);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const hookscope::call_record read = hookscope::parse_record(lines[i]);
+      CHECK(read.inputs.kwargs == calls[i].inputs.kwargs);
+      INFO(lines[i]);
+      CHECK((lines[i].find(R"(["attention_mask",)") != std::string::npos) == (i == 1));  // a kwargs entry
+    }
+  }
+  SECTION("the shapes inferred from such records treat the omitted argument as an absent optional input") {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("hookscope_default_arguments_" + std::to_string(::getpid()) + ".jsonl");
+    rec.write_jsonl(path);
+    const hookscope::loaded_engine loaded = hookscope::load_engine({path.string()});
+    std::filesystem::remove(path);
+    CHECK(loaded.calls_read == 3);
+    const std::string shapes = loaded.engine.infer_dynamic_shapes().to_json();
+    // input_ids is 1x5, 1x6, 2x7: both dimensions vary; attention_mask, given once (1x6), varies in none.
+    CHECK(shapes == R"({"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{}})");
+  }
+}
+
+TEST_CASE("observable call with default arguments: property, random counts of arguments given") {
+  // Each call gives the first k of mix's three arguments (random values); the callback must see exactly those, and
+  // the result must be the plain call's with the same arguments.
+  std::mt19937 random(20261203);
+  std::uniform_int_distribution<int> value_of(INT_MIN / 4, INT_MAX / 4);
+  std::size_t expected_given = 0;
+  std::array<int, 3> given{};
+  std::size_t checked = 0;
+  auto sub = defaults::mix.observers.pre.add([&](const auto& ctx) {
+    CHECK(ctx.args_given() == expected_given);
+    CHECK(ctx.template has_arg<0>() == (expected_given > 0));
+    CHECK(ctx.template has_arg<1>() == (expected_given > 1));
+    CHECK(ctx.template has_arg<2>() == (expected_given > 2));
+    if (const int* a = ctx.template find_arg<"a">()) CHECK(*a == given[0]);
+    if (const int* b = ctx.template find_arg<"b">()) CHECK(*b == given[1]);
+    if (const int* c = ctx.template find_arg<"c">()) CHECK(*c == given[2]);
+    CHECK(ctx.capture_args().size() == expected_given);
+    ++checked;
+  });
+  for (int round = 0; round < 200; ++round) {
+    expected_given = static_cast<std::size_t>(round % 4);
+    for (int& g : given) g = value_of(random);
+    int result = 0;
+    int plain = 0;
+    switch (expected_given) {
+      case 0:
+        result = defaults::mix();
+        plain = impl::mix();
+        break;
+      case 1:
+        result = defaults::mix(given[0]);
+        plain = impl::mix(given[0]);
+        break;
+      case 2:
+        result = defaults::mix(given[0], given[1]);
+        plain = impl::mix(given[0], given[1]);
+        break;
+      default: result = defaults::mix(given[0], given[1], given[2]); plain = impl::mix(given[0], given[1], given[2]);
+    }
+    CHECK(result == plain);
+  }
+  CHECK(checked == 200);
+}
+
+TEST_CASE("observable call with default arguments: hostile values given before the omitted ones") {
+  struct row {
+    std::string s;
+    std::optional<double> d;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<row> table{
+      {"", std::nullopt},
+      {std::string("\xff\xfe\x80 not UTF-8", 13), std::nullopt},
+      {std::string("nul\0inside", 10), inf},
+      {"nan", std::numeric_limits<double>::quiet_NaN()},
+      {"-inf", -inf},
+      {std::string(10000, 'x'), std::numeric_limits<double>::max()},
+      {"\"quoted\", with a comma", -0.0},
+  };
+  std::vector<std::string> formatted;
+  std::vector<std::size_t> captured;
+  auto sub = defaults::describe.info.pre().add([&](const hookscope::erased_call& call) {
+    std::string all;
+    for (std::size_t i = 0; i < call.args_given(); ++i) all += call.format_arg(i) + ";";
+    formatted.push_back(all);
+    captured.push_back(call.capture_args().size());
+  });
+  for (const row& r : table) {
+    const std::string got = r.d ? defaults::describe(r.s, *r.d) : defaults::describe(r.s);
+    CHECK(got == (r.d ? impl::describe(r.s, *r.d) : impl::describe(r.s)));
+  }
+  REQUIRE(captured.size() == table.size());
+  for (std::size_t i = 0; i < table.size(); ++i) CHECK(captured[i] == (table[i].d ? 2u : 1u));
+  CHECK(formatted[0] == "\"\";");  // the empty string given (quoted), nothing for the omitted ones
+}
+
+TEST_CASE("observable call with default arguments from many threads") {
+  std::atomic<int> omitted{0};
+  std::atomic<int> given{0};
+  auto sub = defaults::scale.observers.pre.add_global([&](const auto& ctx) {
+    (ctx.template has_arg<"factor">() ? given : omitted).fetch_add(1, std::memory_order_relaxed);
+  });
+  std::vector<std::thread> threads;
+  std::atomic<bool> all_right{true};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        const double r = (i + t) % 2 == 0 ? defaults::scale(1.0) : defaults::scale(1.0, 3.0);
+        if (r != ((i + t) % 2 == 0 ? 2.0 : 3.0)) all_right = false;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(all_right);
+  CHECK(omitted == 2000);
+  CHECK(given == 2000);
+}
+
+TEST_CASE("observable call with default arguments: a recursion and nested callbacks") {
+  std::vector<std::size_t> given;
+  auto sub = defaults::countdown.observers.pre.add([&](const auto& ctx) { given.push_back(ctx.args_given()); });
+  CHECK(defaults::countdown(3, 1) == 3);
+  CHECK(given == std::vector<std::size_t>{2, 1, 1, 1});  // the recursion's calls omit `step`
+}
+
+TEST_CASE("observable method call with default arguments and callbacks") {
+  model m;
+  std::vector<std::string> seen;
+  auto sub = model::step_observers().pre.add([&](const auto& ctx) {
+    std::string line = std::to_string(ctx.args_given());
+    for (std::size_t i = 0; i < 3; ++i) line += ctx.has_arg(i) ? "+" : "-";
+    seen.push_back(line);
+  });
+  auto post = model::forward_observers().post.add([&](const auto& ctx) {
+    seen.push_back("forward " + std::to_string(ctx.args_given()) + " " + std::to_string(*ctx.return_value()));
+  });
+  m.step();
+  m.step(1, 2);
+  std::as_const(m).forward(1);
+  CHECK(seen == std::vector<std::string>{"0---", "2++-", "forward 1 109"});
+}
+
+TEST_CASE("observable call with default arguments and callbacks: references, void, noexcept") {
+  std::vector<std::string> seen;
+  auto on_bump = defaults::bump.observers.pre.add([&](const auto& ctx) {
+    seen.push_back("bump " + std::to_string(ctx.template arg<"counter">()) +
+                   (ctx.template has_arg<"by">() ? " by " + std::to_string(ctx.template arg<"by">()) : ""));
+  });
+  auto on_append = defaults::append.observers.post.add([&](const auto& ctx) {
+    seen.push_back("append " + ctx.template arg<"out">() + (ctx.template has_arg<"s">() ? " s" : ""));
+  });
+  auto on_quiet = defaults::quiet.observers.post.add(
+      [&](const auto& ctx) { seen.push_back("quiet " + std::to_string(*ctx.return_value())); });
+  int counter = 1;
+  defaults::bump(counter);  // the callback sees the caller's object, before the call changes it
+  defaults::bump(counter, 3);
+  std::string out = "[";
+  defaults::append(out);
+  CHECK(defaults::quiet(3) == 15);
+  CHECK(counter == 5);
+  CHECK(seen == std::vector<std::string>{"bump 1", "bump 2 by 3", "append [<default>", "quiet 15"});
+}
+
+TEST_CASE("observable call with an omitted move-only argument and callbacks") {
+  std::vector<int> seen;
+  auto sub = defaults::consume.observers.pre.add([&](const auto& ctx) {
+    seen.push_back(**ctx.template find_arg<"p">());
+    seen.push_back(ctx.template find_arg<"q">() == nullptr ? -1 : **ctx.template find_arg<"q">());
+  });
+  CHECK(defaults::consume(std::make_unique<int>(4)) == 104);
+  CHECK(seen == std::vector<int>{4, -1});
+}
+
+#else
+
+TEST_CASE("observable call with default arguments in a disabled build observes nothing") {
+  int calls = 0;
+  auto sub = defaults::scale.observers.pre.add([&](const auto&) { ++calls; });
+  CHECK(defaults::scale(1.0) == 2.0);
+  CHECK(calls == 0);
+}
+
+#endif
