@@ -22,6 +22,7 @@ PROGRAMS = {
     "lowering-passes": "examples/lowering_passes, built",
     "tiny-llm": "examples/tiny_llm (the README's demo), built",
     "libtorch-attention": "examples/libtorch_attention, built",
+    "hookscope-library": "the built libhookscope (what a program compiled by a test links with)",
 }
 
 

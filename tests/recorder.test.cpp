@@ -30,7 +30,7 @@ using hookscope::value;
 
 namespace llm {
 
-struct engine_handle {  // not capturable: results of this type are recorded without a result
+struct engine_handle {  // polymorphic: results of this type are recorded as an opaque leaf
   virtual ~engine_handle() = default;
 };
 
@@ -196,7 +196,7 @@ TEST_CASE("call_recorder from many threads at once") {
   }
 }
 
-TEST_CASE("call_recorder: calls that throw, uncapturable results, latency") {
+TEST_CASE("call_recorder: calls that throw, opaque results, latency") {
   hookscope::call_recorder rec(llm::forward);
   CHECK_THROWS_AS(llm::forward(tensor_spec{{}, dtype::int64}, std::nullopt, true), std::invalid_argument);
   REQUIRE(rec.num_calls() == 1);
@@ -206,8 +206,8 @@ TEST_CASE("call_recorder: calls that throw, uncapturable results, latency") {
   hookscope::call_recorder builds(llm::build);
   llm::build(2);
   REQUIRE(builds.num_calls() == 1);
-  CHECK_FALSE(builds.calls()[0].result.has_value());         // engine_handle is not capturable: no result
-  CHECK(builds.calls()[0].latency_ns.value() >= 2'000'000);  // the call slept 2 ms
+  CHECK(builds.calls()[0].result == value::opaque("llm::engine_handle"));  // not structural: its type name
+  CHECK(builds.calls()[0].latency_ns.value() >= 2'000'000);                // the call slept 2 ms
 }
 
 TEST_CASE("call_recorder on methods and make_observable wrappers") {

@@ -72,7 +72,7 @@ class call_recorder {
     return calls_.size();
   }
   /// The recorded calls, in the order they finished: every parameter captured in `inputs.kwargs` (named by the
-  /// annotation), the captured result (absent for void, uncapturable results and calls that threw), `threw`, and
+  /// annotation), the captured result (absent for void results and calls that threw), `threw`, and
   /// `latency_ns` from just before the call to just after it (hooks excluded). `parameters` is left empty: the
   /// record writer adds it to a function's first line.
   std::vector<call_record> calls() const {
@@ -139,24 +139,21 @@ class call_recorder {
     std::size_t abandoned = 0;  // calls that ended without a post callback: their places are free again
     std::optional<call_record> call = pairing_.end(&ctx, static_cast<bool>(ctx.exception()), &abandoned);
     release(abandoned);
-    if (!call) return;  // not recorded (over the limit, or started before the recorder)
-    if constexpr (requires { ctx.return_value(); }) {
-      using result_type = std::remove_cvref_t<decltype(*ctx.return_value())>;
-      if constexpr (capturable<result_type>) {
-        try {
-          if (ctx.return_value() != nullptr) {
-            call->result = capture_value(*ctx.return_value(), what_to_capture());
-            detail::check_writable(*call->result, "result");
-          }
-        } catch (const value_error& e) {
-          release(1);
-          refuse(e);
-          return;
-        } catch (const format_error& e) {
-          release(1);
-          refuse(e);
-          return;
+    if (!call) return;                                 // not recorded (over the limit, or started before the recorder)
+    if constexpr (requires { ctx.return_value(); }) {  // any result type: opaque where not structural
+      try {
+        if (ctx.return_value() != nullptr) {
+          call->result = capture_value(*ctx.return_value(), what_to_capture());
+          detail::check_writable(*call->result, "result");
         }
+      } catch (const value_error& e) {
+        release(1);
+        refuse(e);
+        return;
+      } catch (const format_error& e) {
+        release(1);
+        refuse(e);
+        return;
       }
     }
     const std::lock_guard lock(mutex_);

@@ -39,7 +39,7 @@ struct call_record {
   std::string function{};                      ///< the observable's name, e.g. "Model::forward"
   std::optional<parameter_list> parameters{};  ///< given on (at least) the first record of a function
   call_inputs inputs{};
-  std::optional<value> result{};  ///< absent for void results, uncapturable ones and calls that threw
+  std::optional<value> result{};  ///< absent for void results and calls that threw
   bool threw = false;
   std::optional<std::int64_t> latency_ns{};  ///< absent when the producer did not measure it
 };

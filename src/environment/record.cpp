@@ -128,7 +128,6 @@ struct recorded_function {
   std::atomic<std::uint64_t> calls_taken{0};
   std::mutex first_line_mutex;  // orders the signed first line before the others
   std::atomic<bool> signature_written{false};
-  std::atomic<bool> reported_uncapturable{false};
   std::atomic<bool> reported_refused{false};
 };
 
@@ -166,13 +165,6 @@ bool take_call(recorded_function& f) {
 }
 
 void record_pre(recorded_function& f, const erased_call& call) {
-  if (!call.can_capture_args()) {
-    if (!f.reported_uncapturable.exchange(true)) {
-      log_line("hookscope: HOOKSCOPE_RECORD: cannot record '" + std::string(f.info->name) +
-               "': a parameter type cannot be captured (see hookscope::capturable)");
-    }
-    return;
-  }
   // A call left out (sampled out, over the bound, refused) must leave no entry at its address for its post
   // callback to find: a call refused earlier at the same address may have left one.
   if (!take_call(f)) {

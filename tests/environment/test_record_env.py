@@ -170,14 +170,14 @@ def test_write_error(record_program, enabled, device, reason):
            [f"hookscope: HOOKSCOPE_RECORD: {device}: cannot write to it ({reason}); its calls are not recorded"])
 
 
-def test_uncapturable_function(record_program, enabled, tmp_path):
+def test_opaque_parameter(record_program, enabled, tmp_path):
     handles = tmp_path / "handles.jsonl"
     with Checks() as check:
-        check.expect("an uncapturable function is reported once, not recorded",
-                     run_plain(record_program, f"open_handle={handles}"),
-                     ["hookscope: HOOKSCOPE_RECORD: cannot record 'open_handle': a parameter type cannot be captured "
-                      "(see hookscope::capturable)"])
-        check.expect("its file stays empty", read_records(handles), [])
+        check.expect("a function with a parameter type that is not structural is recorded, nothing logged",
+                     run_plain(record_program, f"open_handle={handles}"), [])
+        check.expect("the parameter as an opaque leaf (its type name), the result as it is",
+                     [(r["kwargs"], r.get("result")) for r in read_records(handles)],
+                     [([["h", {"opaque": "impl::handle"}]], {"int": 3})] * 2)
 
 
 def test_malformed_entry(record_program, enabled, tmp_path):
