@@ -58,6 +58,13 @@ namespace detail {
 
 signed char exchange_thread_rethrow(signed char mode) noexcept { return std::exchange(thread_rethrow, mode); }
 
+std::string_view message_clause(const std::exception& e) noexcept {
+  std::string_view what = e.what();
+  constexpr std::string_view prefix = "hookscope: ";
+  if (what.starts_with(prefix)) what.remove_prefix(prefix.size());
+  return what;
+}
+
 void log_line(std::string_view line) noexcept {
   std::shared_ptr<const log_sink> sink;
   {

@@ -13,7 +13,7 @@ void call_recorder::refuse(const std::exception& e) noexcept {
   if (refused_.fetch_add(1, std::memory_order_relaxed) != 0) return;
   try {
     detail::log_line("hookscope: call_recorder: '" + std::string(function_->name) +
-                     "': a call is not recorded: " + e.what() +
+                     "': a call is not recorded: " + std::string(detail::message_clause(e)) +
                      " (later calls that cannot be captured are left out "
                      "without a message; refused_calls() counts them)");
   } catch (...) {

@@ -318,8 +318,8 @@ TEST_CASE("call_recorder::refused_calls") {
     CHECK(rec.refused_calls() == 2);
     REQUIRE(rec.num_calls() == 3);  // refused calls give their places back
     CHECK(log.lines == std::vector<std::string>{"hookscope: call_recorder: 'hostile::shaped': a call is not recorded: "
-                                                "result.shape[0]: negative dimension -3 (a tensor's dimensions are "
-                                                "sizes: the record format and its reader refuse it) (later calls "
+                                                "capture: tensor_traits<T>::shape gave the negative dimension -3 "
+                                                "at index 0 of [-3,2] (later calls "
                                                 "that cannot be captured are left out without a message; "
                                                 "refused_calls() counts them)"});
     const auto calls = read_back(rec.to_jsonl());

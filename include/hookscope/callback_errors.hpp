@@ -61,6 +61,9 @@ namespace detail {
 /// Writes one line through the current sink; never throws.
 void log_line(std::string_view line) noexcept;
 
+/// An error's message as the clause of a longer one: without its leading "hookscope: ".
+std::string_view message_clause(const std::exception& e) noexcept;
+
 /// The exception's what(), or a sentence saying it is not a std::exception.
 std::string describe_exception(const std::exception_ptr& e);
 

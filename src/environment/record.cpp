@@ -136,8 +136,8 @@ struct recorded_function {
 void refuse_call(recorded_function& f, const std::exception& e) noexcept {
   if (f.reported_refused.exchange(true)) return;
   try {
-    log_line("hookscope: HOOKSCOPE_RECORD: '" + std::string(f.info->name) + "': a call is not recorded: " + e.what() +
-             " (later such calls of this function are left out without a message)");
+    log_line("hookscope: HOOKSCOPE_RECORD: '" + std::string(f.info->name) + "': a call is not recorded: " +
+             std::string(message_clause(e)) + " (later such calls of this function are left out without a message)");
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_RECORD: a call is not recorded (a value cannot be captured)");
   }
