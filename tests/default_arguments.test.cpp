@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <atomic>
 #include <climits>
 #include <cmath>
@@ -21,6 +22,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <unistd.h>
@@ -148,6 +150,48 @@ TEST_CASE("observable call with default arguments") {
     CHECK(defaults::describe({"ab"}, {}) == impl::describe("ab", 0.0));
   }
   SECTION("a recursion through a defaulted call") { CHECK(defaults::countdown(5) == 5); }
+}
+
+TEST_CASE("annotation parameter names with defaults copied from the declaration") {
+  // What follows '=' is skipped up to the comma that ends the parameter; each list names two parameters, `a` and
+  // `b`, and must be accepted as HOOKSCOPE_OBSERVABLE(f, impl::f, <list>) would (checked at run time here, so that a
+  // failure is a failed CHECK rather than a test file that does not compile). The macro form of each failing row
+  // fails with "hookscope: HOOKSCOPE_OBSERVABLE: give exactly one name per parameter of the function" (or "is not
+  // an identifier"), which names the wrong problem.
+  using hookscope::detail::check_names;
+  using hookscope::detail::names_problem;
+  using hookscope::detail::split_names;
+  const auto accepted = [](std::string_view list) {
+    INFO(list);
+    CHECK(check_names(list, 2) == names_problem::none);
+    const std::array<std::string_view, 2> names = split_names<2>(list);
+    CHECK(names[0] == "a");
+    CHECK(names[1] == "b");
+  };
+  SECTION("a parenthesised comparison (what docs/observable.md advises for `b = x < y`)") {
+    accepted("a = (x < y), b");
+    accepted("a = (x <= 1), b = 2");
+  }
+  SECTION("a comparison inside a call's parentheses") {
+    accepted("a = f(x < y), b");
+    accepted("a = std::max(x > y, z), b");
+  }
+  SECTION("a shift") { accepted("a = 1 << 4, b = 2"); }
+  SECTION("a lambda whose body compares") { accepted("a = [](int x, int y) { return x < y; }, b"); }
+  SECTION("digit separators") {
+    accepted("a = 1'000, b = 2");
+    accepted("a = 0x7fff'ffff'ffff, b");
+  }
+  SECTION("a raw string literal holding a quote") {
+    accepted("a = R\"(\")\", b");
+    accepted("a = R\"x(a\", b)x\", b");
+  }
+  SECTION("what is accepted now: template arguments, quotes and braces") {
+    accepted("a = std::map<int, int>{}, b = std::vector<int>{1, 2}");
+    accepted("a = std::vector<std::pair<int, int>>{{1, 2}}, b = '\\''");
+    accepted("a = \"<,>\", b = ','");
+    accepted("a = (x >= 1), b = p->q");
+  }
 }
 
 #if HOOKSCOPE_ENABLED
