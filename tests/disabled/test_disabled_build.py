@@ -198,3 +198,12 @@ def test_default_arguments_program_compiles_enabled(compiler):
     done = sh(compiler + ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-DHOOKSCOPE_ENABLED=1",
                           "-I", INCLUDE, "-fsyntax-only", DISABLED / "defaults_program.cpp"])
     assert done.returncode == 0, f"defaults_program.cpp does not compile with hooks enabled:\n{done.stderr}"
+
+
+def test_default_arguments_prvalue_parameter_disabled(compiler, tmp_path):
+    exe = tmp_path / "defaults_prvalue"
+    done = sh(compiler + ["-std=c++20", "-O2", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-DHOOKSCOPE_ENABLED=0",
+                          "-I", INCLUDE, DISABLED / "defaults_prvalue.cpp", "-o", exe])
+    assert done.returncode == 0, ("a shorter call does not compile where the plain call by name does (a parameter "
+                                  f"neither copied nor moved), hooks disabled:\n{done.stderr}")
+    assert sh([exe]).returncode == 0, "the shorter call returned other than the plain call, hooks disabled"
