@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <climits>
+#include <csignal>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include <string_view>
 #include <thread>
 #include <tuple>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -50,6 +52,9 @@ inline int mix(int a = 1, int b = 20, int c = 300) { return a + b + c; }
 inline std::string describe(std::string s, double d = -1.5, long long n = LLONG_MIN) {
   return s + "|" + std::to_string(d) + "|" + std::to_string(n);
 }
+inline std::string throwing_default() { throw std::runtime_error("the default threw"); }
+// noexcept covers the function's body; its default is evaluated by the caller, so what it throws reaches the caller.
+inline int guarded(int a, std::string s = throwing_default()) noexcept { return a + static_cast<int>(s.size()); }
 inline tensor_spec forward(const tensor_spec& input_ids,
                            const std::optional<tensor_spec>& attention_mask = std::nullopt) {
   (void)attention_mask;
@@ -66,6 +71,7 @@ HOOKSCOPE_OBSERVABLE(append, impl::append, out, s = "<default>, with a comma");
 HOOKSCOPE_OBSERVABLE(countdown, impl::countdown, n, step = 1);
 HOOKSCOPE_OBSERVABLE(mix, impl::mix, a = 1, b = 20, c = 300);
 HOOKSCOPE_OBSERVABLE(describe, impl::describe, s, d = -1.5, n = LLONG_MIN);
+HOOKSCOPE_OBSERVABLE(guarded, impl::guarded, a, s = throwing_default());
 HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask = std::nullopt);
 
 inline int impl::countdown(int n, int step) { return n <= 0 ? 0 : 1 + defaults::countdown(n - step); }
@@ -88,6 +94,26 @@ struct typed_model {
 };
 
 tensor_spec ids(std::int64_t batch, std::int64_t length) { return {{batch, length}, dtype::int64}; }
+
+/// Runs `call` in a child process and returns its wait status: exit 0 when the call threw std::runtime_error to its
+/// caller, exit 1 when it returned; std::terminate shows as SIGABRT.
+template <class Call>
+int status_in_child(Call call) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::signal(SIGABRT, SIG_DFL);  // std::terminate ends the child, not Catch2's handler that reports and goes on
+    try {
+      call();
+    } catch (const std::runtime_error&) {
+      ::_exit(0);
+    }
+    ::_exit(1);
+  }
+  int status = -1;
+  if (pid > 0) ::waitpid(pid, &status, 0);
+  return status;
+}
 
 }  // namespace defaults
 
@@ -150,6 +176,36 @@ TEST_CASE("observable call with default arguments") {
     CHECK(defaults::describe({"ab"}, {}) == impl::describe("ab", 0.0));
   }
   SECTION("a recursion through a defaulted call") { CHECK(defaults::countdown(5) == 5); }
+}
+
+TEST_CASE("observable call with default arguments: a noexcept function whose default throws") {
+  // The plain call by name evaluates the default in the caller, outside the noexcept function: the exception reaches
+  // the caller, and the call expression is not noexcept. A shorter call must do as the plain call does.
+  SECTION("the plain call: the caller catches the default's exception (the control)") {
+    STATIC_REQUIRE_FALSE(noexcept(impl::guarded(1)));
+    const int status = status_in_child([] { (void)impl::guarded(1); });
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  SECTION("the shorter call is noexcept only where the plain call is") {
+    CHECK(noexcept(defaults::guarded(1)) == noexcept(impl::guarded(1)));
+  }
+  SECTION("the shorter call, nobody listening: the caller catches the default's exception") {
+    const int status = status_in_child([] { (void)defaults::guarded(1); });
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK_FALSE(WIFSIGNALED(status));
+  }
+  SECTION("the shorter call, observed: the caller catches the default's exception") {
+    const int status = status_in_child([] {
+      auto sub = defaults::guarded.observers.pre.add([](const auto&) {});
+      (void)defaults::guarded(1);
+    });
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK_FALSE(WIFSIGNALED(status));
+  }
+  SECTION("a full call is unaffected") { CHECK(defaults::guarded(1, "ab") == 3); }
 }
 
 TEST_CASE("annotation parameter names with defaults copied from the declaration") {
