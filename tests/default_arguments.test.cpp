@@ -55,6 +55,9 @@ inline std::string describe(std::string s, double d = -1.5, long long n = LLONG_
 inline std::string throwing_default() { throw std::runtime_error("the default threw"); }
 // noexcept covers the function's body; its default is evaluated by the caller, so what it throws reaches the caller.
 inline int guarded(int a, std::string s = throwing_default()) noexcept { return a + static_cast<int>(s.size()); }
+// A default naming where the call is written (what std::source_location::current() also does): the caller's line.
+inline unsigned line_of_call(int a, unsigned line = __builtin_LINE()) { return a == 0 ? line : 0; }
+int later(int a, int b);  // its default arrives with its definition, below the annotation
 inline tensor_spec forward(const tensor_spec& input_ids,
                            const std::optional<tensor_spec>& attention_mask = std::nullopt) {
   (void)attention_mask;
@@ -72,7 +75,11 @@ HOOKSCOPE_OBSERVABLE(countdown, impl::countdown, n, step = 1);
 HOOKSCOPE_OBSERVABLE(mix, impl::mix, a = 1, b = 20, c = 300);
 HOOKSCOPE_OBSERVABLE(describe, impl::describe, s, d = -1.5, n = LLONG_MIN);
 HOOKSCOPE_OBSERVABLE(guarded, impl::guarded, a, s = throwing_default());
+HOOKSCOPE_OBSERVABLE(line_of_call, impl::line_of_call, a, line = __builtin_LINE());
+HOOKSCOPE_OBSERVABLE(later, impl::later, a, b);
 HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask = std::nullopt);
+
+int impl::later(int a, int b = 40) { return a + b; }
 
 inline int impl::countdown(int n, int step) { return n <= 0 ? 0 : 1 + defaults::countdown(n - step); }
 
@@ -206,6 +213,27 @@ TEST_CASE("observable call with default arguments: a noexcept function whose def
     CHECK_FALSE(WIFSIGNALED(status));
   }
   SECTION("a full call is unaffected") { CHECK(defaults::guarded(1, "ab") == 3); }
+}
+
+TEST_CASE("observable call with default arguments: a default that names the caller's line") {
+  // The plain call by name evaluates the default where the call is written; so must the shorter call (the default of
+  // a logging function's std::source_location::current() is the same case).
+  SECTION("the plain call (the control)") {
+    const unsigned line = __LINE__ + 1;
+    const unsigned seen = impl::line_of_call(0);
+    CHECK(seen == line);
+  }
+  SECTION("the shorter call") {
+    const unsigned line = __LINE__ + 1;
+    const unsigned seen = defaults::line_of_call(0);
+    CHECK(seen == line);
+  }
+}
+
+TEST_CASE("observable call with default arguments: a default given in a later declaration") {
+  CHECK(impl::later(2) == 42);
+  CHECK(defaults::later(2) == 42);
+  CHECK(defaults::later(2, 1) == 3);
 }
 
 TEST_CASE("annotation parameter names with defaults copied from the declaration") {
