@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -58,6 +59,28 @@ inline int guarded(int a, std::string s = throwing_default()) noexcept { return 
 // A default naming where the call is written (what std::source_location::current() also does): the caller's line.
 inline unsigned line_of_call(int a, unsigned line = __builtin_LINE()) { return a == 0 ? line : 0; }
 int later(int a, int b);  // its default arrives with its definition, below the annotation
+inline int sum(std::initializer_list<int> values, int times = 1) {
+  int total = 0;
+  for (const int v : values) total += v;
+  return total * times;
+}
+inline int& element(std::vector<int>& v, std::size_t i = 0) { return v[i]; }
+inline std::size_t sink(std::string&& s, std::size_t keep = 2) {
+  return std::string(std::move(s)).substr(0, keep).size();
+}
+// Counts its live objects: a default's temporary lives to the end of the full-expression that holds the call.
+struct counted {
+  static inline int live = 0;
+  counted() noexcept { ++live; }
+  counted(const counted&) noexcept { ++live; }
+  ~counted() { --live; }
+};
+// What engineers write as `const std::string& get(key, const std::string& fallback = {})`, returning `fallback`:
+// the caller may use the result until the end of its full-expression.
+inline int fallback_live(int a, const counted& fallback = counted()) { return (void)fallback, a + counted::live; }
+struct tools {
+  static int twice(int x, int by = 2) { return x * by; }
+};
 inline tensor_spec forward(const tensor_spec& input_ids,
                            const std::optional<tensor_spec>& attention_mask = std::nullopt) {
   (void)attention_mask;
@@ -77,6 +100,15 @@ HOOKSCOPE_OBSERVABLE(describe, impl::describe, s, d = -1.5, n = LLONG_MIN);
 HOOKSCOPE_OBSERVABLE(guarded, impl::guarded, a, s = throwing_default());
 HOOKSCOPE_OBSERVABLE(line_of_call, impl::line_of_call, a, line = __builtin_LINE());
 HOOKSCOPE_OBSERVABLE(later, impl::later, a, b);
+HOOKSCOPE_OBSERVABLE(sum, impl::sum, values, times = 1);
+HOOKSCOPE_OBSERVABLE(element, impl::element, v, i = 0);
+HOOKSCOPE_OBSERVABLE(sink, impl::sink, s, keep = 2);
+HOOKSCOPE_OBSERVABLE(fallback_live, impl::fallback_live, a, fallback = counted());
+HOOKSCOPE_OBSERVABLE(twice, impl::tools::twice, x, by = 2);
+namespace api {
+using impl::scale;  // a using-declaration: the by-name call through it sees the same defaults
+}  // namespace api
+HOOKSCOPE_OBSERVABLE(scale_through_using, api::scale, x, factor = 2.0, times = 1);
 HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask = std::nullopt);
 
 int impl::later(int a, int b = 40) { return a + b; }
@@ -97,7 +129,12 @@ struct model {
 template <class T>
 struct typed_model {
   T scale_impl(T x, T by = T(2)) const { return x * by; }
+  std::vector<T> fill_impl(std::size_t n, std::vector<T> tail = std::vector<T>{T(1), T(2)}) {
+    tail.insert(tail.begin(), n, T(0));
+    return tail;
+  }
   HOOKSCOPE_OBSERVABLE_METHOD(typed_model, scale, scale_impl, x, by = T(2));
+  HOOKSCOPE_OBSERVABLE_METHOD(typed_model, fill, fill_impl, n, tail = std::vector<T>{T(1), T(2)});
 };
 
 tensor_spec ids(std::int64_t batch, std::int64_t length) { return {{batch, length}, dtype::int64}; }
@@ -183,6 +220,78 @@ TEST_CASE("observable call with default arguments") {
     CHECK(defaults::describe({"ab"}, {}) == impl::describe("ab", 0.0));
   }
   SECTION("a recursion through a defaulted call") { CHECK(defaults::countdown(5) == 5); }
+}
+
+TEST_CASE("observable call with default arguments: parameter kinds") {
+  SECTION("an initializer_list parameter given a braced list") {
+    CHECK(defaults::sum({1, 2, 3}) == 6);
+    CHECK(defaults::sum({}, 5) == 0);
+  }
+  SECTION("a reference returned refers to the caller's object") {
+    std::vector<int> v{7, 8};
+    defaults::element(v) = 9;
+    CHECK(&defaults::element(v) == v.data());
+    CHECK(v == std::vector<int>{9, 8});
+  }
+  SECTION("an rvalue-reference parameter given a temporary") {
+    CHECK(defaults::sink(std::string("abcdef")) == 2);
+    CHECK(defaults::sink("abcdef") == 2);
+  }
+  SECTION("a static member function and a using-declaration") {
+    CHECK(defaults::twice(4) == 8);
+    CHECK(defaults::scale_through_using(3.0) == 6.0);
+  }
+  SECTION("a method of a class template whose default is a braced vector of T") {
+    typed_model<int> m;
+    CHECK(m.fill(2) == std::vector<int>{0, 0, 1, 2});
+    CHECK(m.fill(1, std::vector<int>{5}) == std::vector<int>{0, 5});
+  }
+}
+
+#if HOOKSCOPE_ENABLED
+TEST_CASE("observable call with default arguments and callbacks: parameter kinds") {
+  std::vector<std::string> seen;
+  auto on_sum = defaults::sum.observers.pre.add([&](const auto& ctx) {
+    int total = 0;
+    for (const int v : ctx.template arg<"values">()) total += v;
+    seen.push_back("sum " + std::to_string(total) + (ctx.template has_arg<"times">() ? " times" : ""));
+  });
+  auto on_sink = defaults::sink.observers.pre.add([&](const auto& ctx) {
+    seen.push_back("sink " + ctx.template arg<"s">() + " " + std::to_string(ctx.args_given()));
+  });
+  auto on_fill = typed_model<int>::fill_observers().pre.add(
+      [&](const auto& ctx) { seen.push_back("fill " + std::to_string(ctx.args_given())); });
+  CHECK(defaults::sum({1, 2, 3}) == 6);
+  CHECK(defaults::sink(std::string("abcdef")) == 2);
+  typed_model<int> m;
+  CHECK(m.fill(1).size() == 3);
+  CHECK(seen == std::vector<std::string>{"sum 6", "sink abcdef 1", "fill 1"});
+}
+#endif
+
+TEST_CASE(
+    "observable call with default arguments: a default's temporary lives to the end of the caller's full-expression") {
+  // In the plain call by name the default's temporary is destroyed at the end of the caller's full-expression, so a
+  // reference the function returns to it (a `fallback = {}` returned) stays usable there. Each row: the live count
+  // seen inside the call (1), then after the call but within the same full-expression (must still be 1).
+  using impl::counted;
+  SECTION("the plain call (the control)") {
+    CHECK((impl::fallback_live(0), counted::live) == 1);
+    CHECK(counted::live == 0);
+  }
+  SECTION("the shorter call, nobody listening") {
+    CHECK(defaults::fallback_live(0) == 1);
+    CHECK((defaults::fallback_live(0), counted::live) == 1);
+    CHECK(counted::live == 0);
+  }
+#if HOOKSCOPE_ENABLED
+  SECTION("the shorter call, observed") {
+    auto sub =
+        defaults::fallback_live.observers.pre.add([](const auto& ctx) { CHECK_FALSE(ctx.template has_arg<1>()); });
+    CHECK((defaults::fallback_live(0), counted::live) == 1);
+    CHECK(counted::live == 0);
+  }
+#endif
 }
 
 TEST_CASE("observable call with default arguments: a noexcept function whose default throws") {
