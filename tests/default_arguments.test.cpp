@@ -58,7 +58,6 @@ inline std::string throwing_default() { throw std::runtime_error("the default th
 inline int guarded(int a, std::string s = throwing_default()) noexcept { return a + static_cast<int>(s.size()); }
 // A default naming where the call is written (what std::source_location::current() also does): the caller's line.
 inline unsigned line_of_call(int a, unsigned line = __builtin_LINE()) { return a == 0 ? line : 0; }
-int later(int a, int b);  // its default arrives with its definition, below the annotation
 inline int sum(std::initializer_list<int> values, int times = 1) {
   int total = 0;
   for (const int v : values) total += v;
@@ -99,7 +98,6 @@ HOOKSCOPE_OBSERVABLE(mix, impl::mix, a = 1, b = 20, c = 300);
 HOOKSCOPE_OBSERVABLE(describe, impl::describe, s, d = -1.5, n = LLONG_MIN);
 HOOKSCOPE_OBSERVABLE(guarded, impl::guarded, a, s = throwing_default());
 HOOKSCOPE_OBSERVABLE(line_of_call, impl::line_of_call, a, line = __builtin_LINE());
-HOOKSCOPE_OBSERVABLE(later, impl::later, a, b);
 HOOKSCOPE_OBSERVABLE(sum, impl::sum, values, times = 1);
 HOOKSCOPE_OBSERVABLE(element, impl::element, v, i = 0);
 HOOKSCOPE_OBSERVABLE(sink, impl::sink, s, keep = 2);
@@ -110,8 +108,6 @@ using impl::scale;  // a using-declaration: the by-name call through it sees the
 }  // namespace api
 HOOKSCOPE_OBSERVABLE(scale_through_using, api::scale, x, factor = 2.0, times = 1);
 HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask = std::nullopt);
-
-int impl::later(int a, int b = 40) { return a + b; }
 
 inline int impl::countdown(int n, int step) { return n <= 0 ? 0 : 1 + defaults::countdown(n - step); }
 
@@ -337,12 +333,6 @@ TEST_CASE("observable call with default arguments: a default that names the call
     const unsigned seen = defaults::line_of_call(0);
     CHECK(seen == line);
   }
-}
-
-TEST_CASE("observable call with default arguments: a default given in a later declaration") {
-  CHECK(impl::later(2) == 42);
-  CHECK(defaults::later(2) == 42);
-  CHECK(defaults::later(2, 1) == 3);
 }
 
 TEST_CASE("annotation parameter names with defaults copied from the declaration") {

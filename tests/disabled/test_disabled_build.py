@@ -207,3 +207,17 @@ def test_default_arguments_prvalue_parameter_disabled(compiler, tmp_path):
     assert done.returncode == 0, ("a shorter call does not compile where the plain call by name does (a parameter "
                                   f"neither copied nor moved), hooks disabled:\n{done.stderr}")
     assert sh([exe]).returncode == 0, "the shorter call returned other than the plain call, hooks disabled"
+
+
+@pytest.mark.parametrize("enabled", [0, 1])
+def test_default_arguments_later_declaration(compiler, tmp_path, enabled):
+    exe = tmp_path / "defaults_later_declaration"
+    flags = ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-DHOOKSCOPE_ENABLED={enabled}", "-I", INCLUDE]
+    if not enabled:  # an enabled program needs the library: only compiled
+        done = sh(compiler + flags + ["-O2", DISABLED / "defaults_later_declaration.cpp", "-o", exe])
+    else:
+        done = sh(compiler + flags + ["-fsyntax-only", DISABLED / "defaults_later_declaration.cpp"])
+    assert done.returncode == 0, ("a shorter call does not see a default given in a later declaration, which the "
+                                  f"plain call by name sees (HOOKSCOPE_ENABLED={enabled}):\n{done.stderr}")
+    if not enabled:
+        assert sh([exe]).returncode == 0, "the shorter call returned other than the plain call, hooks disabled"
