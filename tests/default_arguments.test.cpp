@@ -290,6 +290,34 @@ TEST_CASE(
 #endif
 }
 
+#if HOOKSCOPE_ENABLED
+TEST_CASE(
+    "observable call with default arguments: a callback reading an omitted argument in each callback error mode") {
+  std::vector<std::string> logged;
+  hookscope::set_log_sink([&](std::string_view line) { logged.emplace_back(line); });
+  struct restore_sink {
+    ~restore_sink() { hookscope::set_log_sink({}); }
+  } restore;
+  int made = 0;  // calls of the function that returned (post callbacks)
+  auto post = defaults::scale.observers.post.add([&](const auto&) { ++made; });
+  auto pre = defaults::scale.observers.pre.add([](const auto& ctx) { (void)ctx.template arg<"factor">(); });
+  SECTION("logged: the line names the argument; the call goes on with the function's default") {
+    const hookscope::rethrow_callback_exceptions_scope log_mode(false);
+    CHECK(defaults::scale(1.5) == 3.0);
+    CHECK(made == 1);
+    REQUIRE(logged.size() == 1);
+    CHECK_THAT(logged[0], Contains("omitted argument 1 ('factor')"));
+  }
+  SECTION("rethrown: the caller gets the value_error and the function is not called") {
+    const hookscope::rethrow_callback_exceptions_scope rethrow;
+    CHECK_THROWS_AS(defaults::scale(1.5), hookscope::value_error);
+    CHECK(made == 0);
+    CHECK(defaults::scale(1.5, 1.0, 1) == 1.5);  // nothing omitted: nothing thrown
+    CHECK(made == 1);
+  }
+}
+#endif
+
 TEST_CASE("observable call with default arguments: a noexcept function whose default throws") {
   // The plain call by name evaluates the default in the caller, outside the noexcept function: the exception reaches
   // the caller, and the call expression is not noexcept. A shorter call must do as the plain call does.
