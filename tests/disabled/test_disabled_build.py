@@ -209,12 +209,14 @@ def test_default_arguments_prvalue_parameter_disabled(compiler, tmp_path):
     assert sh([exe]).returncode == 0, "the shorter call returned other than the plain call, hooks disabled"
 
 
-# Shorter calls that must build wherever the plain call by name builds: each source says its case.
-SHORTER_CALLS = ["defaults_later_declaration", "defaults_inherited_protected"]
+# Shorter calls that must build wherever the plain call by name builds, and the modes checked: each source says its
+# case.
+SHORTER_CALLS = [(source, enabled) for source, modes in [("defaults_later_declaration", (0, 1)),
+                                                        ("defaults_inherited_protected", (0, 1)),
+                                                        ("defaults_constexpr", (0,))] for enabled in modes]
 
 
-@pytest.mark.parametrize("enabled", [0, 1])
-@pytest.mark.parametrize("source", SHORTER_CALLS)
+@pytest.mark.parametrize("source,enabled", SHORTER_CALLS)
 def test_default_arguments_shorter_call_builds_as_plain_call(compiler, tmp_path, source, enabled):
     exe = tmp_path / source
     flags = ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-DHOOKSCOPE_ENABLED={enabled}", "-I", INCLUDE]
