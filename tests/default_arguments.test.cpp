@@ -77,6 +77,12 @@ struct counted {
 // What engineers write as `const std::string& get(key, const std::string& fallback = {})`, returning `fallback`:
 // the caller may use the result until the end of its full-expression.
 inline int fallback_live(int a, const counted& fallback = counted()) { return (void)fallback, a + counted::live; }
+// A template and a non-template overload: the annotated one is the template's specialisation for long.
+template <class T>
+inline int convert(T x, int k = 1) {
+  return 100 + static_cast<int>(x) * k;
+}
+inline int convert(long x) { return -static_cast<int>(x); }
 struct tools {
   static int twice(int x, int by = 2) { return x * by; }
 };
@@ -103,6 +109,7 @@ HOOKSCOPE_OBSERVABLE(element, impl::element, v, i = 0);
 HOOKSCOPE_OBSERVABLE(sink, impl::sink, s, keep = 2);
 HOOKSCOPE_OBSERVABLE(fallback_live, impl::fallback_live, a, fallback = counted());
 HOOKSCOPE_OBSERVABLE(twice, impl::tools::twice, x, by = 2);
+HOOKSCOPE_OBSERVABLE_OVERLOAD(convert_long, int(long, int), impl::convert, x, k = 1);
 namespace api {
 using impl::scale;  // a using-declaration: the by-name call through it sees the same defaults
 }  // namespace api
@@ -317,6 +324,14 @@ TEST_CASE(
   }
 }
 #endif
+
+TEST_CASE("observable call with default arguments: an overload as good a match for the converted arguments") {
+  // convert_long annotates convert<long>(long, int = 1). For the by-name call convert(2L) the non-template
+  // convert(long) is as good a match, and C++ prefers a non-template: docs/observable.md says such a call is ambiguous
+  // and does not compile; it compiles, and calls the other function while the callbacks report the annotated one.
+  CHECK(defaults::convert_long(2, 1) == 102);
+  CHECK(defaults::convert_long(2) == impl::convert<long>(2));
+}
 
 TEST_CASE("observable call with default arguments: a noexcept function whose default throws") {
   // The plain call by name evaluates the default in the caller, outside the noexcept function: the exception reaches
