@@ -7,6 +7,7 @@
 // line's document lives in a monotonic buffer kept by the reader; JSON paths for errors are built only on failure,
 // from a chain of stack frames.
 #include "hookscope/records.hpp"
+#include "hookscope/value_errors.hpp"
 
 #include "json_writer.hpp"
 
@@ -24,6 +25,7 @@
 #include <istream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -385,7 +387,61 @@ void append_json_signature(std::string& line, const parameter_list& parameters) 
 
 }  // namespace detail
 
-// Values are embedded through the value encoder's writers: nothing is copied into an intermediate document.
+namespace detail {
+namespace {
+
+// The path of the first negative dimension under `v` (appended to `path`), and that dimension; nothing if none.
+bool find_negative_dimension(const value& v, std::string& path, std::int64_t& dimension) {
+  const std::size_t length = path.size();
+  if (v.type() == value::kind::tensor) {
+    const auto& shape = v.as_tensor().shape;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] < 0) {
+        path += ".shape[" + std::to_string(i) + "]";
+        dimension = shape[i];
+        return true;
+      }
+    }
+  } else if (v.type() == value::kind::tuple || v.type() == value::kind::list) {
+    for (std::size_t i = 0; i < v.items().size(); ++i) {
+      path += "[" + std::to_string(i) + "]";
+      if (find_negative_dimension(v.items()[i], path, dimension)) return true;
+      path.resize(length);
+    }
+  } else if (v.type() == value::kind::variant) {
+    path += ".value";
+    if (find_negative_dimension(v.alternative(), path, dimension)) return true;
+    path.resize(length);
+  } else if (v.type() == value::kind::dict || v.type() == value::kind::structure) {
+    for (const auto& [name, field] : v.fields()) {
+      path += "." + name;
+      if (find_negative_dimension(field, path, dimension)) return true;
+      path.resize(length);
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void check_writable(const value& v, std::string_view where) {
+  check_json_levels(v);
+  std::string path(where);
+  std::int64_t dimension = 0;
+  if (find_negative_dimension(v, path, dimension)) {
+    throw value_error(path + ": negative dimension " + std::to_string(dimension) +
+                      " (a tensor's dimensions are sizes: the record format and its reader refuse it)");
+  }
+}
+
+void check_writable(const value_fields& fields) {
+  for (const auto& [name, v] : fields) check_writable(v, name);
+}
+
+}  // namespace detail
+
+// Values are embedded through the value encoder's writers: nothing is copied into an intermediate document. What
+// the record reader would refuse is refused here: a writer never writes a line its reader refuses.
 namespace {
 // The names a record holds are the library's or the program's identifiers: JSON strings, which must be UTF-8.
 void check_name_is_text(std::string_view name, std::string_view what) {
@@ -401,13 +457,12 @@ void check_name_is_text(std::string_view name, std::string_view what) {
 }  // namespace
 
 std::string to_record_line(const call_record& record) {
+  if (record.function.empty()) throw value_error("function: an empty function name (the record reader refuses it)");
   check_name_is_text(record.function, "the function's name");
-  for (const value& a : record.inputs.args) detail::check_json_levels(a);
-  for (const auto& kw : record.inputs.kwargs) {
-    check_name_is_text(kw.first, "a keyword argument's name");
-    detail::check_json_levels(kw.second);
-  }
-  if (record.result) detail::check_json_levels(*record.result);
+  for (const value& a : record.inputs.args) detail::check_writable(a, "args");
+  for (const auto& kw : record.inputs.kwargs) check_name_is_text(kw.first, "a keyword argument's name");
+  detail::check_writable(record.inputs.kwargs);
+  if (record.result) detail::check_writable(*record.result, "result");
   if (record.parameters) {
     for (const parameter& p : *record.parameters) {
       check_name_is_text(p.name, "a parameter's name");

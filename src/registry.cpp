@@ -108,17 +108,13 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 std::optional<value> erased_call::capture_return_value() const {
-  if (!post_ || exception() || result_ == nullptr || ops_->result->capture == nullptr) return std::nullopt;
+  if (!post_ || exception() || result_ == nullptr) return std::nullopt;
   return ops_->result->capture(result_, nullptr);
 }
 
 value_fields erased_call::capture_args() const { return capture_args_with(nullptr); }
 
 value_fields erased_call::capture_args_with(const void* options) const {
-  if (!can_capture_args()) {
-    throw value_error("hookscope: erased_call::capture_args: a parameter type of '" + std::string(function_->name) +
-                      "' cannot be captured (see hookscope::capturable)");
-  }
   value_fields kwargs;
   kwargs.reserve(given_);
   for (std::size_t i = 0; i < given_; ++i) {  // an omitted argument is absent, as from a Python call's kwargs

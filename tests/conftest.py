@@ -18,9 +18,11 @@ PROGRAMS = {
     "record-program": "tests/record_program.cpp, built",
     "trace-program": "tests/trace_program.cpp, built",
     "duplicate-names-program": "tests/duplicate_names_program.cpp, built",
+    "hostile-program": "tests/environment/hostile_program.cpp, built",
     "lowering-passes": "examples/lowering_passes, built",
     "tiny-llm": "examples/tiny_llm (the README's demo), built",
     "libtorch-attention": "examples/libtorch_attention, built",
+    "hookscope-library": "the built libhookscope (what a program compiled by a test links with)",
 }
 
 

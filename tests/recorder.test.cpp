@@ -1,8 +1,22 @@
 #include "hookscope/recorder.hpp"
 
+#include "hookscope/callback_errors.hpp"
+#include "hookscope/value_errors.hpp"
+
 #include <catch2/catch.hpp>
 
+#include <pthread.h>
+
+#include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -16,7 +30,7 @@ using hookscope::value;
 
 namespace llm {
 
-struct engine_handle {  // not capturable: results of this type are recorded without a result
+struct engine_handle {  // polymorphic: results of this type are recorded as an opaque leaf
   virtual ~engine_handle() = default;
 };
 
@@ -45,6 +59,45 @@ struct model {
 tensor_spec ids(std::int64_t batch, std::int64_t length) { return {{batch, length}, dtype::int64}; }
 
 }  // namespace llm
+
+namespace hostile {
+// A tensor whose traits refuse a negative dimension (as the capture rules do for every tensor).
+struct odd_tensor {
+  std::vector<std::int64_t> dims;
+};
+}  // namespace hostile
+
+template <>
+struct hookscope::tensor_traits<hostile::odd_tensor> {
+  static const std::vector<std::int64_t>& shape(const hostile::odd_tensor& t) {
+    for (const std::int64_t d : t.dims) {
+      if (d < 0) throw hookscope::value_error("dimension " + std::to_string(d) + " is negative");
+    }
+    return t.dims;
+  }
+  static hookscope::dtype dtype(const hostile::odd_tensor&) noexcept { return hookscope::dtype::float32; }
+};
+
+namespace hostile {
+namespace impl {
+inline std::int64_t odd(const odd_tensor& t) { return t.dims.empty() ? 0 : t.dims[0]; }
+inline tensor_spec shaped(std::int64_t d) { return {{d, 2}, dtype::float32}; }
+inline int work(int n) {
+  if (n < 0) pthread_exit(nullptr);  // a forced unwind through the observed call
+  return n * 10;
+}
+inline std::string mixed(const std::string& s, double f, std::int64_t i, const std::vector<std::string>& words,
+                         const tensor_spec& t, const std::optional<std::string>& o,
+                         const std::map<std::string, double>& m) {
+  (void)f, (void)i, (void)words, (void)t, (void)o, (void)m;
+  return s;
+}
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE(odd, impl::odd, t);
+HOOKSCOPE_OBSERVABLE(shaped, impl::shaped, d);
+HOOKSCOPE_OBSERVABLE(work, impl::work, n);
+HOOKSCOPE_OBSERVABLE(mixed, impl::mixed, s, f, i, words, t, o, m);
+}  // namespace hostile
 
 #if HOOKSCOPE_ENABLED
 
@@ -143,7 +196,7 @@ TEST_CASE("call_recorder from many threads at once") {
   }
 }
 
-TEST_CASE("call_recorder: calls that throw, uncapturable results, latency") {
+TEST_CASE("call_recorder: calls that throw, opaque results, latency") {
   hookscope::call_recorder rec(llm::forward);
   CHECK_THROWS_AS(llm::forward(tensor_spec{{}, dtype::int64}, std::nullopt, true), std::invalid_argument);
   REQUIRE(rec.num_calls() == 1);
@@ -153,8 +206,8 @@ TEST_CASE("call_recorder: calls that throw, uncapturable results, latency") {
   hookscope::call_recorder builds(llm::build);
   llm::build(2);
   REQUIRE(builds.num_calls() == 1);
-  CHECK_FALSE(builds.calls()[0].result.has_value());         // engine_handle is not capturable: no result
-  CHECK(builds.calls()[0].latency_ns.value() >= 2'000'000);  // the call slept 2 ms
+  CHECK(builds.calls()[0].result == value::opaque("llm::engine_handle"));  // not structural: its type name
+  CHECK(builds.calls()[0].latency_ns.value() >= 2'000'000);                // the call slept 2 ms
 }
 
 TEST_CASE("call_recorder on methods and make_observable wrappers") {
@@ -213,6 +266,151 @@ TEST_CASE("call_recorder::write_jsonl") {
     CHECK_THROWS_WITH(rec.write_jsonl("/nonexistent-dir/x.jsonl"),
                       Catch::Contains("cannot write \"/nonexistent-dir/x.jsonl\"") ||
                           Catch::Contains("cannot write /nonexistent-dir/x.jsonl"));
+  }
+}
+
+namespace {
+// Every line hookscope logs while it lives.
+struct captured_log {
+  captured_log() {
+    hookscope::set_log_sink([this](std::string_view line) {
+      const std::lock_guard lock(mutex);
+      lines.emplace_back(line);
+    });
+  }
+  captured_log(const captured_log&) = delete;
+  captured_log& operator=(const captured_log&) = delete;
+  ~captured_log() { hookscope::set_log_sink({}); }
+  std::mutex mutex;
+  std::vector<std::string> lines;
+};
+
+std::vector<hookscope::call_record> read_back(const std::string& jsonl) {
+  std::istringstream in(jsonl);
+  hookscope::record_reader reader(in, "recorded");
+  std::vector<hookscope::call_record> calls;
+  hookscope::call_record r;
+  while (reader.next(r)) calls.push_back(r);
+  return calls;
+}
+}  // namespace
+
+TEST_CASE("call_recorder::refused_calls") {
+  const captured_log log;
+  SECTION("an argument the capture refuses (value_error): that call only, said once, never thrown") {
+    hookscope::call_recorder rec(hostile::odd, {.store_n_calls = hookscope::unlimited});
+    const hookscope::rethrow_callback_exceptions_scope rethrow;  // refusing a call is not a callback error
+    for (int i = 0; i < 4; ++i) {
+      CHECK(hostile::odd({{i, 2}}) == i);
+      CHECK(hostile::odd({{-1, 2}}) == -1);
+    }
+    CHECK(rec.refused_calls() == 4);
+    REQUIRE(rec.num_calls() == 4);
+    CHECK(rec.calls()[3].inputs.kwargs[0].second == value(tensor_spec{{3, 2}, dtype::float32}));
+    CHECK(log.lines == std::vector<std::string>{"hookscope: call_recorder: 'hostile::odd': a call is not recorded: "
+                                                "dimension -1 is negative (later calls that cannot be captured are "
+                                                "left out without a message; refused_calls() counts them)"});
+    CHECK(read_back(rec.to_jsonl()).size() == 4);
+  }
+  SECTION("a result the reader would refuse (a negative dimension): refused when recorded, not when written") {
+    hookscope::call_recorder rec(hostile::shaped, {.store_n_calls = 3});
+    for (std::int64_t d : {1, -3, 2, -4, 3, 4}) (void)hostile::shaped(d);
+    CHECK(rec.refused_calls() == 2);
+    REQUIRE(rec.num_calls() == 3);  // refused calls give their places back
+    CHECK(log.lines == std::vector<std::string>{"hookscope: call_recorder: 'hostile::shaped': a call is not recorded: "
+                                                "result.shape[0]: negative dimension -3 (a tensor's dimensions are "
+                                                "sizes: the record format and its reader refuse it) (later calls "
+                                                "that cannot be captured are left out without a message; "
+                                                "refused_calls() counts them)"});
+    const auto calls = read_back(rec.to_jsonl());
+    REQUIRE(calls.size() == 3);
+    CHECK(*calls[2].result == value(tensor_spec{{3, 2}, dtype::float32}));
+  }
+}
+
+TEST_CASE("call_recorder pairs each record with its own call, whatever ends the calls") {
+  auto check_pairs = [](const hookscope::call_recorder& rec, std::size_t expected) {
+    const auto calls = rec.calls();
+    REQUIRE(calls.size() == expected);
+    for (const auto& call : calls) {
+      INFO(hookscope::to_record_line(call));
+      REQUIRE(call.result.has_value());
+      CHECK(call.result->as_int() == call.inputs.kwargs[0].second.as_int() * 10);
+    }
+  };
+  SECTION("calls refused by a pre callback in rethrow mode neither pair with later calls nor take their places") {
+    hookscope::call_recorder rec(hostile::work, {.store_n_calls = 5});
+    const hookscope::rethrow_callback_exceptions_scope rethrow;
+    auto refuse = hostile::work.observers.pre.add([](const auto& ctx) {
+      if (ctx.template arg<"n">() % 2 == 0) throw std::runtime_error("refused");
+    });
+    for (int i = 0; i < 40; ++i) {
+      if (i % 2 == 0) {
+        CHECK_THROWS_AS(hostile::work(i), std::runtime_error);
+      } else {
+        CHECK(hostile::work(i) == i * 10);
+      }
+    }
+    check_pairs(rec, 5);
+  }
+  SECTION("calls ended by pthread_exit on threads whose stacks later threads reuse") {
+    hookscope::call_recorder rec(hostile::work, {.store_n_calls = hookscope::unlimited, .global = true});
+    auto on_thread = [](int first, int n) {
+      for (int i = 0; i < n; ++i) (void)hostile::work(first < 0 ? -1 : first + i);
+    };
+    for (int round = 0; round < 4; ++round) {
+      std::thread(on_thread, -1, 1).join();
+      std::thread(on_thread, round * 100, 10).join();
+    }
+    check_pairs(rec, 40);
+  }
+}
+
+namespace {
+std::string random_bytes(std::mt19937_64& rng) {
+  std::string s(rng() % 7, '\0');
+  for (char& c : s) c = static_cast<char>(rng() % 4 == 0 ? 0xe2 : rng() % 256);
+  return s;
+}
+double random_double(std::mt19937_64& rng) {
+  const double specials[] = {HUGE_VAL, -HUGE_VAL, std::nan(""), 0.0, -0.0, 5e-324, 1.7976931348623157e308};
+  return rng() % 2 ? specials[rng() % std::size(specials)] : std::ldexp(static_cast<double>(rng()), -int(rng() % 120));
+}
+}  // namespace
+
+// Through call_recorder's writer and record_reader: random arguments of the kinds captures make today (the value kinds
+// bytes, opaque and variant go through the same writer in records.test.cpp's property test).
+TEST_CASE("call_recorder round trip: random arguments read back equal") {
+  std::mt19937_64 rng(Catch::rngSeed());
+  hookscope::call_recorder rec(hostile::mixed, {.store_n_calls = hookscope::unlimited});
+  std::vector<hookscope::value_fields> sent;
+  for (int call = 0; call < 300; ++call) {
+    const std::string s = random_bytes(rng);
+    const double f = random_double(rng);
+    const std::int64_t extremes[] = {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
+                                     0, -1};
+    const std::int64_t i = rng() % 2 ? extremes[rng() % 4] : static_cast<std::int64_t>(rng());
+    std::vector<std::string> words(rng() % 3);
+    for (auto& w : words) w = random_bytes(rng);
+    tensor_spec t{{}, dtype::int8};
+    for (std::uint64_t d = rng() % 4; d > 0; --d) t.shape.push_back(rng() % 3 == 0 ? 0 : std::int64_t(rng() >> 2));
+    const std::optional<std::string> o = rng() % 2 ? std::optional<std::string>(random_bytes(rng)) : std::nullopt;
+    std::map<std::string, double> m;
+    for (std::uint64_t k = rng() % 3; k > 0; --k) m[random_bytes(rng)] = random_double(rng);
+    (void)hostile::mixed(s, f, i, words, t, o, m);
+    sent.push_back(rec.calls().back().inputs.kwargs);
+  }
+  const auto back = read_back(rec.to_jsonl());
+  REQUIRE(back.size() == sent.size());
+  for (std::size_t k = 0; k < back.size(); ++k) {
+    INFO("call " << k << ": " << hookscope::to_record_line(back[k]));
+    REQUIRE(back[k].inputs.kwargs.size() == sent[k].size());
+    for (std::size_t a = 0; a < sent[k].size(); ++a) {
+      CHECK(back[k].inputs.kwargs[a].first == sent[k][a].first);
+      // Compared as their encodings: NaN is not equal to itself.
+      CHECK(hookscope::to_json(back[k].inputs.kwargs[a].second) == hookscope::to_json(sent[k][a].second));
+    }
+    CHECK(back[k].result->as_string() == sent[k][0].second.as_string());
   }
 }
 

@@ -1,12 +1,16 @@
 #include "hookscope/records.hpp"
 
 #include "hookscope/recorder.hpp"
+#include "hookscope/value_errors.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstddef>
 #include <optional>
+#include <span>
+#include <random>
+#include <limits>
 #include <sstream>
 #include <streambuf>
 #include <string>
@@ -535,6 +539,68 @@ TEST_CASE("record_reader: long lines and repeated keys") {
 }
 
 namespace {
+// A random value of every kind: strings and names of arbitrary bytes (UTF-8 or not, empty), inf/nan/-0 and extreme
+// numbers, zero and huge dimensions, bytes, opaque leaves, variants; `hostile` also gives negative dimensions, which
+// the writer must refuse.
+value random_record_value(std::mt19937_64& rng, int depth, bool hostile) {
+  auto pick = [&](std::uint64_t n) { return rng() % n; };
+  auto bytes = [&] {
+    std::string s(pick(6), '\0');
+    for (char& c : s) c = static_cast<char>(pick(4) == 0 ? 0xe2 : pick(256));
+    return s;
+  };
+  switch (pick(depth > 0 ? 14 : 9)) {
+    case 0: return {};
+    case 1: {
+      tensor_spec t{{}, static_cast<dtype>(pick(10))};
+      for (std::uint64_t d = pick(4); d > 0; --d) {
+        t.shape.push_back(hostile && pick(8) == 0 ? -static_cast<std::int64_t>(pick(5) + 1)
+                          : pick(3) == 0          ? 0
+                                                  : static_cast<std::int64_t>(rng() >> 2));
+      }
+      return t;
+    }
+    case 2: {
+      const std::int64_t extremes[] = {std::numeric_limits<std::int64_t>::min(),
+                                       std::numeric_limits<std::int64_t>::max(), 0, -1};
+      return value(pick(2) ? extremes[pick(4)] : static_cast<std::int64_t>(rng()));
+    }
+    case 3: {
+      const double specials[] = {HUGE_VAL, -HUGE_VAL, std::nan(""), 0.0, -0.0, 5e-324, 1.7976931348623157e308};
+      return pick(2) ? value(specials[pick(std::size(specials))])
+                     : value(std::ldexp(static_cast<double>(rng()), -static_cast<int>(pick(120))));
+    }
+    case 4: return value(pick(2) == 0);
+    case 5: return value(bytes());
+    case 6: {
+      const std::string raw = bytes();
+      return value::bytes(std::as_bytes(std::span<const char>(raw.data(), raw.size())));
+    }
+    case 7: return value::opaque(bytes(), pick(2) == 0);
+    case 8: return value(std::string());
+    default: break;
+  }
+  std::vector<value> items;
+  hookscope::value_fields fields;
+  for (std::uint64_t i = pick(4); i > 0; --i) {
+    items.push_back(random_record_value(rng, depth - 1, hostile));
+    fields.emplace_back(bytes() + std::to_string(i), random_record_value(rng, depth - 1, hostile));  // unique
+  }
+  switch (pick(5)) {
+    case 0: return value::tuple(std::move(items));
+    case 1: return value::list(std::move(items));
+    case 2: return value::dict(std::move(fields));
+    case 3: return value::structure(bytes(), std::move(fields));
+    default: return value::variant(pick(1000), random_record_value(rng, depth - 1, hostile));
+  }
+}
+
+value nested_lists(int levels) {
+  value v = value(std::int64_t{1});
+  for (int i = 0; i < levels; ++i) v = value::list({v});
+  return v;
+}
+
 // What to_record_line promises of a record it accepts: parse_record reads the line back equal. It may refuse
 // instead (format_error), never write a line the reader refuses.
 void check_line_reads_back(const call_record& r) {
@@ -556,6 +622,58 @@ value variants_around(value v, std::size_t n) {
   return v;
 }
 }  // namespace
+
+TEST_CASE("to_record_line round trip: whatever the writer writes, record_reader reads back equal") {
+  std::mt19937_64 rng(Catch::rngSeed());
+  std::string text;
+  std::vector<call_record> written;
+  std::size_t refused = 0;
+  for (int i = 0; i < 1500; ++i) {
+    const bool hostile = i % 3 == 0;
+    call_record r;
+    r.function = i % 7 == 0 ? std::string() : "f" + std::to_string(i % 5);
+    for (std::uint64_t k = rng() % 4; k > 0; --k) {  // unique names: empty, UTF-8, and (hostile) not UTF-8
+      std::string name = k == 1 ? std::string() : std::string(k, 'k') + "\xc3\xa9";
+      if (hostile && k == 3 && rng() % 4 == 0) name = "\xff";
+      r.inputs.kwargs.emplace_back(std::move(name), random_record_value(rng, 5, hostile));
+    }
+    if (rng() % 2) r.result = random_record_value(rng, 5, hostile);
+    if (i % 50 == 0) r.result = nested_lists(i % 100 == 0 ? 200 : 60);  // past the reader's depth, and within it
+    r.threw = rng() % 5 == 0;
+    r.latency_ns = static_cast<std::int64_t>(rng() >> 1);
+    std::string line;
+    try {
+      line = hookscope::to_record_line(r);
+    } catch (const hookscope::value_error&) {  // a negative dimension, no function name: refused, never written
+      ++refused;
+      continue;
+    } catch (const hookscope::format_error&) {  // deeper than the reader accepts, a name that is not UTF-8
+      ++refused;
+      continue;
+    }
+    INFO(line);
+    call_record back;
+    REQUIRE_NOTHROW(back = hookscope::parse_record(line));
+    CHECK(hookscope::to_record_line(back) == line);  // NaN compares by its encoding
+    text += line + "\n";
+    written.push_back(std::move(r));
+  }
+  CHECK(refused > 0);
+  // The whole stream through record_reader: no line refused, each read back as written.
+  std::istringstream in(text);
+  hookscope::record_reader reader(in, "random.jsonl");
+  call_record r;
+  std::size_t n = 0;
+  while (reader.next(r)) {
+    REQUIRE(n < written.size());
+    CHECK(r.function == written[n].function);
+    CHECK(r.inputs.kwargs.size() == written[n].inputs.kwargs.size());
+    r.parameters.reset();
+    CHECK(hookscope::to_record_line(r) == hookscope::to_record_line(written[n]));
+    ++n;
+  }
+  CHECK(n == written.size());
+}
 
 TEST_CASE("to_record_line: names that are not UTF-8 are refused or read back") {
   SECTION("the function's name") {

@@ -25,7 +25,8 @@ namespace detail {
 /// type, shared by every observable with a parameter of that type (hookscope/detail/value_ops.hpp makes them).
 struct value_ops {
   std::string (*format)(const void* object);
-  /// Null when the type cannot be captured; `options` points to a capture_options, or is null for the defaults.
+  /// Captures any type (opaque leaves where it is not structural); `options` points to a capture_options, or is
+  /// null for the defaults.
   value (*capture)(const void* object, const void* options);
 };
 
@@ -33,7 +34,7 @@ struct value_ops {
 struct call_ops {
   const value_ops* const* args;  // one per parameter
   const value_ops* result;       // null for void
-  bool args_capturable;
+  bool args_capturable;          // every parameter type captured structurally (hookscope::capturable)
 };
 
 struct call_access;
@@ -76,12 +77,14 @@ class erased_call {
   std::string format_return_value() const {
     return post_ && result_ != nullptr ? ops_->result->format(result_) : std::string{};
   }
-  /// True when every parameter type can be captured (hookscope::capturable), so capture_args() works.
+  /// True when every parameter type is captured structurally all the way down (hookscope::capturable): then
+  /// capture_args() holds no opaque leaf. capture_args() works either way.
   bool can_capture_args() const noexcept { return ops_->args_capturable; }
-  /// Every argument given captured, named by the annotation (an omitted one has no field); throws value_error when
-  /// !can_capture_args().
+  /// Every argument given captured, named by the annotation (an omitted one has no field); a part whose type is not
+  /// structural is an opaque leaf (its type name). Always works.
   value_fields capture_args() const;
-  /// The captured result in post callbacks; nothing for void and uncapturable results, and when the call threw.
+  /// The captured result in post callbacks (opaque leaves where its type is not structural); nothing for void,
+  /// and when the call threw.
   std::optional<value> capture_return_value() const;
   bool is_post() const noexcept { return post_; }
   /// Identifies the call: the same for its pre and post callbacks, unique among the calls in flight.

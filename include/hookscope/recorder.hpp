@@ -15,9 +15,11 @@
 #include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"
 #include "hookscope/value.hpp"
+#include "hookscope/value_errors.hpp"
 
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -70,7 +72,7 @@ class call_recorder {
     return calls_.size();
   }
   /// The recorded calls, in the order they finished: every parameter captured in `inputs.kwargs` (named by the
-  /// annotation), the captured result (absent for void, uncapturable results and calls that threw), `threw`, and
+  /// annotation), the captured result (absent for void results and calls that threw), `threw`, and
   /// `latency_ns` from just before the call to just after it (hooks excluded). `parameters` is left empty: the
   /// record writer adds it to a function's first line.
   std::vector<call_record> calls() const {
@@ -85,6 +87,12 @@ class call_recorder {
     calls_.clear();
   }
 
+  /// Number of calls left out because a value could not be captured or written (a `hookscope::value_error`, such as
+  /// a tensor's negative dimension, or a `hookscope::format_error`, such as nesting deeper than the record reader
+  /// accepts). Such a call is not recorded, the others are, and the program is not disturbed: the first one is
+  /// logged, once per recorder, naming the function and the fault; none is thrown, whatever the callback error mode.
+  std::size_t refused_calls() const noexcept { return refused_.load(std::memory_order_relaxed); }
+
   /// Writes the calls in the JSON Lines record format (the first line carries the signature); throws
   /// std::system_error naming the file when it cannot be written.
   void write_jsonl(const std::filesystem::path& path) const;
@@ -96,15 +104,28 @@ class call_recorder {
   template <class Context>
   void on_pre(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
-    // Reserve a place first, without the lock: once the limit is reached, calls cost one atomic add.
-    if (reserved_.fetch_add(1, std::memory_order_relaxed) >= options_.store_n_calls) {
-      reserved_.fetch_sub(1, std::memory_order_relaxed);
-      return;
+    // Reserve a place first, without the lock: once the limit is reached, calls cost two atomic adds and a load.
+    if (!reserve()) {
+      // Its post callback must not find an entry a call that ended without one left at its address; and that
+      // entry's place is free again.
+      const std::size_t abandoned = pairing_.skip(&ctx);
+      if (abandoned == 0) return;
+      release(abandoned);
+      if (!reserve()) return;
     }
+    // A call left out must leave no entry at its address for its post callback to find (skip).
     try {
-      pairing_.begin(&ctx, detail::capture_args(ctx, what_to_capture()));
+      value_fields args = detail::capture_args(ctx, what_to_capture());
+      detail::check_writable(args);  // a call that cannot be written is refused now, not when the file is written
+      release(pairing_.begin(&ctx, std::move(args)));
+    } catch (const value_error& e) {
+      release(1 + pairing_.skip(&ctx));
+      refuse(e);
+    } catch (const format_error& e) {
+      release(1 + pairing_.skip(&ctx));
+      refuse(e);
     } catch (...) {
-      reserved_.fetch_sub(1, std::memory_order_relaxed);
+      release(1 + pairing_.skip(&ctx));
       throw;
     }
 #else
@@ -115,12 +136,24 @@ class call_recorder {
   template <class Context>
   void on_post(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
-    std::optional<call_record> call = pairing_.end(&ctx, static_cast<bool>(ctx.exception()));
-    if (!call) return;  // not recorded (over the limit, or started before the recorder)
-    if constexpr (requires { ctx.return_value(); }) {
-      using result_type = std::remove_cvref_t<decltype(*ctx.return_value())>;
-      if constexpr (capturable<result_type>) {
-        if (ctx.return_value() != nullptr) call->result = capture_value(*ctx.return_value(), what_to_capture());
+    std::size_t abandoned = 0;  // calls that ended without a post callback: their places are free again
+    std::optional<call_record> call = pairing_.end(&ctx, static_cast<bool>(ctx.exception()), &abandoned);
+    release(abandoned);
+    if (!call) return;                                 // not recorded (over the limit, or started before the recorder)
+    if constexpr (requires { ctx.return_value(); }) {  // any result type: opaque where not structural
+      try {
+        if (ctx.return_value() != nullptr) {
+          call->result = capture_value(*ctx.return_value(), what_to_capture());
+          detail::check_writable(*call->result, "result");
+        }
+      } catch (const value_error& e) {
+        release(1);
+        refuse(e);
+        return;
+      } catch (const format_error& e) {
+        release(1);
+        refuse(e);
+        return;
       }
     }
     const std::lock_guard lock(mutex_);
@@ -130,6 +163,17 @@ class call_recorder {
 #endif
   }
 
+  bool reserve() noexcept {
+    if (reserved_.fetch_add(1, std::memory_order_relaxed) < options_.store_n_calls) return true;
+    reserved_.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  void release(std::size_t places) noexcept {
+    if (places != 0) reserved_.fetch_sub(places, std::memory_order_relaxed);
+  }
+  // Counts a call left out; logs the first (never throws: a callback's failure must not break the call).
+  void refuse(const std::exception& e) noexcept;
+
   capture_options what_to_capture() const noexcept { return {.tensor_data = options_.tensor_data}; }
 
   const function_info* function_;
@@ -138,6 +182,7 @@ class call_recorder {
   detail::call_pairing pairing_;
   std::vector<call_record> calls_;
   std::atomic<std::size_t> reserved_{0};  // calls recorded or in flight, against store_n_calls
+  std::atomic<std::size_t> refused_{0};
   subscription pre_;
   subscription post_;
 };

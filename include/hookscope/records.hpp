@@ -39,7 +39,7 @@ struct call_record {
   std::string function{};                      ///< the observable's name, e.g. "Model::forward"
   std::optional<parameter_list> parameters{};  ///< given on (at least) the first record of a function
   call_inputs inputs{};
-  std::optional<value> result{};  ///< absent for void results, uncapturable ones and calls that threw
+  std::optional<value> result{};  ///< absent for void results and calls that threw
   bool threw = false;
   std::optional<std::int64_t> latency_ns{};  ///< absent when the producer did not measure it
 };
@@ -112,6 +112,8 @@ class record_reader {
 };
 
 /// One call as a line of the record format, without the newline (`"signature"` only when `parameters` is set).
+/// Never writes what the record reader refuses: throws value_error for an empty function name or a negative
+/// dimension (naming its path), format_error for a value nested deeper than the reader accepts.
 std::string to_record_line(const call_record& record);
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

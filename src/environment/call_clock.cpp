@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
@@ -21,6 +23,50 @@ bool kernel_uses_tsc() noexcept {
 }
 
 }  // namespace
+
+// Frees the grown stacks of the thread's clocks when the thread exits. A separate thread-local, so that only a
+// thread whose stack grew pays for its guard; at most a few clocks exist (one per environment feature).
+struct call_clock_heap_guard {
+  call_clock* clocks[4] = {};
+  ~call_clock_heap_guard() {
+    for (call_clock* c : clocks) {
+      if (c != nullptr) c->release_heap();
+    }
+  }
+  void watch(call_clock* clock) noexcept {
+    for (call_clock*& c : clocks) {
+      if (c == clock) return;
+      if (c == nullptr) {
+        c = clock;
+        return;
+      }
+    }
+  }
+};
+
+bool call_clock::grow() noexcept {
+  const std::size_t bigger = std::size_t{capacity_} * 2;
+  if (bigger > std::numeric_limits<unsigned>::max()) return false;
+  auto* grown = static_cast<started*>(std::malloc(bigger * sizeof(started)));
+  if (grown == nullptr) return false;
+  std::memcpy(grown, entries(), std::size_t{depth_} * sizeof(started));
+  std::free(heap_);
+  heap_ = grown;
+  capacity_ = static_cast<unsigned>(bigger);
+  thread_local call_clock_heap_guard guard;
+  guard.watch(this);
+  return true;
+}
+
+void call_clock::release_heap() noexcept {
+  if (heap_ == nullptr) return;
+  const unsigned kept = depth_ < inline_capacity ? depth_ : inline_capacity;
+  std::memcpy(inline_, heap_, std::size_t{kept} * sizeof(started));
+  std::free(heap_);
+  heap_ = nullptr;
+  capacity_ = inline_capacity;
+  depth_ = kept;
+}
 
 void tick_clock::start() noexcept {
   if (start_ns_ != 0) return;  // started already (by another feature)

@@ -1,5 +1,6 @@
 // When each call in flight on this thread started, for HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE. A trivially
-// destructible thread-local (constinit): it works in static and thread-local destructors too, and costs no guard.
+// destructible thread-local (constinit): it works in static and thread-local destructors too, and costs no guard
+// (the guard that frees a grown stack is a separate thread-local, touched only when the stack grows).
 //
 // Time is read as ticks: the CPU's time-stamp counter where the kernel itself keeps time with it (a constant,
 // synchronised TSC: half the cost of clock_gettime), else CLOCK_MONOTONIC nanoseconds. Ticks become nanoseconds
@@ -7,9 +8,11 @@
 #pragma once
 
 #include "hookscope/config.hpp"
+#include "hookscope/detail/call_pairing.hpp"
 
 #include <time.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -51,16 +54,19 @@ class tick_clock {
   static inline std::int64_t start_ns_ = 0;
 };
 
-/// A stack of (call, start tick): calls end in the reverse order they began on a thread. Deeper than its capacity,
-/// calls go untimed (counted, so that their ends are not mistaken for others').
+/// A stack of (call, start tick), paired by the rule of detail/call_pairing.hpp: calls end in the reverse order
+/// they began on a thread, and an entry left by a call that ended without its post callback (a forced unwind, a
+/// refusal in rethrow mode) is abandoned when its address begins again or a call begun before it ends. Any depth:
+/// past its inline capacity it grows on the heap (kept for the thread's life, released at its exit).
 class call_clock {
  public:
   void start(const void* call) noexcept {
-    if (depth_ < capacity) {
-      calls_[depth_++] = {call, tick_clock::now()};
-    } else {
-      ++untimed_;
+    depth_ = static_cast<unsigned>(pair_index(entries(), depth_, call));  // abandons a stale entry of this address
+    if (depth_ == capacity_ && !grow()) {
+      ++lost_;  // out of memory: this call goes untimed
+      return;
     }
+    entries()[depth_++] = {call, tick_clock::now()};
   }
 
   /// When `call` started and how long it took, in ticks; a negative duration when its start was not seen.
@@ -70,29 +76,34 @@ class call_clock {
   };
   timing stop(const void* call) noexcept {
     const std::int64_t end = tick_clock::now();
-    if (untimed_ > 0) {
-      --untimed_;
-      return {0, -1};
-    }
-    for (unsigned i = depth_; i > 0; --i) {  // the top, unless a callback was added while the call ran
-      if (calls_[i - 1].call == call) {
-        const std::int64_t start = calls_[i - 1].start;
-        depth_ = i - 1;
-        return {start, end >= start ? end - start : 0};
-      }
-    }
-    return {0, -1};
+    const std::size_t i = pair_index(entries(), depth_, call);
+    if (i == depth_) return {0, -1};
+    const std::int64_t start = entries()[i].start;
+    depth_ = static_cast<unsigned>(i);  // with the entries of calls nested in it that never ended
+    return {start, end >= start ? end - start : 0};
   }
 
- private:
-  static constexpr unsigned capacity = 128;
+  /// Calls that went untimed because the stack could not grow.
+  unsigned lost() const noexcept { return lost_; }
+
   struct started {
     const void* call;
     std::int64_t start;
   };
-  started calls_[capacity]{};
+
+ private:
+  static constexpr unsigned inline_capacity = 64;
+
+  started* entries() noexcept { return heap_ != nullptr ? heap_ : inline_; }
+  bool grow() noexcept;  // doubles the capacity (call_clock.cpp)
+  friend struct call_clock_heap_guard;
+  void release_heap() noexcept;  // back to the inline stack, keeping the outermost entries that fit
+
+  started inline_[inline_capacity]{};
+  started* heap_ = nullptr;  // owned; freed at thread exit by a guard that grow() installs
+  unsigned capacity_ = inline_capacity;
   unsigned depth_ = 0;
-  unsigned untimed_ = 0;
+  unsigned lost_ = 0;
 };
 
 }  // namespace detail

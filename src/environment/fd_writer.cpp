@@ -1,6 +1,8 @@
 // Async-signal-safe text output (see fd_writer.hpp).
 #include "fd_writer.hpp"
 
+#include "json_text.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -99,21 +101,8 @@ fd_writer& fd_writer::duration(std::uint64_t ns) noexcept {
 }
 
 fd_writer& fd_writer::json_string(std::string_view s) noexcept {
-  static constexpr char hex[] = "0123456789abcdef";
   put('"');
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      put('\\');
-      put(c);
-    } else if (u < 0x20) {
-      text("\\u00");
-      put(hex[u >> 4]);
-      put(hex[u & 15]);
-    } else {
-      put(c);
-    }
-  }
+  json_string_body(s, [this](char c) { put(c); });
   put('"');
   return *this;
 }

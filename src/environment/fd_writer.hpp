@@ -27,7 +27,7 @@ class fd_writer {
   fd_writer& microseconds(std::int64_t ns) noexcept;
   /// A duration for people: three significant digits and a unit (ns, µs, ms, s).
   fd_writer& duration(std::uint64_t ns) noexcept;
-  /// `s` as a JSON string, quotes included.
+  /// `s` as a JSON string, quotes included; bytes that are not UTF-8 as the text `\\xNN` (json_text.hpp).
   fd_writer& json_string(std::string_view s) noexcept;
   /// Pads with spaces to `width` characters since the last `mark()` (for tables).
   fd_writer& pad_to(std::size_t width) noexcept;

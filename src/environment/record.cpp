@@ -1,7 +1,8 @@
 // HOOKSCOPE_RECORD=<glob>=<path>[<options>][,...]: every call of a matching observable is recorded into a JSON
 // Lines file, without any code change. Functions and processes may share a file; each signs its first line.
 // Options, in brackets after the path and separated by ';': max_calls=N (record at most N calls of each matching
-// function), every=N (record one call in N: the first, the N+1th, ...).
+// function), every=N (record one call in N: the first, the N+1th, ...), N from 1 to 10^18. `%p` in the path
+// becomes the process id (record_file.hpp). A call that cannot be written is refused, said once per function.
 #include "settings.hpp"
 
 #if HOOKSCOPE_ENABLED
@@ -14,6 +15,7 @@
 #include "hookscope/callback_errors.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"
+#include "hookscope/value_errors.hpp"
 
 #include <atomic>
 #include <charconv>
@@ -38,59 +40,77 @@ struct record_target {
   std::uint64_t every = 1;
 };
 
-std::optional<std::uint64_t> positive_number(std::string_view text) {
-  std::uint64_t n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n == 0) return std::nullopt;
-  return n;
-}
+constexpr std::string_view variable = "HOOKSCOPE_RECORD";
+constexpr std::string_view expected = "<glob>=<path>[max_calls=N;every=N], N from 1 to 10^18, options separated by ';'";
+constexpr std::uint64_t max_bound = 1'000'000'000'000'000'000;
 
-// "max_calls=10;every=2" into the target; false (and a log line) for anything else.
+// "max_calls=10;every=2" into the target; false (and one message) for anything else.
 bool parse_options(std::string_view options, const std::string& entry, record_target& target) {
+  bool seen_max_calls = false, seen_every = false;
+  auto refuse = [&](std::string_view problem) {
+    report_setting(variable, entry, problem, expected, "the entry is ignored");
+    return false;
+  };
+  if (options.find(',') != std::string_view::npos) return refuse("a ',' between options (they are separated by ';')");
+  if (trim(options).empty()) return refuse("empty brackets");
   while (!options.empty()) {
     const std::size_t semicolon = options.find(';');
     const std::string_view option = trim(options.substr(0, semicolon));
     options = semicolon == std::string_view::npos ? std::string_view{} : options.substr(semicolon + 1);
-    if (option.empty()) continue;
+    if (option.empty()) return refuse("an empty option");
     const std::size_t equal = option.find('=');
     const std::string_view name = trim(option.substr(0, equal));
-    std::uint64_t n = 0;  // 0: not a positive integer
-    if (equal != std::string_view::npos) n = positive_number(trim(option.substr(equal + 1))).value_or(0);
-    if (name == "max_calls" && n != 0) {
-      target.max_calls = n;
-    } else if (name == "every" && n != 0) {
-      target.every = n;
-    } else {
-      log_line("hookscope: HOOKSCOPE_RECORD: unknown option '" + std::string(option) + "' in '" + entry +
-               "' (expected max_calls=N or every=N, N a positive integer); the entry is ignored");
-      return false;
-    }
+    if (name != "max_calls" && name != "every") return refuse("unknown option '" + std::string(option) + "'");
+    bool& seen = name == "max_calls" ? seen_max_calls : seen_every;
+    if (seen) return refuse("option '" + std::string(name) + "' given twice");
+    seen = true;
+    const std::optional<std::uint64_t> n =
+        equal == std::string_view::npos ? std::nullopt : bounded_number(trim(option.substr(equal + 1)), max_bound);
+    if (!n) return refuse("'" + std::string(option) + "' is not " + std::string(name) + "=N with N in bounds");
+    (name == "max_calls" ? target.max_calls : target.every) = *n;
   }
   return true;
 }
 
 std::vector<record_target> parse_record_targets(const char* text) {
   std::vector<record_target> targets;
-  for (const std::string& entry : split_list(text)) {
+  if (text == nullptr || trim(text).empty()) return targets;  // unset, or set to nothing: off
+  for (const std::string& entry : split_entries(text)) {
+    if (entry.empty()) {
+      report_setting(variable, text, "an empty entry", expected, "the empty entry is ignored");
+      continue;
+    }
     std::string_view rest = entry;
     record_target target;
-    std::string_view options;
-    if (rest.ends_with(']')) {
-      if (const std::size_t open = rest.rfind('['); open != std::string_view::npos) {
-        options = rest.substr(open + 1, rest.size() - open - 2);
-        rest = rest.substr(0, open);
+    if (const std::size_t open = rest.find('['); open != std::string_view::npos) {
+      if (!rest.ends_with(']') || rest.find('[', open + 1) != std::string_view::npos) {
+        report_setting(variable, entry, "options must close the entry, in one pair of brackets", expected,
+                       "the entry is ignored");
+        continue;
       }
+      if (!parse_options(rest.substr(open + 1, rest.size() - open - 2), entry, target)) continue;
+      rest = rest.substr(0, open);
+    } else if (rest.find(']') != std::string_view::npos) {
+      report_setting(variable, entry, "a ']' without '['", expected, "the entry is ignored");
+      continue;
     }
     const std::size_t equal = rest.find('=');
     const std::string_view glob = equal == std::string_view::npos ? std::string_view{} : trim(rest.substr(0, equal));
     const std::string_view path = equal == std::string_view::npos ? std::string_view{} : trim(rest.substr(equal + 1));
     if (glob.empty() || path.empty()) {
-      log_line("hookscope: HOOKSCOPE_RECORD: expected <glob>=<path>[options], got '" + entry + "'; ignored");
+      report_setting(variable, entry,
+                     equal == std::string_view::npos ? "no '='"
+                     : glob.empty()                  ? "no glob"
+                                                     : "no path",
+                     expected, "the entry is ignored");
       continue;
     }
-    if (!parse_options(options, entry, target)) continue;
     target.glob = glob;
-    target.path = path;
+    target.path = absolute_path(path);  // a later chdir() does not move the file
+    if (const std::optional<std::string> unusable = unusable_output(target.path)) {
+      report_setting(variable, entry, *unusable, "a path to a file that can be written", "the entry is ignored");
+      continue;
+    }
     targets.push_back(std::move(target));
   }
   return targets;
@@ -108,8 +128,20 @@ struct recorded_function {
   std::atomic<std::uint64_t> calls_taken{0};
   std::mutex first_line_mutex;  // orders the signed first line before the others
   std::atomic<bool> signature_written{false};
-  std::atomic<bool> reported_uncapturable{false};
+  std::atomic<bool> reported_refused{false};
 };
+
+// A call whose arguments or result cannot be captured (a value_error: a tensor's negative dimension) is not
+// written; said once per function.
+void refuse_call(recorded_function& f, const std::exception& e) noexcept {
+  if (f.reported_refused.exchange(true)) return;
+  try {
+    log_line("hookscope: HOOKSCOPE_RECORD: '" + std::string(f.info->name) + "': a call is not recorded: " + e.what() +
+             " (later such calls of this function are left out without a message)");
+  } catch (...) {
+    log_line("hookscope: HOOKSCOPE_RECORD: a call is not recorded (a value cannot be captured)");
+  }
+}
 
 // The feature's state, made once by install_record and never destroyed.
 struct record_state {
@@ -133,31 +165,54 @@ bool take_call(recorded_function& f) {
 }
 
 void record_pre(recorded_function& f, const erased_call& call) {
-  if (!call.can_capture_args()) {
-    if (!f.reported_uncapturable.exchange(true)) {
-      log_line("hookscope: HOOKSCOPE_RECORD: cannot record '" + std::string(f.info->name) +
-               "': a parameter type cannot be captured (see hookscope::capturable)");
-    }
+  // A call left out (sampled out, over the bound, refused) must leave no entry at its address for its post
+  // callback to find: a call refused earlier at the same address may have left one.
+  if (!take_call(f)) {
+    (void)f.pairing.skip(call.call_id());
     return;
   }
-  if (!take_call(f)) return;
-  f.pairing.begin(call.call_id(), call.capture_args());
+  value_fields args;
+  try {
+    args = call.capture_args();
+    check_writable(args);  // refused now: one call that cannot be written never spoils the file
+  } catch (const value_error& e) {
+    (void)f.pairing.skip(call.call_id());
+    refuse_call(f, e);
+    return;
+  } catch (const format_error& e) {
+    (void)f.pairing.skip(call.call_id());
+    refuse_call(f, e);
+    return;
+  }
+  (void)f.pairing.begin(call.call_id(), std::move(args));
+}
+
+// The record's line, signed when it is the function's first in this process (to_record_line refuses what it
+// cannot write with a value_error).
+void write_record(recorded_function& f, call_record& record) {
+  if (!f.signature_written.load(std::memory_order_acquire)) {
+    const std::lock_guard lock(f.first_line_mutex);
+    if (!f.signature_written.load(std::memory_order_relaxed)) {
+      record.parameters = parameters_of(*f.info);
+      f.file->append(to_record_line(record));
+      f.signature_written.store(true, std::memory_order_release);
+      return;
+    }
+  }
+  f.file->append(to_record_line(record));
 }
 
 void record_post(recorded_function& f, const erased_call& call) {
   std::optional<call_record> record = f.pairing.end(call.call_id(), static_cast<bool>(call.exception()));
   if (!record) return;
-  record->result = call.capture_return_value();
-  if (!f.signature_written.load(std::memory_order_acquire)) {
-    const std::lock_guard lock(f.first_line_mutex);
-    if (!f.signature_written.load(std::memory_order_relaxed)) {
-      record->parameters = parameters_of(*f.info);
-      f.file->append(to_record_line(*record));
-      f.signature_written.store(true, std::memory_order_release);
-      return;
-    }
+  try {
+    record->result = call.capture_return_value();
+    write_record(f, *record);
+  } catch (const value_error& e) {
+    refuse_call(f, e);
+  } catch (const format_error& e) {
+    refuse_call(f, e);
   }
-  f.file->append(to_record_line(*record));
 }
 
 void record_if_matching(const function_info& info) noexcept {

@@ -1,6 +1,8 @@
 // HOOKSCOPE_RECORD's output files (see record_file.hpp).
 #include "record_file.hpp"
 
+#include "settings.hpp"
+
 #include "call_clock.hpp"
 #include "lifecycle.hpp"
 
@@ -56,7 +58,9 @@ record_file::record_file(std::string path, int fd, dev_t device, ino_t inode)
 
 record_file& record_file::open(const std::string& path) {
   const std::lock_guard lock(files_mutex);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  char expanded[output_path_capacity];
+  // A FIFO without a reader is refused, not waited for.
+  const int fd = expand_pid(path, expanded) ? open_output_file(expanded, O_APPEND) : (errno = ENAMETOOLONG, -1);
   const int open_error = errno;
   struct stat st {};
   if (fd >= 0 && ::fstat(fd, &st) == 0) {
@@ -71,6 +75,8 @@ record_file& record_file::open(const std::string& path) {
     if (files[i]->fd_ < 0 && files[i]->path_ == path) return *files[i];  // failed before: reported already
   }
   auto* file = new record_file(path, fd, st.st_dev, st.st_ino);
+  file->per_process_ = path.find("%p") != std::string::npos;
+  file->owner_ = getpid();
   if (fd < 0) file->report("cannot open it for writing", open_error);
   const std::size_t n = file_count.load(std::memory_order_relaxed);
   if (n < max_files) {
@@ -119,8 +125,21 @@ void record_file::flush() noexcept {
   write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
 }
 
+int record_file::open_for_this_process() noexcept {
+  if (!per_process_ || owner_ == getpid()) return 0;
+  owner_ = getpid();
+  char expanded[output_path_capacity];
+  const int fd = expand_pid(path_, expanded) ? open_output_file(expanded, O_APPEND) : (errno = ENAMETOOLONG, -1);
+  const int error = fd < 0 ? errno : 0;
+  if (fd_ >= 0) ::close(fd_);  // the parent's file: the parent writes it
+  fd_ = fd;
+  failed_ = fd < 0;
+  return error;
+}
+
 // Called with the mutex held; empties the buffer whatever happens (a failed file drops its lines).
 void record_file::write_locked(const char* data, std::size_t size) noexcept {
+  if (const int error = open_for_this_process(); error != 0) report("cannot open it for writing", error);
   last_write_ns_ = monotonic_ns();
   if (size > 0 && !failed_) {
     if (const int error = write_fully(fd_, data, size); error != 0) report("cannot write to it", error);
@@ -131,7 +150,7 @@ void record_file::write_locked(const char* data, std::size_t size) noexcept {
 void record_file::report(const char* what, int error) noexcept {
   failed_ = true;
   try {
-    std::string line = "hookscope: HOOKSCOPE_RECORD: " + path_ + ": " + what;
+    std::string line = "hookscope: HOOKSCOPE_RECORD: " + shown(path_) + ": " + what;
     if (error != 0) line.append(" (").append(std::strerror(error)).append(")");
     log_line(line + "; its calls are not recorded");
   } catch (...) {
@@ -147,6 +166,7 @@ void record_file::write_all_from_signal_handler() noexcept {
   // No lock: the lines below size_ are whole. The signal may interrupt a flush that wrote them already, at worst
   // writing a batch twice; a crash never cuts a line.
   for_each_file([](record_file& f) {
+    (void)f.open_for_this_process();
     const std::size_t size = f.size_.load(std::memory_order_acquire);
     if (f.fd_ >= 0 && !f.failed_ && size > 0) (void)write_fully(f.fd_, f.buffer_.get(), size);
     f.size_.store(0, std::memory_order_release);  // written: whatever runs after this handler must not repeat it

@@ -21,7 +21,8 @@ class record_file {
  public:
   /// The file at `path`, opened for appending (created if missing, never truncated): one object per file, whatever
   /// the spelling of its path (device and inode decide). Never destroyed. A file that cannot be opened is reported
-  /// once and swallows what is written to it.
+  /// once and swallows what is written to it. `%p` in the path becomes the process id: a forked child opens its
+  /// own file when it first writes.
   static record_file& open(const std::string& path);
 
   /// Buffers one line (no newline); writes the buffer first when the line does not fit, and at once while the
@@ -44,6 +45,9 @@ class record_file {
   void append_locked(std::string_view line);
   void write_locked(const char* data, std::size_t size) noexcept;
   void report(const char* what, int error) noexcept;
+  // In a forked child, a path with %p: the child's own file, opened on its first write (async-signal-safe); the
+  // errno of a failed open, or 0.
+  int open_for_this_process() noexcept;
 
   static constexpr std::size_t capacity = 256 * 1024;
 
@@ -56,6 +60,8 @@ class record_file {
   std::atomic<std::size_t> size_{0};  // bytes of whole lines in buffer_; published for the signal handler
   bool failed_ = false;               // reported: nothing more is written
   std::int64_t last_write_ns_ = 0;    // CLOCK_MONOTONIC
+  bool per_process_ = false;          // the path holds %p
+  pid_t owner_ = 0;                   // the process whose file fd_ is
 };
 
 }  // namespace detail

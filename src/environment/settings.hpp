@@ -7,6 +7,8 @@
 #include "hookscope/registry.hpp"
 
 #include <atomic>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,8 +17,9 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-/// The comma-separated entries of `text`, trimmed, empty ones left out; nothing for a null text.
-std::vector<std::string> split_list(const char* text);
+/// The comma-separated entries of `text`, trimmed, in order; commas inside `[...]` belong to their entry. Empty
+/// entries are kept (the parsers report them).
+std::vector<std::string> split_entries(std::string_view text);
 
 /// Whether `name` matches the shell glob `glob` (`*`, `?`, `[...]`; `:` and `/` are ordinary characters).
 bool glob_matches(const std::string& glob, std::string_view name);
@@ -25,13 +28,45 @@ bool glob_matches(const std::string& glob, std::string_view name);
 /// (`lower_*` matches `passes::lower_graph`).
 bool matches_any(const std::vector<std::string>& globs, std::string_view name);
 
+/// The one message about a malformed part of a variable: `hookscope: <variable>: '<entry>': <problem> (expected
+/// <expected>); <consequence>`, the entry's bytes that are not UTF-8 shown as `\xNN`.
+void report_setting(std::string_view variable, std::string_view entry, std::string_view problem,
+                    std::string_view expected, std::string_view consequence);
+
+/// `text` for a log line: bytes that are not UTF-8, and control characters, as `\xNN`.
+std::string shown(std::string_view text);
+
+/// `path` made absolute against the working directory at start-up, so that a later chdir() does not move it; the
+/// text as given when it is absolute (or the working directory is unknown).
+std::string absolute_path(std::string_view path);
+
+/// Why `path` cannot be an output file, or nothing: a directory, a path whose directory does not exist. Output
+/// files are opened without blocking (a FIFO without a reader is refused, not waited for).
+std::optional<std::string> unusable_output(const std::string& path);
+
+/// The largest output path, `%p` expanded.
+inline constexpr std::size_t output_path_capacity = 4096;
+
+/// `path` with each `%p` replaced by the process id, into a fixed buffer (async-signal-safe: exit, fatal signals,
+/// fork handlers); false when it does not fit.
+bool expand_pid(std::string_view path, char (&out)[output_path_capacity]) noexcept;
+
+/// Opens an output file for writing (`flags` added to O_WRONLY | O_CREAT | O_CLOEXEC) without blocking on a FIFO
+/// that has no reader; -1 and errno on failure.
+int open_output_file(const char* path, int flags) noexcept;
+
 /// `<glob>[,<glob>...][=<path>]` (HOOKSCOPE_STATS, HOOKSCOPE_TIMELINE): the globs, and what follows the last
-/// entry's `=` (empty when there is none), trimmed.
+/// entry's `=` (empty when there is none), trimmed. Malformed entries are reported naming `variable` and left out;
+/// `ok` is false when the variable as a whole cannot be used.
 struct globs_and_path {
   std::vector<std::string> globs;
   std::string path;
+  bool ok = true;
 };
-globs_and_path split_globs_and_path(const char* text);
+globs_and_path parse_globs_and_path(std::string_view variable, const char* text, std::string_view expected);
+
+/// A bounded positive integer setting: `text` as a number in [1, max], or nothing.
+std::optional<std::uint64_t> bounded_number(std::string_view text, std::uint64_t max);
 
 /// Attaches `pre` and `post` as global callbacks of `info` for the rest of the process (for registration hooks:
 /// never throws; running out of memory is logged naming `variable`).

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -152,7 +153,8 @@ void print_at_exit() noexcept {
   write_table(w, "");
   w.flush();
   if (w.error() != 0) {
-    log_line("hookscope: HOOKSCOPE_STATS: " + state->path + ": cannot write to it (" + std::strerror(w.error()) + ")");
+    log_line("hookscope: HOOKSCOPE_STATS: " + shown(state->path) + ": cannot write to it (" + std::strerror(w.error()) +
+             ")");
   }
 }
 
@@ -174,25 +176,41 @@ void count_if_matching(const function_info& info) noexcept {
   attach_for_good(info, "HOOKSCOPE_STATS", &on_pre, [s](const erased_call& call) { on_post(*s, call); });
 }
 
+// In a forked child: its table holds its own calls only (a call in flight across the fork ends in both processes,
+// and counts in both).
+void forget_parent_calls() noexcept {
+  for (function_stats* s = state->head.load(std::memory_order_acquire); s != nullptr;
+       s = s->next.load(std::memory_order_acquire)) {
+    for (auto& b : s->buckets) b.store(0, std::memory_order_relaxed);
+    s->total_ticks.store(0, std::memory_order_relaxed);
+    s->max_ticks.store(0, std::memory_order_relaxed);
+  }
+}
+
 }  // namespace
 
 void install_stats() noexcept {
   try {
-    globs_and_path setting = split_globs_and_path(std::getenv("HOOKSCOPE_STATS"));
-    if (setting.globs.empty()) return;  // the common case: no hook, nothing allocated
+    static constexpr std::string_view variable = "HOOKSCOPE_STATS";
+    globs_and_path setting =
+        parse_globs_and_path(variable, std::getenv("HOOKSCOPE_STATS"), "<glob>[,<glob>...][=<path>]");
+    if (!setting.ok || setting.globs.empty()) return;  // the common case: no hook, nothing allocated
     auto* s = new stats_state;
     s->globs = std::move(setting.globs);
-    s->path = std::move(setting.path);
+    s->path = absolute_path(setting.path);
     if (!s->path.empty()) {
-      s->fd = ::open(s->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+      const std::optional<std::string> unusable = unusable_output(s->path);
+      s->fd = unusable ? -1 : open_output_file(s->path.c_str(), O_TRUNC | O_APPEND);
       if (s->fd < 0) {
-        log_line("hookscope: HOOKSCOPE_STATS: " + s->path + ": cannot open it for writing (" + std::strerror(errno) +
-                 "); the table goes to the log instead");
+        report_setting(variable, s->path,
+                       unusable ? *unusable : "cannot open it for writing: " + std::string(std::strerror(errno)),
+                       "a path to a file that can be written", "the table goes to the log instead");
       }
     }
     state = s;
     tick_clock::start();
     add_exit_action({&print_at_exit, &print_from_signal_handler});
+    add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_calls);
     add_registration_hook(&count_if_matching);
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_STATS: could not read the variable (out of memory)");

@@ -9,6 +9,7 @@
 
 #include "call_clock.hpp"
 #include "fd_writer.hpp"
+#include "json_text.hpp"
 #include "lifecycle.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
@@ -26,7 +27,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -34,7 +37,8 @@ namespace detail {
 namespace {
 
 constexpr std::size_t default_events = 16384;
-constexpr std::size_t args_capacity = 160;  // bytes of formatted arguments kept per event (cut at an argument)
+constexpr std::uint64_t max_events = 1 << 20;  // 192 MiB per thread
+constexpr std::size_t args_capacity = 160;     // bytes of formatted arguments kept per event (cut at an argument)
 
 struct event {
   const function_info* function;
@@ -45,14 +49,38 @@ struct event {
   char args[args_capacity];  // `"name":"value",...` without the braces
 };
 
+// A ring slot: an event as words, each stored and loaded atomically, so that the file written at exit can copy a
+// slot its thread is overwriting without a data race; the copy is then checked against the ring's count (a sequence
+// lock whose count is `written`). The words are stored with release and loaded with acquire (plain moves on x86):
+// a copy that saw any word of a newer event also sees the count that event's thread had published before it, so
+// the check finds it. No fences: GCC's ThreadSanitizer refuses them.
+struct slot {
+  static constexpr std::size_t words = (sizeof(event) + 7) / 8;
+  std::uint64_t word[words];
+
+  void store(const event& e) noexcept {
+    std::uint64_t w[words] = {};
+    std::memcpy(w, &e, sizeof e);
+    for (std::size_t i = 0; i < words; ++i)
+      std::atomic_ref<std::uint64_t>(word[i]).store(w[i], std::memory_order_release);
+  }
+  void load(event& e) noexcept {
+    std::uint64_t w[words];
+    for (std::size_t i = 0; i < words; ++i)
+      w[i] = std::atomic_ref<std::uint64_t>(word[i]).load(std::memory_order_acquire);
+    std::memcpy(static_cast<void*>(&e), w, sizeof e);
+  }
+};
+static_assert(std::is_trivially_copyable_v<event>);
+
 // One thread's ring. Only its thread writes it; rings are never freed (the file is written at exit, and threads
 // that ended still have their events). Reached from a list with an atomic head, which the signal handler walks.
 struct thread_ring {
   std::int64_t tid = 0;
   char name[16] = {};
-  std::size_t capacity = 0;
+  std::size_t capacity = 0;  // events kept; the ring has one slot more, the one the thread's next event goes to
   std::atomic<std::uint64_t> written{0};  // events ever written; the ring holds the last `capacity`
-  event* events = nullptr;
+  slot* events = nullptr;
   std::atomic<thread_ring*> next{nullptr};
 };
 
@@ -66,16 +94,20 @@ timeline_state* state = nullptr;
 
 constinit thread_local call_clock clock_of_thread;
 constinit thread_local thread_ring* ring_of_thread = nullptr;
+constinit thread_local bool ring_failed = false;
 
 thread_ring* ring_for_this_thread() {
   if (ring_of_thread != nullptr) return ring_of_thread;
+  if (ring_failed) throw std::bad_alloc();  // tried once on this thread
+  ring_failed = true;
   auto* ring = new thread_ring;
   ring->tid = static_cast<std::int64_t>(::syscall(SYS_gettid));
   (void)pthread_getname_np(pthread_self(), ring->name, sizeof ring->name);
   ring->capacity = state->events;
-  ring->events = new event[ring->capacity];
+  ring->events = new slot[ring->capacity + 1];
   push_front(state->head, ring);
   ring_of_thread = ring;
+  ring_failed = false;
   return ring;
 }
 
@@ -90,14 +122,11 @@ void format_args(const erased_call& call, event& e) {
     };
     if (i != 0) put(',');
     put('"');
-    for (char c : call.arg_name(i)) put(c);
+    json_string_body(call.arg_name(i), put);
     put('"');
     put(':');
     put('"');
-    for (char c : call.format_arg(i)) {
-      if (c == '"' || c == '\\') put('\\');
-      put(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
-    }
+    json_string_body(call.format_arg(i), put);
     put('"');
     if (size > args_capacity) {  // this argument does not fit: the event keeps the ones before it
       size = before;
@@ -109,22 +138,35 @@ void format_args(const erased_call& call, event& e) {
 
 void on_pre(const erased_call& call) { clock_of_thread.start(call.call_id()); }
 
+constinit std::atomic<bool> reported_no_ring{false};
+
 void on_post(const erased_call& call) {
   const call_clock::timing t = clock_of_thread.stop(call.call_id());
   if (t.duration < 0) return;
-  thread_ring* ring = ring_for_this_thread();
+  thread_ring* ring = nullptr;
+  try {
+    ring = ring_for_this_thread();
+  } catch (...) {  // out of memory: this thread's calls are left out, said once for the whole process
+    if (!reported_no_ring.exchange(true)) {
+      log_line("hookscope: HOOKSCOPE_TIMELINE: no memory for a thread's ring of " + std::to_string(state->events) +
+               " events; that thread's calls are left out of the timeline");
+    }
+    return;
+  }
   const std::uint64_t n = ring->written.load(std::memory_order_relaxed);
-  event& e = ring->events[n % ring->capacity];
+  event e{};  // built here, then published into its slot
   e.function = &call.function();
   e.start = t.start;
   e.duration = t.duration;
   e.threw = static_cast<bool>(call.exception());
   format_args(call, e);
+  ring->events[n % (ring->capacity + 1)].store(e);
   ring->written.store(n + 1, std::memory_order_release);
 }
 
-// The whole file; async-signal-safe (the same code serves exit and fatal signals).
-void write_timeline(int fd) noexcept {
+// The whole file; async-signal-safe (the same code serves exit and fatal signals). Returns the errno of the first
+// failed write, or 0.
+int write_timeline(int fd) noexcept {
   fd_writer w(fd);
   const auto pid = static_cast<std::int64_t>(getpid());
   const double ns_per_tick = tick_clock::ns_per_tick();
@@ -146,7 +188,8 @@ void write_timeline(int fd) noexcept {
         .signed_number(r->tid);
     w.text(",\"args\":{\"name\":");
     if (r->name[0] != '\0') {
-      w.json_string(std::string_view(r->name, strnlen(r->name, sizeof r->name)));
+      // The kernel keeps 15 bytes of a name: a character cut there is left out, not shown as invalid bytes.
+      w.json_string(without_cut_character(std::string_view(r->name, strnlen(r->name, sizeof r->name))));
     } else {
       w.text("\"thread ").signed_number(r->tid).text("\"");
     }
@@ -154,7 +197,12 @@ void write_timeline(int fd) noexcept {
     const std::uint64_t written = r->written.load(std::memory_order_acquire);
     const std::uint64_t begin = written > r->capacity ? written - r->capacity : 0;
     for (std::uint64_t i = begin; i < written; ++i) {
-      const event& e = r->events[i % r->capacity];
+      // The thread may still be making calls (the program exits while others trace): copy the event, then keep it
+      // only if its slot was not reused meanwhile (the thread's next event goes to slot `written`).
+      event e;
+      r->events[i % (r->capacity + 1)].load(e);
+      if (r->written.load(std::memory_order_relaxed) > i + r->capacity) continue;  // overwritten while copied
+      if (e.args_size > args_capacity) continue;
       separator();
       w.text("{\"name\":").json_string(e.function->name).text(",\"cat\":\"hookscope\",\"ph\":\"X\",\"ts\":");
       // ts from the start and its end from the same origin, so that nested events stay nested once rounded.
@@ -169,48 +217,37 @@ void write_timeline(int fd) noexcept {
     }
   }
   w.text("\n],\"displayTimeUnit\":\"ms\"}\n");
+  w.flush();
+  return w.error();
 }
 
-// The path with %p replaced by the process id; into a fixed buffer (signal handlers too). False if too long.
-bool expand_path(char (&out)[4096]) noexcept {
-  std::size_t n = 0;
-  const std::string& path = state->path;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'p') {
-      const auto [end, ec] = std::to_chars(out + n, out + sizeof out - 1, static_cast<long>(getpid()));
-      if (ec != std::errc()) return false;
-      n = static_cast<std::size_t>(end - out);
-      ++i;
-    } else {
-      if (n + 1 >= sizeof out) return false;
-      out[n++] = path[i];
-    }
-  }
-  out[n] = '\0';
-  return true;
-}
+bool expand_path(char (&out)[output_path_capacity]) noexcept { return expand_pid(state->path, out); }
 
 int open_output() noexcept {
-  char path[4096];
+  char path[output_path_capacity];
   if (!expand_path(path)) return -1;
-  return ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  return open_output_file(path, O_TRUNC);
 }
 
 void write_at_exit() noexcept {
   const int fd = open_output();
   if (fd < 0) {
-    log_line("hookscope: HOOKSCOPE_TIMELINE: " + state->path + ": cannot open it for writing (" + std::strerror(errno) +
-             ")");
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) + ": cannot open it for writing (" +
+             std::strerror(errno) + ")");
     return;
   }
-  write_timeline(fd);
+  const int error = write_timeline(fd);
   ::close(fd);
+  if (error != 0) {
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) + ": cannot write to it (" + std::strerror(error) +
+             ")");
+  }
 }
 
 void write_from_signal_handler() noexcept {
   const int fd = open_output();
   if (fd < 0) return;
-  write_timeline(fd);
+  (void)write_timeline(fd);
   ::close(fd);
 }
 
@@ -230,33 +267,46 @@ void trace_if_matching(const function_info& info) noexcept {
 void install_timeline() noexcept {
   try {
     const char* text = std::getenv("HOOKSCOPE_TIMELINE");
-    globs_and_path setting = split_globs_and_path(text);
-    if (setting.globs.empty() && setting.path.empty()) return;  // the common case: no hook, nothing allocated
+    static constexpr std::string_view variable = "HOOKSCOPE_TIMELINE";
+    static constexpr std::string_view expected = "<glob>[,<glob>...]=<path>[events=N], N from 1 to 1048576";
+    globs_and_path setting = parse_globs_and_path(variable, text, expected);
+    if (!setting.ok) return;
+    if (setting.globs.empty()) return;  // the common case: no hook, nothing allocated
     std::string_view path = setting.path;
     std::size_t events = default_events;
     if (path.ends_with(']')) {
-      const std::size_t open = path.rfind("[events=");
-      const std::string_view number =
-          open == std::string_view::npos ? std::string_view{} : path.substr(open + 8, path.size() - open - 9);
-      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), events);
-      if (open == std::string_view::npos || ec != std::errc() || end != number.data() + number.size() || events == 0) {
-        path = {};
-      } else {
-        path = trim(path.substr(0, open));
+      const std::size_t open = path.rfind('[');
+      const std::string_view option =
+          open == std::string_view::npos ? std::string_view{} : trim(path.substr(open + 1, path.size() - open - 2));
+      const std::optional<std::uint64_t> n =
+          option.starts_with("events=") ? bounded_number(trim(option.substr(7)), max_events) : std::nullopt;
+      if (!n) {
+        report_setting(variable, text, "not an option [events=N] with N in bounds", expected,
+                       "the variable is ignored");
+        return;
       }
+      events = static_cast<std::size_t>(*n);
+      path = trim(path.substr(0, open));
     }
-    if (setting.globs.empty() || path.empty()) {
-      log_line(std::string("hookscope: HOOKSCOPE_TIMELINE: expected <glob>[,<glob>...]=<path>[events=N] (N a "
-                           "positive integer), got '") +
-               text + "'; ignored");
+    if (path.empty()) {
+      report_setting(variable, text, "no path", expected, "the variable is ignored");
       return;
     }
     auto* s = new timeline_state;
     s->events = events;
-    s->path = std::string(path);
+    s->path = absolute_path(path);  // a later chdir() does not move the file
     s->globs = std::move(setting.globs);
-    tick_clock::start();
     state = s;
+    char expanded[output_path_capacity];
+    const std::optional<std::string> unusable =
+        expand_path(expanded) ? unusable_output(expanded) : std::optional<std::string>("the path is too long");
+    if (unusable) {
+      report_setting(variable, s->path, *unusable, "a path to a file that can be written", "the variable is ignored");
+      state = nullptr;
+      delete s;
+      return;
+    }
+    tick_clock::start();
     add_exit_action({&write_at_exit, &write_from_signal_handler});
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_events);
     add_registration_hook(&trace_if_matching);

@@ -51,7 +51,15 @@ void trace_if_matching(const function_info& info) noexcept {
 
 void install_trace() noexcept {
   try {
-    auto globs = split_list(std::getenv("HOOKSCOPE_TRACE"));
+    const char* text = std::getenv("HOOKSCOPE_TRACE");
+    globs_and_path setting = parse_globs_and_path("HOOKSCOPE_TRACE", text, "<glob>[,<glob>...]");
+    if (!setting.ok) return;
+    if (!setting.path.empty()) {
+      report_setting("HOOKSCOPE_TRACE", text, "a '=' (the trace goes to the log, not to a file)", "<glob>[,<glob>...]",
+                     "the variable is ignored");
+      return;
+    }
+    std::vector<std::string> globs = std::move(setting.globs);
     if (globs.empty()) return;  // the common case: no hook, nothing allocated
     trace_globs = new std::vector<std::string>(std::move(globs));
     add_registration_hook(&trace_if_matching);

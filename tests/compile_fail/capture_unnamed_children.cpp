@@ -1,6 +1,7 @@
-// flatten_traits children must be named: (name, child) pairs or a map from strings.
-// expect-error: hookscope: this parameter type cannot be captured
-// expect-error: cannot_capture<layer>
+// flatten_traits children must be named: (name, child) pairs or a map from strings. Every other type captures (an
+// opaque leaf at worst); this misuse of the user's explicit word does not compile.
+// expect-error: hookscope: flatten_traits<T>::flatten\(t\) must return named children
+// expect-error: rule<layer
 #include "hookscope/capture.hpp"
 
 #include <vector>

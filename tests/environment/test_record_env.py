@@ -66,6 +66,9 @@ def signed_first(records, function):
 
 # --- both modes ---
 
+RECORD_GRAMMAR = "<glob>=<path>[max_calls=N;every=N], N from 1 to 10^18, options separated by ';'"
+
+
 def test_nothing_without_the_variable(record_program, tmp_path):
     out = tmp_path / "forward.jsonl"
     with Checks() as check:
@@ -154,8 +157,8 @@ def test_unopenable_file(record_program, enabled, tmp_path):
     logged = run_plain(record_program, f"forward={missing}")
     expect("an unopenable file is reported once, the program runs on; the report names the variable, the file and "
            "the reason", logged,
-           [f"hookscope: HOOKSCOPE_RECORD: {missing}: cannot open it for writing (No such file or directory); "
-            "its calls are not recorded"])
+           [f"hookscope: HOOKSCOPE_RECORD: 'forward={missing}': its directory does not exist (expected a path to a "
+            "file that can be written); the entry is ignored"])
 
 
 @pytest.mark.parametrize("device, reason", [("/dev/full", "No space left on device"),
@@ -167,21 +170,21 @@ def test_write_error(record_program, enabled, device, reason):
            [f"hookscope: HOOKSCOPE_RECORD: {device}: cannot write to it ({reason}); its calls are not recorded"])
 
 
-def test_uncapturable_function(record_program, enabled, tmp_path):
+def test_opaque_parameter(record_program, enabled, tmp_path):
     handles = tmp_path / "handles.jsonl"
     with Checks() as check:
-        check.expect("an uncapturable function is reported once, not recorded",
-                     run_plain(record_program, f"open_handle={handles}"),
-                     ["hookscope: HOOKSCOPE_RECORD: cannot record 'open_handle': a parameter type cannot be captured "
-                      "(see hookscope::capturable)"])
-        check.expect("its file stays empty", read_records(handles), [])
+        check.expect("a function with a parameter type that is not structural is recorded, nothing logged",
+                     run_plain(record_program, f"open_handle={handles}"), [])
+        check.expect("the parameter as an opaque leaf (its type name), the result as it is",
+                     [(r["kwargs"], r.get("result")) for r in read_records(handles)],
+                     [([["h", {"opaque": "impl::handle"}]], {"int": 3})] * 2)
 
 
 def test_malformed_entry(record_program, enabled, tmp_path):
     steps = tmp_path / "steps.jsonl"
     with Checks() as check:
         check.expect("a malformed entry is reported, the others apply", run_plain(record_program, f"nonsense, step={steps}"),
-                     ["hookscope: HOOKSCOPE_RECORD: expected <glob>=<path>[options], got 'nonsense'; ignored"])
+                     [f"hookscope: HOOKSCOPE_RECORD: 'nonsense': no '=' (expected {RECORD_GRAMMAR}); the entry is ignored"])
         check.expect("the well-formed entry recorded", [r["function"] for r in read_records(steps)], ["step", "step"])
 
 
@@ -271,5 +274,5 @@ def test_unknown_option(record_program, enabled, tmp_path):
     out = tmp_path / "sampled.jsonl"
     _, logged = run_mode(record_program, f"step={out}[often=4]", "calls", 1)
     expect("an unknown option is reported and its entry ignored", logged,
-           [f"hookscope: HOOKSCOPE_RECORD: unknown option 'often=4' in 'step={out}[often=4]' (expected max_calls=N "
-            "or every=N, N a positive integer); the entry is ignored"])
+           [f"hookscope: HOOKSCOPE_RECORD: 'step={out}[often=4]': unknown option 'often=4' (expected {RECORD_GRAMMAR}); "
+            "the entry is ignored"])

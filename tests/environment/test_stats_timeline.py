@@ -163,21 +163,26 @@ def test_timeline_fork(record_program, enabled, tmp_path):
 
 # --- bad settings ---
 
-@pytest.mark.parametrize("setting", ["step", "step={tmp}/t.json[events=0]", "step={tmp}/t.json[often=3]"])
-def test_timeline_malformed_setting(record_program, enabled, tmp_path, setting):
+TIMELINE_GRAMMAR = "<glob>[,<glob>...]=<path>[events=N], N from 1 to 1048576"
+
+
+@pytest.mark.parametrize("setting, problem", [("step", "no path"),
+                                              ("step={tmp}/t.json[events=0]", "not an option [events=N] with N in bounds"),
+                                              ("step={tmp}/t.json[often=3]", "not an option [events=N] with N in bounds")])
+def test_timeline_malformed_setting(record_program, enabled, tmp_path, setting, problem):
     setting = setting.format(tmp=tmp_path)
     code, _, err = run_program(record_program, {"HOOKSCOPE_TIMELINE": setting}, "calls", "1")
     expect(f"timeline: a malformed setting is reported, the program runs on ({setting})", (code, err),
-           (0, ["hookscope: HOOKSCOPE_TIMELINE: expected <glob>[,<glob>...]=<path>[events=N] (N a positive "
-                f"integer), got '{setting}'; ignored"]))
+           (0, [f"hookscope: HOOKSCOPE_TIMELINE: '{setting}': {problem} (expected {TIMELINE_GRAMMAR}); the variable is "
+                "ignored"]))
 
 
 def test_stats_unopenable_file(record_program, enabled, tmp_path):
     missing = os.path.join(tmp_path, "no-such-dir", "stats.txt")
     _, _, err = run_program(record_program, {"HOOKSCOPE_STATS": f"step={missing}"}, "calls", "3")
     expect("stats: an unopenable file is reported, the table goes to the log", err[:1],
-           [f"hookscope: HOOKSCOPE_STATS: {missing}: cannot open it for writing (No such file or directory); the "
-            "table goes to the log instead"])
+           [f"hookscope: HOOKSCOPE_STATS: '{missing}': its directory does not exist (expected a path to a file that "
+            "can be written); the table goes to the log instead"])
     expect("...and the table follows", parse_table(err[1:], STATS)["step"][0], 3)
 
 

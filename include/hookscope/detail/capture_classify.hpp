@@ -1,5 +1,6 @@
 // hookscope/detail/capture_classify.hpp — which capture rule a type falls under: one consteval classification with
-// one precedence order, on which both capturing (capture_rules.hpp) and hookscope::capturable dispatch.
+// one precedence order, on which both capturing (capture_rules.hpp) and hookscope::capturable dispatch. It is total:
+// every type gets a rule, the last one being an opaque leaf (the type's name, no value).
 #pragma once
 
 #include "hookscope/config.hpp"
@@ -10,10 +11,13 @@
 #include <boost/hana/concept/struct.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <variant>  // std::variant_size and std::monostate (capture_rules.hpp needs <variant> anyway)
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
@@ -24,31 +28,54 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 template <class T>
 struct flatten_traits;
 
+/// Set to true for a type to capture as an opaque leaf (its type name, no value) whatever structural rule it would
+/// pass: `template <> inline constexpr bool hookscope::capture_as_opaque<T> = true;`. tensor_traits and
+/// flatten_traits still win (they are the user's explicit word too, and more specific).
+template <class T>
+inline constexpr bool capture_as_opaque = false;
+
 namespace detail {
 
-/// The capture rules, in precedence order: a type takes the first kind whose test it passes.
+/// How deep in the value tree (counted in containers: structs, lists, tuples, dicts, variants) a recursive type is
+/// captured: a recursive part (a tree node's child, a list item's successor) this deep is captured as an opaque
+/// leaf with "depth_limited": true. A value level takes at most 3 JSON levels (a struct: its object, its fields, a
+/// pair), so 32 keeps a capture well within the record format's 125 (max_value_json_levels, src/json_reader.hpp).
+inline constexpr unsigned max_recursion_depth = 32;
+
+/// The capture rules, in precedence order: a type takes the first kind whose test it passes; `opaque` when none.
 enum class capture_kind : unsigned char {
-  unsupported,  ///< no rule: not capturable
-  tensor,       ///< tensor_traits<T> specialised                         -> tensor_spec
-  flattened,    ///< flatten_traits<T> specialised                        -> captured_class
-  boolean,      ///< bool                                                 -> bool
-  arithmetic,   ///< other integers, floating point                       -> std::int64_t, double
-  null,         ///< std::nullptr_t (before strings: it converts to std::string_view in C++20) -> std::monostate
-  string,       ///< convertible to std::string_view (char*, std::string)  -> std::string
-  optional,     ///< std::optional<U>                                     -> std::optional<captured U>
-  pointer,      ///< U*, unique_ptr<U>, shared_ptr<U> (U an object type)  -> std::optional<captured U>
-  string_map,   ///< a range with key_type convertible to string_view     -> captured_dict
-  range,        ///< any other range (vector, array, span, ...)          -> std::vector<captured element>
-  tuple_like,   ///< std::tuple_size<T> defined (tuple, pair)             -> std::tuple<captured...>
-  hana_struct,  ///< a Boost.Hana Struct                                  -> captured_struct, named fields
-  aggregate,    ///< a non-polymorphic aggregate class of <= 32 fields, no bases -> captured_struct (fields by
-                ///< a structured binding)
+  opaque,       ///< no structural rule (or capture_as_opaque)         -> captured_opaque{type name}
+  tensor,       ///< tensor_traits<T> specialised                        -> tensor_spec
+  flattened,    ///< flatten_traits<T> specialised                       -> captured_class
+  boolean,      ///< bool                                                -> bool
+  arithmetic,   ///< other integers (at most 64 bits), floating point    -> std::int64_t, double
+  enumeration,  ///< enums, enum classes                                 -> its underlying integer's capture
+  null,         ///< std::nullptr_t, std::monostate (before strings: nullptr_t converts to std::string_view)
+  char_array,   ///< char[N]: a C string read up to the first NUL, never past N -> std::string
+  string,       ///< convertible to std::string_view (std::string, char*: null is none) -> std::string
+  u8_string,    ///< a contiguous class range of char8_t (std::u8string, std::u8string_view) -> std::string
+  optional,     ///< std::optional<U>                                    -> std::optional<captured U>
+  variant,      ///< std::variant<U...>                                  -> captured_variant (index, alternative)
+  pointer,      ///< U*, unique_ptr<U>, shared_ptr<U> (U a complete object type; else opaque) -> std::optional
+  reference,    ///< a reference wrapper: get() returning T::type&      -> the captured referent
+  path,         ///< a range of itself with string() (std::filesystem::path) -> std::string
+  bytes,        ///< a range of std::byte                                -> captured_bytes
+  string_map,   ///< a range with key_type convertible to string_view   -> captured_dict
+  range,        ///< any other range (vector, array, span, T[N], ...)   -> std::vector<captured element>
+  tuple_like,   ///< std::tuple_size<T> defined (tuple, pair)            -> std::tuple<captured...>
+  hana_struct,  ///< a Boost.Hana Struct                                 -> captured_struct, named fields
+  aggregate,    ///< a non-polymorphic aggregate class of <= 32 fields, no base class -> captured_struct
 };
 
 template <class T>
 inline constexpr bool is_optional = false;
 template <class T>
 inline constexpr bool is_optional<std::optional<T>> = true;
+
+template <class T>
+inline constexpr bool is_variant = false;
+template <class... T>
+inline constexpr bool is_variant<std::variant<T...>> = true;
 
 /// std::unique_ptr and std::shared_ptr, recognised by what they declare rather than by name: naming them takes
 /// <memory>, which every translation unit that calls an observable would parse (GCC 12: ~0.6 G of the compiler's
@@ -62,6 +89,13 @@ concept is_smart_pointer = requires(const T& p) {
 &&(
     requires { typename T::deleter_type; } || requires { typename T::weak_type; });
 
+/// std::reference_wrapper (and what declares the same): captured as what it refers to.
+template <class T>
+concept is_reference_wrapper = requires(const T& r) {
+  typename T::type;
+  { r.get() } -> std::same_as<typename T::type&>;
+};
+
 template <class T>
 concept flattenable = requires(const T& t) {
   flatten_traits<T>::flatten(t);
@@ -74,56 +108,121 @@ concept string_keyed_map = requires {
 }
 &&std::is_convertible_v<const typename T::key_type&, std::string_view>;
 
+/// Complete object types: what may be captured structurally. (Asked once per type: a type completed later in the
+/// same translation unit keeps the first answer, as any trait of an incomplete type would.)
+template <class T>
+concept complete_object = std::is_object_v<T> && requires {
+  sizeof(T);
+};
+
 template <class T>
 concept dereferenceable = requires(const T& p) {
   *p;
 };
 
+/// Character types other than char: a pointer to one is a C string of unknown length, not one object to capture.
+template <class T>
+concept wide_character = std::is_same_v<T, wchar_t> || std::is_same_v<T, char8_t> || std::is_same_v<T, char16_t> ||
+    std::is_same_v<T, char32_t>;
+
+/// A pointer is structural when what it points to is a complete object type (captured as the pointee, or none
+/// when null); a pointer to an incomplete type (an opaque handle), to void or to a function is opaque, and so is a
+/// pointer to a character type other than char (a wide C string, whose length a pointer rule cannot know).
 template <class T>
 consteval capture_kind classify_pointer() {
   if constexpr (std::is_pointer_v<T>) {
-    return std::is_object_v<std::remove_pointer_t<T>> ? capture_kind::pointer : capture_kind::unsupported;
+    using pointee = std::remove_cv_t<std::remove_pointer_t<T>>;
+    return complete_object<pointee> && !wide_character<pointee> ? capture_kind::pointer : capture_kind::opaque;
+  } else if constexpr (dereferenceable<T>) {  // not unique_ptr<U[]>, nor shared_ptr<void>
+    return complete_object<std::remove_cvref_t<decltype(*std::declval<const T&>())>> ? capture_kind::pointer
+                                                                                     : capture_kind::opaque;
   } else {
-    return dereferenceable<T> ? capture_kind::pointer : capture_kind::unsupported;  // not unique_ptr<U[]>
+    return capture_kind::opaque;
+  }
+}
+
+template <class T>
+consteval capture_kind classify_range() {
+  using element = std::remove_cvref_t<std::ranges::range_reference_t<const T>>;
+  if constexpr (std::is_same_v<element, T>) {  // a range of itself would never end
+    if constexpr (requires(const T& t) {
+                    { t.string() } -> std::convertible_to<std::string>;
+                  }) {
+      return capture_kind::path;
+    } else {
+      return capture_kind::opaque;
+    }
+  } else if constexpr (std::is_same_v<element, std::byte>) {
+    return capture_kind::bytes;
+  } else if constexpr (std::is_class_v<T> && std::ranges::contiguous_range<const T> &&
+                       std::is_same_v<element, char8_t>) {
+    return capture_kind::u8_string;
+  } else {
+    return string_keyed_map<T> ? capture_kind::string_map : capture_kind::range;
+  }
+}
+
+/// An aggregate is captured field by field when it has no base class (detected first: binding one would not
+/// compile), is not polymorphic, its fields can be counted (at most max_aggregate_fields of them) and none is a
+/// union (an anonymous one would not bind either).
+template <class T>
+consteval capture_kind classify_aggregate() {
+  if constexpr (std::is_polymorphic_v<T> || has_base<T>) {
+    return capture_kind::opaque;
+  } else {
+    constexpr std::size_t fields = count_fields<T>();  // capture_fields.hpp
+    return fields <= max_aggregate_fields && (fields > 0 || std::is_empty_v<T>)&&!has_union_field<T, fields>()
+               ? capture_kind::aggregate
+               : capture_kind::opaque;
   }
 }
 
 /// The capture rule of T (cv-unqualified, not a reference): the first kind of capture_kind's list T passes.
-/// Each test runs only when every earlier one failed, so the rules need no exclusions of one another.
+/// Each test runs only when every earlier one failed, so the rules need no exclusions of one another; a type no
+/// test accepts (void, functions, incomplete and abstract classes, unions, classes with private members, ...) is
+/// opaque. Never fails to compile.
 template <class T>
 consteval capture_kind classify() {
-  if constexpr (tensor<T>) {
+  if constexpr (!complete_object<T>) {
+    return capture_kind::opaque;
+  } else if constexpr (tensor<T>) {
     return capture_kind::tensor;
   } else if constexpr (flattenable<T>) {
     return capture_kind::flattened;
+  } else if constexpr (capture_as_opaque<T>) {
+    return capture_kind::opaque;
   } else if constexpr (std::is_same_v<T, bool>) {
     return capture_kind::boolean;
-  } else if constexpr (std::is_arithmetic_v<T>) {
-    return capture_kind::arithmetic;
-  } else if constexpr (std::is_same_v<T, std::nullptr_t>) {
+  } else if constexpr (std::is_arithmetic_v<T>) {  // __int128 (when arithmetic) does not fit the value tree's int
+    return std::is_floating_point_v<T> || sizeof(T) <= sizeof(std::int64_t) ? capture_kind::arithmetic
+                                                                            : capture_kind::opaque;
+  } else if constexpr (std::is_enum_v<T>) {
+    return capture_kind::enumeration;
+  } else if constexpr (std::is_same_v<T, std::nullptr_t> || std::is_same_v<T, std::monostate>) {
     return capture_kind::null;
+  } else if constexpr (std::is_array_v<T> && std::is_same_v<std::remove_all_extents_t<T>, char> &&
+                       std::rank_v<T> == 1) {
+    return capture_kind::char_array;
   } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
     return capture_kind::string;
   } else if constexpr (is_optional<T>) {
     return capture_kind::optional;
+  } else if constexpr (is_variant<T>) {
+    return capture_kind::variant;
   } else if constexpr (std::is_pointer_v<T> || is_smart_pointer<T>) {
     return classify_pointer<T>();
+  } else if constexpr (is_reference_wrapper<T>) {
+    return complete_object<std::remove_cv_t<typename T::type>> ? capture_kind::reference : capture_kind::opaque;
   } else if constexpr (std::ranges::range<const T>) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<std::ranges::range_reference_t<const T>>, T>) {
-      return capture_kind::unsupported;  // a range of itself (std::filesystem::path) would never end
-    } else {
-      return string_keyed_map<T> ? capture_kind::string_map : capture_kind::range;
-    }
+    return classify_range<T>();
   } else if constexpr (requires { std::tuple_size<T>::value; }) {
     return capture_kind::tuple_like;
   } else if constexpr (boost::hana::Struct<T>::value) {
     return capture_kind::hana_struct;
-  } else if constexpr (std::is_aggregate_v<T> && std::is_class_v<T> && !std::is_polymorphic_v<T>) {
-    constexpr std::size_t fields = count_fields<T>();  // capture_fields.hpp
-    return fields <= max_aggregate_fields && (fields > 0 || std::is_empty_v<T>) ? capture_kind::aggregate
-                                                                                : capture_kind::unsupported;
+  } else if constexpr (std::is_aggregate_v<T> && std::is_class_v<T>) {
+    return classify_aggregate<T>();
   } else {
-    return capture_kind::unsupported;
+    return capture_kind::opaque;
   }
 }
 

@@ -1,44 +1,28 @@
-// hookscope/detail/capture_rules.hpp — the captured types and the capture function of each capture_kind.
+// hookscope/detail/capture_rules.hpp — the captured types and the capture function of each capture_kind but the
+// structs' (capture_struct_rules.hpp).
 //
-// `rule<T>` is chosen by classify<T>() alone (one partial specialisation per kind, no constraints to weigh). Each
-// rule gives `ok` (capturable all the way down), `type` (the captured type) and, when ok, `capture(t, options)`.
-// An uncapturable part stands as `uncapturable<U>` inside the captured type of its parents, so that asking
-// whether a type is capturable never fails to compile; capture itself checks `ok` first (checked_rule), and
-// names the first uncapturable part in its message.
+// `rule<T, Stack>` is chosen by classify<T>() alone (one partial specialisation per kind, no constraints to weigh).
+// Each rule gives `ok` (structural all the way down: no opaque leaf), `type` (the captured type) and
+// `capture(t, state)`. Every type has a rule, so capturing compiles for every type and asking never fails.
+//
+// `Stack` lists the struct types being captured above (capture_struct_rules.hpp pushes them): a struct met again
+// below itself is a recursive type, captured at run time into a value (recursive_rule) with a depth counter, so
+// that its captured type, and the instantiations, end. Rules without children drop the stack (rule_in), so that
+// an int is captured by one rule wherever it appears.
 #pragma once
 
 #include "hookscope/config.hpp"
 #include "hookscope/detail/capture_classify.hpp"
 #include "hookscope/detail/capture_fields.hpp"
 #include "hookscope/detail/range_concepts.hpp"
-#include "hookscope/detail/type_name.hpp"
 #include "hookscope/detail/tensor_data.hpp"
+#include "hookscope/detail/type_name.hpp"
 #include "hookscope/tensor.hpp"
+#include "hookscope/value.hpp"
 
-#include <boost/hana/accessors.hpp>
-#include <boost/hana/first.hpp>
-#include <boost/hana/second.hpp>
-#include <boost/hana/string.hpp>
-#include <boost/hana/unpack.hpp>
-#include <boost/version.hpp>
-
-// Boost.PFR reads aggregates' field names from Boost 1.84 on; before, fields are named by position.
-#if BOOST_VERSION >= 108400
-#include <boost/pfr/config.hpp>
-#if BOOST_PFR_CORE_NAME_ENABLED
-#include <boost/pfr/core_name.hpp>
-#define HOOKSCOPE_DETAIL_PFR_NAMES 1
-#endif
-#endif
-#ifndef HOOKSCOPE_DETAIL_PFR_NAMES
-#define HOOKSCOPE_DETAIL_PFR_NAMES 0
-#endif
-
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -61,15 +45,6 @@ struct captured_dict {
   friend bool operator==(const captured_dict&, const captured_dict&) = default;
 };
 
-/// A captured struct: its class name, field names and the captured fields.
-template <class Fields>
-struct captured_struct {
-  std::string_view name;
-  std::span<const std::string_view> field_names;
-  Fields fields;  // a std::tuple of captured fields
-  friend bool operator==(const captured_struct& a, const captured_struct& b) { return a.fields == b.fields; }
-};
-
 /// A captured flatten_traits class: its name and its named children.
 template <class Children>
 struct captured_class {
@@ -78,263 +53,326 @@ struct captured_class {
   friend bool operator==(const captured_class&, const captured_class&) = default;
 };
 
+/// A captured opaque leaf: the name of a type hookscope does not look into (value: {"opaque": name}).
+struct captured_opaque {
+  std::string_view type_name;
+  friend bool operator==(const captured_opaque&, const captured_opaque&) = default;
+};
+
+/// A captured std::variant: the index of its active alternative and that alternative captured (a std::variant of
+/// the captured alternatives). `index` is std::variant_npos for a variant valueless by exception.
+template <class Alternatives>
+struct captured_variant {
+  std::size_t index;
+  Alternatives alternative;
+  friend bool operator==(const captured_variant&, const captured_variant&) = default;
+};
+
+/// A captured range of std::byte: its bytes (value: {"bytes": base64}).
+struct captured_bytes {
+  std::vector<std::byte> bytes;
+  friend bool operator==(const captured_bytes&, const captured_bytes&) = default;
+};
+
 namespace detail {
 
-template <class T, capture_kind Kind = classify<T>()>
+/// What every rule's capture is given: the user's options and how deep in the value tree the part captured is
+/// (how many containers are above it; optionals, pointers and references add none: they are no node of their own).
+struct capture_state {
+  capture_options options;
+  unsigned depth = 0;
+  /// The state of the parts of a container captured with this state.
+  capture_state below() const noexcept { return {options, depth + 1}; }
+};
+
+template <class T, class Stack = type_list<>, capture_kind Kind = classify<T>()>
 struct rule;
 
+/// A struct met again below itself: captured at run time (capture_to_value.hpp defines capture).
 template <class T>
-using rule_of = rule<std::remove_cvref_t<T>>;
+struct recursive_rule {
+  static constexpr bool ok = true;  // the recursion itself; T's own rule says whether T is structural
+  using type = value;
+  static value capture(const T& t, capture_state state);
+};
 
-/// Stands for the captured form of an uncapturable U inside the captured type of its parents; never defined.
-template <class U>
-struct uncapturable;
+// The kinds whose rules capture parts of T with rules of their own: they keep the stack for their parts.
+constexpr bool has_parts(capture_kind k) noexcept {
+  switch (k) {
+    case capture_kind::flattened:
+    case capture_kind::optional:
+    case capture_kind::variant:
+    case capture_kind::pointer:
+    case capture_kind::reference:
+    case capture_kind::string_map:
+    case capture_kind::range:
+    case capture_kind::tuple_like:
+    case capture_kind::hana_struct:
+    case capture_kind::aggregate: return true;
+    case capture_kind::opaque:
+    case capture_kind::tensor:
+    case capture_kind::boolean:
+    case capture_kind::arithmetic:
+    case capture_kind::enumeration:
+    case capture_kind::null:
+    case capture_kind::char_array:
+    case capture_kind::string:
+    case capture_kind::u8_string:
+    case capture_kind::path:
+    case capture_kind::bytes: return false;
+  }
+  return false;
+}
+
+template <class T, class Stack>
+struct select_rule;
+template <class T, class... S>
+struct select_rule<T, type_list<S...>> {
+  static constexpr capture_kind kind = classify<T>();
+  using type = std::conditional_t<(std::is_same_v<T, S> || ...), recursive_rule<T>,
+                                  rule<T, std::conditional_t<has_parts(kind), type_list<S...>, type_list<>>, kind>>;
+};
+
+/// The rule of a part of type T of something captured under the struct types `Stack`.
+template <class T, class Stack>
+using rule_in = typename select_rule<std::remove_cvref_t<T>, Stack>::type;
+
+/// The rule of a whole argument of type T.
+template <class T>
+using rule_of = rule_in<T, type_list<>>;
 
 template <class T>
-struct rule<T, capture_kind::unsupported> {
+using captured_of = typename rule_of<T>::type;
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::opaque> {
   static constexpr bool ok = false;
-  using type = uncapturable<T>;
+  using type = captured_opaque;
+  template <class U>  // T may be void or a function type: no `const T&` parameter
+  static type capture(const U&, capture_state) noexcept {
+    return {type_name<T>()};
+  }
 };
 
-// The first uncapturable part of a captured type (void when there is none: then the type itself is at fault).
-template <class C>
-struct first_uncapturable {
-  using type = void;
-};
-template <class U>
-struct first_uncapturable<uncapturable<U>> {
-  using type = U;
-};
-template <class C>
-struct first_uncapturable<std::vector<C>> : first_uncapturable<C> {};
-template <class C>
-struct first_uncapturable<std::optional<C>> : first_uncapturable<C> {};
-template <class C>
-struct first_uncapturable<captured_dict<C>> : first_uncapturable<C> {};
-template <class F>
-struct first_uncapturable<captured_struct<F>> : first_uncapturable<F> {};
-template <class C>
-struct first_uncapturable<captured_class<C>> : first_uncapturable<C> {};
-template <class C, class... Rest>
-struct first_uncapturable<std::tuple<C, Rest...>> {
-  using type =
-      std::conditional_t<std::is_void_v<typename first_uncapturable<C>::type>,
-                         typename first_uncapturable<std::tuple<Rest...>>::type, typename first_uncapturable<C>::type>;
-};
+[[noreturn]] void throw_negative_dimension(const tensor_spec& spec, std::size_t index);  // src/capture.cpp
 
-template <class Part>
-inline constexpr bool can_capture_part = false;
-
-template <class Part>
-struct cannot_capture {
-  static_assert(can_capture_part<Part>,
-                "hookscope: this parameter type cannot be captured: make it a tensor (specialise "
-                "hookscope::tensor_traits<T>), an aggregate (of at most 32 fields) or a Hana struct, or name its "
-                "children with a hookscope::flatten_traits<T> specialisation whose flatten(t) returns (name, child) "
-                "pairs. The part at fault is the Part of cannot_capture<Part> below, in the T of checked_rule<T>.");
-};
-
-// The rule of a type about to be captured: an uncapturable one is reported, naming its part at fault.
-template <class T, bool = rule<T>::ok>
-struct checked_rule : rule<T> {};
-template <class T>
-struct checked_rule<T, false>
-    : rule<T>,
-      cannot_capture<std::conditional_t<std::is_void_v<typename first_uncapturable<typename rule<T>::type>::type>, T,
-                                        typename first_uncapturable<typename rule<T>::type>::type>> {};
-
-template <class T>
-using captured_of = typename checked_rule<std::remove_cvref_t<T>>::type;
-
-template <class T>
-struct rule<T, capture_kind::tensor> {
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::tensor> {
   static constexpr bool ok = true;
   using type = tensor_spec;
-  static type capture(const T& t, capture_options options) {
+  static type capture(const T& t, capture_state state) {
     type spec = spec_of(t);
-    if (options.tensor_data) copy_tensor_data(t, spec);
+    // An unknown dimension (ONNX's and TensorRT's -1) is no shape: refused rather than recorded as one.
+    for (std::size_t i = 0; i < spec.shape.size(); ++i) {
+      if (spec.shape[i] < 0) throw_negative_dimension(spec, i);
+    }
+    if (state.options.tensor_data) copy_tensor_data(t, spec);
     return spec;
   }
 };
 
-// flatten_traits children must be named: a map from strings, or a range of (string, child) pairs.
-template <class C>
-inline constexpr bool named_children = false;
-template <class C>
-inline constexpr bool named_children<captured_dict<C>> = true;
-template <class C>
-inline constexpr bool named_children<std::vector<std::tuple<std::string, C>>> = true;
-
-template <class T>
-struct rule<T, capture_kind::flattened> {
-  using children = rule_of<decltype(flatten_traits<T>::flatten(std::declval<const T&>()))>;
-  static constexpr bool ok = children::ok && named_children<typename children::type>;
-  // Capturable children without names: this class is the part at fault.
-  using type = std::conditional_t<children::ok && !ok, uncapturable<T>, captured_class<typename children::type>>;
-  static type capture(const T& t, capture_options options) {
-    std::string_view name = type_name<T>();
-    if constexpr (requires { flatten_traits<T>::name; }) name = flatten_traits<T>::name;
-    return {name, children::capture(flatten_traits<T>::flatten(t), options)};
-  }
-};
-
-template <class T>
-struct rule<T, capture_kind::boolean> {
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::boolean> {
   static constexpr bool ok = true;
   using type = bool;
-  static type capture(bool b, capture_options) { return b; }
+  static type capture(bool b, capture_state) { return b; }
 };
 
-template <class T>
-struct rule<T, capture_kind::arithmetic> {
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::arithmetic> {
   static constexpr bool ok = true;
   using type = std::conditional_t<std::is_integral_v<T>, std::int64_t, double>;
-  static type capture(T v, capture_options) { return static_cast<type>(v); }
+  static type capture(T v, capture_state) { return static_cast<type>(v); }
 };
 
-template <class T>
-struct rule<T, capture_kind::null> {
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::enumeration> {
+  using underlying = rule_of<std::underlying_type_t<T>>;
+  static constexpr bool ok = underlying::ok;
+  using type = typename underlying::type;
+  static type capture(T v, capture_state state) {
+    return underlying::capture(static_cast<std::underlying_type_t<T>>(v), state);
+  }
+};
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::null> {
   static constexpr bool ok = true;
   using type = std::monostate;
-  static type capture(std::nullptr_t, capture_options) { return {}; }
+  static type capture(const T&, capture_state) { return {}; }
 };
 
-template <class T>
-struct rule<T, capture_kind::string> {
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::char_array> {
   static constexpr bool ok = true;
   using type = std::string;
-  static type capture(const T& s, capture_options) { return std::string(std::string_view(s)); }
+  // A C string in a fixed buffer (`char name[16]`): up to its first NUL, and never past the buffer.
+  static type capture(const T& s, capture_state) {
+    constexpr std::size_t extent = std::extent_v<T>;
+    const char* end = std::char_traits<char>::find(s, extent, '\0');
+    return std::string(s, end != nullptr ? static_cast<std::size_t>(end - s) : extent);
+  }
 };
 
-template <class T>
-struct rule<T, capture_kind::optional> {
-  using element = rule_of<typename T::value_type>;
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::string> {
+  static constexpr bool ok = true;
+  using type = std::conditional_t<std::is_pointer_v<T>, std::optional<std::string>, std::string>;  // null: none
+  static type capture(const T& s, capture_state) {
+    if constexpr (std::is_pointer_v<T>) {
+      if (s == nullptr) return std::nullopt;
+    }
+    return std::string(std::string_view(s));
+  }
+};
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::u8_string> {
+  static constexpr bool ok = true;
+  using type = std::string;  // the UTF-8 bytes as they are (the JSON writer encodes whatever a string holds)
+  static type capture(const T& s, capture_state) {
+    return std::string(reinterpret_cast<const char*>(std::ranges::data(s)), std::ranges::size(s));
+  }
+};
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::path> {
+  static constexpr bool ok = true;
+  using type = std::string;
+  static type capture(const T& p, capture_state) { return p.string(); }
+};
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::optional> {
+  using element = rule_in<typename T::value_type, Stack>;
   static constexpr bool ok = element::ok;
   using type = std::optional<typename element::type>;
-  static type capture(const T& o, capture_options options) {
+  static type capture(const T& o, capture_state state) {
     if (!o) return std::nullopt;
-    return element::capture(*o, options);
+    return element::capture(*o, state);
   }
 };
 
-template <class T>
-struct rule<T, capture_kind::pointer> {
-  using pointee = rule_of<decltype(*std::declval<const T&>())>;
+template <class T, class Stack, class = std::make_index_sequence<std::variant_size_v<T>>>
+struct variant_rule;
+template <class T, class Stack, std::size_t... I>
+struct variant_rule<T, Stack, std::index_sequence<I...>> {
+  static constexpr bool ok = (rule_in<std::variant_alternative_t<I, T>, Stack>::ok && ...);
+  using alternatives = std::variant<typename rule_in<std::variant_alternative_t<I, T>, Stack>::type...>;
+  using type = captured_variant<alternatives>;
+  static type capture(const T& v, [[maybe_unused]] capture_state state) {
+    type out{v.index(), {}};
+    (void)((v.index() == I &&
+            (out.alternative.template emplace<I>(
+                 rule_in<std::variant_alternative_t<I, T>, Stack>::capture(*std::get_if<I>(&v), state.below())),
+             true)) ||
+           ...);
+    return out;
+  }
+};
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::variant> : variant_rule<T, Stack> {};
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::pointer> {
+  using pointee = rule_in<decltype(*std::declval<const T&>()), Stack>;
   static constexpr bool ok = pointee::ok;
   using type = std::optional<typename pointee::type>;
-  static type capture(const T& p, capture_options options) {
+  static type capture(const T& p, capture_state state) {
     if (p == nullptr) return std::nullopt;
-    return pointee::capture(*p, options);
+    return pointee::capture(*p, state);
   }
 };
 
-template <class T>
-struct rule<T, capture_kind::string_map> {
-  using mapped = rule_of<typename T::mapped_type>;
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::reference> {
+  using referent = rule_in<typename T::type, Stack>;
+  static constexpr bool ok = referent::ok;
+  using type = typename referent::type;
+  static type capture(const T& r, capture_state state) { return referent::capture(r.get(), state); }
+};
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::bytes> {
+  static constexpr bool ok = true;
+  using type = captured_bytes;
+  static type capture(const T& r, capture_state) {
+    type out;
+    if constexpr (std::ranges::contiguous_range<const T> && std::ranges::sized_range<const T>) {
+      const std::byte* data = std::ranges::data(r);
+      out.bytes.assign(data, data + std::ranges::size(r));
+    } else {
+      for (std::byte b : r) out.bytes.push_back(b);
+    }
+    return out;
+  }
+};
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::string_map> {
+  using mapped = rule_in<typename T::mapped_type, Stack>;
   static constexpr bool ok = mapped::ok;
   using type = captured_dict<typename mapped::type>;
-  static type capture(const T& m, capture_options options) {
+  static type capture(const T& m, capture_state state) {
     type out;
     if constexpr (std::ranges::sized_range<const T>) out.entries.reserve(std::ranges::size(m));
-    for (const auto& [key, v] : m)
-      out.entries.emplace_back(std::string(std::string_view(key)), mapped::capture(v, options));
+    for (const auto& [key, v] : m) {
+      out.entries.emplace_back(std::string(std::string_view(key)), mapped::capture(v, state.below()));
+    }
     return out;
   }
 };
 
-template <class T>
-struct rule<T, capture_kind::range> {
-  using element = rule_of<std::ranges::range_reference_t<const T>>;
+// What a range's elements are captured as: what its iterators give, unless that is a proxy (std::vector<bool>'s
+// reference, any class standing for an element), which is converted to the range's value type first.
+template <class T, class Reference = std::ranges::range_reference_t<const T>>
+struct range_element {
+  using type = Reference;
+  static constexpr bool proxy = false;
+};
+template <class T, class Reference>
+  requires(!std::is_reference_v<Reference> && requires { typename std::ranges::range_value_t<const T>; } &&
+           !std::is_same_v<std::remove_cv_t<Reference>, std::ranges::range_value_t<const T>> &&
+           std::is_convertible_v<Reference, std::ranges::range_value_t<const T>>)
+struct range_element<T, Reference> {
+  using type = std::ranges::range_value_t<const T>;
+  static constexpr bool proxy = true;
+};
+
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::range> {
+  using element_type = range_element<T>;
+  using element = rule_in<typename element_type::type, Stack>;
   static constexpr bool ok = element::ok;
   using type = std::vector<typename element::type>;
-  static type capture(const T& r, capture_options options) {
+  static type capture(const T& r, capture_state state) {
     type out;
     if constexpr (std::ranges::sized_range<const T>) out.reserve(std::ranges::size(r));
-    for (const auto& e : r) out.push_back(element::capture(e, options));
+    for (auto&& e : r) {
+      if constexpr (element_type::proxy) {
+        out.push_back(element::capture(static_cast<typename element_type::type>(e), state.below()));
+      } else {
+        out.push_back(element::capture(e, state.below()));
+      }
+    }
     return out;
   }
 };
 
-template <class T, class = std::make_index_sequence<std::tuple_size_v<T>>>
+template <class T, class Stack, class = std::make_index_sequence<std::tuple_size_v<T>>>
 struct tuple_rule;
-template <class T, std::size_t... I>
-struct tuple_rule<T, std::index_sequence<I...>> {
-  static constexpr bool ok = (rule_of<std::tuple_element_t<I, T>>::ok && ...);
-  using type = std::tuple<typename rule_of<std::tuple_element_t<I, T>>::type...>;
-  static type capture(const T& t, [[maybe_unused]] capture_options options) {
-    return type{rule_of<std::tuple_element_t<I, T>>::capture(std::get<I>(t), options)...};
+template <class T, class Stack, std::size_t... I>
+struct tuple_rule<T, Stack, std::index_sequence<I...>> {
+  static constexpr bool ok = (rule_in<std::tuple_element_t<I, T>, Stack>::ok && ...);
+  using type = std::tuple<typename rule_in<std::tuple_element_t<I, T>, Stack>::type...>;
+  static type capture(const T& t, [[maybe_unused]] capture_state state) {
+    return type{rule_in<std::tuple_element_t<I, T>, Stack>::capture(std::get<I>(t), state.below())...};
   }
 };
 
-template <class T>
-struct rule<T, capture_kind::tuple_like> : tuple_rule<T> {};
-
-// Structs (Hana structs and aggregates), captured field by field. `Access` gives their field types as a
-// type_list, their field names, and calls Rule::capture_fields(options, fields...) with all the fields at once.
-template <class T, class Access, class Fields = decltype(Access::types())>
-struct struct_rule;
-template <class T, class Access, class... F>
-struct struct_rule<T, Access, type_list<F...>> {
-  static constexpr bool ok = (rule<F>::ok && ...);
-  using fields = std::tuple<typename rule<F>::type...>;
-  using type = captured_struct<fields>;
-  static fields capture_fields([[maybe_unused]] capture_options options, const F&... f) {
-    return fields{rule<F>::capture(f, options)...};
-  }
-  static type capture(const T& t, capture_options options) {
-    return {type_name<T>(), Access::names(), Access::template apply<struct_rule>(t, options)};
-  }
-};
-
-template <class T>
-struct hana_access {
-  static auto types() {
-    return boost::hana::unpack(boost::hana::accessors<T>(), [](auto... pairs) {
-      return type_list<std::remove_cvref_t<decltype(boost::hana::second(pairs)(std::declval<const T&>()))>...>{};
-    });
-  }
-  template <class Rule>
-  static auto apply(const T& t, capture_options options) {
-    return boost::hana::unpack(boost::hana::accessors<T>(), [&](auto... pairs) {
-      return Rule::capture_fields(options, boost::hana::second(pairs)(t)...);
-    });
-  }
-  static constexpr auto field_names = boost::hana::unpack(boost::hana::accessors<T>(), [](auto... pairs) {
-    return std::array<std::string_view, sizeof...(pairs)>{
-        std::string_view(boost::hana::to<const char*>(boost::hana::first(pairs)))...};
-  });
-  static constexpr std::span<const std::string_view> names() noexcept { return field_names; }
-};
-
-template <class T>
-struct rule<T, capture_kind::hana_struct> : struct_rule<T, hana_access<T>> {};
-
-// Field names "0", "1", ... for aggregates (Boost.PFR before 1.84 has no names).
-inline constexpr std::string_view positional_field_names[max_aggregate_fields] = {
-    "0",  "1",  "2",  "3",  "4",  "5",  "6",  "7",  "8",  "9",  "10", "11", "12", "13", "14", "15",
-    "16", "17", "18", "19", "20", "21", "22", "23", "24", "25", "26", "27", "28", "29", "30", "31"};
-
-// Aggregates: fields counted and bound by capture_fields.hpp.
-template <class T>
-struct aggregate_access {
-  static constexpr std::size_t count = count_fields<T>();
-  static auto types() -> decltype(fields_access<count>::types(std::declval<const T&>()));
-  template <class Rule>
-  static auto apply(const T& t, capture_options options) {
-    return fields_access<count>::template apply<Rule>(t, options);
-  }
-  // Their real field names where Boost.PFR can read them (Boost >= 1.84 with BOOST_PFR_CORE_NAME_ENABLED),
-  // positional names otherwise.
-#if HOOKSCOPE_DETAIL_PFR_NAMES
-  static constexpr auto field_names = boost::pfr::names_as_array<T>();
-  static constexpr std::span<const std::string_view> names() noexcept { return field_names; }
-#else
-  static constexpr std::span<const std::string_view> names() noexcept { return {positional_field_names, count}; }
-#endif
-};
-
-template <class T>
-struct rule<T, capture_kind::aggregate> : struct_rule<T, aggregate_access<T>> {};
+template <class T, class Stack>
+struct rule<T, Stack, capture_kind::tuple_like> : tuple_rule<T, Stack> {};
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE

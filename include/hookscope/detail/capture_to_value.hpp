@@ -4,6 +4,8 @@
 
 #include "hookscope/config.hpp"
 #include "hookscope/detail/capture_rules.hpp"
+#include "hookscope/detail/capture_struct_rules.hpp"
+#include "hookscope/detail/type_name.hpp"
 #include "hookscope/detail/value_builders.hpp"
 #include "hookscope/value.hpp"
 
@@ -27,6 +29,10 @@ inline value to_value_of(bool b) { return value(b); }
 inline value to_value_of(std::int64_t i) { return value(i); }
 inline value to_value_of(double f) { return value(f); }
 inline value to_value_of(std::monostate) { return {}; }
+inline value to_value_of(const value& v) { return v; }  // a recursive part, captured at run time
+inline value to_value_of(value&& v) { return std::move(v); }
+inline value to_value_of(const captured_opaque& o) { return value::opaque(std::string(o.type_name)); }
+inline value to_value_of(const captured_bytes& b) { return value::bytes(b.bytes); }
 
 template <class C>
 value to_value_of(const std::optional<C>& o);
@@ -44,6 +50,8 @@ template <class F>
 value to_value_of(const captured_struct<F>& s);
 template <class C>
 value to_value_of(const captured_class<C>& c);
+template <class A>
+value to_value_of(const captured_variant<A>& v);
 
 template <class C>
 value to_value_of(const std::optional<C>& o) {
@@ -65,7 +73,7 @@ value to_value_of(const std::vector<C>& v) {
 template <class C>
 value to_value_of(std::vector<C>&& v) {
   items_builder items(v.size());
-  for (C& c : v) items.add(to_value_of(std::move(c)));
+  for (auto&& c : v) items.add(to_value_of(static_cast<C&&>(c)));  // C&& converts std::vector<bool>'s proxy
   return std::move(items).list();
 }
 template <class... C>
@@ -107,6 +115,22 @@ value to_value_of(const captured_class<C>& c) {
   fields_builder fields(pairs.size());
   add_fields(fields, pairs);
   return std::move(fields).structure(c.name);
+}
+
+// A variant valueless by exception has no alternative to show: none.
+template <class A>
+value to_value_of(const captured_variant<A>& v) {
+  if (v.index == std::variant_npos) return {};
+  return std::visit([&](const auto& alternative) { return value::variant(v.index, to_value_of(alternative)); },
+                    v.alternative);
+}
+
+// Above the depth bound, a recursive part is captured as its type's rule would at the top (a fresh stack, so that
+// the instantiations end); at the bound, as an opaque leaf marked depth_limited.
+template <class T>
+value recursive_rule<T>::capture(const T& t, capture_state state) {
+  if (state.depth >= max_recursion_depth) return value::opaque(std::string(type_name<T>()), true);
+  return to_value_of(rule_of<T>::capture(t, state));
 }
 
 }  // namespace detail

@@ -9,8 +9,6 @@
 
 #if HOOKSCOPE_ENABLED
 #include "hookscope/capture.hpp"
-
-#include <tuple>
 #endif
 
 #include <type_traits>
@@ -19,17 +17,10 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
 /// Every argument of a call, captured and named by the annotation (what recorders store).
+/// (Parameters whose types are not structural are captured as opaque leaves: every function can be recorded.)
 #if HOOKSCOPE_ENABLED
-template <class Args>
-inline constexpr bool all_capturable = false;
-template <class... T>
-inline constexpr bool all_capturable<std::tuple<const T&...>> = (capturable<T> && ...);
-
 template <class Context>
 value_fields capture_args(const Context& ctx, capture_options options) {
-  static_assert(all_capturable<typename Context::args_type>,
-                "hookscope: this parameter type cannot be captured: a recorder needs every parameter of the "
-                "function to be capturable (see hookscope::capturable)");
   return call_access::capture_args(ctx, &options);
 }
 #else

@@ -31,11 +31,7 @@ value capture_one(const void* object, const void* options) {
 
 template <class T>
 constexpr value_ops make_value_ops() noexcept {
-  if constexpr (capturable<T>) {
-    return {&format_one<T>, &capture_one<T>};
-  } else {
-    return {&format_one<T>, nullptr};  // uncapturable types still format ("<type>")
-  }
+  return {&format_one<T>, &capture_one<T>};  // every type captures (opaque leaves where not structural)
 }
 
 /// The tables of the types most parameters have (the arithmetic types, strings, tensor_spec), compiled once in the

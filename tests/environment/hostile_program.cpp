@@ -1,0 +1,229 @@
+// Run by tests/environment/test_hostile.py under HOOKSCOPE_RECORD, HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE: the
+// ways a call can end without its post callback, deep recursion, bytes that are not UTF-8, a tensor that cannot be
+// captured, threads still tracing at exit, chdir(). `hostile_program MODE N` runs MODE with N and prints what the
+// test checks against ("calls K": the calls that returned).
+#include "hookscope/callback_errors.hpp"
+#include "hookscope/observable.hpp"
+#include "hookscope/tensor.hpp"
+#include "hookscope/value_errors.hpp"
+
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+// A tensor whose traits refuse a negative dimension, as the capture rules do for any tensor.
+struct odd_tensor {
+  std::vector<std::int64_t> dims;
+};
+template <>
+struct hookscope::tensor_traits<odd_tensor> {
+  static const std::vector<std::int64_t>& shape(const odd_tensor& t) {
+    for (std::size_t i = 0; i < t.dims.size(); ++i) {
+      if (t.dims[i] < 0) throw hookscope::value_error("dimension " + std::to_string(i) + " is negative");
+    }
+    return t.dims;
+  }
+  static hookscope::dtype dtype(const odd_tensor&) noexcept { return hookscope::dtype::float32; }
+};
+
+namespace impl {
+int work(int n) {
+  if (n < 0) pthread_exit(nullptr);  // a forced unwind through the observed call
+  return n * 10;
+}
+int depth(int n);
+std::size_t text(const std::string& s) { return s.size(); }
+std::int64_t odd(const odd_tensor& t) { return t.dims.empty() ? 0 : t.dims[0]; }
+std::string bytes_back(const std::string& s) { return s; }
+double mixed(const std::string& s, double f, std::int64_t i, const std::vector<std::string>& words) {
+  (void)s, (void)i, (void)words;
+  return f;
+}
+}  // namespace impl
+
+HOOKSCOPE_OBSERVABLE(work, impl::work, n);
+HOOKSCOPE_OBSERVABLE(depth, impl::depth, n);
+HOOKSCOPE_OBSERVABLE(text, impl::text, s);
+HOOKSCOPE_OBSERVABLE(odd, impl::odd, t);
+HOOKSCOPE_OBSERVABLE(bytes_back, impl::bytes_back, s);
+HOOKSCOPE_OBSERVABLE(mixed, impl::mixed, s, f, i, words);
+
+int impl::depth(int n) { return n == 0 ? 0 : 1 + ::depth(n - 1); }
+
+namespace {
+
+// Threads ended by pthread_exit inside a recorded call, then calls on new threads (which reuse the dead threads'
+// stacks, so their calls' contexts take the abandoned addresses) and on the main thread.
+// The same frames on each thread: a new thread's call takes the abandoned context's address.
+[[gnu::noinline]] int work_from(int first, int n) {
+  int calls = 0;
+  for (int i = 0; i < n; ++i) calls += work(first < 0 ? -1 : first + i) >= 0;
+  return calls;
+}
+
+std::atomic<int> calls_on_threads{0};
+void work_on_thread(int first, int n) { calls_on_threads += work_from(first, n); }
+
+int unwind(int n) {
+  for (int round = 0; round < 3; ++round) {  // both threads start the same way (glibc reuses the ended one's stack)
+    std::thread(&work_on_thread, -1, 1).join();
+    std::thread(&work_on_thread, round * 1000, n).join();
+  }
+  return calls_on_threads + work_from(5000, n);
+}
+
+// In rethrow mode, a pre callback that refuses every third call: those calls never run, and have no post callback.
+int refused(int n) {
+  const hookscope::rethrow_callback_exceptions_scope rethrow;
+  auto refuse = work.observers.pre.add([](const auto& ctx) {
+    if (ctx.template arg<"n">() % 3 == 0) throw std::runtime_error("refused");
+  });
+  int calls = 0;
+  for (int i = 0; i < n; ++i) {
+    try {
+      calls += work(i) >= 0;
+    } catch (const std::runtime_error&) {
+    }
+  }
+  return calls;
+}
+
+// Bytes that are not UTF-8 in arguments and in the thread's name (the kernel keeps 15 bytes: the name below is cut
+// inside the euro sign).
+int non_utf8() {
+  prctl(PR_SET_NAME, "abcdefghijklmn\xe2\x82\xac", 0, 0, 0);
+  const std::string samples[] = {"\xff\xfe",
+                                 "caf\xc3\xa9",
+                                 "cut \xe2\x82",
+                                 "\xed\xa0\x80 surrogate",
+                                 "quote \" back \\ nul",
+                                 std::string("a\0b", 3),
+                                 "\xc0\xaf overlong"};
+  int calls = 0;
+  for (const std::string& s : samples) {
+    calls += text(s) == s.size();
+    calls += bytes_back(s) == s;
+  }
+  return calls;
+}
+
+// Threads that never stop making traced calls (arguments that need escaping) while the main thread exits.
+[[noreturn]] void exit_while_tracing(int threads) {
+  std::atomic<int> started{0};
+  for (int t = 0; t < threads; ++t) {
+    std::thread([&started, t] {
+      const std::string s = "\"\\\xe2\x82\xac" + std::to_string(t);  // valid UTF-8: only tearing can spoil it
+      (void)text(s);                                                 // the thread's ring exists from here on
+      started.fetch_add(1);
+      for (int i = 0;; ++i) {
+        (void)text(s);
+        (void)work(i);
+      }
+    }).detach();
+  }
+  while (started.load() < threads) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::exit(0);
+}
+
+// A tensor with a negative dimension among well-formed ones: as argument, n times.
+int odd_tensors(int n) {
+  int calls = 0;
+  for (int i = 0; i < n; ++i) {
+    calls += odd(odd_tensor{{i, 2}}) == i;
+    calls += odd(odd_tensor{{-1, 2}}) == -1;
+  }
+  return calls;
+}
+
+std::string hex(const std::string& s) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out = "x";  // never empty: the line splits on spaces
+  for (const char c : s) {
+    out.push_back(digits[static_cast<unsigned char>(c) >> 4]);
+    out.push_back(digits[static_cast<unsigned char>(c) & 15]);
+  }
+  return out;
+}
+
+// Random arguments (seeded by `seed`): strings of arbitrary bytes, inf/nan/-0 and extreme numbers; each call's
+// arguments printed on a line, `s f i words...` (bytes in hex, the double's bits in hex), for the test to compare
+// with what was recorded.
+int random_calls(int seed) {
+  std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+  auto bytes = [&] {
+    std::string s(rng() % 7, '\0');
+    for (char& c : s) c = static_cast<char>(rng() % 4 == 0 ? 0xe2 : rng() % 256);
+    return s;
+  };
+  const double specials[] = {HUGE_VAL, -HUGE_VAL, std::nan(""), 0.0, -0.0, 5e-324, 1.7976931348623157e308};
+  const std::int64_t extremes[] = {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
+                                   0, -1};
+  for (int call = 0; call < 300; ++call) {
+    const std::string s = bytes();
+    const double f = rng() % 2 ? specials[rng() % std::size(specials)]
+                               : std::ldexp(static_cast<double>(rng()), -static_cast<int>(rng() % 120));
+    const std::int64_t i = rng() % 2 ? extremes[rng() % 4] : static_cast<std::int64_t>(rng());
+    std::vector<std::string> words(rng() % 3);
+    for (auto& w : words) w = bytes();
+    (void)mixed(s, f, i, words);
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    std::printf("%s %016llx %lld", hex(s).c_str(), static_cast<unsigned long long>(bits), static_cast<long long>(i));
+    for (const std::string& w : words) std::printf(" %s", hex(w).c_str());
+    std::printf("\n");
+  }
+  return 300;
+}
+
+// Calls, a chdir(), calls: relative output paths were resolved at start-up.
+int change_directory(const char* to, int n) {
+  int calls = 0;
+  for (int i = 0; i < n; ++i) calls += work(i) >= 0;
+  if (chdir(to) != 0) {
+    std::perror("chdir");
+    std::exit(3);
+  }
+  for (int i = 0; i < n; ++i) calls += work(100 + i) >= 0;
+  return calls;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: hostile_program MODE N [DIR]\n");
+    return 2;
+  }
+  const std::string mode = argv[1];
+  const int n = std::atoi(argv[2]);
+  int calls = -1;
+  if (mode == "unwind") calls = unwind(n);
+  if (mode == "refused") calls = refused(n);
+  if (mode == "recursion") calls = depth(n) == n ? n + 1 : -1;
+  if (mode == "non_utf8") calls = non_utf8();
+  if (mode == "exit_while_tracing") exit_while_tracing(n);
+  if (mode == "odd_tensors") calls = odd_tensors(n);
+  if (mode == "random") calls = random_calls(n);
+  if (mode == "chdir" && argc == 4) calls = change_directory(argv[3], n);
+  if (calls < 0) {
+    std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+    return 2;
+  }
+  std::printf("calls %d\n", calls);
+  return 0;
+}

@@ -1,0 +1,301 @@
+"""The environment features against hostile programs (tests/environment/hostile_program.cpp, and record_program's
+fork): calls that end without their post callback (a forced unwind, a refusal in rethrow mode), recursion deeper
+than any fixed stack, bytes that are not UTF-8 in arguments and thread names, a tensor the capture refuses, threads
+still tracing while the program exits, chdir(), fork(). Each case runs the real program and reads what it wrote:
+the records (Python's json, then the library's reader through hookscope-shapes), the statistics table and the
+timeline (Python's strict json, no lone surrogate, valid UTF-8)."""
+import base64
+import json
+import math
+import os
+import random
+import re
+import struct
+import subprocess
+
+import pytest
+
+from support import Checks, expect, run
+
+STATS = "hookscope: stats: "
+
+
+@pytest.fixture
+def enabled(hooks_enabled):
+    if not hooks_enabled:
+        pytest.skip("-Dhooks=false compiles the observables out: nothing is recorded, counted or traced "
+                    "(test_record_env.py and test_stats_timeline.py check that)")
+
+
+def run_hostile(program, settings, *args, cwd=None):
+    done = run([program, *map(str, args)], settings, timeout=120, cwd=cwd)
+    return done.returncode, done.stdout, done.stderr.splitlines()
+
+
+def no_lone_surrogate(value, where):
+    """Every string of a parsed JSON document encodes to UTF-8 (json.loads accepts "\\ud800"; this refuses it)."""
+    if isinstance(value, str):
+        value.encode("utf-8")  # raises UnicodeEncodeError on a lone surrogate
+    elif isinstance(value, list):
+        for item in value:
+            no_lone_surrogate(item, where)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            no_lone_surrogate(key, where)
+            no_lone_surrogate(item, where)
+
+
+def strict_json(path):
+    """The document at `path`: valid UTF-8, strict JSON, no lone surrogate escaped."""
+    with open(path, "rb") as f:
+        text = f.read().decode("utf-8")  # strict: raises on bytes that are not UTF-8
+    document = json.loads(text)
+    no_lone_surrogate(document, path)
+    return document
+
+
+def read_records(path):
+    with open(path, "rb") as f:
+        records = [json.loads(line.decode("utf-8")) for line in f]
+    for r in records:
+        no_lone_surrogate(r, path)
+    return records
+
+
+def library_reads(hookscope_shapes, path, function):
+    """Whether the library's record reader accepts every line of the file (hookscope-shapes summarize)."""
+    done = subprocess.run([hookscope_shapes, "summarize", str(path), "--function", function],
+                          capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stderr
+
+
+def stats_tables(lines):
+    """[{function: calls}] for each table in the log lines (a forked child prints its own)."""
+    tables = []
+    for line in lines:
+        if not line.startswith(STATS):
+            continue
+        row = line[len(STATS):].split()
+        if row[0] == "function":
+            tables.append({})
+        else:
+            tables[-1][row[0]] = int(row[1])
+    return tables
+
+
+def events(trace, name=None):
+    return [e for e in trace["traceEvents"] if e["ph"] == "X" and (name is None or e["name"] == name)]
+
+
+# --- a record belongs to its call, whatever ends the call; statistics and the timeline keep counting ---
+
+# unwind: three threads end by pthread_exit inside work(-1), each followed by a thread (on the reused stack) making
+# N calls, then N calls on the main thread. refused: in rethrow mode a pre callback refuses work(n) for n % 3 == 0.
+N = 200
+PAIRING = {
+    "unwind": [r * 1000 + i for r in range(3) for i in range(N)] + [5000 + i for i in range(N)],
+    "refused": [i for i in range(N) if i % 3 != 0],
+}
+
+
+@pytest.mark.parametrize("mode", sorted(PAIRING))
+def test_calls_ended_without_post(hostile_program, enabled, tmp_path, mode):
+    records, trace = tmp_path / "work.jsonl", tmp_path / "work.json"
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}", "HOOKSCOPE_STATS": "work",
+                                                   "HOOKSCOPE_TIMELINE": f"work={trace}"}, mode, N)
+    returned = PAIRING[mode]
+    with Checks() as check:
+        check.expect(f"{mode}: the program's own count of returned calls", (code, out), (0, f"calls {len(returned)}\n"))
+        pairs = [(r["kwargs"][0][1]["int"], r["result"]["int"]) for r in read_records(records)]
+        check.expect(f"{mode}: one record per returned call, each with its own result (10 n)", sorted(pairs),
+                     sorted((n, 10 * n) for n in returned))
+        check.expect(f"{mode}: statistics count every returned call", stats_tables(err), [{"work": len(returned)}])
+        check.expect(f"{mode}: one timeline event per returned call, with its argument",
+                     sorted(int(e["args"]["n"]) for e in events(strict_json(trace))), sorted(returned))
+
+
+def test_refused_calls_with_sampling(hostile_program, enabled, tmp_path):
+    """every=2 leaves out calls whose pre callback still sees the address a refused call left its entry at."""
+    records = tmp_path / "sampled.jsonl"
+    code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}[every=2]"}, "refused", N)
+    pairs = [(r["kwargs"][0][1]["int"], r["result"]["int"]) for r in read_records(records)]
+    expect("every=2 with refused calls: the sampled calls that returned, each with its own result", (code, pairs),
+           (0, [(n, 10 * n) for n in range(N) if n % 2 == 0 and n % 3 != 0]))
+
+
+# --- recursion of any depth ---
+
+@pytest.mark.parametrize("depth", [127, 128, 129, 1000])
+def test_recursion_depth(hostile_program, enabled, tmp_path, depth):
+    trace = tmp_path / "depth.json"
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_STATS": "depth", "HOOKSCOPE_TIMELINE":
+                                                   f"depth={trace}"}, "recursion", depth)
+    slices = sorted(events(strict_json(trace)), key=lambda e: int(e["args"]["n"]))
+    with Checks() as check:
+        check.expect(f"depth {depth}: the program ran", (code, out), (0, f"calls {depth + 1}\n"))
+        check.expect(f"depth {depth}: statistics count every level", stats_tables(err), [{"depth": depth + 1}])
+        check.expect(f"depth {depth}: one event per level", [int(e["args"]["n"]) for e in slices],
+                     list(range(depth + 1)))
+        # Each level's slice lies within its caller's (ts and dur in µs with three decimals).
+        check.expect(f"depth {depth}: the slices nest",
+                     [i for i in range(depth) if not (slices[i + 1]["ts"] <= slices[i]["ts"] and
+                      slices[i]["ts"] + slices[i]["dur"] <= slices[i + 1]["ts"] + slices[i + 1]["dur"] + 0.001)], [])
+
+
+# --- the timeline is valid JSON, whatever the bytes ---
+
+# hostile_program's non_utf8 samples, each passed to text() and bytes_back().
+SAMPLES = [b"\xff\xfe", "caf\u00e9".encode(), b"cut \xe2\x82", b"\xed\xa0\x80 surrogate", b'quote " back \\ nul',
+           b"a\0b", b"\xc0\xaf overlong"]
+
+
+def test_timeline_non_utf8(hostile_program, enabled, tmp_path):
+    trace = tmp_path / "bytes.json"
+    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_TIMELINE": f"text,bytes_back={trace}"}, "non_utf8", 0)
+    document = strict_json(trace)
+    # Each byte that is not UTF-8 appears as the text \xNN: what Python's 'backslashreplace' gives. format_arg
+    # quotes strings.
+    shown = ['"' + s.decode("utf-8", "backslashreplace") + '"' for s in SAMPLES]
+    with Checks() as check:
+        check.expect("non-UTF-8: the program ran, nothing logged", (code, err), (0, []))
+        check.expect("non-UTF-8: each argument shown, invalid bytes as \\xNN",
+                     [e["args"]["s"] for e in events(document, "text")], shown)
+        check.expect("non-UTF-8: the same for the other function", [e["args"]["s"] for e in events(document, "bytes_back")],
+                     shown)
+        check.expect("a thread name the kernel cut inside a character loses the partial character only",
+                     [e["args"]["name"] for e in document["traceEvents"] if e["ph"] == "M"], ["abcdefghijklmn"])
+
+
+def text_of(encoded):
+    """The bytes of a recorded string: {"str": "..."} (UTF-8 text) or {"str": {"base64": "..."}} (docs/record_format.md)."""
+    inner = encoded["str"]
+    return base64.b64decode(inner["base64"], validate=True) if isinstance(inner, dict) else inner.encode("utf-8")
+
+
+def test_record_non_utf8_round_trip(hostile_program, hookscope_shapes, enabled, tmp_path):
+    records = tmp_path / "bytes.jsonl"
+    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"text={records},bytes_back={records}"},
+                               "non_utf8", 0)
+    lines = read_records(records)
+    with Checks() as check:
+        check.expect("non-UTF-8 records: the program ran, nothing logged", (code, err), (0, []))
+        check.expect("every argument read back as the same bytes",
+                     [text_of(r["kwargs"][0][1]) for r in lines if r["function"] == "text"], SAMPLES)
+        check.expect("every result read back as the same bytes",
+                     [text_of(r["result"]) for r in lines if r["function"] == "bytes_back"], SAMPLES)
+        for function in ("text", "bytes_back"):
+            check.expect(f"the library's reader accepts the file ({function})",
+                         library_reads(hookscope_shapes, records, function), (0, ""))
+
+
+def float_of(encoded):
+    """A recorded double: {"float": X}, or "nan", "inf", "-inf" as strings (docs/record_format.md)."""
+    x = encoded["float"]
+    return float(x) if isinstance(x, str) else x
+
+
+def same_float(a, b):
+    return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+
+
+def test_record_round_trip_random_arguments(hostile_program, hookscope_shapes, enabled, tmp_path):
+    """A property: random strings of arbitrary bytes, inf/nan/-0, extreme ints, through HOOKSCOPE_RECORD, read back
+    by Python's json and by the library's reader as the values the program passed."""
+    seed = random.randrange(1 << 30)
+    records = tmp_path / "random.jsonl"
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"mixed={records}"}, "random", seed)
+    sent = []
+    for line in out.splitlines()[:-1]:  # the last line is the count
+        s, bits, i, *words = line.split(" ")
+        sent.append((bytes.fromhex(s[1:]), struct.unpack("<d", bytes.fromhex(bits)[::-1])[0], int(i),
+                     [bytes.fromhex(w[1:]) for w in words]))
+    got = [(text_of(r["kwargs"][0][1]), float_of(r["kwargs"][1][1]), r["kwargs"][2][1]["int"],
+            [text_of(w) for w in r["kwargs"][3][1]["list"]], float_of(r["result"])) for r in read_records(records)]
+    with Checks() as check:
+        check.expect(f"seed {seed}: the program ran, nothing logged", (code, err, len(sent)), (0, [], 300))
+        check.expect(f"seed {seed}: one record per call", len(got), len(sent))
+        check.expect(f"seed {seed}: strings, ints and lists read back the same",
+                     [(g[0], g[2], g[3]) for g in got], [(s[0], s[2], s[3]) for s in sent])
+        check.expect(f"seed {seed}: doubles (argument and result) read back the same, NaN and -0.0 included",
+                     [k for k, (g, s) in enumerate(zip(got, sent)) if not (same_float(g[1], s[1]) and
+                                                                          same_float(g[4], s[1]))], [])
+        check.expect(f"seed {seed}: the library's reader accepts the file",
+                     library_reads(hookscope_shapes, records, "mixed"), (0, ""))
+
+
+@pytest.mark.parametrize("attempt", range(10))
+def test_timeline_exit_while_threads_trace(hostile_program, enabled, tmp_path, attempt):
+    trace = tmp_path / "busy.json"
+    # A ring of one event per thread, which each thread overwrites on every call while the file is written.
+    code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_TIMELINE": f"text,work={trace}[events=1]"},
+                             "exit_while_tracing", 8)
+    document = strict_json(trace)
+    texts = {e["args"]["s"] for e in events(document, "text")}
+    allowed = {'"' + '"\\\u20ac' + str(t) + '"' for t in range(8)}
+    works = [e for e in events(document, "work") if not re.fullmatch(r"\d+", e["args"]["n"])]
+    with Checks() as check:
+        check.expect("exit while threads trace: exit 0", code, 0)
+        check.expect("every traced thread named", len([e for e in document["traceEvents"] if e["ph"] == "M"]), 8)
+        check.expect("no event is torn: every text() argument is one the threads passed", texts - allowed, set())
+        check.expect("no event is torn: every work() argument is a number", works, [])
+
+
+# --- a call whose value cannot be captured is refused, once said, never written; the others are kept ---
+
+def test_record_refuses_uncapturable_tensor(hostile_program, hookscope_shapes, enabled, tmp_path):
+    records = tmp_path / "odd.jsonl"
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"odd={records}"}, "odd_tensors", 5)
+    with Checks() as check:
+        check.expect("odd tensors: the program is not disturbed", (code, out), (0, "calls 10\n"))
+        check.expect("one message for the function, naming it and the fault", err,
+                     ["hookscope: HOOKSCOPE_RECORD: 'odd': a call is not recorded: dimension 0 is negative (later "
+                      "such calls of this function are left out without a message)"])
+        check.expect("every other call recorded, with its tensor",
+                     [r["kwargs"][0][1]["shape"] for r in read_records(records)], [[i, 2] for i in range(5)])
+        check.expect("the library's reader accepts the file", library_reads(hookscope_shapes, records, "odd")[0], 0)
+
+
+# --- paths are resolved at start-up; fork ---
+
+def test_relative_paths_resolved_at_start(hostile_program, enabled, tmp_path):
+    start, later = tmp_path / "start", tmp_path / "later"
+    start.mkdir()
+    later.mkdir()
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": "work=r.jsonl", "HOOKSCOPE_STATS": "work=s.txt",
+                                                   "HOOKSCOPE_TIMELINE": "work=t.json"},
+                                 "chdir", 3, later, cwd=start)
+    with Checks() as check:
+        check.expect("chdir: the program ran, nothing logged", (code, out, err), (0, "calls 6\n", []))
+        check.expect("every file where the program started, none where it went", (sorted(os.listdir(start)),
+                     sorted(os.listdir(later))), (["r.jsonl", "s.txt", "t.json"], []))
+        check.expect("the timeline holds the calls after the chdir",
+                     sorted(int(e["args"]["n"]) for e in events(strict_json(start / "t.json"))),
+                     [0, 1, 2, 100, 101, 102])
+        check.expect("so do the records", len(read_records(start / "r.jsonl")), 6)
+
+
+def test_forked_child_starts_with_empty_statistics(record_program, enabled):
+    n = 40
+    code, err = (lambda d: (d.returncode, d.stderr.splitlines()))(
+        run([record_program, "fork", str(n)], {"HOOKSCOPE_STATS": "step"}, timeout=120))
+    # record_program fork N: N calls of step(), a fork, then N calls in each process.
+    expect("fork: the child's table counts its own calls only, the parent's all of its own", (code,
+           sorted(t.get("step") for t in stats_tables(err))), (0, [n, 2 * n]))
+
+
+def test_forked_child_records_into_its_own_file_with_pid(record_program, enabled, tmp_path):
+    n = 20
+    pattern = tmp_path / "r-%p.jsonl"
+    done = run([record_program, "fork", str(n)], {"HOOKSCOPE_RECORD": f"step={pattern},fork_in_flight={pattern}"},
+               timeout=120)
+    files = sorted(os.listdir(tmp_path))
+    contents = sorted(([r["function"] for r in read_records(tmp_path / f) if "signature" in r],
+                       sorted(r["kwargs"][0][1]["int"] for r in read_records(tmp_path / f) if r["function"] == "step"))
+                      for f in files)
+    with Checks() as check:
+        check.expect("%p: a file per process", (done.returncode, len(files), all(re.fullmatch(r"r-\d+\.jsonl", f)
+                                                                                for f in files)), (0, 2, True))
+        # record_program fork N: N calls of step(), fork_in_flight(7) across a fork, then N calls in each process.
+        check.expect("%p: each process's calls in its own file, each file signed by its own first lines", contents,
+                     sorted([(["step"], [100000 + i for i in range(n)]),
+                             (["step", "fork_in_flight"], list(range(n)) + [200000 + i for i in range(n)])]))

@@ -1,0 +1,45 @@
+// Calls every function of the type zoo (tests/type_zoo.hpp) once: built with each compiler in each mode by
+// tests/zoo/test_type_zoo.py, which runs it under HOOKSCOPE_RECORD. `type_zoo_program --read FILE` (enabled builds)
+// reads a record file back with the library's reader and prints "function argument-JSON" per record.
+#include "type_zoo.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+#if HOOKSCOPE_ENABLED
+#include "hookscope/records.hpp"
+
+#include <exception>
+#include <fstream>
+
+namespace {
+int read_back(const char* path) {
+  try {
+    std::ifstream in(path);
+    hookscope::record_reader reader(in, path);
+    hookscope::call_record record;
+    while (reader.next(record)) {
+      std::string line = record.function;
+      for (const auto& [name, v] : record.inputs.kwargs) line += " " + name + "=" + hookscope::to_json(v);
+      std::printf("%s\n", line.c_str());
+    }
+    return reader.warnings().empty() ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+}
+}  // namespace
+#endif
+
+int main(int argc, char** argv) {
+#if HOOKSCOPE_ENABLED
+  if (argc == 3 && std::strcmp(argv[1], "--read") == 0) return read_back(argv[2]);
+#endif
+  if (argc != 1) {
+    std::fprintf(stderr, "usage: %s%s\n", argv[0], HOOKSCOPE_ENABLED ? " [--read FILE]" : "");
+    return 2;
+  }
+  std::printf("%d\n", zoo::call_every_function());
+  return 0;
+}
