@@ -9,20 +9,25 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <atomic>
 #include <climits>
+#include <csignal>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -48,6 +53,39 @@ inline int mix(int a = 1, int b = 20, int c = 300) { return a + b + c; }
 inline std::string describe(std::string s, double d = -1.5, long long n = LLONG_MIN) {
   return s + "|" + std::to_string(d) + "|" + std::to_string(n);
 }
+inline std::string throwing_default() { throw std::runtime_error("the default threw"); }
+// noexcept covers the function's body; its default is evaluated by the caller, so what it throws reaches the caller.
+inline int guarded(int a, std::string s = throwing_default()) noexcept { return a + static_cast<int>(s.size()); }
+// A default naming where the call is written (what std::source_location::current() also does): the caller's line.
+inline unsigned line_of_call(int a, unsigned line = __builtin_LINE()) { return a == 0 ? line : 0; }
+inline int sum(std::initializer_list<int> values, int times = 1) {
+  int total = 0;
+  for (const int v : values) total += v;
+  return total * times;
+}
+inline int& element(std::vector<int>& v, std::size_t i = 0) { return v[i]; }
+inline std::size_t sink(std::string&& s, std::size_t keep = 2) {
+  return std::string(std::move(s)).substr(0, keep).size();
+}
+// Counts its live objects: a default's temporary lives to the end of the full-expression that holds the call.
+struct counted {
+  static inline int live = 0;
+  counted() noexcept { ++live; }
+  counted(const counted&) noexcept { ++live; }
+  ~counted() { --live; }
+};
+// What engineers write as `const std::string& get(key, const std::string& fallback = {})`, returning `fallback`:
+// the caller may use the result until the end of its full-expression.
+inline int fallback_live(int a, const counted& fallback = counted()) { return (void)fallback, a + counted::live; }
+// A template and a non-template overload: the annotated one is the template's specialisation for long.
+template <class T>
+inline int convert(T x, int k = 1) {
+  return 100 + static_cast<int>(x) * k;
+}
+inline int convert(long x) { return -static_cast<int>(x); }
+struct tools {
+  static int twice(int x, int by = 2) { return x * by; }
+};
 inline tensor_spec forward(const tensor_spec& input_ids,
                            const std::optional<tensor_spec>& attention_mask = std::nullopt) {
   (void)attention_mask;
@@ -64,6 +102,18 @@ HOOKSCOPE_OBSERVABLE(append, impl::append, out, s = "<default>, with a comma");
 HOOKSCOPE_OBSERVABLE(countdown, impl::countdown, n, step = 1);
 HOOKSCOPE_OBSERVABLE(mix, impl::mix, a = 1, b = 20, c = 300);
 HOOKSCOPE_OBSERVABLE(describe, impl::describe, s, d = -1.5, n = LLONG_MIN);
+HOOKSCOPE_OBSERVABLE(guarded, impl::guarded, a, s = throwing_default());
+HOOKSCOPE_OBSERVABLE(line_of_call, impl::line_of_call, a, line = __builtin_LINE());
+HOOKSCOPE_OBSERVABLE(sum, impl::sum, values, times = 1);
+HOOKSCOPE_OBSERVABLE(element, impl::element, v, i = 0);
+HOOKSCOPE_OBSERVABLE(sink, impl::sink, s, keep = 2);
+HOOKSCOPE_OBSERVABLE(fallback_live, impl::fallback_live, a, fallback = counted());
+HOOKSCOPE_OBSERVABLE(twice, impl::tools::twice, x, by = 2);
+HOOKSCOPE_OBSERVABLE_OVERLOAD(convert_long, int(long, int), impl::convert, x, k = 1);
+namespace api {
+using impl::scale;  // a using-declaration: the by-name call through it sees the same defaults
+}  // namespace api
+HOOKSCOPE_OBSERVABLE(scale_through_using, api::scale, x, factor = 2.0, times = 1);
 HOOKSCOPE_OBSERVABLE(forward, impl::forward, input_ids, attention_mask = std::nullopt);
 
 inline int impl::countdown(int n, int step) { return n <= 0 ? 0 : 1 + defaults::countdown(n - step); }
@@ -82,10 +132,35 @@ struct model {
 template <class T>
 struct typed_model {
   T scale_impl(T x, T by = T(2)) const { return x * by; }
+  std::vector<T> fill_impl(std::size_t n, std::vector<T> tail = std::vector<T>{T(1), T(2)}) {
+    tail.insert(tail.begin(), n, T(0));
+    return tail;
+  }
   HOOKSCOPE_OBSERVABLE_METHOD(typed_model, scale, scale_impl, x, by = T(2));
+  HOOKSCOPE_OBSERVABLE_METHOD(typed_model, fill, fill_impl, n, tail = std::vector<T>{T(1), T(2)});
 };
 
 tensor_spec ids(std::int64_t batch, std::int64_t length) { return {{batch, length}, dtype::int64}; }
+
+/// Runs `call` in a child process and returns its wait status: exit 0 when the call threw std::runtime_error to its
+/// caller, exit 1 when it returned; std::terminate shows as SIGABRT.
+template <class Call>
+int status_in_child(Call call) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::signal(SIGABRT, SIG_DFL);  // std::terminate ends the child, not Catch2's handler that reports and goes on
+    try {
+      call();
+    } catch (const std::runtime_error&) {
+      ::_exit(0);
+    }
+    ::_exit(1);
+  }
+  int status = -1;
+  if (pid > 0) ::waitpid(pid, &status, 0);
+  return status;
+}
 
 }  // namespace defaults
 
@@ -148,6 +223,201 @@ TEST_CASE("observable call with default arguments") {
     CHECK(defaults::describe({"ab"}, {}) == impl::describe("ab", 0.0));
   }
   SECTION("a recursion through a defaulted call") { CHECK(defaults::countdown(5) == 5); }
+}
+
+TEST_CASE("observable call with default arguments: parameter kinds") {
+  SECTION("an initializer_list parameter given a braced list") {
+    CHECK(defaults::sum({1, 2, 3}) == 6);
+    CHECK(defaults::sum({}, 5) == 0);
+  }
+  SECTION("a reference returned refers to the caller's object") {
+    std::vector<int> v{7, 8};
+    defaults::element(v) = 9;
+    CHECK(&defaults::element(v) == v.data());
+    CHECK(v == std::vector<int>{9, 8});
+  }
+  SECTION("an rvalue-reference parameter given a temporary") {
+    CHECK(defaults::sink(std::string("abcdef")) == 2);
+    CHECK(defaults::sink("abcdef") == 2);
+  }
+  SECTION("a static member function and a using-declaration") {
+    CHECK(defaults::twice(4) == 8);
+    CHECK(defaults::scale_through_using(3.0) == 6.0);
+  }
+  SECTION("a method of a class template whose default is a braced vector of T") {
+    typed_model<int> m;
+    CHECK(m.fill(2) == std::vector<int>{0, 0, 1, 2});
+    CHECK(m.fill(1, std::vector<int>{5}) == std::vector<int>{0, 5});
+  }
+}
+
+#if HOOKSCOPE_ENABLED
+TEST_CASE("observable call with default arguments and callbacks: parameter kinds") {
+  std::vector<std::string> seen;
+  auto on_sum = defaults::sum.observers.pre.add([&](const auto& ctx) {
+    int total = 0;
+    for (const int v : ctx.template arg<"values">()) total += v;
+    seen.push_back("sum " + std::to_string(total) + (ctx.template has_arg<"times">() ? " times" : ""));
+  });
+  auto on_sink = defaults::sink.observers.pre.add([&](const auto& ctx) {
+    seen.push_back("sink " + ctx.template arg<"s">() + " " + std::to_string(ctx.args_given()));
+  });
+  auto on_fill = typed_model<int>::fill_observers().pre.add(
+      [&](const auto& ctx) { seen.push_back("fill " + std::to_string(ctx.args_given())); });
+  CHECK(defaults::sum({1, 2, 3}) == 6);
+  CHECK(defaults::sink(std::string("abcdef")) == 2);
+  typed_model<int> m;
+  CHECK(m.fill(1).size() == 3);
+  CHECK(seen == std::vector<std::string>{"sum 6", "sink abcdef 1", "fill 1"});
+}
+#endif
+
+TEST_CASE(
+    "observable call with default arguments: a default's temporary lives to the end of the caller's full-expression") {
+  // In the plain call by name the default's temporary is destroyed at the end of the caller's full-expression, so a
+  // reference the function returns to it (a `fallback = {}` returned) stays usable there. Each row: the live count
+  // seen inside the call (1), then after the call but within the same full-expression (must still be 1).
+  using impl::counted;
+  SECTION("the plain call (the control)") {
+    CHECK((impl::fallback_live(0), counted::live) == 1);
+    CHECK(counted::live == 0);
+  }
+  SECTION("the shorter call, nobody listening") {
+    CHECK(defaults::fallback_live(0) == 1);
+    CHECK((defaults::fallback_live(0), counted::live) == 1);
+    CHECK(counted::live == 0);
+  }
+#if HOOKSCOPE_ENABLED
+  SECTION("the shorter call, observed") {
+    auto sub =
+        defaults::fallback_live.observers.pre.add([](const auto& ctx) { CHECK_FALSE(ctx.template has_arg<1>()); });
+    CHECK((defaults::fallback_live(0), counted::live) == 1);
+    CHECK(counted::live == 0);
+  }
+#endif
+}
+
+#if HOOKSCOPE_ENABLED
+TEST_CASE(
+    "observable call with default arguments: a callback reading an omitted argument in each callback error mode") {
+  std::vector<std::string> logged;
+  hookscope::set_log_sink([&](std::string_view line) { logged.emplace_back(line); });
+  struct restore_sink {
+    ~restore_sink() { hookscope::set_log_sink({}); }
+  } restore;
+  int made = 0;  // calls of the function that returned (post callbacks)
+  auto post = defaults::scale.observers.post.add([&](const auto&) { ++made; });
+  auto pre = defaults::scale.observers.pre.add([](const auto& ctx) { (void)ctx.template arg<"factor">(); });
+  SECTION("logged: the line names the argument; the call goes on with the function's default") {
+    const hookscope::rethrow_callback_exceptions_scope log_mode(false);
+    CHECK(defaults::scale(1.5) == 3.0);
+    CHECK(made == 1);
+    REQUIRE(logged.size() == 1);
+    CHECK_THAT(logged[0], Contains("omitted argument 1 ('factor')"));
+  }
+  SECTION("rethrown: the caller gets the value_error and the function is not called") {
+    const hookscope::rethrow_callback_exceptions_scope rethrow;
+    CHECK_THROWS_AS(defaults::scale(1.5), hookscope::value_error);
+    CHECK(made == 0);
+    CHECK(defaults::scale(1.5, 1.0, 1) == 1.5);  // nothing omitted: nothing thrown
+    CHECK(made == 1);
+  }
+}
+#endif
+
+TEST_CASE("observable call with default arguments: an overload as good a match for the converted arguments") {
+  // convert_long annotates convert<long>(long, int = 1). For the by-name call convert(2L) the non-template
+  // convert(long) is as good a match, and C++ prefers a non-template: docs/observable.md says such a call is ambiguous
+  // and does not compile; it compiles, and calls the other function while the callbacks report the annotated one.
+  CHECK(defaults::convert_long(2, 1) == 102);
+  CHECK(defaults::convert_long(2) == impl::convert<long>(2));
+}
+
+TEST_CASE("observable call with default arguments: a noexcept function whose default throws") {
+  // The plain call by name evaluates the default in the caller, outside the noexcept function: the exception reaches
+  // the caller, and the call expression is not noexcept. A shorter call must do as the plain call does.
+  SECTION("the plain call: the caller catches the default's exception (the control)") {
+    STATIC_REQUIRE_FALSE(noexcept(impl::guarded(1)));
+    const int status = status_in_child([] { (void)impl::guarded(1); });
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  SECTION("the shorter call is noexcept only where the plain call is") {
+    CHECK(noexcept(defaults::guarded(1)) == noexcept(impl::guarded(1)));
+  }
+  SECTION("the shorter call, nobody listening: the caller catches the default's exception") {
+    const int status = status_in_child([] { (void)defaults::guarded(1); });
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK_FALSE(WIFSIGNALED(status));
+  }
+  SECTION("the shorter call, observed: the caller catches the default's exception") {
+    const int status = status_in_child([] {
+      auto sub = defaults::guarded.observers.pre.add([](const auto&) {});
+      (void)defaults::guarded(1);
+    });
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK_FALSE(WIFSIGNALED(status));
+  }
+  SECTION("a full call is unaffected") { CHECK(defaults::guarded(1, "ab") == 3); }
+}
+
+TEST_CASE("observable call with default arguments: a default that names the caller's line") {
+  // The plain call by name evaluates the default where the call is written; so must the shorter call (the default of
+  // a logging function's std::source_location::current() is the same case).
+  SECTION("the plain call (the control)") {
+    const unsigned line = __LINE__ + 1;
+    const unsigned seen = impl::line_of_call(0);
+    CHECK(seen == line);
+  }
+  SECTION("the shorter call") {
+    const unsigned line = __LINE__ + 1;
+    const unsigned seen = defaults::line_of_call(0);
+    CHECK(seen == line);
+  }
+}
+
+TEST_CASE("annotation parameter names with defaults copied from the declaration") {
+  // What follows '=' is skipped up to the comma that ends the parameter; each list names two parameters, `a` and
+  // `b`, and must be accepted as HOOKSCOPE_OBSERVABLE(f, impl::f, <list>) would (checked at run time here, so that a
+  // failure is a failed CHECK rather than a test file that does not compile). The macro form of each failing row
+  // fails with "hookscope: HOOKSCOPE_OBSERVABLE: give exactly one name per parameter of the function" (or "is not
+  // an identifier"), which names the wrong problem.
+  using hookscope::detail::check_names;
+  using hookscope::detail::names_problem;
+  using hookscope::detail::split_names;
+  const auto accepted = [](std::string_view list) {
+    INFO(list);
+    CHECK(check_names(list, 2) == names_problem::none);
+    const std::array<std::string_view, 2> names = split_names<2>(list);
+    CHECK(names[0] == "a");
+    CHECK(names[1] == "b");
+  };
+  SECTION("a parenthesised comparison (what docs/observable.md advises for `b = x < y`)") {
+    accepted("a = (x < y), b");
+    accepted("a = (x <= 1), b = 2");
+  }
+  SECTION("a comparison inside a call's parentheses") {
+    accepted("a = f(x < y), b");
+    accepted("a = std::max(x > y, z), b");
+  }
+  SECTION("a shift") { accepted("a = 1 << 4, b = 2"); }
+  SECTION("a lambda whose body compares") { accepted("a = [](int x, int y) { return x < y; }, b"); }
+  SECTION("digit separators") {
+    accepted("a = 1'000, b = 2");
+    accepted("a = 0x7fff'ffff'ffff, b");
+  }
+  SECTION("a raw string literal holding a quote") {
+    accepted("a = R\"(\")\", b");
+    accepted("a = R\"x(a\", b)x\", b");
+  }
+  SECTION("what is accepted now: template arguments, quotes and braces") {
+    accepted("a = std::map<int, int>{}, b = std::vector<int>{1, 2}");
+    accepted("a = std::vector<std::pair<int, int>>{{1, 2}}, b = '\\''");
+    accepted("a = \"<,>\", b = ','");
+    accepted("a = (x >= 1), b = p->q");
+  }
 }
 
 #if HOOKSCOPE_ENABLED

@@ -8,6 +8,7 @@ namespace impl {
 int scale(int x, const double& factor);  // defined in another translation unit: a real call is made
 void notify(const std::string& what) noexcept;
 int blend(int a, double b = 4.5, int c = 5);
+int label(std::string text, int width = 8);  // a by-value parameter of class type
 struct engine {
   int step(int tokens);
 };
@@ -16,6 +17,7 @@ struct engine {
 HOOKSCOPE_OBSERVABLE(scale, impl::scale, x, factor);
 HOOKSCOPE_OBSERVABLE(notify, impl::notify, what);
 HOOKSCOPE_OBSERVABLE(blend, impl::blend, a, b = 4.5, c = 5);
+HOOKSCOPE_OBSERVABLE(label, impl::label, text, width = 8);
 
 struct model {
   int run_impl(int tokens);
@@ -50,6 +52,12 @@ int plain_blend_full(int x) { return impl::blend(x, 1.5, 2); }
 int observed_blend_full(int x) { return blend(x, 1.5, 2); }
 int plain_generate(const model& m, int t) { return m.generate_impl(t); }
 int observed_generate(const model& m, int t) { return m.generate(t); }
+// A by-value parameter of class type left before a default: the plain call builds the argument in the parameter
+// itself, with no move of a std::string in between (an lvalue copied, a literal converted).
+int plain_label_copied(const std::string& s) { return impl::label(s); }
+int observed_label_copied(const std::string& s) { return label(s); }
+int plain_label_literal() { return impl::label("abc"); }
+int observed_label_literal() { return label("abc"); }
 
 int plain_step(int a, int b) { return a + b; }
 int observed_step(int a, int b) {

@@ -198,3 +198,33 @@ def test_default_arguments_program_compiles_enabled(compiler):
     done = sh(compiler + ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-DHOOKSCOPE_ENABLED=1",
                           "-I", INCLUDE, "-fsyntax-only", DISABLED / "defaults_program.cpp"])
     assert done.returncode == 0, f"defaults_program.cpp does not compile with hooks enabled:\n{done.stderr}"
+
+
+def test_default_arguments_prvalue_parameter_disabled(compiler, tmp_path):
+    exe = tmp_path / "defaults_prvalue"
+    done = sh(compiler + ["-std=c++20", "-O2", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-DHOOKSCOPE_ENABLED=0",
+                          "-I", INCLUDE, DISABLED / "defaults_prvalue.cpp", "-o", exe])
+    assert done.returncode == 0, ("a shorter call does not compile where the plain call by name does (a parameter "
+                                  f"neither copied nor moved), hooks disabled:\n{done.stderr}")
+    assert sh([exe]).returncode == 0, "the shorter call returned other than the plain call, hooks disabled"
+
+
+# Shorter calls that must build wherever the plain call by name builds, and the modes checked: each source says its
+# case.
+SHORTER_CALLS = [(source, enabled) for source, modes in [("defaults_later_declaration", (0, 1)),
+                                                        ("defaults_inherited_protected", (0, 1)),
+                                                        ("defaults_constexpr", (0,))] for enabled in modes]
+
+
+@pytest.mark.parametrize("source,enabled", SHORTER_CALLS)
+def test_default_arguments_shorter_call_builds_as_plain_call(compiler, tmp_path, source, enabled):
+    exe = tmp_path / source
+    flags = ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-DHOOKSCOPE_ENABLED={enabled}", "-I", INCLUDE]
+    if not enabled:
+        done = sh(compiler + flags + ["-O2", DISABLED / f"{source}.cpp", "-o", exe])
+    else:  # an enabled program needs the library: only compiled
+        done = sh(compiler + flags + ["-fsyntax-only", DISABLED / f"{source}.cpp"])
+    assert done.returncode == 0, (f"{source}.cpp: a shorter call does not build where the plain call by name does "
+                                  f"(HOOKSCOPE_ENABLED={enabled}):\n{done.stderr}")
+    if not enabled:
+        assert sh([exe]).returncode == 0, f"{source}.cpp: the shorter call returned other than the plain call"
