@@ -183,7 +183,8 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
     : public detail::annotation<Fn, detail::named_call_context<R(A...), Params>, Site,
                                 detail::inert_info_of<Fn, Name, Params, Site>>,
       public detail::given_calls<Site, detail::named_call_context<R(A...), Params>, Self, NE,
-                                 std::make_index_sequence<sizeof...(A)>> {
+                                 std::make_index_sequence<sizeof...(A)>>,
+      public detail::too_many_calls<sizeof...(A) + (std::is_void_v<Self> ? 0 : 1)> {
   using given_calls_type = detail::given_calls<Site, detail::named_call_context<R(A...), Params>, Self, NE,
                                                std::make_index_sequence<sizeof...(A)>>;
   static_assert(Site::problem != detail::names_problem::empty,
@@ -201,6 +202,8 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
  public:
   /// A call given fewer arguments: the trailing ones take the function's own defaults (detail::given_call).
   using given_calls_type::operator();
+  /// A call given more arguments than there are parameters: one hookscope message.
+  using detail::too_many_calls<sizeof...(A) + (std::is_void_v<Self> ? 0 : 1)>::operator();
 
 #if HOOKSCOPE_ENABLED
   constexpr observable() noexcept {
@@ -266,18 +269,21 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 // A site's call of its function by name, so that the function's own defaults apply to the arguments left out
 // (detail::given_call passes them converted to the annotated parameter types). The name in parentheses: no
 // argument-dependent lookup adds functions of the same name from the arguments' namespaces.
-#define HOOKSCOPE_DETAIL_BY_NAME(fn)                                            \
-  template <class... HookscopeArgs>                                             \
-  [[gnu::always_inline]] static auto by_name(HookscopeArgs&&... hookscope_args) \
-      ->decltype((fn)(static_cast<HookscopeArgs&&>(hookscope_args)...)) {       \
-    return (fn)(static_cast<HookscopeArgs&&>(hookscope_args)...);               \
+#define HOOKSCOPE_DETAIL_BY_NAME(fn)                                                                \
+  template <class... HookscopeArgs>                                                                 \
+  [[gnu::always_inline]] static constexpr auto by_name(HookscopeArgs&&... hookscope_args) noexcept( \
+      noexcept((fn)(static_cast<HookscopeArgs&&>(hookscope_args)...)))                              \
+      ->decltype((fn)(static_cast<HookscopeArgs&&>(hookscope_args)...)) {                           \
+    return (fn)(static_cast<HookscopeArgs&&>(hookscope_args)...);                                   \
   }
 // The same for the member function `impl`, on the object given first.
-#define HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl)                                                                  \
-  template <class HookscopeSelf, class... HookscopeArgs>                                                       \
-  [[gnu::always_inline]] static auto by_name(HookscopeSelf& hookscope_self, HookscopeArgs&&... hookscope_args) \
-      ->decltype(hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...)) {                       \
-    return hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...);                               \
+#define HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl)                                            \
+  template <class HookscopeSelf, class... HookscopeArgs>                                 \
+  [[gnu::always_inline]] static constexpr auto                                           \
+  by_name(HookscopeSelf& hookscope_self, HookscopeArgs&&... hookscope_args) noexcept(    \
+      noexcept(hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...)))    \
+      ->decltype(hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...)) { \
+    return hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...);         \
   }
 
 /// Declares `name` as the observable form of the function `fn`, whose parameters are named `...`.

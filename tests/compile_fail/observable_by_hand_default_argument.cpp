@@ -1,5 +1,5 @@
 // An observable written by hand has no call by name, so it cannot leave arguments to their defaults.
-// expect-error: hookscope: HOOKSCOPE_OBSERVABLE: this call omits an argument .* An observable written by hand
+// expect-error: hookscope: HOOKSCOPE_OBSERVABLE: this call omits arguments.* An observable written by hand
 #include "hookscope/observable.hpp"
 
 namespace impl {

@@ -1,5 +1,5 @@
 // A member function's call omitting an argument that has no default: the same message as for a free function.
-// expect-error: hookscope: HOOKSCOPE_OBSERVABLE: this call omits an argument whose parameter has no default
+// expect-error: hookscope: HOOKSCOPE_OBSERVABLE: this call omits arguments, and the function cannot be called by name[^\n]*an omitted parameter has no default
 #include "hookscope/observable.hpp"
 
 struct model {

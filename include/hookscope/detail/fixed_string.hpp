@@ -29,6 +29,9 @@ struct fixed_string {
 namespace detail {
 
 constexpr bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n'; }
+constexpr bool is_identifier_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
 
 constexpr std::string_view trim(std::string_view s) noexcept {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
@@ -37,21 +40,53 @@ constexpr std::string_view trim(std::string_view s) noexcept {
 }
 
 /// Where the default written after a parameter's name ends in an annotation's list p[0, n), from `i` (just after its
-/// '='): the comma that ends the parameter, or n. Commas inside the default's brackets, braces, parentheses, angle
-/// brackets and quotes do not count (`b = std::pair<int, int>{1, 2}`, `sep = ","`).
+/// '='): the comma that ends the parameter, or n. Commas inside the default's parentheses, brackets, braces, angle
+/// brackets and literals do not count (`b = std::pair<int, int>{1, 2}`, `sep = ","`, `f = (x < y)`). Inside
+/// parentheses, brackets or braces a '<' is never looked at (its commas are enclosed already): only at the top level
+/// can it open a template's argument list, and there `<<`, `<=` and `>>` with nothing open are operators. Digit
+/// separators (`1'000`) and raw strings (`R"(...)"`) are skipped whole.
 constexpr std::size_t skip_default(const char* p, std::size_t i, std::size_t n) noexcept {
-  std::size_t depth = 0;
+  std::size_t enclosing = 0;  // ( [ {
+  std::size_t angles = 0;     // < at the top level
+  const auto is_digit = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  };
   for (; i < n; ++i) {
     const char c = p[i];
-    if (c == '"' || c == '\'') {
+    if (c == 'R' && i + 1 < n && p[i + 1] == '"' &&
+        (i == 0 || !is_identifier_char(p[i - 1]) || p[i - 1] == 'u' || p[i - 1] == 'U' || p[i - 1] == 'L' ||
+         p[i - 1] == '8')) {
+      std::size_t open = i + 2;  // R"delim( ... )delim"
+      while (open < n && p[open] != '(') ++open;
+      const std::size_t delim = open - (i + 2);
+      for (i = open + 1; i < n; ++i) {
+        if (p[i] != ')' || i + delim + 1 >= n || p[i + delim + 1] != '"') continue;
+        bool same = true;
+        for (std::size_t k = 0; k < delim; ++k) same = same && p[i + 1 + k] == p[open - delim + k];
+        if (same) {
+          i += delim + 1;
+          break;
+        }
+      }
+    } else if (c == '\'' && i > 0 && is_digit(p[i - 1]) && i + 1 < n && is_digit(p[i + 1])) {
+      continue;  // a digit separator
+    } else if (c == '"' || c == '\'') {
       for (++i; i < n && p[i] != c; ++i) {
         if (p[i] == '\\') ++i;
       }
-    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
-      ++depth;
-    } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) {
-      --depth;
-    } else if (c == ',' && depth == 0) {
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++enclosing;
+    } else if ((c == ')' || c == ']' || c == '}') && enclosing > 0) {
+      --enclosing;
+    } else if (enclosing == 0 && c == '<') {
+      if (i + 1 < n && (p[i + 1] == '<' || p[i + 1] == '=') && angles == 0) {
+        ++i;  // << or <= as an operator
+      } else {
+        ++angles;
+      }
+    } else if (enclosing == 0 && c == '>' && angles > 0) {
+      --angles;
+    } else if (c == ',' && enclosing == 0 && angles == 0) {
       return i;
     }
   }

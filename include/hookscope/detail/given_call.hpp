@@ -9,6 +9,7 @@
 #include "hookscope/detail/observed_call.hpp"
 
 #include <cstddef>
+#include <type_traits>
 #include <tuple>
 #include <utility>
 
@@ -29,11 +30,13 @@ concept callable_by_name = requires(G&&... g) {
 template <class Site, class... G>
 constexpr bool check_by_name() noexcept {
   static_assert(callable_by_name<Site, G...>,
-                "hookscope: HOOKSCOPE_OBSERVABLE: this call omits an argument whose parameter has no default in the "
-                "function's declaration (the annotation: Site = hookscope_detail_site_<name>); only trailing "
-                "parameters with defaults can be omitted: pass the argument, or give the parameter a default where "
-                "the function is declared. An observable written by hand (observable<&fn, \"name\", \"params\">) "
-                "cannot call by name: pass every argument, or annotate with the macros");
+                "hookscope: HOOKSCOPE_OBSERVABLE: this call omits arguments, and the function cannot be called by "
+                "name with the ones given (the annotation: Site = hookscope_detail_site_<name>): an omitted "
+                "parameter has no default where the function is declared before the annotation, or the call by name "
+                "is ambiguous (another overload as good), reaches an inaccessible member, or takes by value a type "
+                "that can be neither copied nor moved. Pass every argument, or give the parameter a default before "
+                "the annotation. An observable written by hand (observable<&fn, \"name\", \"params\">) cannot "
+                "call by name: pass every argument, or annotate with the macros");
   return callable_by_name<Site, G...>;
 }
 
@@ -43,14 +46,27 @@ constexpr bool check_by_name() noexcept {
 template <class Site, class Context, class Self, bool NE, class Indices>
 class given_call;
 
+/// Whether a call by name with these arguments cannot throw: the function's noexcept, and its defaults', which are
+/// evaluated in the call (a noexcept function whose default throws lets the exception out to its caller).
+template <class Site, class... G>
+constexpr bool nothrow_by_name() noexcept {
+  if constexpr (callable_by_name<Site, G...>) {
+    return noexcept(Site::by_name(std::declval<G>()...));
+  } else {
+    return false;
+  }
+}
+
 template <class Site, class R, class... A, fixed_string Params, bool NE, std::size_t... I>
 class given_call<Site, named_call_context<R(A...), Params>, void, NE, std::index_sequence<I...>> {
+  static constexpr bool nothrow = NE && nothrow_by_name<Site, nth_param<I, A...>...>();
+
  public:
-  [[gnu::always_inline]] inline R operator()(nth_param<I, A...>... args) const noexcept(NE) {
+  [[gnu::always_inline]] constexpr R operator()(nth_param<I, A...>... args) const noexcept(nothrow) {
     if constexpr (check_by_name<Site, nth_param<I, A...>...>()) {
 #if HOOKSCOPE_ENABLED
       if (Site::state.hooks.listening()) [[unlikely]] {
-        return observed_given<named_call_context<R(A...), Params>, NE>::call(
+        return observed_given<named_call_context<R(A...), Params>, nothrow>::call(
             Site::state.info,
             [](nth_param<I, A...>&... a) -> R { return Site::by_name(static_cast<nth_param<I, A...>&&>(a)...); },
             args...);
@@ -65,12 +81,14 @@ class given_call<Site, named_call_context<R(A...), Params>, void, NE, std::index
 
 template <class Site, class R, class... A, fixed_string Params, class Self, bool NE, std::size_t... I>
 class given_call<Site, named_call_context<R(A...), Params>, Self, NE, std::index_sequence<I...>> {
+  static constexpr bool nothrow = NE && nothrow_by_name<Site, Self&, nth_param<I, A...>...>();
+
  public:
-  [[gnu::always_inline]] inline R operator()(Self& object, nth_param<I, A...>... args) const noexcept(NE) {
+  [[gnu::always_inline]] constexpr R operator()(Self& object, nth_param<I, A...>... args) const noexcept(nothrow) {
     if constexpr (check_by_name<Site, Self&, nth_param<I, A...>...>()) {
 #if HOOKSCOPE_ENABLED
       if (Site::state.hooks.listening()) [[unlikely]] {
-        return observed_given<named_call_context<R(A...), Params>, NE>::call(
+        return observed_given<named_call_context<R(A...), Params>, nothrow>::call(
             Site::state.info,
             [&object](nth_param<I, A...>&... a) -> R {
               return Site::by_name(object, static_cast<nth_param<I, A...>&&>(a)...);
@@ -104,6 +122,21 @@ struct given_calls<Site, Context, Self, NE, std::index_sequence<K...>>
 template <class Site, class Context, class Self, bool NE>
 struct given_calls<Site, Context, Self, NE, std::index_sequence<>> {
   void operator()(no_given_call&) const = delete;
+};
+
+template <class... G>
+inline constexpr bool too_many_arguments = false;
+
+/// A call given more arguments than the function has parameters: one message rather than every candidate.
+template <std::size_t Arity>
+struct too_many_calls {
+  template <class... G>
+    requires(sizeof...(G) > Arity)
+  void operator()(G&&...) const {
+    static_assert(too_many_arguments<G...>,
+                  "hookscope: HOOKSCOPE_OBSERVABLE: this call gives more arguments than the annotated function has "
+                  "parameters (the annotation's function type is in the observable's template arguments)");
+  }
 };
 
 }  // namespace detail
