@@ -159,24 +159,6 @@ const value_fields& value::fields() const {
   throw value_error("hookscope: value: expected a dict or a struct, found " + std::string(to_string(type())));
 }
 
-namespace detail {
-void throw_tensor_data_size(const tensor_spec& spec, std::size_t bytes) {
-  // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for `"literal" + std::string` (bug 105329).
-  std::string message = "hookscope: capture: tensor_traits<T>::data gave ";
-  message += std::to_string(bytes);
-  message += " bytes for a tensor of shape [";
-  for (std::size_t i = 0; i < spec.shape.size(); ++i) {
-    if (i != 0) message += ',';
-    message += std::to_string(spec.shape[i]);
-  }
-  message += "] and dtype ";
-  message += to_string(spec.dtype);
-  message += ", which holds ";
-  message += std::to_string(static_cast<std::size_t>(spec.numel()) * dtype_size(spec.dtype));
-  throw value_error(message);
-}
-}  // namespace detail
-
 void value::throw_wrong_kind(kind expected) const {
   throw value_error("hookscope: value: expected " + std::string(to_string(expected)) + ", found " +
                     std::string(to_string(type())));

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "random_values.hpp"
+
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -539,60 +541,8 @@ TEST_CASE("record_reader: long lines and repeated keys") {
 }
 
 namespace {
-// A random value of every kind: strings and names of arbitrary bytes (UTF-8 or not, empty), inf/nan/-0 and extreme
-// numbers, zero and huge dimensions, bytes, opaque leaves, variants; `hostile` also gives negative dimensions, which
-// the writer must refuse.
 value random_record_value(std::mt19937_64& rng, int depth, bool hostile) {
-  auto pick = [&](std::uint64_t n) { return rng() % n; };
-  auto bytes = [&] {
-    std::string s(pick(6), '\0');
-    for (char& c : s) c = static_cast<char>(pick(4) == 0 ? 0xe2 : pick(256));
-    return s;
-  };
-  switch (pick(depth > 0 ? 14 : 9)) {
-    case 0: return {};
-    case 1: {
-      tensor_spec t{{}, static_cast<dtype>(pick(10))};
-      for (std::uint64_t d = pick(4); d > 0; --d) {
-        t.shape.push_back(hostile && pick(8) == 0 ? -static_cast<std::int64_t>(pick(5) + 1)
-                          : pick(3) == 0          ? 0
-                                                  : static_cast<std::int64_t>(rng() >> 2));
-      }
-      return t;
-    }
-    case 2: {
-      const std::int64_t extremes[] = {std::numeric_limits<std::int64_t>::min(),
-                                       std::numeric_limits<std::int64_t>::max(), 0, -1};
-      return value(pick(2) ? extremes[pick(4)] : static_cast<std::int64_t>(rng()));
-    }
-    case 3: {
-      const double specials[] = {HUGE_VAL, -HUGE_VAL, std::nan(""), 0.0, -0.0, 5e-324, 1.7976931348623157e308};
-      return pick(2) ? value(specials[pick(std::size(specials))])
-                     : value(std::ldexp(static_cast<double>(rng()), -static_cast<int>(pick(120))));
-    }
-    case 4: return value(pick(2) == 0);
-    case 5: return value(bytes());
-    case 6: {
-      const std::string raw = bytes();
-      return value::bytes(std::as_bytes(std::span<const char>(raw.data(), raw.size())));
-    }
-    case 7: return value::opaque(bytes(), pick(2) == 0);
-    case 8: return value(std::string());
-    default: break;
-  }
-  std::vector<value> items;
-  hookscope::value_fields fields;
-  for (std::uint64_t i = pick(4); i > 0; --i) {
-    items.push_back(random_record_value(rng, depth - 1, hostile));
-    fields.emplace_back(bytes() + std::to_string(i), random_record_value(rng, depth - 1, hostile));  // unique
-  }
-  switch (pick(5)) {
-    case 0: return value::tuple(std::move(items));
-    case 1: return value::list(std::move(items));
-    case 2: return value::dict(std::move(fields));
-    case 3: return value::structure(bytes(), std::move(fields));
-    default: return value::variant(pick(1000), random_record_value(rng, depth - 1, hostile));
-  }
+  return random_values::random_value(rng, depth, {.negative_dims = hostile});
 }
 
 value nested_lists(int levels) {

@@ -14,7 +14,7 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-[[noreturn]] void throw_tensor_data_size(const tensor_spec& spec, std::size_t bytes);  // src/value.cpp
+[[noreturn]] void throw_tensor_data_size(const tensor_spec& spec, std::size_t bytes);  // src/capture.cpp
 
 /// Copies the contents of `t` into `spec.data` when its tensor_traits has data(t); nothing otherwise.
 template <class T>
