@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
@@ -29,6 +31,29 @@ constexpr std::int64_t flush_interval_ns = 100'000'000;
 constinit std::mutex files_mutex;
 constinit std::array<record_file*, max_files> files{};
 constinit std::atomic<std::size_t> file_count{0};
+
+// Set by the signal handler that writes the files at a fatal signal: from then on the handler alone writes them
+// (threads still making calls append nothing more), so that no batch is written twice and no line torn.
+constinit std::atomic<bool> sealed{false};
+
+pid_t this_thread_id() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+// Marks the file busy for the signal handler while the holder of its mutex changes or writes its buffer; false when
+// the signal handler has taken the files over (then nothing is appended). seq_cst on both sides: the handler sets
+// `sealed` then reads `busy_`, a thread sets `busy_` then reads `sealed`, so one of them sees the other.
+class busy_scope {
+ public:
+  explicit busy_scope(std::atomic<pid_t>& busy) noexcept : busy_(busy) {
+    busy_.store(this_thread_id());
+    open_ = !sealed.load();
+  }
+  ~busy_scope() { busy_.store(0); }
+  explicit operator bool() const noexcept { return open_; }
+
+ private:
+  std::atomic<pid_t>& busy_;
+  bool open_;
+};
 
 template <class F>
 void for_each_file(F f) noexcept {
@@ -91,7 +116,8 @@ record_file& record_file::open(const std::string& path) {
 void record_file::append(std::string_view line) {
   {
     const std::lock_guard lock(mutex_);
-    if (failed_) return;
+    const busy_scope busy(busy_);
+    if (failed_ || !busy) return;
     append_locked(line);
   }
   // Outside the file's lock: keep_flushing takes the lifecycle lock, which fork handlers take before this one.
@@ -122,7 +148,15 @@ void record_file::append_locked(std::string_view line) {
 
 void record_file::flush() noexcept {
   const std::lock_guard lock(mutex_);
-  write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
+  const busy_scope busy(busy_);
+  if (busy) write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
+}
+
+bool record_file::holds(dev_t device, ino_t inode) noexcept {
+  bool found = false;
+  for_each_file(
+      [&](const record_file& f) { found = found || (f.fd_ >= 0 && f.device_ == device && f.inode_ == inode); });
+  return found;
 }
 
 int record_file::open_for_this_process() noexcept {
@@ -163,9 +197,19 @@ void record_file::flush_all() noexcept {
 }
 
 void record_file::write_all_from_signal_handler() noexcept {
-  // No lock: the lines below size_ are whole. The signal may interrupt a flush that wrote them already, at worst
-  // writing a batch twice; a crash never cuts a line.
-  for_each_file([](record_file& f) {
+  // No lock (not async-signal-safe): the handler takes the files over (`sealed`), then waits for a thread that is
+  // appending or writing to finish (up to 200 ms), so that it writes each batch once and never a line in the making.
+  // The lines below size_ are whole. Only when the signal interrupted this very thread in a write, or the wait ran
+  // out, may a batch be written twice; a line is never cut.
+  sealed.store(true);
+  const pid_t self = this_thread_id();
+  for_each_file([self](record_file& f) {
+    for (int waited = 0; waited < 200; ++waited) {
+      const pid_t holder = f.busy_.load();
+      if (holder == 0 || holder == self) break;
+      const timespec one_ms{0, 1'000'000};
+      (void)::nanosleep(&one_ms, nullptr);
+    }
     (void)f.open_for_this_process();
     const std::size_t size = f.size_.load(std::memory_order_acquire);
     if (f.fd_ >= 0 && !f.failed_ && size > 0) (void)write_fully(f.fd_, f.buffer_.get(), size);

@@ -34,6 +34,9 @@ class record_file {
 
   const std::string& path() const noexcept { return path_; }
 
+  /// Whether the file (device, inode) is one of the record files: a timeline must not replace it. Async-signal-safe.
+  static bool holds(dev_t device, ino_t inode) noexcept;
+
   /// Every file opened so far; for the exit, signal and fork handlers.
   static void flush_all() noexcept;
   static void write_all_from_signal_handler() noexcept;  // async-signal-safe
@@ -58,6 +61,7 @@ class record_file {
   std::mutex mutex_;
   std::unique_ptr<char[]> buffer_;
   std::atomic<std::size_t> size_{0};  // bytes of whole lines in buffer_; published for the signal handler
+  std::atomic<pid_t> busy_{0};        // the thread appending or writing (under mutex_), for the signal handler
   bool failed_ = false;               // reported: nothing more is written
   std::int64_t last_write_ns_ = 0;    // CLOCK_MONOTONIC
   bool per_process_ = false;          // the path holds %p

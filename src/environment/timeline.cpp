@@ -11,6 +11,7 @@
 #include "fd_writer.hpp"
 #include "json_text.hpp"
 #include "lifecycle.hpp"
+#include "record_file.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/callback_errors.hpp"
@@ -18,6 +19,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -223,14 +225,26 @@ int write_timeline(int fd) noexcept {
 
 bool expand_path(char (&out)[output_path_capacity]) noexcept { return expand_pid(state->path, out); }
 
+// The timeline replaces its file: never a file HOOKSCOPE_RECORD appends to (its lines would be lost). EEXIST then.
 int open_output() noexcept {
   char path[output_path_capacity];
   if (!expand_path(path)) return -1;
+  struct stat st {};
+  if (::stat(path, &st) == 0 && record_file::holds(st.st_dev, st.st_ino)) {
+    errno = EEXIST;
+    return -1;
+  }
   return open_output_file(path, O_TRUNC);
 }
 
 void write_at_exit() noexcept {
   const int fd = open_output();
+  if (fd < 0 && errno == EEXIST) {
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) +
+             " is also a HOOKSCOPE_RECORD file: the timeline is not written over its records (give it a path of its "
+             "own)");
+    return;
+  }
   if (fd < 0) {
     log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) + ": cannot open it for writing (" +
              std::strerror(errno) + ")");

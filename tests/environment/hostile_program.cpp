@@ -43,7 +43,7 @@ struct hookscope::tensor_traits<odd_tensor> {
 namespace impl {
 int work(int n) {
   if (n < 0) pthread_exit(nullptr);  // a forced unwind through the observed call
-  return n * 10;
+  return n <= std::numeric_limits<int>::max() / 10 ? n * 10 : n;  // no overflow for any count given
 }
 int depth(int n);
 std::size_t text(const std::string& s) { return s.size(); }
