@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -254,6 +255,53 @@ int multibyte_thread_name() {
   return calls;
 }
 
+// Forks from the main thread while two threads record, trace and count without pause; each child makes 5 calls of
+// work(1000000 + child) and exits. Prints the children that did not finish within 10 s (then killed).
+int fork_while_threads_call(int children) {
+  for (int t = 0; t < 2; ++t) {
+    std::thread([t] {
+      for (int i = 0;; ++i) (void)work(t * 100000 + i % 100000);
+    }).detach();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  int hung = 0;
+  for (int c = 0; c < children; ++c) {
+    const pid_t child = fork();
+    if (child == 0) {
+      for (int i = 0; i < 5; ++i) (void)work(1000000 + c);
+      std::exit(0);
+    }
+    int status = 0;
+    bool done = false;
+    for (int wait = 0; wait < 1000 && !done; ++wait) {
+      done = waitpid(child, &status, WNOHANG) == child;
+      if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!done) {
+      ++hung;
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+    }
+  }
+  std::printf("hung %d\n", hung);
+  std::fflush(stdout);
+  std::_Exit(0);
+}
+
+// In rethrow mode, a pre callback refuses depth(n / 2) inside depth(n): the levels above it end by the exception;
+// then depth(n / 2 - 1) recurses to 0 and returns. Calls that returned: n / 2 (levels n / 2 - 1 .. 0).
+int refused_in_recursion(int n) {
+  const hookscope::rethrow_callback_exceptions_scope rethrow;
+  auto refuse = depth.observers.pre.add([n](const auto& ctx) {
+    if (ctx.template arg<"n">() == n / 2) throw std::runtime_error("refused");
+  });
+  try {
+    (void)depth(n);
+  } catch (const std::runtime_error&) {
+  }
+  return depth(n / 2 - 1) == n / 2 - 1 ? n / 2 : -1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -285,6 +333,8 @@ int main(int argc, char** argv) {
   }
   if (mode == "exit_from_thread") exit_from_thread(n);
   if (mode == "sigterm") sigterm_while_calling(n);
+  if (mode == "fork_while_threads_call") calls = fork_while_threads_call(n);
+  if (mode == "refused_in_recursion") calls = refused_in_recursion(n);
   if (mode == "multibyte_thread_name") calls = multibyte_thread_name();
   if (calls < 0) {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());

@@ -391,3 +391,53 @@ def test_timeline_thread_name_of_whole_multibyte_characters(hostile_program, ena
     expect("a 15-byte name of whole characters shown whole", (code, [e["args"]["name"] for e in
                                                                       strict_json(trace)["traceEvents"]
                                                                       if e["ph"] == "M"]), (0, ["\u20ac" * 5]))
+
+
+@pytest.mark.parametrize("n", [10, 300])
+def test_refusal_in_recursion_pairs_the_levels_around_it(hostile_program, enabled, tmp_path, n):
+    """Rethrow mode, a pre callback refusing depth(n/2) inside depth(n): the refused level is nowhere; the levels
+    above it are recorded, counted and traced as having thrown; a later depth(n/2 - 1) returns normally."""
+    records, trace = tmp_path / "r.jsonl", tmp_path / "t.json"
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"depth={records}", "HOOKSCOPE_STATS": "depth",
+                                                   "HOOKSCOPE_TIMELINE": f"depth={trace}"}, "refused_in_recursion", n)
+    threw = list(range(n // 2 + 1, n + 1))
+    returned = list(range(n // 2))
+    lines = [r for r in read_records(records) if "kwargs" in r]
+    with Checks() as check:
+        check.expect(f"depth {n}: the program ran", (code, out), (0, f"calls {n // 2}\n"))
+        check.expect(f"depth {n}: records of the levels that threw, then of those that returned",
+                     (sorted(r["kwargs"][0][1]["int"] for r in lines if "threw" in r),
+                      sorted(r["kwargs"][0][1]["int"] for r in lines if "result" in r)), (threw, returned))
+        check.expect(f"depth {n}: statistics count every level that ended", stats_tables(err),
+                     [{"depth": len(threw) + len(returned)}])
+        check.expect(f"depth {n}: timeline events, the levels above the refusal marked as thrown",
+                     sorted((int(e["args"]["n"]), e["args"].get("threw", False)) for e in events(strict_json(trace))),
+                     sorted([(k, False) for k in returned] + [(k, True) for k in threw]))
+
+
+def test_fork_while_threads_record_trace_and_count(hostile_program, enabled, tmp_path):
+    """30 forks from the main thread while two threads record, trace and count without pause (%p in every path):
+    no child hangs on a lock a thread held at the fork, and each child's files and table hold its own 5 calls."""
+    children = 30
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={tmp_path}/r%p.jsonl",
+                                                   "HOOKSCOPE_STATS": "work",
+                                                   "HOOKSCOPE_TIMELINE": f"work={tmp_path}/t%p.json"},
+                                 "fork_while_threads_call", children)
+    own_records, own_events = [], []
+    for path in sorted(tmp_path.iterdir()):
+        if path.name.startswith("r"):
+            calls = [r["kwargs"][0][1]["int"] for r in read_records(path) if "kwargs" in r]
+            if any(c >= 1000000 for c in calls):
+                own_records.append(sorted(calls))
+        else:
+            calls = [int(e["args"]["n"]) for e in events(strict_json(path))]
+            if any(c >= 1000000 for c in calls):
+                own_events.append(sorted(calls))
+    with Checks() as check:
+        check.expect("fork while threads call: no child hung", (code, out), (0, "hung 0\n"))
+        check.expect("each child's record file holds its 5 calls only",
+                     sorted(own_records), [[1000000 + c] * 5 for c in range(children)])
+        check.expect("each child's timeline holds its 5 calls only",
+                     sorted(own_events), [[1000000 + c] * 5 for c in range(children)])
+        check.expect("each child's table counts its 5 calls (the parent ends by _Exit: no table)",
+                     stats_tables(err), [{"work": 5}] * children)
