@@ -466,3 +466,18 @@ def test_record_each_call_once_when_sigterm_arrives_while_threads_record(hostile
             break
         records.unlink()
     expect("SIGTERM while 4 threads record: each call's line at most once (attempt, exit code, repeats)", found, [])
+
+
+def test_record_file_also_named_by_timeline_is_not_emptied_silently(hostile_program, enabled, tmp_path):
+    """docs/environment.md: record files are "appended to, never truncated", "nothing completed is lost", and every
+    error is reported once. The same path given to HOOKSCOPE_RECORD and HOOKSCOPE_TIMELINE: the timeline written
+    at exit replaces the file, and the 6 recorded lines vanish without a message. Either the lines survive or a
+    message names the path both variables write."""
+    shared = tmp_path / "shared.json"
+    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={shared}",
+                                                 "HOOKSCOPE_TIMELINE": f"work={shared}"}, "chdir", 3, tmp_path)
+    with open(shared, "rb") as f:
+        recorded = sum(b'"function":"work"' in line and b'"latency_ns"' in line for line in f)
+    said = [line for line in err if str(shared) in line]
+    expect("one path for records and timeline: the 6 record lines kept, or a message naming the path",
+           (code, recorded == 6 or len(said) > 0), (0, True))
