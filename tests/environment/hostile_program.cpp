@@ -8,7 +8,9 @@
 #include "hookscope/value_errors.hpp"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -202,6 +204,104 @@ int change_directory(const char* to, int n) {
   return calls;
 }
 
+// Calls made by a static destructor: the object is constructed before the library's own start-up (this file is
+// linked before the library), so it is destroyed after the library's exit actions were registered.
+std::atomic<int> destructor_calls{0};
+struct calls_at_destruction {
+  calls_at_destruction() { destructor_calls = 0; }
+  ~calls_at_destruction() {
+    for (int i = 0; i < destructor_calls; ++i) (void)work(i);
+  }
+};
+calls_at_destruction at_destruction;
+
+// N calls, then the program ends another way than by returning from main.
+int calls_then(int n) {
+  int calls = 0;
+  for (int i = 0; i < n; ++i) calls += work(i) >= 0;
+  return calls;
+}
+
+// A thread calls std::exit while the main thread keeps making recorded and traced calls.
+[[noreturn]] void exit_from_thread(int n) {
+  std::thread([n] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(n));
+    std::exit(0);
+  }).detach();
+  for (int i = 0;; ++i) (void)work(i);
+}
+
+// Threads making calls while the process receives SIGTERM.
+[[noreturn]] void sigterm_while_calling(int threads) {
+  for (int t = 0; t < threads; ++t) {
+    std::thread([t] {
+      for (int i = 0;; ++i) (void)work(t * 100000000 + i % 100000000);
+    }).detach();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  kill(getpid(), SIGTERM);
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+// A thread name of five euro signs: 15 bytes, whole characters, set with pthread_setname_np.
+int multibyte_thread_name() {
+  int calls = 0;
+  std::thread([&calls] {
+    if (pthread_setname_np(pthread_self(), "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac") != 0) {
+      std::exit(4);
+    }
+    calls = work(1) == 10;
+  }).join();
+  return calls;
+}
+
+// Forks from the main thread while two threads record, trace and count without pause; each child makes 5 calls of
+// work(1000000 + child) and exits. Prints the children that did not finish within 10 s (then killed).
+int fork_while_threads_call(int children) {
+  for (int t = 0; t < 2; ++t) {
+    std::thread([t] {
+      for (int i = 0;; ++i) (void)work(t * 100000 + i % 100000);
+    }).detach();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  int hung = 0;
+  for (int c = 0; c < children; ++c) {
+    const pid_t child = fork();
+    if (child == 0) {
+      for (int i = 0; i < 5; ++i) (void)work(1000000 + c);
+      std::exit(0);
+    }
+    int status = 0;
+    bool done = false;
+    for (int wait = 0; wait < 1000 && !done; ++wait) {
+      done = waitpid(child, &status, WNOHANG) == child;
+      if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!done) {
+      ++hung;
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+    }
+  }
+  std::printf("hung %d\n", hung);
+  std::fflush(stdout);
+  std::_Exit(0);
+}
+
+// In rethrow mode, a pre callback refuses depth(n / 2) inside depth(n): the levels above it end by the exception;
+// then depth(n / 2 - 1) recurses to 0 and returns. Calls that returned: n / 2 (levels n / 2 - 1 .. 0).
+int refused_in_recursion(int n) {
+  const hookscope::rethrow_callback_exceptions_scope rethrow;
+  auto refuse = depth.observers.pre.add([n](const auto& ctx) {
+    if (ctx.template arg<"n">() == n / 2) throw std::runtime_error("refused");
+  });
+  try {
+    (void)depth(n);
+  } catch (const std::runtime_error&) {
+  }
+  return depth(n / 2 - 1) == n / 2 - 1 ? n / 2 : -1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,6 +320,22 @@ int main(int argc, char** argv) {
   if (mode == "odd_tensors") calls = odd_tensors(n);
   if (mode == "random") calls = random_calls(n);
   if (mode == "chdir" && argc == 4) calls = change_directory(argv[3], n);
+  if (mode == "static_destructor") calls = destructor_calls = n;
+  if (mode == "quick_exit") {
+    std::printf("calls %d\n", calls_then(n));
+    std::fflush(stdout);
+    std::quick_exit(0);
+  }
+  if (mode == "escape") {
+    std::printf("calls %d\n", calls_then(n));
+    std::fflush(stdout);
+    throw std::runtime_error("escaping main");
+  }
+  if (mode == "exit_from_thread") exit_from_thread(n);
+  if (mode == "sigterm") sigterm_while_calling(n);
+  if (mode == "fork_while_threads_call") calls = fork_while_threads_call(n);
+  if (mode == "refused_in_recursion") calls = refused_in_recursion(n);
+  if (mode == "multibyte_thread_name") calls = multibyte_thread_name();
   if (calls < 0) {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;

@@ -299,3 +299,185 @@ def test_forked_child_records_into_its_own_file_with_pid(record_program, enabled
         check.expect("%p: each process's calls in its own file, each file signed by its own first lines", contents,
                      sorted([(["step"], [100000 + i for i in range(n)]),
                              (["step", "fork_in_flight"], list(range(n)) + [200000 + i for i in range(n)])]))
+
+
+# --- ends other than returning from main; signals while threads record ---
+
+def torn_lines(path):
+    """The lines of a record file that are not whole JSON documents ending in a newline (line number, start)."""
+    torn = []
+    with open(path, "rb") as f:
+        for number, line in enumerate(f):
+            try:
+                json.loads(line.decode("utf-8"))
+                if not line.endswith(b"\n"):
+                    raise ValueError("no newline")
+            except ValueError:
+                torn.append((number, line[:80]))
+    return torn
+
+
+def test_record_lines_whole_when_sigterm_arrives_while_threads_record(hostile_program, enabled, tmp_path):
+    """docs/environment.md: "A call's line is complete or absent, never cut", with SIGTERM among the signals whose
+    handler writes the buffer. Four threads record work() without pause when the process receives SIGTERM; in about
+    run in ten the file holds lines cut or spliced (a tail starting mid-string, one call's arguments followed by
+    another thread's result): the handler's write races with the threads still appending to the buffer."""
+    found = []
+    for attempt in range(60):
+        records = tmp_path / f"term-{attempt}.jsonl"
+        code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}"}, "sigterm", 4)
+        torn = torn_lines(records)
+        if code != -15 or torn:
+            found.append((attempt, code, torn[:3]))
+            break
+        records.unlink()
+    expect("SIGTERM while 4 threads record: every run dies by SIGTERM and every line written is whole "
+           "(attempt, exit code, first torn lines)", found, [])
+
+
+def test_timeline_whole_when_sigterm_arrives_while_threads_trace(hostile_program, enabled, tmp_path):
+    for attempt in range(5):
+        trace = tmp_path / f"term-{attempt}.json"
+        code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_TIMELINE": f"work={trace}[events=4]"}, "sigterm", 4)
+        expect(f"attempt {attempt}: SIGTERM while 4 threads trace: the signal kills, the timeline is strict JSON "
+               "with the last events of each thread", (code, len(events(strict_json(trace))) > 0), (-15, True))
+
+
+@pytest.mark.parametrize("mode, exit_code", [("quick_exit", 0), ("escape", -6)])
+def test_calls_kept_when_program_ends_by_quick_exit_or_escaping_exception(hostile_program, enabled, tmp_path, mode,
+                                                                            exit_code):
+    """quick_exit() and an exception escaping main (std::terminate, SIGABRT): records, statistics and the timeline
+    all hold the N calls made before."""
+    n = 7
+    records, trace = tmp_path / "r.jsonl", tmp_path / "t.json"
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}", "HOOKSCOPE_STATS": "work",
+                                                   "HOOKSCOPE_TIMELINE": f"work={trace}"}, mode, n)
+    with Checks() as check:
+        check.expect(f"{mode}: how the program ended", (code, out), (exit_code, f"calls {n}\n"))
+        check.expect(f"{mode}: every call recorded", sorted(r["kwargs"][0][1]["int"] for r in read_records(records)),
+                     list(range(n)))
+        check.expect(f"{mode}: statistics printed", stats_tables(err), [{"work": n}])
+        check.expect(f"{mode}: every call on the timeline", sorted(int(e["args"]["n"]) for e in
+                                                                   events(strict_json(trace))), list(range(n)))
+
+
+def test_record_calls_from_static_destructor(hostile_program, enabled, tmp_path):
+    """docs/environment.md: "Calls made by static and thread-local destructors are recorded", here by an object
+    constructed before the library's start-up (so destroyed after its exit actions ran)."""
+    records = tmp_path / "r.jsonl"
+    code, out, _ = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}"}, "static_destructor", 6)
+    expect("calls from a static destructor: all recorded", (code, out, sorted(r["kwargs"][0][1]["int"] for r in
+                                                                               read_records(records))),
+           (0, "calls 6\n", list(range(6))))
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_outputs_whole_when_a_thread_calls_exit(hostile_program, enabled, tmp_path, attempt):
+    """std::exit from a thread while the main thread records and traces without pause."""
+    records, trace = tmp_path / "r.jsonl", tmp_path / "t.json"
+    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}", "HOOKSCOPE_STATS": "work",
+                                                 "HOOKSCOPE_TIMELINE": f"work={trace}[events=4]"},
+                               "exit_from_thread", 30)
+    with Checks() as check:
+        check.expect("exit from a thread: exit 0, every record line whole", (code, torn_lines(records)), (0, []))
+        check.expect("the timeline is strict JSON with the ring's last events", len(events(strict_json(trace))), 4)
+        check.expect("one statistics table", len(stats_tables(err)), 1)
+
+
+def test_timeline_thread_name_of_whole_multibyte_characters(hostile_program, enabled, tmp_path):
+    """pthread_setname_np with 15 bytes of 3-byte characters (five euro signs): nothing cut, nothing lost."""
+    trace = tmp_path / "t.json"
+    code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_TIMELINE": f"work={trace}"}, "multibyte_thread_name", 0)
+    expect("a 15-byte name of whole characters shown whole", (code, [e["args"]["name"] for e in
+                                                                      strict_json(trace)["traceEvents"]
+                                                                      if e["ph"] == "M"]), (0, ["\u20ac" * 5]))
+
+
+@pytest.mark.parametrize("n", [10, 300])
+def test_refusal_in_recursion_pairs_the_levels_around_it(hostile_program, enabled, tmp_path, n):
+    """Rethrow mode, a pre callback refusing depth(n/2) inside depth(n): the refused level is nowhere; the levels
+    above it are recorded, counted and traced as having thrown; a later depth(n/2 - 1) returns normally."""
+    records, trace = tmp_path / "r.jsonl", tmp_path / "t.json"
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"depth={records}", "HOOKSCOPE_STATS": "depth",
+                                                   "HOOKSCOPE_TIMELINE": f"depth={trace}"}, "refused_in_recursion", n)
+    threw = list(range(n // 2 + 1, n + 1))
+    returned = list(range(n // 2))
+    lines = [r for r in read_records(records) if "kwargs" in r]
+    with Checks() as check:
+        check.expect(f"depth {n}: the program ran", (code, out), (0, f"calls {n // 2}\n"))
+        check.expect(f"depth {n}: records of the levels that threw, then of those that returned",
+                     (sorted(r["kwargs"][0][1]["int"] for r in lines if "threw" in r),
+                      sorted(r["kwargs"][0][1]["int"] for r in lines if "result" in r)), (threw, returned))
+        check.expect(f"depth {n}: statistics count every level that ended", stats_tables(err),
+                     [{"depth": len(threw) + len(returned)}])
+        check.expect(f"depth {n}: timeline events, the levels above the refusal marked as thrown",
+                     sorted((int(e["args"]["n"]), e["args"].get("threw", False)) for e in events(strict_json(trace))),
+                     sorted([(k, False) for k in returned] + [(k, True) for k in threw]))
+
+
+def test_fork_while_threads_record_trace_and_count(hostile_program, enabled, tmp_path):
+    """30 forks from the main thread while two threads record, trace and count without pause (%p in every path):
+    no child hangs on a lock a thread held at the fork, and each child's files and table hold its own 5 calls."""
+    children = 30
+    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={tmp_path}/r%p.jsonl",
+                                                   "HOOKSCOPE_STATS": "work",
+                                                   "HOOKSCOPE_TIMELINE": f"work={tmp_path}/t%p.json"},
+                                 "fork_while_threads_call", children)
+    own_records, own_events = [], []
+    for path in sorted(tmp_path.iterdir()):
+        if path.name.startswith("r"):
+            calls = [r["kwargs"][0][1]["int"] for r in read_records(path) if "kwargs" in r]
+            if any(c >= 1000000 for c in calls):
+                own_records.append(sorted(calls))
+        else:
+            calls = [int(e["args"]["n"]) for e in events(strict_json(path))]
+            if any(c >= 1000000 for c in calls):
+                own_events.append(sorted(calls))
+    with Checks() as check:
+        check.expect("fork while threads call: no child hung", (code, out), (0, "hung 0\n"))
+        check.expect("each child's record file holds its 5 calls only",
+                     sorted(own_records), [[1000000 + c] * 5 for c in range(children)])
+        check.expect("each child's timeline holds its 5 calls only",
+                     sorted(own_events), [[1000000 + c] * 5 for c in range(children)])
+        check.expect("each child's table counts its 5 calls (the parent ends by _Exit: no table)",
+                     stats_tables(err), [{"work": 5}] * children)
+
+
+def test_record_each_call_once_when_sigterm_arrives_while_threads_record(hostile_program, enabled, tmp_path):
+    """docs/environment.md promises one line per recorded call (a call "is recorded once"; 8 processes x 5,000 calls
+    give exactly 40,000 lines) and says nothing of repeats. Four threads record work() (every argument distinct)
+    when SIGTERM arrives: in about half the runs a whole 256 KiB batch (~2,400 calls) is in the file twice, the
+    handler writing the buffer a thread's flush was writing."""
+    found = []
+    for attempt in range(30):
+        records = tmp_path / f"term-{attempt}.jsonl"
+        code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}"}, "sigterm", 4)
+        seen, repeated = set(), 0
+        with open(records, "rb") as f:
+            for line in f:
+                try:
+                    n = json.loads(line.decode("utf-8"))["kwargs"][0][1]["int"]
+                except (ValueError, KeyError):
+                    continue  # a cut line: test_record_lines_whole_when_sigterm_arrives_while_threads_record
+                repeated += n in seen
+                seen.add(n)
+        if code != -15 or repeated:
+            found.append((attempt, code, f"{repeated} of {len(seen)} calls recorded twice"))
+            break
+        records.unlink()
+    expect("SIGTERM while 4 threads record: each call's line at most once (attempt, exit code, repeats)", found, [])
+
+
+def test_record_file_also_named_by_timeline_is_not_emptied_silently(hostile_program, enabled, tmp_path):
+    """docs/environment.md: record files are "appended to, never truncated", "nothing completed is lost", and every
+    error is reported once. The same path given to HOOKSCOPE_RECORD and HOOKSCOPE_TIMELINE: the timeline written
+    at exit replaces the file, and the 6 recorded lines vanish without a message. Either the lines survive or a
+    message names the path both variables write."""
+    shared = tmp_path / "shared.json"
+    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={shared}",
+                                                 "HOOKSCOPE_TIMELINE": f"work={shared}"}, "chdir", 3, tmp_path)
+    with open(shared, "rb") as f:
+        recorded = sum(b'"function":"work"' in line and b'"latency_ns"' in line for line in f)
+    said = [line for line in err if str(shared) in line]
+    expect("one path for records and timeline: the 6 record lines kept, or a message naming the path",
+           (code, recorded == 6 or len(said) > 0), (0, True))
