@@ -44,7 +44,7 @@ struct hookscope::tensor_traits<odd_tensor> {
 
 namespace impl {
 int work(int n) {
-  if (n < 0) pthread_exit(nullptr);  // a forced unwind through the observed call
+  if (n < 0) pthread_exit(nullptr);                               // a forced unwind through the observed call
   return n <= std::numeric_limits<int>::max() / 10 ? n * 10 : n;  // no overflow for any count given
 }
 int depth(int n);
