@@ -13,6 +13,7 @@
 #include <limits>
 #include <list>
 #include <random>
+#include <ranges>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -499,4 +500,18 @@ TEST_CASE("scalars and strings: the hostile ones") {
   CHECK(hookscope::capture_value(std::numeric_limits<std::int64_t>::min()) ==
         value(std::numeric_limits<std::int64_t>::min()));
   CHECK(hookscope::capture_value(std::u8string(u8"\u00e9")) == value(std::string("\xc3\xa9")));
+}
+
+namespace {
+struct incomplete_element;
+}  // namespace
+
+TEST_CASE("capturable: a span of an incomplete type and an endless range are opaque, asked without error") {
+  // std::span<T>'s end() needs sizeof(T): asking whether it is a range would not compile.
+  STATIC_REQUIRE_FALSE(hookscope::capturable<std::span<incomplete_element>>);
+  STATIC_REQUIRE_FALSE(hookscope::capturable<std::span<const incomplete_element>>);
+  // An endless range would capture for ever.
+  STATIC_REQUIRE_FALSE(hookscope::capturable<decltype(std::views::iota(0))>);
+  CHECK(hookscope::to_json(hookscope::capture_value(std::views::iota(0))).starts_with(R"({"opaque":)"));
+  CHECK(hookscope::capture_value(std::views::iota(0, 3)) == hookscope::value::list({0, 1, 2}));
 }

@@ -115,6 +115,17 @@ concept complete_object = std::is_object_v<T> && requires {
   sizeof(T);
 };
 
+/// A container or view that names an element type that is an incomplete object type.
+template <class T>
+concept element_incomplete = requires {
+  typename T::element_type;
+}
+&&!std::is_void_v<typename T::element_type> && !std::is_function_v<typename T::element_type> &&
+    !complete_object<std::remove_cv_t<typename T::element_type>> && !requires {
+  typename T::deleter_type;
+}
+&&!requires { typename T::weak_type; };
+
 template <class T>
 concept dereferenceable = requires(const T& p) {
   *p;
@@ -213,8 +224,15 @@ consteval capture_kind classify() {
     return classify_pointer<T>();
   } else if constexpr (is_reference_wrapper<T>) {
     return complete_object<std::remove_cv_t<typename T::type>> ? capture_kind::reference : capture_kind::opaque;
+  } else if constexpr (element_incomplete<T>) {
+    return capture_kind::opaque;  // a view over incomplete elements (std::span<handle>): asking if it is a range
+                                  // would instantiate its end(), which needs the element's size
   } else if constexpr (std::ranges::range<const T>) {
-    return classify_range<T>();
+    if constexpr (std::is_same_v<std::ranges::sentinel_t<const T>, std::unreachable_sentinel_t>) {
+      return capture_kind::opaque;  // an endless range (std::views::iota(0)): its capture would never end
+    } else {
+      return classify_range<T>();
+    }
   } else if constexpr (requires { std::tuple_size<T>::value; }) {
     return capture_kind::tuple_like;
   } else if constexpr (boost::hana::Struct<T>::value) {
