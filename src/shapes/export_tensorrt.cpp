@@ -18,12 +18,21 @@ enum class spec_consumer { trtexec, ort };
 
 std::string_view consumer_name(spec_consumer c) { return c == spec_consumer::trtexec ? "trtexec" : "ONNX Runtime"; }
 
+// 'name' as the engine's messages quote names; in the record encoding ({"str": "a\nb"}, {"base64": ...}) when it
+// holds bytes a terminal would not show as they are.
+std::string quoted_name(const std::string& name) {
+  const bool plain = detail::is_utf8(name) && std::none_of(name.begin(), name.end(), [](char ch) {
+                       return static_cast<unsigned char>(ch) < ' ' || ch == 0x7f;
+                     });
+  return plain ? "'" + name + "'" : hookscope::to_json(value(name));
+}
+
 [[noreturn]] void throw_bad_name(const std::string& name, spec_consumer c, std::string_view why) {
   std::string message = "hookscope: the input name ";
-  message += to_json(value(name));
-  message += " cannot be written in a ";
+  message += quoted_name(name);
+  message += " cannot be written in ";
   message += consumer_name(c);
-  message += " shape spec: ";
+  message += "'s shape spec: ";
   message += why;
   message += "; rename the input (the ONNX model's input names must match anyway)";
   throw inference_error(message);
@@ -186,7 +195,7 @@ std::string dynamic_shapes::to_torch_tensorrt() const {
           "matches the Input to the argument; rename the key");
     }
     if (!detail::is_utf8(t.name)) {
-      throw inference_error("hookscope: the input name " + hookscope::to_json(value(t.name)) +
+      throw inference_error("hookscope: the input name " + quoted_name(t.name) +
                             " is not UTF-8, so it cannot be a Torch-TensorRT Input's name (a Python str)");
     }
     if (i) out += ',';
