@@ -523,6 +523,7 @@ TEST_CASE("TensorRT exporters: hostile names and values") {
         {"x2x3", nullptr, nullptr},
         {"Straße", nullptr, nullptr},
         {std::string("a\xff") + "b", "not UTF-8", "not UTF-8"},
+        {"", "it is empty", "it is empty"},
     };
     for (const row& r : rows) {
       INFO("name " << hookscope::to_json(value(r.name)));
@@ -540,7 +541,9 @@ TEST_CASE("TensorRT exporters: hostile names and values") {
       } else {
         CHECK(parse_ort(ds.to_ort_options()) == profiles_of(ds));
       }
-      if (r.name.find('\xff') == std::string::npos) {
+      if (r.name.empty()) {
+        CHECK_THROWS_WITH(ds.to_torch_tensorrt(), Contains("an input with an empty name"));
+      } else if (r.name.find('\xff') == std::string::npos) {
         check_torch_tensorrt(ds);  // JSON carries any text
       } else {
         CHECK_THROWS_WITH(ds.to_torch_tensorrt(), Contains("is not UTF-8"));
