@@ -24,7 +24,7 @@ std::string quoted_name(const std::string& name) {
   const bool plain = detail::is_utf8(name) && std::none_of(name.begin(), name.end(), [](char ch) {
                        return static_cast<unsigned char>(ch) < ' ' || ch == 0x7f;
                      });
-  return plain ? "'" + name + "'" : hookscope::to_json(value(name));
+  return plain ? std::string("'").append(name).append("'") : hookscope::to_json(value(name));
 }
 
 [[noreturn]] void throw_bad_name(const std::string& name, spec_consumer c, std::string_view why) {
@@ -61,7 +61,8 @@ void check_spec_dims(const std::string& input, const std::vector<std::int64_t>& 
                      std::size_t profile, spec_consumer c) {
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] >= 0 && dims[d] <= std::numeric_limits<std::int32_t>::max()) continue;
-    std::string message = "hookscope: dimension " + std::to_string(d) + " of '" + input + "' is " +
+    // From a std::string: GCC 12 at -O3 reports a false -Wrestrict for `"literal" + std::string(...)`.
+    std::string message = std::string("hookscope: dimension ") + std::to_string(d) + " of '" + input + "' is " +
                           std::to_string(dims[d]) + " in the " + std::string(which) + " shape of profile " +
                           std::to_string(profile) + ": ";
     message += consumer_name(c);
@@ -112,9 +113,9 @@ std::vector<std::vector<torch_trt_range>> torch_trt_ranges(const std::vector<ten
       for (std::size_t d = 0; d < r.min.size(); ++d) {
         if (r.min[d] >= 1) continue;
         if (warnings) {
-          warnings->push_back("hookscope: torch-tensorrt: dimension " + std::to_string(d) + " of '" + inputs[i].name +
-                              "' has min " + std::to_string(r.min[d]) + " in profile " + std::to_string(p) + " (" +
-                              profiles[p].phase +
+          warnings->push_back(std::string("hookscope: torch-tensorrt: dimension ") + std::to_string(d) + " of '" +
+                              inputs[i].name + "' has min " + std::to_string(r.min[d]) + " in profile " +
+                              std::to_string(p) + " (" + profiles[p].phase +
                               "); Torch-TensorRT wants every min >= 1, so it is raised to 1 and the calls with an "
                               "empty '" +
                               inputs[i].name +
@@ -161,7 +162,7 @@ std::string dynamic_shapes::to_trtexec() const {
     const std::string min = profile_spec(p, i, &tensorrt_profile::shape_range::min, "min", spec_consumer::trtexec);
     if (min.empty()) continue;  // no tensor of rank >= 1: then in no profile either
     if (!out.empty()) out += ' ';
-    if (numbered) out += "--profile=" + std::to_string(i) + ' ';
+    if (numbered) out.append("--profile=").append(std::to_string(i)).append(" ");
     out += "--minShapes=" + min +
            " --optShapes=" + profile_spec(p, i, &tensorrt_profile::shape_range::opt, "opt", spec_consumer::trtexec) +
            " --maxShapes=" + profile_spec(p, i, &tensorrt_profile::shape_range::max, "max", spec_consumer::trtexec);
