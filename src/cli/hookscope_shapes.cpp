@@ -163,6 +163,10 @@ void print_shapes(const hookscope::shape_engine& engine, const options& o) {
     case output_format::onnx: print(ds.to_onnx()); break;
     case output_format::trtexec: print(ds.to_trtexec()); break;
     case output_format::ort: print(ds.to_ort_options()); break;
+    case output_format::torch_tensorrt:
+      print(ds.to_torch_tensorrt());
+      print_warnings(ds.torch_tensorrt_warnings());
+      break;
     case output_format::report: print(ds.report()); return;  // the report lists the warnings itself
   }
   print_warnings(ds.warnings());
