@@ -322,6 +322,10 @@ bool record_reader::next(call_record& out) {
     }
     const bool unterminated = in_->eof();  // getline stopped at the end, not at a newline
     std::string_view text = buffer_;
+    // A byte-order mark some editors (Windows Notepad, PowerShell's Out-File) put before a file's first line.
+    if (constexpr std::string_view bom = "\xEF\xBB\xBF"; line_ == 1 && text.substr(0, bom.size()) == bom) {
+      text.remove_prefix(bom.size());
+    }
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     if (is_blank(text)) continue;
     try {

@@ -582,6 +582,9 @@ std::string to_summary_json(const recorded_state& state, const recorded_state& r
 void from_summary_json(std::string_view text, recorded_state& state, recorded_state& results, std::string& function) {
   // A summary holds values as deep as records do (max_value_json_levels) inside its own few levels: whatever
   // to_summary_json writes reads back. The error says what and where, not the parser's source location.
+  // A byte-order mark an editor put before the document, as the record reader skips it.
+  if (constexpr std::string_view bom = "\xEF\xBB\xBF"; text.substr(0, bom.size()) == bom)
+    text.remove_prefix(bom.size());
   json::parse_options options;
   options.max_depth = detail::max_value_json_levels + 16;
   boost::system::error_code ec;
