@@ -128,6 +128,12 @@ void read_json_inputs(const json::object& o, call_inputs& inputs, const json_pat
   inputs.args.reserve(args.get_array().size());
   for (std::size_t i = 0; i < args.get_array().size(); ++i) {
     inputs.args.push_back(read_json_value(args.get_array()[i], (root / "args")[i]));
+    // The parser's depth limit leaves a positional argument one level more than a keyword argument (no pair around
+    // it): one limit for both, what the writers write and value_from_json reads.
+    if (json_levels(inputs.args.back()) > max_value_json_levels) {
+      fail_at((root / "args")[i], "the value nests deeper than " + std::to_string(max_value_json_levels) +
+                                      " JSON levels, the most a value may");
+    }
   }
   const json::value& kwargs = json_required(o, "kwargs", root);
   read_json_fields_into(inputs.kwargs, kwargs, root / "kwargs", detail::field_names::parameters);

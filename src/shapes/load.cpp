@@ -168,9 +168,11 @@ class summary_scan {
       } else if (c == '}' || c == ']') {
         if (depth == 0) return false;
         --depth;
-      } else {  // a number, true, false or null: up to the next delimiter
+      } else if (c == ',' || c == ':') {  // between the members or items of a container being skipped
+        continue;
+      } else {  // a number, true, false or null: up to the next character that is none of theirs
         while (peek() != std::char_traits<char>::eof() &&
-               std::string_view(",]} \n\r\t").find(static_cast<char>(peek())) == std::string_view::npos) {
+               std::string_view(",:[]{}\" \n\r\t").find(static_cast<char>(peek())) == std::string_view::npos) {
           take();
         }
       }
@@ -187,7 +189,11 @@ bool is_summary(const std::string& source) {
   std::error_code ec;
   if (source == standard_input || !std::filesystem::is_regular_file(source, ec)) return false;
   std::ifstream in(source, std::ios::binary);
-  return in && summary_scan(*in.rdbuf()).is_summary();
+  try {
+    return in && summary_scan(*in.rdbuf()).is_summary();
+  } catch (const std::ios_base::failure&) {  // a read error (EIO): reading it as records reports it
+    return false;
+  }
 }
 
 std::string read_summary_text(const std::string& source) {
