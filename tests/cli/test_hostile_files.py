@@ -359,3 +359,28 @@ def test_typed_keeps_a_struct_of_empty_name(hookscope_shapes, tmp_path):
     typed = shapes(hookscope_shapes, "infer", "s.jsonl", "--typed", cwd=tmp_path)
     assert typed.returncode == 0, text(typed)
     assert json.loads(typed.stdout) == {"tuple": [{"struct": "", "fields": [["a", {"1": "DYNAMIC"}]]}]}
+
+
+#=== options naming inputs that are not there ===#
+
+@pytest.mark.parametrize("options,warning", [
+    (["--batch", "nosuch,input_ids"], "'nosuch' (given a batch dimension) is no input of the calls "
+                                      "(input_ids, attention_mask, past_key_values): it changes nothing"),
+    (["--dim-name", "input_idz:1=seq"], "'input_idz' (given the label 'seq') is no input of the calls "
+                                        "(input_ids, attention_mask, past_key_values): it changes nothing"),
+], ids=["--batch", "--dim-name"])
+def test_options_naming_unknown_inputs_warn(hookscope_shapes, options, warning):
+    done = shapes(hookscope_shapes, "infer", "llm.jsonl", *options, cwd=DATA)
+    assert done.returncode == 0 and f"hookscope-shapes: warning: {warning}\n" in text(done)[1], text(done)
+    report = shapes(hookscope_shapes, "infer", "llm.jsonl", "--format", "report", *options, cwd=DATA)
+    assert warning in text(report)[0]
+    known = shapes(hookscope_shapes, "infer", "llm.jsonl", "--batch", "input_ids", "--dim-name", "input_ids:1=s",
+                   cwd=DATA)
+    assert "is no input" not in text(known)[1]
+
+
+def test_value_if_missing_for_an_unknown_input_is_refused(hookscope_shapes):
+    done = shapes(hookscope_shapes, "infer", "llm.jsonl", "--value-if-missing", 'nosuch={"int":1}', cwd=DATA)
+    assert done.returncode == 1, text(done)
+    assert "unexpected keyword argument 'nosuch' provided as a value_if_missing input" in text(done)[1]
+    assert "(input_ids, attention_mask, past_key_values)" in text(done)[1]
