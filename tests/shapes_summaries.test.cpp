@@ -142,6 +142,43 @@ TEST_CASE("shape_engine::merge") {
       }
     }
   }
+  SECTION("what a merge writes reads back: rank, leaf-count and dtype changes across parts pass the checks") {
+    std::mt19937 rng(41);
+    const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const auto tensor = [&](std::vector<std::int64_t> s) {
+      return t(std::move(s), pick(0, 3) ? dtype::float32 : dtype::float16);
+    };
+    for (int round = 0; round < 300; ++round) {
+      std::vector<shape_engine> parts;
+      for (int p = pick(1, 4); p > 0; --p) {
+        shape_engine e = engine(false);
+        for (int i = pick(0, 7); i > 0; --i) {
+          // A rank of 1 to 3 (a conflict when parts start with different ones), b a tensor, a tuple (a leaf-count
+          // conflict), None or an int, pixel_values sometimes.
+          call_inputs in{{tensor(std::vector<std::int64_t>(static_cast<std::size_t>(pick(1, 3)), pick(1, 3)))}, {}};
+          const int b = pick(0, 5);
+          if (b == 0) in.kwargs.emplace_back("attention_mask", value::tuple({tensor({1}), tensor({2})}));
+          if (b == 1) in.kwargs.emplace_back("attention_mask", value());
+          if (b == 2) in.kwargs.emplace_back("attention_mask", value(std::int64_t{3}));
+          if (b >= 3) in.kwargs.emplace_back("attention_mask", tensor({2, pick(0, 3)}));
+          if (pick(0, 2) == 0) in.kwargs.emplace_back("pixel_values", tensor({pick(0, 2), 3, 8, 8}));
+          if (pick(0, 1)) {
+            e.add_call(in, tensor({pick(0, 3)}));
+          } else {
+            e.add_call(in);
+          }
+        }
+        parts.push_back(shape_engine::from_summary_json(e.to_summary_json("forward")));
+      }
+      for (std::size_t p = 1; p < parts.size(); ++p) parts[0].merge(parts[p]);
+      INFO("round " << round);
+      const std::string text = parts[0].to_summary_json("forward");
+      CHECK_NOTHROW(shape_engine::from_summary_json(text));
+      shape_engine twice = shape_engine::from_summary_json(text);
+      twice.merge(parts[0]);
+      CHECK_NOTHROW(shape_engine::from_summary_json(twice.to_summary_json("forward")));
+    }
+  }
   SECTION("beyond every bound (distinct shapes, sizes and calls): the same smallest ones are kept") {
     std::vector<call> calls;
     for (std::int64_t i = 0; i < 5000; ++i) {
