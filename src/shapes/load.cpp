@@ -248,6 +248,28 @@ void check_for_summaries(const load_options& o) {
     fail(load_error_kind::bad_option, "summarize reads record files, not summaries (they merge as they are)");
 }
 
+// remove_inputs: a name that is no parameter and that no call gave (a typo) removes nothing; a warning says so. A
+// keyword without a parameter shifts no position, so it is removed on its own first (its count says whether any call
+// gave it), then the parameters and positions together.
+template <class Warn>
+void remove_inputs(shape_engine& engine, const std::vector<std::string>& names, Warn&& warn) {
+  if (names.empty()) return;
+  std::vector<std::string> parameters;
+  for (const parameter& p : engine.info().parameters) parameters.push_back(p.name);
+  std::vector<std::string> rest;
+  for (const std::string& name : names) {
+    const bool keyword = !input_key::parse(name).is_position() &&
+                         std::find(parameters.begin(), parameters.end(), name) == parameters.end();
+    if (!keyword) {
+      rest.push_back(name);
+    } else if (engine.remove_inputs({name}) == 0) {
+      warn("--remove-inputs: no call gave an input named '" + shown(name) +
+           "' and no parameter has that name: " + "nothing removed for it");
+    }
+  }
+  if (!rest.empty()) engine.remove_inputs(rest);
+}
+
 //=== records ===//
 
 // The signature the first record of `function` in `source` carries that carries one: what a part of a file split by
@@ -332,7 +354,7 @@ class call_feeder {
       warn("kept the first " + std::to_string(kept) + " of " + std::to_string(loaded_.calls_read) + " calls of " +
            loaded_.function + "; --store-n-calls all uses every call");
     }
-    if (!options_.remove_inputs.empty()) loaded_.engine.remove_inputs(options_.remove_inputs);
+    remove_inputs(loaded_.engine, options_.remove_inputs, [&](const std::string& w) { warn(w); });
     return std::move(loaded_);
   }
 
@@ -453,7 +475,10 @@ class summary_merger {
     loaded_.function = function_.value_or(options_.function.value_or(""));
     loaded_.calls_read = loaded_.engine.num_obs();
     loaded_.from_summaries = true;
-    if (!options_.remove_inputs.empty()) loaded_.engine.remove_inputs(options_.remove_inputs);
+    remove_inputs(loaded_.engine, options_.remove_inputs, [&](const std::string& w) {
+      if (options_.on_warning) options_.on_warning(w);
+      loaded_.warnings.push_back(w);
+    });
     return std::move(loaded_);
   }
 

@@ -384,3 +384,15 @@ def test_value_if_missing_for_an_unknown_input_is_refused(hookscope_shapes):
     assert done.returncode == 1, text(done)
     assert "unexpected keyword argument 'nosuch' provided as a value_if_missing input" in text(done)[1]
     assert "(input_ids, attention_mask, past_key_values)" in text(done)[1]
+
+
+def test_remove_inputs_naming_no_input_warns(hookscope_shapes, llm_summary, tmp_path):
+    warning = ("hookscope-shapes: warning: --remove-inputs: no call gave an input named 'nosuch' and no parameter "
+               "has that name: nothing removed for it\n")
+    (tmp_path / "s.json").write_text(json.dumps(llm_summary))
+    for source in (DATA / "llm.jsonl", tmp_path / "s.json"):
+        done = shapes(hookscope_shapes, "infer", source, "--remove-inputs", "nosuch,attention_mask", cwd=tmp_path)
+        assert done.returncode == 0 and warning in text(done)[1], text(done)
+        assert "attention_mask" not in text(done)[0]  # the known one is removed
+        known = shapes(hookscope_shapes, "infer", source, "--remove-inputs", "attention_mask", cwd=tmp_path)
+        assert "--remove-inputs" not in text(known)[1]
