@@ -171,12 +171,13 @@ class dynamic_shapes {
  public:
   /// A node of the torch.export structure: null (non-tensor), a tensor (index into inputs()), or a container.
   struct node {
-    /// A custom class (a struct) is a list node with class_name set and its field names as keys: to_json writes it
+    /// A custom class (a struct) is a list node with `structure` set and its field names as keys: to_json writes it
     /// as the list of its fields' specs (what torch.export takes), to_typed_json by name.
     enum class kind : std::uint8_t { null, tensor, tuple, list, dict } type = kind::null;
     std::size_t tensor = 0;
     std::vector<std::pair<std::string, node>> children;  ///< keys empty for tuple and plain list
-    std::string class_name{};                            ///< a custom class's name; empty otherwise
+    std::string class_name{};                            ///< a custom class's name (may be empty); empty otherwise
+    bool structure = false;                              ///< a custom class (its class_name may be empty)
 
     // Defaulted after the class: Clang 14 with libstdc++ otherwise checks pair<string, node> while node is
     // still incomplete and rejects the implicit ones.

@@ -71,7 +71,7 @@ void append_typed(std::string& out, const dynamic_shapes::node& n, const std::ve
     append_node(out, n, inputs);
     return;
   }
-  const bool structure = n.type == kind::list && !n.class_name.empty();
+  const bool structure = n.type == kind::list && n.structure;  // an empty class name is still a struct
   const bool named = n.type == kind::dict || structure;
   if (structure) {
     out += "{\"struct\":";
