@@ -113,8 +113,8 @@ placeholder_sources::placeholder_sources(const std::vector<flat_leaf>& flat,
       if (!l || rows[f].size() >= max_placeholder_sources || !row[f].is_tensor()) continue;
       const auto& shape = row[f].as_tensor().shape;
       if (shape.size() != l->rank) continue;
-      const bool seen =
-          std::any_of(shapes[f].begin(), shapes[f].end(), [&](const std::vector<std::int64_t>* x) { return *x == shape; });
+      const bool seen = std::any_of(shapes[f].begin(), shapes[f].end(),
+                                    [&](const std::vector<std::int64_t>* x) { return *x == shape; });
       if (seen) continue;
       shapes[f].push_back(&shape);
       rows[f].push_back(i);

@@ -41,7 +41,6 @@ std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slo
   return rows;
 }
 
-
 namespace {
 
 std::size_t input_index(const std::vector<tensor_input>& inputs, const std::string& name) {
@@ -224,8 +223,8 @@ solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_ro
     if (*mn < 0) return fail("its min point in " + p.phase + " would be " + std::to_string(*mn));
     if (*mn > lo[e.target] || *mx < hi[e.target]) {
       return fail("computed from its terms' extremes in " + p.phase + " it spans " + std::to_string(*mn) + ".." +
-                  std::to_string(*mx) + ", which does not cover the observed " + std::to_string(lo[e.target]) +
-                  ".." + std::to_string(hi[e.target]) + " (a call broke it)");
+                  std::to_string(*mx) + ", which does not cover the observed " + std::to_string(lo[e.target]) + ".." +
+                  std::to_string(hi[e.target]) + " (a call broke it)");
     }
     if (opt_given[e.target] && *op != opt_v[e.target]) {
       return fail("the call chosen as opt in " + p.phase + " breaks it");
@@ -341,7 +340,9 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
     }
     for (std::size_t q = 0; q < ps.size(); ++q) ulo = std::min(ulo, lo[q][c]), uhi = std::max(uhi, hi[q][c]);
     for (std::size_t q = 0; q < ps.size(); ++q) {
-      const auto admits = [&](std::int64_t v) { return c != split || !ps[q].is_one || (v == 1) == (*ps[q].is_one == 1); };
+      const auto admits = [&](std::int64_t v) {
+        return c != split || !ps[q].is_one || (v == 1) == (*ps[q].is_one == 1);
+      };
       if (glo < ulo && admits(glo)) lo[q][c] = std::min(lo[q][c], glo);
       if (ghi > uhi && admits(ghi)) hi[q][c] = std::max(hi[q][c], ghi);
       // A class no call of the phase gives: its values over every call.

@@ -144,7 +144,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
                                          std::vector<std::string>& warnings) {
   std::vector<dim_relation> out;
   const std::vector<value_class> cls = value_classes(inputs, rows);
-  std::vector<bool> defined(cls.size(), false);       // the target of a listed relation between classes
+  std::vector<bool> defined(cls.size(), false);            // the target of a listed relation between classes
   std::vector<std::vector<std::size_t>> deps(cls.size());  // the classes a defined class is computed from
   // Whether class x is computed (directly or not) from class a: a relation defining a from x would be a cycle.
   const auto depends_on = [&](std::size_t x, std::size_t a) {
