@@ -253,7 +253,10 @@ struct value_class {
   bool usable = true;  // every value in [0, max_relation_value]
 };
 std::vector<value_class> value_classes(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows);
-std::optional<std::size_t> class_of(const std::vector<value_class>& cls, std::size_t input, std::size_t dim);
+inline constexpr std::size_t no_class = static_cast<std::size_t>(-1);
+/// Per input, per dim: its class, or no_class (a static dim).
+std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input>& inputs,
+                                                  const std::vector<value_class>& cls);
 
 /// C6 (relations.cpp): the relations the rows determine (docs/export_formats.md, "Relations"), without cycles; a
 /// relation left out for a cycle is named in `warnings`.

@@ -70,6 +70,7 @@ std::optional<std::int64_t> evaluate(const equation& e, const std::vector<std::i
 // class be defined twice, the second equation is only checked). Relations between dims of one class hold at every
 // point by construction and give no equation.
 std::vector<equation> equations(const std::vector<tensor_input>& inputs, const std::vector<value_class>& cls,
+                                const std::vector<std::vector<std::size_t>>& index,
                                 const std::vector<dim_relation>& relations) {
   std::vector<equation> all;
   std::vector<std::optional<std::size_t>> defined_by(cls.size());
@@ -77,7 +78,10 @@ std::vector<equation> equations(const std::vector<tensor_input>& inputs, const s
     const dim_relation& rel = relations[r];
     const auto cls_of = [&](const dim_relation::dim_ref& d) {
       const std::size_t i = input_index(inputs, d.input);
-      return i == inputs.size() ? std::nullopt : class_of(cls, i, d.dim);
+      if (i == inputs.size() || d.dim >= index[i].size() || index[i][d.dim] == no_class) {
+        return std::optional<std::size_t>();
+      }
+      return std::optional<std::size_t>(index[i][d.dim]);
     };
     equation e{r, 0, {}, rel.k, rel.c};
     const auto target = cls_of(rel.target);
@@ -184,9 +188,9 @@ const joint_row* opt_row(const std::vector<tensor_input>& inputs, const std::vec
 
 // One profile: lo/hi are the classes' extremes this phase must cover (observed, extended to every call).
 solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
-             const std::vector<value_class>& cls, const std::vector<dim_relation>& relations,
-             const std::vector<equation>& eqs, const phase& ph, const std::vector<std::int64_t>& lo,
-             const std::vector<std::int64_t>& hi) {
+             const std::vector<value_class>& cls, const std::vector<std::vector<std::size_t>>& index,
+             const std::vector<dim_relation>& relations, const std::vector<equation>& eqs, const phase& ph,
+             const std::vector<std::int64_t>& lo, const std::vector<std::int64_t>& hi) {
   solved out;
   tensorrt_profile& p = out.profile;
   p.phase = ph.name;
@@ -249,9 +253,9 @@ solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_ro
     tensorrt_profile::shape_range r{inputs[i].name, inputs[i].min_shape, opts[i], inputs[i].max_shape};
     if (best && best->filled[i]) r.opt = *best->filled[i];
     for (std::size_t d = 0; d < inputs[i].rank; ++d) {
-      const auto c = class_of(cls, i, d);
-      if (!c) continue;
-      r.min[d] = min_v[*c], r.opt[d] = opt_v[*c], r.max[d] = max_v[*c];
+      const std::size_t c = index[i][d];
+      if (c == no_class) continue;
+      r.min[d] = min_v[c], r.opt[d] = opt_v[c], r.max[d] = max_v[c];
     }
     p.shapes.push_back(std::move(r));
   }
@@ -294,6 +298,7 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
                                             std::vector<dim_relation>& relations, bool phases,
                                             std::vector<std::string>& warnings) {
   const std::vector<value_class> cls = value_classes(inputs, rows);
+  const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
   std::vector<phase> ps;
   const std::optional<std::size_t> split = phases ? phase_split(cls) : std::nullopt;
   if (split) {
@@ -351,12 +356,12 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
     }
   }
   for (;;) {
-    const std::vector<equation> eqs = equations(inputs, cls, relations);
+    const std::vector<equation> eqs = equations(inputs, cls, index, relations);
     std::vector<tensorrt_profile> out;
     std::optional<std::size_t> failed;
     std::string why;
     for (std::size_t q = 0; q < ps.size() && !failed; ++q) {
-      solved s = solve(inputs, rows, cls, relations, eqs, ps[q], lo[q], hi[q]);
+      solved s = solve(inputs, rows, cls, index, relations, eqs, ps[q], lo[q], hi[q]);
       failed = s.failed;
       why = std::move(s.why);
       out.push_back(std::move(s.profile));

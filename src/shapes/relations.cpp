@@ -131,13 +131,14 @@ std::vector<value_class> value_classes(const std::vector<tensor_input>& inputs, 
   return out;
 }
 
-std::optional<std::size_t> class_of(const std::vector<value_class>& cls, std::size_t input, std::size_t dim) {
+std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input>& inputs,
+                                                  const std::vector<value_class>& cls) {
+  std::vector<std::vector<std::size_t>> out;
+  for (const tensor_input& t : inputs) out.emplace_back(t.rank, no_class);
   for (std::size_t c = 0; c < cls.size(); ++c) {
-    for (const dim_var& m : cls[c].members) {
-      if (m.input == input && m.dim == dim) return c;
-    }
+    for (const dim_var& m : cls[c].members) out[m.input][m.dim] = c;
   }
-  return std::nullopt;
+  return out;
 }
 
 std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
