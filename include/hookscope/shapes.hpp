@@ -130,7 +130,7 @@ struct tensor_input {
 };
 
 /// An exact relation between dynamic dimensions that held in every kept distinct call (placeholders included) and
-/// that those calls determine (more distinct points than free parameters; docs/export_formats.md, "Relations"):
+/// that those calls determine (more distinct points than free parameters; docs/export_formats.md, "Relations and profiles"):
 /// `target = k * terms[0] + c` (one term) or `target = terms[0] + terms[1]` (two terms, k = 1, c = 0).
 /// Equalities (k = 1, c = 0, one term) are what shared names express; they are listed too.
 struct dim_relation {
@@ -160,7 +160,7 @@ struct dim_relation {
 /// every dim_relation (a shape the model can run): opt is one observed call of the phase (the most frequent; inputs
 /// the call lacks take their placeholders), min and max cover every value observed (every call, also beyond the
 /// distinct calls kept): dims no relation defines take their observed extremes, the others are computed from them
-/// (listed in `widened` where that goes beyond what was observed; docs/export_formats.md, "Profiles").
+/// (listed in `widened` where that goes beyond what was observed; docs/export_formats.md, "Relations and profiles").
 struct tensorrt_profile {
   /// "all calls", or the phase's constant dims, e.g. "sequence_length = 1" / "sequence_length > 1".
   std::string phase{};

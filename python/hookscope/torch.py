@@ -423,7 +423,7 @@ class InputObserver:
         target/terms ({input, dim, label}), k, c, text (``total_sequence_length = past_sequence_length +
         sequence_length``), torch_derived (expressible as a derived torch.export Dim), supporting_calls (the calls giving
         its dims, each satisfying it) and distinct_points (distinct value tuples among them: the evidence, see
-        docs/export_formats.md "Relations")."""
+        docs/export_formats.md "Relations and profiles")."""
         return list(self._dynamic_shapes(set_batch_dimension_for, dim_names).relations)
 
     def outputs(self) -> list[dict]:

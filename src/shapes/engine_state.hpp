@@ -258,7 +258,7 @@ inline constexpr std::size_t no_class = static_cast<std::size_t>(-1);
 std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input>& inputs,
                                                   const std::vector<value_class>& cls);
 
-/// C6 (relations.cpp): the relations the rows determine (docs/export_formats.md, "Relations"), without cycles; a
+/// C6 (relations.cpp): the relations the rows determine (docs/export_formats.md, "Relations and profiles"), without cycles; a
 /// relation left out for a cycle is named in `warnings`.
 std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
                                          std::vector<std::string>& warnings);

@@ -1,4 +1,4 @@
-// Consistent TensorRT profiles (rule C6, docs/export_formats.md "Profiles"), solved from the relations relations.cpp
+// Consistent TensorRT profiles (rule C6, docs/export_formats.md "Relations and profiles"), solved from the relations relations.cpp
 // finds: the dims no relation defines (free) take their observed extremes, every defined dim is computed from its
 // terms in dependency order, so every point satisfies every relation by construction. A relation whose computed
 // extremes do not cover what was observed (a call beyond the kept distinct calls broke it), or go below 0 or
