@@ -112,9 +112,10 @@ void check_oracle(const hookscope::dynamic_shapes& ds, const std::vector<call_sh
     bool observed = false;
     for (const call_shapes& c : calls) {
       bool same = true;
-      for (const auto& [name, s] : c) {
-        const auto it = std::find_if(p.shapes.begin(), p.shapes.end(), [&](const range& r) { return r.input == name; });
-        same = same && (it == p.shapes.end() || it->opt == s);
+      for (const auto& given : c) {  // not a structured binding: Clang 14 cannot capture one
+        const auto it =
+            std::find_if(p.shapes.begin(), p.shapes.end(), [&](const range& r) { return r.input == given.first; });
+        same = same && (it == p.shapes.end() || it->opt == given.second);
       }
       observed = observed || same;
     }
@@ -122,7 +123,9 @@ void check_oracle(const hookscope::dynamic_shapes& ds, const std::vector<call_sh
   }
   // Every observed value lies within some profile (each profile, when there is one).
   for (const call_shapes& c : calls) {
-    for (const auto& [name, s] : c) {
+    for (const auto& given : c) {
+      const std::string& name = given.first;
+      const shape& s = given.second;
       for (std::size_t d = 0; d < s.size(); ++d) {
         const bool covered = std::any_of(profiles.begin(), profiles.end(), [&](const auto& p) {
           const range& r = range_of(p, name);
