@@ -343,6 +343,10 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
     const auto& p = ds.tensorrt_profiles().at(0);
     CHECK(range_of(p, "attention_mask").max.at(1) >= 2 + 2499 + 1);
     check_oracle(ds, st.calls);
+    // Phases over more than 4,096 distinct calls: together they cover every call, the ones not kept included.
+    const auto phased = st.engine.infer_dynamic_shapes({.dim_names = true, .profile_phases = true});
+    CHECK(phased.tensorrt_profiles().size() == 2);
+    check_oracle(phased, st.calls);
     const value args = st.engine.infer_arguments({.candidate = std::size_t{0}});  // the cache's placeholder
     CHECK(hookscope::to_json(args) == R"({"dict":[["input_ids",{"shape":[1,2],"dtype":"float32"}],)"
                                       R"(["attention_mask",{"shape":[1,2],"dtype":"float32"}],)"

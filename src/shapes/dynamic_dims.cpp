@@ -229,7 +229,7 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
   const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs.size());
   r.relations = find_relations(r.inputs, rows, r.warnings);
-  r.profiles = make_profiles(r.inputs, rows, r.relations, o.profile_phases, r.warnings);
+  r.profiles = make_profiles(r.inputs, rows, r.relations, o.profile_phases, !s.combos_truncated, r.warnings);
   if (s.combos_truncated) {
     r.warnings.push_back("hookscope: the calls took more than " + std::to_string(max_combinations) +
                          " distinct combinations of shapes: relations are found and checked on " +

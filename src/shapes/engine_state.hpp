@@ -263,9 +263,10 @@ std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input
 std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
                                          std::vector<std::string>& warnings);
 /// C6 (profiles.cpp): the profiles, solved from the relations; a relation no profile point covering every call can
-/// satisfy is removed from `relations` and named in `warnings`.
+/// satisfy is removed from `relations` and named in `warnings`. `every_call_kept`: no distinct call was left out
+/// (recorded_state::combos_truncated is false).
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
-                                            std::vector<dim_relation>& relations, bool phases,
+                                            std::vector<dim_relation>& relations, bool phases, bool every_call_kept,
                                             std::vector<std::string>& warnings);
 
 }  // namespace detail::shapes

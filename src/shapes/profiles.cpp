@@ -121,7 +121,8 @@ struct phase {
 
 struct solved {
   tensorrt_profile profile;
-  std::optional<std::size_t> failed;  // the relation no point covering the observations satisfies
+  std::vector<std::int64_t> min_v, max_v;  // per class, at the min and max points
+  std::optional<std::size_t> failed;       // the relation no point covering the observations satisfies
   std::string why;
 };
 
@@ -186,11 +187,13 @@ const joint_row* opt_row(const std::vector<tensor_input>& inputs, const std::vec
   return best;
 }
 
-// One profile: lo/hi are the classes' extremes this phase must cover (observed, extended to every call).
+// One profile. Per class: obs_lo/obs_hi its extremes over the phase's calls, which a computed dim must cover;
+// lo/hi what a free dim spans (the same, extended to the calls not kept, see make_profiles).
 solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
              const std::vector<value_class>& cls, const std::vector<std::vector<std::size_t>>& index,
              const std::vector<dim_relation>& relations, const std::vector<equation>& eqs, const phase& ph,
-             const std::vector<std::int64_t>& lo, const std::vector<std::int64_t>& hi) {
+             const std::vector<std::int64_t>& lo, const std::vector<std::int64_t>& hi,
+             const std::vector<std::int64_t>& obs_lo, const std::vector<std::int64_t>& obs_hi) {
   solved out;
   tensorrt_profile& p = out.profile;
   p.phase = ph.name;
@@ -225,10 +228,10 @@ solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_ro
       continue;
     }
     if (*mn < 0) return fail("its min point in " + p.phase + " would be " + std::to_string(*mn));
-    if (*mn > lo[e.target] || *mx < hi[e.target]) {
+    if (*mn > obs_lo[e.target] || *mx < obs_hi[e.target]) {
       return fail("computed from its terms' extremes in " + p.phase + " it spans " + std::to_string(*mn) + ".." +
-                  std::to_string(*mx) + ", which does not cover the observed " + std::to_string(lo[e.target]) + ".." +
-                  std::to_string(hi[e.target]) + " (a call broke it)");
+                  std::to_string(*mx) + ", which does not cover the observed " + std::to_string(obs_lo[e.target]) +
+                  ".." + std::to_string(obs_hi[e.target]) + " (a call broke it)");
     }
     if (opt_given[e.target] && *op != opt_v[e.target]) {
       return fail("the call chosen as opt in " + p.phase + " breaks it");
@@ -236,12 +239,12 @@ solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_ro
     const dim_var& where = cls[e.target].members.front();
     const std::string dim_text = inputs[where.input].name + " dim " + std::to_string(where.dim);
     const std::string& text = relations[e.relation].text;
-    if (*mn < lo[e.target]) {
-      p.widened.push_back("min of " + dim_text + " widened from " + std::to_string(lo[e.target]) + " to " +
+    if (*mn < obs_lo[e.target]) {
+      p.widened.push_back("min of " + dim_text + " widened from " + std::to_string(obs_lo[e.target]) + " to " +
                           std::to_string(*mn) + " so that " + text + " holds at the min point");
     }
-    if (*mx > hi[e.target]) {
-      p.widened.push_back("max of " + dim_text + " widened from " + std::to_string(hi[e.target]) + " to " +
+    if (*mx > obs_hi[e.target]) {
+      p.widened.push_back("max of " + dim_text + " widened from " + std::to_string(obs_hi[e.target]) + " to " +
                           std::to_string(*mx) + " so that " + text + " holds at the max point");
     }
     min_v[e.target] = *mn, max_v[e.target] = *mx, opt_v[e.target] = *op;
@@ -259,13 +262,15 @@ solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_ro
     }
     p.shapes.push_back(std::move(r));
   }
+  out.min_v = std::move(min_v);
+  out.max_v = std::move(max_v);
   return out;
 }
 
 // The class whose "= 1" / "!= 1" splits the calls best (dims constant within a phase, weighted by the phase's
-// distinct calls), if any.
-std::optional<std::size_t> phase_split(const std::vector<value_class>& cls) {
-  std::optional<std::size_t> split;
+// distinct calls), or no_class.
+std::size_t phase_split(const std::vector<value_class>& cls) {
+  std::size_t split = no_class;
   std::size_t best_score = 0;
   for (std::size_t p = 0; p < cls.size(); ++p) {
     const auto& v = cls[p].values;
@@ -295,14 +300,14 @@ std::optional<std::size_t> phase_split(const std::vector<value_class>& cls) {
 }  // namespace
 
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
-                                            std::vector<dim_relation>& relations, bool phases,
+                                            std::vector<dim_relation>& relations, bool phases, bool every_call_kept,
                                             std::vector<std::string>& warnings) {
   const std::vector<value_class> cls = value_classes(inputs, rows);
   const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
   std::vector<phase> ps;
-  const std::optional<std::size_t> split = phases ? phase_split(cls) : std::nullopt;
-  if (split) {
-    const value_class& c = cls[*split];
+  const std::size_t split = phases ? phase_split(cls) : no_class;
+  if (split != no_class) {
+    const value_class& c = cls[split];
     const dim_var& m = c.members.front();
     const dynamic_dim* dd = nullptr;
     for (const dynamic_dim& x : inputs[m.input].dynamic_dims) dd = x.dim == m.dim ? &x : dd;
@@ -321,38 +326,41 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
     for (std::size_t i = 0; i < rows.size(); ++i) all.rows.push_back(i);
     ps.push_back(std::move(all));
   }
-  // Per phase and class, the extremes to cover: the phase's rows (placeholders included), then what the summaries
-  // saw over every call (also beyond the kept distinct calls) where no phase covers it yet: in every phase its
-  // value may belong to (the split class's value decides; any other class's, every phase).
+  // Per phase and class: the extremes over the phase's rows (placeholders included); a class no call of the phase
+  // gives takes its extremes over every call.
   const std::int64_t none_lo = std::numeric_limits<std::int64_t>::max();
   const std::int64_t none_hi = std::numeric_limits<std::int64_t>::min();
-  std::vector<std::vector<std::int64_t>> lo(ps.size(), std::vector<std::int64_t>(cls.size(), none_lo));
-  std::vector<std::vector<std::int64_t>> hi(ps.size(), std::vector<std::int64_t>(cls.size(), none_hi));
+  std::vector<std::int64_t> glo(cls.size(), none_lo), ghi(cls.size(), none_hi);  // every call (the summaries)
+  for (std::size_t c = 0; c < cls.size(); ++c) {
+    for (const dim_var& m : cls[c].members) {
+      glo[c] = std::min(glo[c], inputs[m.input].min_shape[m.dim]);
+      ghi[c] = std::max(ghi[c], inputs[m.input].max_shape[m.dim]);
+    }
+  }
+  std::vector<std::vector<std::int64_t>> obs_lo(ps.size(), std::vector<std::int64_t>(cls.size(), none_lo));
+  std::vector<std::vector<std::int64_t>> obs_hi(ps.size(), std::vector<std::int64_t>(cls.size(), none_hi));
   for (std::size_t q = 0; q < ps.size(); ++q) {
     for (std::size_t c = 0; c < cls.size(); ++c) {
       for (const std::size_t r : ps[q].rows) {
         if (!cls[c].values[r]) continue;
-        lo[q][c] = std::min(lo[q][c], *cls[c].values[r]);
-        hi[q][c] = std::max(hi[q][c], *cls[c].values[r]);
+        obs_lo[q][c] = std::min(obs_lo[q][c], *cls[c].values[r]);
+        obs_hi[q][c] = std::max(obs_hi[q][c], *cls[c].values[r]);
       }
+      if (obs_lo[q][c] == none_lo) obs_lo[q][c] = glo[c], obs_hi[q][c] = ghi[c];
     }
   }
-  for (std::size_t c = 0; c < cls.size(); ++c) {
-    std::int64_t glo = none_lo, ghi = none_hi, ulo = none_lo, uhi = none_hi;
-    for (const dim_var& m : cls[c].members) {
-      glo = std::min(glo, inputs[m.input].min_shape[m.dim]);
-      ghi = std::max(ghi, inputs[m.input].max_shape[m.dim]);
-    }
-    for (std::size_t q = 0; q < ps.size(); ++q) ulo = std::min(ulo, lo[q][c]), uhi = std::max(uhi, hi[q][c]);
+  // What free dims span. With every distinct call kept, the rows are every call. Else a call not kept may belong to
+  // any phase: each phase's free dims span their extremes over every call, except the dim the phases are split on,
+  // which stays on its phase's side of 1 (the "> 1" side reaching down to 2).
+  std::vector<std::vector<std::int64_t>> lo = obs_lo, hi = obs_hi;
+  if (!every_call_kept) {
     for (std::size_t q = 0; q < ps.size(); ++q) {
-      const auto admits = [&](std::int64_t v) {
-        return c != split || !ps[q].is_one || (v == 1) == (*ps[q].is_one == 1);
-      };
-      if (glo < ulo && admits(glo)) lo[q][c] = std::min(lo[q][c], glo);
-      if (ghi > uhi && admits(ghi)) hi[q][c] = std::max(hi[q][c], ghi);
-      // A class no call of the phase gives: its values over every call.
-      if (lo[q][c] == none_lo) lo[q][c] = glo;
-      if (hi[q][c] == none_hi) hi[q][c] = ghi;
+      for (std::size_t c = 0; c < cls.size(); ++c) {
+        if (c == split && ps[q].is_one == std::optional<std::int64_t>(1)) continue;
+        const std::int64_t floor = c == split && glo[c] >= 1 ? std::min<std::int64_t>(2, ghi[c]) : glo[c];
+        lo[q][c] = std::min(lo[q][c], floor);
+        hi[q][c] = std::max(hi[q][c], ghi[c]);
+      }
     }
   }
   for (;;) {
@@ -360,11 +368,24 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
     std::vector<tensorrt_profile> out;
     std::optional<std::size_t> failed;
     std::string why;
+    std::vector<std::int64_t> ulo(cls.size(), none_lo), uhi(cls.size(), none_hi);  // over the phases
     for (std::size_t q = 0; q < ps.size() && !failed; ++q) {
-      solved s = solve(inputs, rows, cls, index, relations, eqs, ps[q], lo[q], hi[q]);
+      solved s = solve(inputs, rows, cls, index, relations, eqs, ps[q], lo[q], hi[q], obs_lo[q], obs_hi[q]);
       failed = s.failed;
       why = std::move(s.why);
+      for (std::size_t c = 0; c < s.min_v.size(); ++c) {
+        ulo[c] = std::min(ulo[c], s.min_v[c]), uhi[c] = std::max(uhi[c], s.max_v[c]);
+      }
       out.push_back(std::move(s.profile));
+    }
+    // A computed dim must also cover its values in the calls not kept: together, the phases' ranges.
+    for (const equation& e : eqs) {
+      if (failed) break;
+      if (ulo[e.target] <= glo[e.target] && ghi[e.target] <= uhi[e.target]) continue;
+      failed = e.relation;
+      why = "computed from its terms' extremes over every call it spans " + std::to_string(ulo[e.target]) + ".." +
+            std::to_string(uhi[e.target]) + ", which does not cover the observed " + std::to_string(glo[e.target]) +
+            ".." + std::to_string(ghi[e.target]) + ": a call not kept broke it";
     }
     if (!failed) return out;
     warnings.push_back("hookscope: " + relations[*failed].text +
