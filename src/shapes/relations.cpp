@@ -172,9 +172,10 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
     deps[target] = std::move(terms);
   };
   const auto cyclic = [&](const dim_relation& r) {
-    warnings.push_back("hookscope: " + relation_text(r) + " held in every distinct call but is not listed: " +
-                       r.target.label + " (" + r.target.input + " dim " + std::to_string(r.target.dim) +
-                       ") is already computed from the dims it names, so the profiles could not solve for it");
+    warnings.push_back("hookscope: " + relation_text(r) + " held in every kept distinct call but is not listed: " +
+                       "the dims it names are already computed from " + r.target.label + " (" + r.target.input +
+                       " dim " + std::to_string(r.target.dim) +
+                       "), so listing it would define that dim through itself, which no profile can be solved for");
   };
 
   // 1. Dims of one class (equal in every row) under different labels: one free parameter, so two distinct values.
