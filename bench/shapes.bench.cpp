@@ -9,6 +9,7 @@
 // `shapes_json_parse` is the baseline: Boost.JSON parsing the same lines, no conversion, no inference.
 // `shapes_read` adds the record reader (value trees, checks); `shapes_read_infer` adds the streaming engine.
 // `shapes_summarize_shard` and `shapes_merge_summaries` are the same inference as a map-reduce over 100 shards.
+// `shapes_optional_*`: 5,000 distinct calls with an optional input, inferred (placeholders for every distinct call).
 #include "hookscope/records.hpp"
 #include "hookscope/shapes.hpp"
 
@@ -227,6 +228,61 @@ void shapes_merge_summaries(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(shards * shard_records), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// 5,000 distinct calls with an optional input (the cache, absent at every prefill): every distinct call needs its
+// placeholders for the relations and profiles, which must not scan every other distinct call (that was quadratic:
+// ~70 s for these 5,000). `shapes_optional_record` (recording alone) is the baseline of the two inferences.
+std::vector<hookscope::call_inputs> optional_calls() {
+  std::vector<hookscope::call_inputs> out;
+  for (std::int64_t i = 0; i < 5000; ++i) {
+    const std::int64_t batch = 1 + i % 3;
+    const std::int64_t seq = i % 2 == 0 ? 2 + i / 2 : 1;
+    const std::int64_t past = i % 2 == 0 ? 0 : 2 + i / 2;
+    hookscope::value_fields kw{
+        {"input_ids", hookscope::tensor_spec{{batch, seq}, hookscope::dtype::int64}},
+        {"attention_mask", hookscope::tensor_spec{{batch, past + seq}, hookscope::dtype::int64}}};
+    if (past != 0) kw.emplace_back("past_key_values", hookscope::tensor_spec{{batch, 8, past, 64}});
+    out.push_back({{}, std::move(kw)});
+  }
+  return out;
+}
+
+hookscope::shape_engine record_optional(const std::vector<hookscope::call_inputs>& calls) {
+  hookscope::shape_engine engine({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+  engine.set_parameters({{"input_ids"},
+                         {"attention_mask"},
+                         {"past_key_values", hookscope::parameter_kind::positional_or_keyword, hookscope::value()}});
+  engine.begin_recording();
+  for (const auto& c : calls) engine.add_call(c);
+  return engine;
+}
+
+void shapes_optional_record(benchmark::State& state) {
+  const auto calls = optional_calls();
+  for (auto _ : state) {
+    const hookscope::shape_engine engine = record_optional(calls);
+    benchmark::DoNotOptimize(engine.num_obs());
+  }
+}
+
+void shapes_optional_infer_dynamic_shapes(benchmark::State& state) {
+  const auto calls = optional_calls();
+  for (auto _ : state) {
+    const hookscope::shape_engine engine = record_optional(calls);
+    const hookscope::dynamic_shapes ds = engine.infer_dynamic_shapes({.dim_names = true});
+    if (ds.tensorrt_profiles().empty()) state.SkipWithError("no profile");
+    benchmark::DoNotOptimize(ds.relations().size());
+  }
+}
+
+void shapes_optional_infer_arguments(benchmark::State& state) {
+  const auto calls = optional_calls();
+  for (auto _ : state) {
+    const hookscope::shape_engine engine = record_optional(calls);
+    const hookscope::value args = engine.infer_arguments();
+    benchmark::DoNotOptimize(&args);
+  }
+}
+
 }  // namespace
 
 // 100 k then 1 M records in one process: equal peaks after both mean memory does not grow with the input.
@@ -236,5 +292,9 @@ BENCHMARK(shapes_read_infer)->Arg(100'000)->Arg(1'000'000)->Iterations(1)->Unit(
 // The map-reduce of summaries: one shard's summary, then merging 100 of them beside the one pass above.
 BENCHMARK(shapes_summarize_shard)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_merge_summaries)->Arg(100)->Unit(benchmark::kMillisecond);
+// 5,000 distinct calls with an optional input: recording alone, then each inference on top of it.
+BENCHMARK(shapes_optional_record)->Unit(benchmark::kMillisecond);
+BENCHMARK(shapes_optional_infer_dynamic_shapes)->Unit(benchmark::kMillisecond);
+BENCHMARK(shapes_optional_infer_arguments)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -166,7 +166,8 @@ py::dict dim_ref_to_py(const hookscope::dim_relation::dim_ref& r) {
 
 py::dict relation_to_py(const hookscope::dim_relation& r) {
   return dict_of("target", dim_ref_to_py(r.target), "terms", list_of(r.terms, dim_ref_to_py), "k", r.k, "c", r.c,
-                 "text", r.text, "torch_derived", r.torch_derived);
+                 "text", r.text, "torch_derived", r.torch_derived, "supporting_calls", r.supporting_calls,
+                 "distinct_points", r.distinct_points);
 }
 
 py::dict profile_to_py(const hookscope::tensorrt_profile& p) {

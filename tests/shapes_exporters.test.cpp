@@ -26,13 +26,15 @@ TEST_CASE("dynamic_shapes exporters") {
   SECTION("to_trtexec: one consistent profile, static dims as seen") {
     // opt is an observed call: per-dimension modes (1x1, mask 7, cache 7) would be no call at all (7 != 1 + 7).
     // Relations over the calls as the model receives them (call 0's absent cache as the placeholder infer_arguments
-    // gives, past 0): attention_mask dim 1 (7,8,9) = input_ids dim 1 (7,1,1) + cache dim 2 (0,7,8). min/max over the
-    // observed values: ids 1..7, mask 7..9, cache 7..8; at the min point 7 < 1 + 7, so the cache (the larger term) is
-    // lowered to 6; at the max point 9 < 7 + 8: mask raised to 15. opt among the calls giving every input (1 and 2),
-    // each once; modes ids 1, mask 7, cache 7: call 1 agrees with three dims (ids, both caches), call 2 with one.
+    // gives, past 0): attention_mask dim 1 (7,8,9) = input_ids dim 1 (7,1,1) + cache dim 2 (0,7,8), three calls, three
+    // distinct points. The profile is solved: the free dims take their extremes over those calls (ids 1..7, cache
+    // 0..8, the prefill's placeholder included, so the prefill as the model runs it is inside the profile) and the
+    // mask is computed from them: 1 + 0 = 1 and 7 + 8 = 15 (widened from the observed 7..9). opt among the calls
+    // giving every input (1 and 2), each once; modes ids 1, mask 7, cache 7: call 1 agrees with three dims (ids, both
+    // caches), call 2 with one.
     CHECK(
         ds.to_trtexec() ==
-        "--minShapes=input_ids:1x1,attention_mask:1x7,past_key_values.key_0:1x2x6x4,past_key_values.value_0:1x2x6x4"
+        "--minShapes=input_ids:1x1,attention_mask:1x1,past_key_values.key_0:1x2x0x4,past_key_values.value_0:1x2x0x4"
         " --optShapes=input_ids:1x1,attention_mask:1x8,past_key_values.key_0:1x2x7x4,past_key_values.value_0:1x2x7x4"
         " --maxShapes=input_ids:1x7,attention_mask:1x15,past_key_values.key_0:1x2x8x4,past_key_values.value_0:1x2x8x4");
     REQUIRE(ds.relations().size() == 1);

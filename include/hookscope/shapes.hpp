@@ -129,8 +129,9 @@ struct tensor_input {
   std::vector<hookscope::dtype> dtypes_seen{};                ///< distinct dtypes, first-seen order (> 1: a warning)
 };
 
-/// An exact relation between dynamic dimensions that held in every aligned call (placeholders included):
-/// `target = k * terms[0] + c` (one term) or `target = terms[0] + terms[1] + c` (two terms, k = 1).
+/// An exact relation between dynamic dimensions that held in every kept distinct call (placeholders included) and
+/// that those calls determine (more distinct points than free parameters; docs/export_formats.md, "Relations and profiles"):
+/// `target = k * terms[0] + c` (one term) or `target = terms[0] + terms[1]` (two terms, k = 1, c = 0).
 /// Equalities (k = 1, c = 0, one term) are what shared names express; they are listed too.
 struct dim_relation {
   /// One dimension of one flattened tensor input.
@@ -148,12 +149,18 @@ struct dim_relation {
   std::string text{};
   /// torch.export can write it as a derived Dim (`k*root + c`, one term); a sum of two Dims it cannot.
   bool torch_derived = false;
+  /// The (kept) calls giving every dim it names, each of which satisfies it.
+  std::uint64_t supporting_calls = 0;
+  /// The distinct value tuples of its right-hand side among those calls: more than its free parameters (equality:
+  /// 2, fitted `k*b + c`: 3), and 2 for a sum of two dims, each of which takes two values.
+  std::size_t distinct_points = 0;
 };
 
-/// One TensorRT optimisation profile: per tensor input (rank >= 1) its min/opt/max shapes, consistent with every
-/// dim_relation (every point a shape the model can run): opt is the shapes of one observed call (the most frequent
-/// combination of all inputs' shapes; on a tie the one seen first), min and max cover every value observed in the
-/// phase, widened along the relations where needed (listed in `widened`).
+/// One TensorRT optimisation profile: per tensor input (rank >= 1) its min/opt/max shapes, each point satisfying
+/// every dim_relation (a shape the model can run): opt is one observed call of the phase (the most frequent; inputs
+/// the call lacks take their placeholders), min and max cover every value observed (every call, also beyond the
+/// distinct calls kept): dims no relation defines take their observed extremes, the others are computed from them
+/// (listed in `widened` where that goes beyond what was observed; docs/export_formats.md, "Relations and profiles").
 struct tensorrt_profile {
   /// "all calls", or the phase's constant dims, e.g. "sequence_length = 1" / "sequence_length > 1".
   std::string phase{};

@@ -431,7 +431,9 @@ class InputObserver:
     def relations(self, set_batch_dimension_for=None, dim_names=None) -> list[dict]:
         """Exact relations between dynamic dims held in every call (dynamic_shapes::relations()): each a dict with
         target/terms ({input, dim, label}), k, c, text (``total_sequence_length = past_sequence_length +
-        sequence_length``) and torch_derived (expressible as a derived torch.export Dim)."""
+        sequence_length``), torch_derived (expressible as a derived torch.export Dim), supporting_calls (the calls giving
+        its dims, each satisfying it) and distinct_points (distinct value tuples among them: the evidence, see
+        docs/export_formats.md "Relations and profiles")."""
         return list(self._dynamic_shapes(set_batch_dimension_for, dim_names).relations)
 
     def outputs(self) -> list[dict]:

@@ -105,6 +105,8 @@ def test_relations_from_records():
     (r,) = hookscope.infer([DATA / "decoder_kv.jsonl"], dim_names=True).relations
     assert r["text"] == "total_sequence_length = sequence_length + past_sequence_length"
     assert not r["torch_derived"]
+    # The first 3 calls (store_n_calls' default): (sequence, past) = (7, 0), (1, 7), (1, 8), each once.
+    assert (r["supporting_calls"], r["distinct_points"]) == (3, 3)
 
 
 def test_onnx_dynamo_export_runs_in_onnxruntime_at_profile_points(tiny_llama, observed, tmp_path):

@@ -78,17 +78,18 @@ std::size_t agreement(const std::vector<value>& leaves, const std::vector<value>
   return n;
 }
 
-// D2's source for leaf f: the last tensor seen there (the reference's rule), unless a distinct observed call that
-// gives f agrees with the candidate on more varying dims (e.g. a prefill's empty cache takes the batch of the
-// candidate's input_ids from a decode step of the same batch, not the batch of the last call).
+// D2's source for leaf f: the last tensor seen there (the reference's rule), unless an observed call that gives f
+// agrees with the candidate on more varying dims (e.g. a prefill's empty cache takes the batch of the candidate's
+// input_ids from a decode step of the same batch, not the batch of the last call). The calls compared are the
+// leaf's sources (placeholder_sources), a bounded number, so that filling every distinct call stays linear.
 tensor_spec placeholder_source(const std::vector<value>& leaves, std::size_t f, const std::vector<flat_leaf>& flat,
-                               const std::vector<std::vector<value>>& observed) {
+                               const std::vector<std::vector<value>>& observed, const std::vector<std::size_t>& rows) {
   const leaf_summary* l = flat[f].summary;
   const value* chosen = nullptr;
   std::size_t best = 0;
   std::optional<std::size_t> last_score;  // the best agreement of a call whose tensor there is the last one seen
-  for (const auto& row : observed) {
-    if (f >= row.size() || !row[f].is_tensor() || row[f].as_tensor().shape.size() != l->rank) continue;
+  for (const std::size_t i : rows) {
+    const std::vector<value>& row = observed[i];
     const std::size_t score = agreement(leaves, row, f, flat);
     if (!chosen || score >= best) chosen = &row[f], best = score;
     if (row[f].as_tensor().shape == l->last_tensor.shape && score >= last_score.value_or(0)) last_score = score;
@@ -99,18 +100,41 @@ tensor_spec placeholder_source(const std::vector<value>& leaves, std::size_t f, 
 
 }  // namespace
 
+placeholder_sources::placeholder_sources(const std::vector<flat_leaf>& flat,
+                                         const std::vector<std::vector<value>>& observed_rows)
+    : observed(observed_rows), rows(flat.size()) {
+  // Per leaf, the last call of each distinct shape there, the latest max_placeholder_sources shapes: one pass from
+  // the last call backwards.
+  std::vector<std::vector<const std::vector<std::int64_t>*>> shapes(flat.size());
+  for (std::size_t i = observed.size(); i-- > 0;) {
+    const std::vector<value>& row = observed[i];
+    for (std::size_t f = 0; f < flat.size() && f < row.size(); ++f) {
+      const leaf_summary* l = flat[f].summary;
+      if (!l || rows[f].size() >= max_placeholder_sources || !row[f].is_tensor()) continue;
+      const auto& shape = row[f].as_tensor().shape;
+      if (shape.size() != l->rank) continue;
+      const bool seen = std::any_of(shapes[f].begin(), shapes[f].end(),
+                                    [&](const std::vector<std::int64_t>* x) { return *x == shape; });
+      if (seen) continue;
+      shapes[f].push_back(&shape);
+      rows[f].push_back(i);
+    }
+  }
+  for (auto& r : rows) std::reverse(r.begin(), r.end());  // call order: on equal agreement the later call wins
+}
+
 // D2: a placeholder from the last call with a tensor there (or the observed call agreeing best with the candidate,
 // see placeholder_source): reused when empty, zeros of its shape when no dim varies, else its highest varying dim
 // set to 0 (batch forcing plays no part here).
 void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat,
-                       const std::vector<std::vector<value>>& observed, bool strict) {
+                       const placeholder_sources& sources, bool strict) {
   const std::vector<value> given = leaves;  // the candidate's own leaves, before any placeholder
   for (std::size_t f = 0; f < leaves.size(); ++f) {
     if (!leaves[f].is_none()) continue;
     const leaf_summary* l = flat[f].summary;
     if (l && l->has_tensor) {
       check_rank(flat[f]);
-      tensor_spec t = placeholder_source(given, f, flat, observed);
+      tensor_spec t = placeholder_source(given, f, flat, sources.observed, sources.rows[f]);
       std::optional<std::size_t> highest;
       for (std::size_t d = 0; d < l->rank; ++d) {
         if (l->dims[d].varies) highest = d;
@@ -143,12 +167,13 @@ call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& sl
   }
   const std::vector<flat_leaf> flat = flatten_slots(s, slots);
   const std::vector<std::vector<value>> observed = observed_calls(s, slots);
+  const placeholder_sources sources(flat, observed);
   call_ptr best;
   std::size_t best_score = 0;
   std::vector<std::string> best_low;
   for (const call_ptr& c : s.calls) {
     std::vector<value> leaves = align(s, *c, slots, false);
-    fill_placeholders(leaves, flat, observed, false);
+    fill_placeholders(leaves, flat, sources, false);
     std::size_t score = 0;
     std::vector<std::string> low;
     for (std::size_t f = 0; f < flat.size(); ++f) {
@@ -227,7 +252,9 @@ inferred_arguments infer_arguments(const recorded_state& s, const argument_optio
   const call_ptr candidate = avoid ? least_specialising(s, slots, out.warnings) : pick_candidate(s, o);
   if (!std::holds_alternative<call_inputs>(o.candidate)) out.call = candidate->index;
   std::vector<value> leaves = align(s, *candidate, slots, true);
-  fill_placeholders(leaves, flatten_slots(s, slots), observed_calls(s, slots));
+  const std::vector<flat_leaf> flat = flatten_slots(s, slots);
+  const std::vector<std::vector<value>> observed = observed_calls(s, slots);
+  fill_placeholders(leaves, flat, placeholder_sources(flat, observed));
   out.arguments =
       o.flat ? value::list(std::move(leaves)) : arrange_arguments(s, slots, std::move(leaves), o.as_args_kwargs);
   return out;

@@ -228,14 +228,14 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
   r.warnings = warnings(r.inputs, flat, tensor_of);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
   const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs.size());
-  r.relations = find_relations(r.inputs, rows);
-  r.profiles = make_profiles(r.inputs, rows, r.relations, o.profile_phases);
+  r.relations = find_relations(r.inputs, rows, r.warnings);
+  r.profiles = make_profiles(r.inputs, rows, r.relations, o.profile_phases, !s.combos_truncated, r.warnings);
   if (s.combos_truncated) {
     r.warnings.push_back("hookscope: the calls took more than " + std::to_string(max_combinations) +
-                         " distinct combinations of shapes: relations and profiles are computed from " +
+                         " distinct combinations of shapes: relations are found and checked on " +
                          std::to_string(max_combinations) +
-                         " of them (those of smallest hash: the same whatever the "
-                         "calls' order or split)");
+                         " of them (those of smallest hash: the same whatever the calls' order or split); the "
+                         "profiles' min and max still cover every call");
   }
   for (const tensor_input& t : r.inputs) {
     if (t.dtypes_seen.size() < 2) continue;

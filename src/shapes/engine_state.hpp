@@ -8,8 +8,9 @@
 //   torch_structure.cpp  C4     the torch.export structure of the dynamic shapes
 //   arguments.cpp        D1-D3  infer_arguments: the candidate, placeholders, the arguments' structure
 //   remove_inputs.cpp    D4     remove_inputs
-//   profiles.cpp         C6     relations between dynamic dims, consistent TensorRT profiles (and phases), over
-//                               the distinct calls recording.cpp counts (recorded_state::combos)
+//   relations.cpp        C6     relations between dynamic dims, over the distinct calls recording.cpp counts
+//                               (recorded_state::combos)
+//   profiles.cpp         C6     consistent TensorRT profiles (and phases), solved from the relations
 //   merge.cpp                   folding the state of later calls (recorded elsewhere) into a state
 //   summary_json.cpp            a state as a summary document and back (docs/summary_format.md)
 //
@@ -208,9 +209,19 @@ inferred_arguments infer_arguments(const recorded_state& s, const argument_optio
 /// Every distinct call's leaves aligned on the best candidate (none where a call leaves an argument out): what D2
 /// chooses a placeholder's source from.
 std::vector<std::vector<value>> observed_calls(const recorded_state& s, const std::vector<slot>& slots);
+inline constexpr std::size_t max_placeholder_sources = 32;  // distinct shapes per leaf D2 compares candidates with
+
+/// D2's sources, built once per flattened leaf: the observed calls a placeholder's shape may come from (per leaf, the
+/// last call of each of its latest max_placeholder_sources distinct shapes, in call order). Filling a call then
+/// costs a bounded number of comparisons per leaf, whatever the number of distinct calls.
+struct placeholder_sources {
+  placeholder_sources(const std::vector<flat_leaf>& flat, const std::vector<std::vector<value>>& observed);
+  const std::vector<std::vector<value>>& observed;  // outlives the sources
+  std::vector<std::vector<std::size_t>> rows;       // per leaf: indexes into observed
+};
 /// D2: fills the none leaves; `strict` false: leaves a leaf without any tensor or value as none instead of throwing.
 void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat,
-                       const std::vector<std::vector<value>>& observed, bool strict = true);
+                       const placeholder_sources& sources, bool strict = true);
 
 //=== relations and consistent profiles (profiles.cpp) ===//
 
@@ -224,9 +235,39 @@ struct joint_row {
 std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slot>& slots,
                                   const std::vector<flat_leaf>& flat, const std::vector<std::size_t>& tensor_of,
                                   std::size_t n_inputs);
-std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows);
+
+inline constexpr std::int64_t max_relation_value = std::int64_t{1} << 40;  // larger sizes take no part in relations
+
+/// One dynamic dim of one tensor input.
+struct dim_var {
+  std::size_t input = 0;
+  std::size_t dim = 0;
+};
+
+/// Dims with the same values in every row (absent in the same rows), with those values: one unknown of the system
+/// of relations. Rows are the calls as the model receives them, placeholders filled (rule D2).
+struct value_class {
+  std::vector<dim_var> members;
+  std::vector<std::optional<std::int64_t>> values;  // per row; absent where the call gave no tensor there
+  bool constant = false;
+  bool usable = true;  // every value in [0, max_relation_value]
+};
+std::vector<value_class> value_classes(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows);
+inline constexpr std::size_t no_class = static_cast<std::size_t>(-1);
+/// Per input, per dim: its class, or no_class (a static dim).
+std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input>& inputs,
+                                                  const std::vector<value_class>& cls);
+
+/// C6 (relations.cpp): the relations the rows determine (docs/export_formats.md, "Relations and profiles"), without cycles; a
+/// relation left out for a cycle is named in `warnings`.
+std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
+                                         std::vector<std::string>& warnings);
+/// C6 (profiles.cpp): the profiles, solved from the relations; a relation no profile point covering every call can
+/// satisfy is removed from `relations` and named in `warnings`. `every_call_kept`: no distinct call was left out
+/// (recorded_state::combos_truncated is false).
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
-                                            const std::vector<dim_relation>& relations, bool phases);
+                                            std::vector<dim_relation>& relations, bool phases, bool every_call_kept,
+                                            std::vector<std::string>& warnings);
 
 }  // namespace detail::shapes
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -176,11 +176,13 @@ std::string dynamic_shapes::report() const {
     }
   }
   if (!relations_.empty()) {
-    out += "relations (held in every call):\n";
+    out += "relations (held in every call, determined by them):\n";
     for (const dim_relation& r : relations_) {
-      out += "- " + r.text + "  [" + r.target.input + " dim " + std::to_string(r.target.dim) + "]" +
-             (r.torch_derived ? ": torch.export can write it as a derived Dim\n"
-                              : ": torch.export cannot express it (a sum of two Dims)\n");
+      out += "- " + r.text + "  [" + r.target.input + " dim " + std::to_string(r.target.dim) +
+             "]: " + std::to_string(r.supporting_calls) + " calls, " + std::to_string(r.distinct_points) +
+             " distinct points; " +
+             (r.torch_derived ? "torch.export can write it as a derived Dim\n"
+                              : "torch.export cannot express it (a sum of two Dims)\n");
     }
   }
   bool widened = false;

@@ -1,139 +1,22 @@
-// Relations between dynamic dimensions and consistent TensorRT profiles, from the distinct calls the engine counted
-// (recorded_state::combos, each aligned on the best candidate with its placeholders filled as infer_arguments fills
-// them, rule D2). A relation holds in every one of them; a profile's opt is one of them and its min/max are widened
-// along the relations so that each point is a shape the model can run (docs/export_formats.md, "Profiles").
+// Consistent TensorRT profiles (rule C6, docs/export_formats.md "Relations and profiles"), solved from the relations relations.cpp
+// finds: the dims no relation defines (free) take their observed extremes, every defined dim is computed from its
+// terms in dependency order, so every point satisfies every relation by construction. A relation whose computed
+// extremes do not cover what was observed (a call beyond the kept distinct calls broke it), or go below 0 or
+// overflow, is removed and named in a warning, and the system is solved again: at most one solve per relation.
 #include "engine_state.hpp"
 
 #include <algorithm>
-#include <cstdlib>
+#include <limits>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
-
-namespace {
-
-inline constexpr std::int64_t max_k = 8;              // a = k*b + c: 1 <= k <= max_k
-inline constexpr std::int64_t max_c = 64;             // |c| <= max_c
-inline constexpr std::int64_t max_value = 1LL << 40;  // larger sizes take no part in relations (no overflow)
-inline constexpr std::size_t max_sum_classes = 64;    // a = b + e is searched among the first classes only
-
-struct var {  // one dynamic dim of one input
-  std::size_t input = 0;
-  std::size_t dim = 0;
-};
-
-// Dims with the same values in every row (absent in the same rows), with those values. Rows are the calls as the
-// model receives them, placeholders filled (rule D2): relations hold for those.
-struct value_class {
-  std::vector<var> members;
-  std::vector<std::optional<std::int64_t>> values;  // per row; absent where the call gave no tensor there
-  bool constant = false;
-  bool usable = true;  // every value in [0, max_value]
-};
-
-std::vector<value_class> classes(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows) {
-  std::vector<value_class> out;
-  if (rows.empty()) return out;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    for (const dynamic_dim& dd : inputs[i].dynamic_dims) {
-      std::vector<std::optional<std::int64_t>> values;
-      bool any = false;
-      for (const joint_row& r : rows) {
-        // The shapes the model receives: placeholders included (a prefill's empty cache has past length 0).
-        if (r.filled[i] && r.filled[i]->size() > dd.dim) {
-          values.emplace_back((*r.filled[i])[dd.dim]);
-          any = true;
-        } else {
-          values.emplace_back();
-        }
-      }
-      if (!any) continue;
-      const auto same = std::find_if(out.begin(), out.end(), [&](const value_class& c) { return c.values == values; });
-      if (same != out.end()) {
-        same->members.push_back({i, dd.dim});
-        continue;
-      }
-      value_class c;
-      c.members.push_back({i, dd.dim});
-      std::optional<std::int64_t> first;
-      c.constant = true;
-      for (const auto& v : values) {
-        if (!v) continue;
-        if (!first) first = v;
-        c.constant = c.constant && *v == *first;
-        c.usable = c.usable && *v >= 0 && *v <= max_value;
-      }
-      c.values = std::move(values);
-      out.push_back(std::move(c));
-    }
-  }
-  return out;
-}
-
-const dynamic_dim* find_dim(const tensor_input& t, std::size_t d) {
-  for (const dynamic_dim& dd : t.dynamic_dims) {
-    if (dd.dim == d) return &dd;
-  }
-  return nullptr;
-}
-
-dim_relation::dim_ref ref(const std::vector<tensor_input>& inputs, const var& v) {
-  const dynamic_dim* dd = find_dim(inputs[v.input], v.dim);
-  return {inputs[v.input].name, v.dim, dd ? dd->shared_name : inputs[v.input].name + "_dim_" + std::to_string(v.dim)};
-}
-
-std::string relation_text(const dim_relation& r) {
-  std::string out = r.target.label + " = ";
-  if (r.k != 1) out += std::to_string(r.k) + "*";
-  out += r.terms[0].label;
-  if (r.terms.size() > 1) out += " + " + r.terms[1].label;
-  if (r.c > 0) out += " + " + std::to_string(r.c);
-  if (r.c < 0) out += " - " + std::to_string(-r.c);
-  return out;
-}
-
-// The rows where every class given has a value.
-std::vector<std::size_t> common_rows(std::initializer_list<const value_class*> cs) {
-  std::vector<std::size_t> out;
-  const std::size_t n = (*cs.begin())->values.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (std::all_of(cs.begin(), cs.end(), [&](const value_class* c) { return c->values[i].has_value(); })) {
-      out.push_back(i);
-    }
-  }
-  return out;
-}
-
-// a = k*b + c in every row giving both (two at least, b taking two values there), with 1 <= k <= max_k,
-// |c| <= max_c; `equal` also accepts k = 1, c = 0 (two classes equal where both are present).
-std::optional<std::pair<std::int64_t, std::int64_t>> affine(const value_class& a, const value_class& b, bool equal) {
-  const std::vector<std::size_t> rows = common_rows({&a, &b});
-  if (rows.size() < 2) return std::nullopt;
-  const auto va = [&](std::size_t i) { return *a.values[rows[i]]; };
-  const auto vb = [&](std::size_t i) { return *b.values[rows[i]]; };
-  std::size_t j = 1;
-  while (j < rows.size() && vb(j) == vb(0)) ++j;
-  if (j == rows.size()) return std::nullopt;
-  const std::int64_t dv = va(j) - va(0);
-  const std::int64_t db = vb(j) - vb(0);
-  if (dv % db != 0) return std::nullopt;
-  const std::int64_t k = dv / db;
-  if (k < 1 || k > max_k) return std::nullopt;
-  const std::int64_t c = va(0) - k * vb(0);
-  if (std::llabs(c) > max_c || (equal ? k != 1 || c != 0 : k == 1 && c <= 0)) return std::nullopt;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (va(i) != k * vb(i) + c) return std::nullopt;
-  }
-  return std::pair{k, c};
-}
-
-}  // namespace
 
 std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slot>& slots,
                                   const std::vector<flat_leaf>& flat, const std::vector<std::size_t>& tensor_of,
                                   std::size_t n_inputs) {
   std::vector<joint_row> rows;
   const std::vector<std::vector<value>> observed = observed_calls(s, slots);
+  const placeholder_sources sources(flat, observed);
   for (std::size_t i = 0; i < s.combos.size(); ++i) {
     const combination& c = s.combos[i];
     joint_row r;
@@ -151,96 +34,14 @@ std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slo
       }
     };
     take(r.shapes);
-    fill_placeholders(leaves, flat, observed, false);
+    fill_placeholders(leaves, flat, sources, false);
     take(r.filled);
     rows.push_back(std::move(r));
   }
   return rows;
 }
 
-std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows) {
-  std::vector<dim_relation> out;
-  if (rows.size() < 2) return out;  // one call: every dim is "related" to every other
-  const std::vector<value_class> cls = classes(inputs, rows);
-  // Equalities the shared names do not already say.
-  for (const value_class& c : cls) {
-    const dim_relation::dim_ref first = ref(inputs, c.members.front());
-    for (std::size_t m = 1; m < c.members.size(); ++m) {
-      dim_relation r;
-      r.target = ref(inputs, c.members[m]);
-      if (r.target.label == first.label) continue;
-      r.terms = {first};
-      r.torch_derived = true;
-      r.text = relation_text(r);
-      out.push_back(std::move(r));
-    }
-  }
-  std::vector<bool> explained(cls.size(), false);
-  for (std::size_t a = 0; a < cls.size(); ++a) {  // a = k*b + c
-    if (cls[a].constant || !cls[a].usable) continue;
-    for (std::size_t b = 0; b < cls.size(); ++b) {
-      if (a == b || cls[b].constant || !cls[b].usable) continue;
-      const auto kc = affine(cls[a], cls[b], false);
-      if (!kc) continue;
-      dim_relation r;
-      r.target = ref(inputs, cls[a].members.front());
-      r.terms = {ref(inputs, cls[b].members.front())};
-      r.k = kc->first;
-      r.c = kc->second;
-      r.torch_derived = true;
-      r.text = relation_text(r);
-      out.push_back(std::move(r));
-      explained[a] = true;
-      break;
-    }
-  }
-  const std::size_t n = std::min(cls.size(), max_sum_classes);
-  for (std::size_t a = 0; a < n; ++a) {  // a = b + e
-    if (explained[a] || cls[a].constant || !cls[a].usable) continue;
-    for (std::size_t b = 0; b < n && !explained[a]; ++b) {
-      if (b == a || cls[b].constant || !cls[b].usable) continue;
-      for (std::size_t e = b + 1; e < n; ++e) {
-        if (e == a || cls[e].constant || !cls[e].usable) continue;
-        const std::vector<std::size_t> common = common_rows({&cls[a], &cls[b], &cls[e]});
-        bool holds = common.size() >= 2;
-        for (std::size_t i = 0; holds && i < common.size(); ++i) {
-          const std::size_t row = common[i];
-          holds = *cls[a].values[row] == *cls[b].values[row] + *cls[e].values[row];
-        }
-        if (!holds) continue;
-        dim_relation r;
-        r.target = ref(inputs, cls[a].members.front());
-        r.terms = {ref(inputs, cls[b].members.front()), ref(inputs, cls[e].members.front())};
-        r.text = relation_text(r);
-        out.push_back(std::move(r));
-        explained[a] = true;
-        break;
-      }
-    }
-  }
-  // Equal where both are given (an input some calls leave out), under different names.
-  for (std::size_t a = 0; a < n; ++a) {
-    if (cls[a].constant || !cls[a].usable) continue;
-    for (std::size_t b = 0; b < a; ++b) {
-      if (cls[b].constant || !cls[b].usable || !affine(cls[a], cls[b], true)) continue;
-      dim_relation r;
-      r.target = ref(inputs, cls[a].members.front());
-      r.terms = {ref(inputs, cls[b].members.front())};
-      if (r.target.label == r.terms[0].label) continue;
-      r.torch_derived = true;
-      r.text = relation_text(r);
-      out.push_back(std::move(r));
-      break;
-    }
-  }
-  return out;
-}
-
 namespace {
-
-struct bounds {
-  std::vector<std::vector<std::int64_t>> min, opt, max;  // per input, per dim
-};
 
 std::size_t input_index(const std::vector<tensor_input>& inputs, const std::string& name) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -248,6 +49,82 @@ std::size_t input_index(const std::vector<tensor_input>& inputs, const std::stri
   }
   return inputs.size();
 }
+
+// A listed relation as an equation between classes: target = k*terms[0] + c (+ terms[1]).
+struct equation {
+  std::size_t relation = 0;  // index into the listed relations
+  std::size_t target = 0;
+  std::vector<std::size_t> terms;
+  std::int64_t k = 1;
+  std::int64_t c = 0;
+};
+
+std::optional<std::int64_t> evaluate(const equation& e, const std::vector<std::int64_t>& v) {
+  std::int64_t x = 0;
+  if (__builtin_mul_overflow(e.k, v[e.terms[0]], &x) || __builtin_add_overflow(x, e.c, &x)) return std::nullopt;
+  if (e.terms.size() > 1 && __builtin_add_overflow(x, v[e.terms[1]], &x)) return std::nullopt;
+  return x;
+}
+
+// The equations in an order where every class is computed after its terms (relations.cpp lists no cycle; should a
+// class be defined twice, the second equation is only checked). Relations between dims of one class hold at every
+// point by construction and give no equation.
+std::vector<equation> equations(const std::vector<tensor_input>& inputs, const std::vector<value_class>& cls,
+                                const std::vector<std::vector<std::size_t>>& index,
+                                const std::vector<dim_relation>& relations) {
+  std::vector<equation> all;
+  std::vector<std::optional<std::size_t>> defined_by(cls.size());
+  for (std::size_t r = 0; r < relations.size(); ++r) {
+    const dim_relation& rel = relations[r];
+    const auto cls_of = [&](const dim_relation::dim_ref& d) {
+      const std::size_t i = input_index(inputs, d.input);
+      if (i == inputs.size() || d.dim >= index[i].size() || index[i][d.dim] == no_class) {
+        return std::optional<std::size_t>();
+      }
+      return std::optional<std::size_t>(index[i][d.dim]);
+    };
+    equation e{r, 0, {}, rel.k, rel.c};
+    const auto target = cls_of(rel.target);
+    if (!target) continue;
+    e.target = *target;
+    bool known = true;
+    for (const auto& t : rel.terms) {
+      const auto c = cls_of(t);
+      known = known && c.has_value();
+      if (c) e.terms.push_back(*c);
+    }
+    if (!known || (e.terms.size() == 1 && e.terms[0] == e.target && e.k == 1 && e.c == 0)) continue;
+    if (!defined_by[e.target]) defined_by[e.target] = all.size();
+    all.push_back(std::move(e));
+  }
+  std::vector<equation> out;
+  std::vector<std::uint8_t> state(cls.size(), 0);  // 0 not visited, 1 in progress, 2 done
+  const auto visit = [&](auto& self, std::size_t c) -> void {
+    if (state[c] != 0 || !defined_by[c]) return;
+    state[c] = 1;
+    for (const std::size_t t : all[*defined_by[c]].terms) self(self, t);
+    state[c] = 2;
+    out.push_back(all[*defined_by[c]]);
+  };
+  for (std::size_t c = 0; c < cls.size(); ++c) visit(visit, c);
+  for (std::size_t e = 0; e < all.size(); ++e) {
+    if (*defined_by[all[e].target] != e) out.push_back(all[e]);  // checks, after every class is computed
+  }
+  return out;
+}
+
+struct phase {
+  std::string name;
+  std::vector<std::size_t> rows;       // indexes into the rows
+  std::optional<std::int64_t> is_one;  // the split class's value decides: true "= 1", false "!= 1"; none: all
+};
+
+struct solved {
+  tensorrt_profile profile;
+  std::vector<std::int64_t> min_v, max_v;  // per class, at the min and max points
+  std::optional<std::size_t> failed;       // the relation no point covering the observations satisfies
+  std::string why;
+};
 
 // The most frequent value of each dim over the rows (weighted by their counts), the smallest on a tie.
 std::vector<std::vector<std::int64_t>> row_opts(const std::vector<tensor_input>& inputs,
@@ -258,8 +135,8 @@ std::vector<std::vector<std::int64_t>> row_opts(const std::vector<tensor_input>&
     for (std::size_t d = 0; d < inputs[i].rank; ++d) {
       std::vector<std::pair<std::int64_t, std::uint64_t>> counts;
       for (const joint_row* r : rows) {
-        if (!r->shapes[i]) continue;
-        const std::int64_t v = (*r->shapes[i])[d];
+        if (!r->filled[i]) continue;
+        const std::int64_t v = (*r->filled[i])[d];
         auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& e) { return e.first == v; });
         if (it == counts.end()) {
           counts.emplace_back(v, r->count);
@@ -278,33 +155,13 @@ std::vector<std::vector<std::int64_t>> row_opts(const std::vector<tensor_input>&
   return out;
 }
 
-tensorrt_profile profile_of(const std::vector<tensor_input>& inputs, const std::vector<const joint_row*>& rows,
-                            const std::vector<dim_relation>& relations, const std::vector<value_class>& cls,
-                            std::string phase) {
-  tensorrt_profile p;
-  p.phase = std::move(phase);
-  bounds b;
-  for (const tensor_input& t : inputs) b.min.push_back(t.min_shape), b.max.push_back(t.max_shape);
-  std::vector<bool> given(inputs.size(), false);  // observed in some row of the phase
+// opt: the most frequent distinct call of the phase, preferring those giving every input the phase gives; on a tie
+// the one agreeing with the most per-dim modes, then the earliest. Inputs it lacks take their placeholders.
+const joint_row* opt_row(const std::vector<tensor_input>& inputs, const std::vector<const joint_row*>& rows) {
+  std::vector<bool> given(inputs.size(), false);
   for (const joint_row* r : rows) {
     for (std::size_t i = 0; i < inputs.size(); ++i) given[i] = given[i] || r->shapes[i].has_value();
   }
-  // min/max: over the observed values; an input no call of the phase gives takes its placeholders' shapes.
-  std::vector<bool> seen(inputs.size(), false);
-  for (const joint_row* r : rows) {
-    p.calls += r->count;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const std::optional<shape_t>& shape = given[i] ? r->shapes[i] : r->filled[i];
-      if (!shape) continue;
-      for (std::size_t d = 0; d < shape->size(); ++d) {
-        b.min[i][d] = seen[i] ? std::min(b.min[i][d], (*shape)[d]) : (*shape)[d];
-        b.max[i][d] = seen[i] ? std::max(b.max[i][d], (*shape)[d]) : (*shape)[d];
-      }
-      seen[i] = true;
-    }
-  }
-  // opt: among the calls giving every input the phase gives (all calls if none does), the most frequent; on a tie
-  // the one agreeing with the most per-dim modes, then the earliest.
   const auto complete = [&](const joint_row* r) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       if (given[i] && !r->shapes[i]) return false;
@@ -319,139 +176,224 @@ tensorrt_profile profile_of(const std::vector<tensor_input>& inputs, const std::
     if (any_complete && !complete(r)) continue;
     std::size_t agree = 0;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (!r->shapes[i]) continue;
-      for (std::size_t d = 0; d < inputs[i].rank; ++d) agree += (*r->shapes[i])[d] == opts[i][d];
+      if (!r->filled[i]) continue;
+      for (std::size_t d = 0; d < inputs[i].rank; ++d) agree += (*r->filled[i])[d] == opts[i][d];
     }
     const bool better =
         !best || r->count > best->count ||
         (r->count == best->count && (agree > best_agree || (agree == best_agree && r->first_call < best->first_call)));
     if (better) best = r, best_agree = agree;
   }
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::optional<shape_t>* shape = nullptr;
-    if (best && best->shapes[i]) shape = &best->shapes[i];
-    if (best && !shape && !given[i] && best->filled[i]) shape = &best->filled[i];
-    b.opt.push_back(shape ? **shape : opts[i]);
+  return best;
+}
+
+// One profile. Per class: obs_lo/obs_hi its extremes over the phase's calls, which a computed dim must cover;
+// lo/hi what a free dim spans (the same, extended to the calls not kept, see make_profiles).
+solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
+             const std::vector<value_class>& cls, const std::vector<std::vector<std::size_t>>& index,
+             const std::vector<dim_relation>& relations, const std::vector<equation>& eqs, const phase& ph,
+             const std::vector<std::int64_t>& lo, const std::vector<std::int64_t>& hi,
+             const std::vector<std::int64_t>& obs_lo, const std::vector<std::int64_t>& obs_hi) {
+  solved out;
+  tensorrt_profile& p = out.profile;
+  p.phase = ph.name;
+  std::vector<const joint_row*> in_phase;
+  for (const std::size_t r : ph.rows) in_phase.push_back(&rows[r]), p.calls += rows[r].count;
+  const joint_row* best = opt_row(inputs, in_phase);
+  const std::size_t best_index = best ? static_cast<std::size_t>(best - rows.data()) : rows.size();
+
+  std::vector<std::int64_t> min_v = lo, max_v = hi, opt_v = lo;
+  std::vector<bool> opt_given(cls.size(), false);
+  for (std::size_t c = 0; c < cls.size(); ++c) {
+    if (best_index < rows.size() && cls[c].values[best_index]) {
+      opt_v[c] = *cls[c].values[best_index];
+      opt_given[c] = true;
+    }
   }
-  // Widening, so that every relation holds at the min and at the max point: the target moves outwards; where
-  // it cannot (the target is already the outer value), a term does (the larger one, by what is missing). Every
-  // dim equal to one moved (its class) follows it.
-  const auto class_of = [&](std::size_t i, std::size_t d) -> const value_class* {
-    for (const value_class& c : cls) {
-      for (const var& m : c.members) {
-        if (m.input == i && m.dim == d) return &c;
+  std::vector<bool> computed(cls.size(), false);
+  for (const equation& e : eqs) {
+    const auto fail = [&](std::string why) {
+      out.failed = e.relation;
+      out.why = std::move(why);
+      return out;
+    };
+    const auto mn = evaluate(e, min_v);
+    const auto mx = evaluate(e, max_v);
+    const auto op = evaluate(e, opt_v);
+    if (!mn || !mx || !op) return fail("it overflows at the extremes of " + p.phase);
+    if (computed[e.target]) {  // a second equation for a class: it must agree with the first
+      if (*mn != min_v[e.target] || *mx != max_v[e.target] || *op != opt_v[e.target]) {
+        return fail("another relation already defines " + relations[e.relation].target.label);
       }
+      continue;
     }
-    return nullptr;
-  };
-  const auto set = [&](std::vector<std::vector<std::int64_t>>& side, std::size_t i, std::size_t d, std::int64_t v,
-                       const char* what, const dim_relation& r) {
-    const std::int64_t old = side[i][d];
-    if (old == v) return false;
-    p.widened.push_back(std::string(what) + " of " + inputs[i].name + " dim " + std::to_string(d) + " widened from " +
-                        std::to_string(old) + " to " + std::to_string(v) + " so that " + r.text + " holds at the " +
-                        what + " point");
-    const value_class* c = class_of(i, d);
-    if (!c) {
-      side[i][d] = v;
-      return true;
+    if (*mn < 0) return fail("its min point in " + p.phase + " would be " + std::to_string(*mn));
+    if (*mn > obs_lo[e.target] || *mx < obs_hi[e.target]) {
+      return fail("computed from its terms' extremes in " + p.phase + " it spans " + std::to_string(*mn) + ".." +
+                  std::to_string(*mx) + ", which does not cover the observed " + std::to_string(obs_lo[e.target]) +
+                  ".." + std::to_string(obs_hi[e.target]) + " (a call broke it)");
     }
-    for (const var& m : c->members) side[m.input][m.dim] = v;
-    return true;
-  };
-  for (int pass = 0; pass < 8; ++pass) {
-    bool changed = false;
-    for (const dim_relation& r : relations) {
-      const std::size_t ti = input_index(inputs, r.target.input);
-      std::vector<std::size_t> xi;
-      for (const auto& t : r.terms) xi.push_back(input_index(inputs, t.input));
-      if (ti == inputs.size() || std::find(xi.begin(), xi.end(), inputs.size()) != xi.end()) continue;
-      const auto term = [&](const std::vector<std::vector<std::int64_t>>& side, std::size_t t) {
-        return side[xi[t]][r.terms[t].dim];
-      };
-      const auto combine = [&](const std::vector<std::vector<std::int64_t>>& side) {
-        return r.k * term(side, 0) + r.c + (r.terms.size() > 1 ? term(side, 1) : 0);
-      };
-      // The term moved when the target cannot: the only one, or the larger of two at that point.
-      const auto mover = [&](const std::vector<std::vector<std::int64_t>>& side) -> std::size_t {
-        return r.terms.size() > 1 && term(side, 1) > term(side, 0) ? 1 : 0;
-      };
-      const std::int64_t lo = std::max<std::int64_t>(0, combine(b.min));
-      const std::int64_t min_t = b.min[ti][r.target.dim];
-      if (min_t > lo) changed = set(b.min, ti, r.target.dim, lo, "min", r) || changed;
-      if (min_t < lo) {  // lower a term by the difference (divided by k, rounded down)
-        const std::size_t m = mover(b.min);
-        const std::int64_t v = std::max<std::int64_t>(0, term(b.min, m) - (lo - min_t + r.k - 1) / (m == 0 ? r.k : 1));
-        changed = set(b.min, xi[m], r.terms[m].dim, v, "min", r) || changed;
-      }
-      const std::int64_t hi = combine(b.max);
-      const std::int64_t max_t = b.max[ti][r.target.dim];
-      if (max_t < hi) changed = set(b.max, ti, r.target.dim, hi, "max", r) || changed;
-      if (max_t > hi) {  // raise a term by the difference (divided by k, rounded up)
-        const std::size_t m = mover(b.max);
-        const std::int64_t step = m == 0 ? r.k : 1;
-        changed =
-            set(b.max, xi[m], r.terms[m].dim, term(b.max, m) + (max_t - hi + step - 1) / step, "max", r) || changed;
-      }
+    if (opt_given[e.target] && *op != opt_v[e.target]) {
+      return fail("the call chosen as opt in " + p.phase + " breaks it");
     }
-    if (!changed) break;
+    const dim_var& where = cls[e.target].members.front();
+    const std::string dim_text = inputs[where.input].name + " dim " + std::to_string(where.dim);
+    const std::string& text = relations[e.relation].text;
+    if (*mn < obs_lo[e.target]) {
+      p.widened.push_back("min of " + dim_text + " widened from " + std::to_string(obs_lo[e.target]) + " to " +
+                          std::to_string(*mn) + " so that " + text + " holds at the min point");
+    }
+    if (*mx > obs_hi[e.target]) {
+      p.widened.push_back("max of " + dim_text + " widened from " + std::to_string(obs_hi[e.target]) + " to " +
+                          std::to_string(*mx) + " so that " + text + " holds at the max point");
+    }
+    min_v[e.target] = *mn, max_v[e.target] = *mx, opt_v[e.target] = *op;
+    computed[e.target] = true;
   }
+  const auto opts = row_opts(inputs, in_phase);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].rank == 0) continue;
-    p.shapes.push_back({inputs[i].name, b.min[i], b.opt[i], b.max[i]});
+    tensorrt_profile::shape_range r{inputs[i].name, inputs[i].min_shape, opts[i], inputs[i].max_shape};
+    if (best && best->filled[i]) r.opt = *best->filled[i];
+    for (std::size_t d = 0; d < inputs[i].rank; ++d) {
+      const std::size_t c = index[i][d];
+      if (c == no_class) continue;
+      r.min[d] = min_v[c], r.opt[d] = opt_v[c], r.max[d] = max_v[c];
+    }
+    p.shapes.push_back(std::move(r));
   }
-  return p;
+  out.min_v = std::move(min_v);
+  out.max_v = std::move(max_v);
+  return out;
+}
+
+// The class whose "= 1" / "!= 1" splits the calls best (dims constant within a phase, weighted by the phase's
+// distinct calls), or no_class.
+std::size_t phase_split(const std::vector<value_class>& cls) {
+  std::size_t split = no_class;
+  std::size_t best_score = 0;
+  for (std::size_t p = 0; p < cls.size(); ++p) {
+    const auto& v = cls[p].values;
+    const std::size_t given =
+        static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](const auto& x) { return x.has_value(); }));
+    const std::size_t ones = static_cast<std::size_t>(std::count(v.begin(), v.end(), std::optional<std::int64_t>(1)));
+    if (given != v.size() || cls[p].constant || ones < 2 || v.size() - ones < 2) continue;
+    std::size_t score = 0;
+    for (const bool one : {true, false}) {
+      for (std::size_t q = 0; q < cls.size(); ++q) {
+        if (q == p || cls[q].constant) continue;
+        std::optional<std::int64_t> first;
+        bool constant = true;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if ((*v[i] == 1) != one || !cls[q].values[i]) continue;
+          if (!first) first = cls[q].values[i];
+          constant = constant && cls[q].values[i] == first;
+        }
+        if (constant && first) score += one ? ones : v.size() - ones;
+      }
+    }
+    if (score > best_score) split = p, best_score = score;
+  }
+  return split;
 }
 
 }  // namespace
 
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
-                                            const std::vector<dim_relation>& relations, bool phases) {
-  const std::vector<value_class> cls = classes(inputs, rows);
-  std::vector<const joint_row*> all;
-  for (const joint_row& r : rows) all.push_back(&r);
-  std::optional<std::size_t> split;  // the class whose "= 1" / "!= 1" splits the calls best
-  if (phases) {
-    std::size_t best_score = 0;
-    for (std::size_t p = 0; p < cls.size(); ++p) {
-      const auto& v = cls[p].values;
-      const std::size_t given =
-          static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](const auto& x) { return x.has_value(); }));
-      const std::size_t ones = static_cast<std::size_t>(std::count(v.begin(), v.end(), std::optional<std::int64_t>(1)));
-      if (given != v.size() || cls[p].constant || ones < 2 || v.size() - ones < 2) continue;
-      std::size_t score = 0;  // dims constant within a phase, weighted by the phase's distinct calls
-      for (const bool one : {true, false}) {
-        for (std::size_t q = 0; q < cls.size(); ++q) {
-          if (q == p || cls[q].constant) continue;
-          std::optional<std::int64_t> first;
-          bool constant = true;
-          for (std::size_t i = 0; i < v.size(); ++i) {
-            if ((*v[i] == 1) != one || !cls[q].values[i]) continue;
-            if (!first) first = cls[q].values[i];
-            constant = constant && cls[q].values[i] == first;
-          }
-          if (constant && first) score += one ? ones : v.size() - ones;
-        }
-      }
-      if (score > best_score) split = p, best_score = score;
+                                            std::vector<dim_relation>& relations, bool phases, bool every_call_kept,
+                                            std::vector<std::string>& warnings) {
+  const std::vector<value_class> cls = value_classes(inputs, rows);
+  const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
+  std::vector<phase> ps;
+  const std::size_t split = phases ? phase_split(cls) : no_class;
+  if (split != no_class) {
+    const value_class& c = cls[split];
+    const dim_var& m = c.members.front();
+    const dynamic_dim* dd = nullptr;
+    for (const dynamic_dim& x : inputs[m.input].dynamic_dims) dd = x.dim == m.dim ? &x : dd;
+    const std::string label = dd ? dd->shared_name : inputs[m.input].name + "_dim_" + std::to_string(m.dim);
+    phase one{label + " = 1", {}, 1}, other{label, {}, 0};
+    bool zero = false;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      (*c.values[i] == 1 ? one : other).rows.push_back(i);
+      zero = zero || *c.values[i] < 1;
+    }
+    other.name += zero ? " != 1" : " > 1";
+    const bool one_first = rows[one.rows.front()].first_call < rows[other.rows.front()].first_call;
+    ps = one_first ? std::vector<phase>{one, other} : std::vector<phase>{other, one};
+  } else {
+    phase all{"all calls", {}, std::nullopt};
+    for (std::size_t i = 0; i < rows.size(); ++i) all.rows.push_back(i);
+    ps.push_back(std::move(all));
+  }
+  // Per phase and class: the extremes over the phase's rows (placeholders included); a class no call of the phase
+  // gives takes its extremes over every call.
+  const std::int64_t none_lo = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t none_hi = std::numeric_limits<std::int64_t>::min();
+  std::vector<std::int64_t> glo(cls.size(), none_lo), ghi(cls.size(), none_hi);  // every call (the summaries)
+  for (std::size_t c = 0; c < cls.size(); ++c) {
+    for (const dim_var& m : cls[c].members) {
+      glo[c] = std::min(glo[c], inputs[m.input].min_shape[m.dim]);
+      ghi[c] = std::max(ghi[c], inputs[m.input].max_shape[m.dim]);
     }
   }
-  if (!split) return {profile_of(inputs, all, relations, cls, "all calls")};
-  const value_class& c = cls[*split];
-  const std::string label = ref(inputs, c.members.front()).label;
-  std::vector<const joint_row*> one, other;
-  bool zero = false;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    (*c.values[i] == 1 ? one : other).push_back(&rows[i]);
-    zero = zero || *c.values[i] < 1;
+  std::vector<std::vector<std::int64_t>> obs_lo(ps.size(), std::vector<std::int64_t>(cls.size(), none_lo));
+  std::vector<std::vector<std::int64_t>> obs_hi(ps.size(), std::vector<std::int64_t>(cls.size(), none_hi));
+  for (std::size_t q = 0; q < ps.size(); ++q) {
+    for (std::size_t c = 0; c < cls.size(); ++c) {
+      for (const std::size_t r : ps[q].rows) {
+        if (!cls[c].values[r]) continue;
+        obs_lo[q][c] = std::min(obs_lo[q][c], *cls[c].values[r]);
+        obs_hi[q][c] = std::max(obs_hi[q][c], *cls[c].values[r]);
+      }
+      if (obs_lo[q][c] == none_lo) obs_lo[q][c] = glo[c], obs_hi[q][c] = ghi[c];
+    }
   }
-  std::vector<tensorrt_profile> out;
-  const bool one_first = one.front()->first_call < other.front()->first_call;
-  const std::string other_text = label + (zero ? " != 1" : " > 1");
-  if (one_first) out.push_back(profile_of(inputs, one, relations, cls, label + " = 1"));
-  out.push_back(profile_of(inputs, other, relations, cls, other_text));
-  if (!one_first) out.push_back(profile_of(inputs, one, relations, cls, label + " = 1"));
-  return out;
+  // What free dims span. With every distinct call kept, the rows are every call. Else a call not kept may belong to
+  // any phase: each phase's free dims span their extremes over every call, except the dim the phases are split on,
+  // which stays on its phase's side of 1 (the "> 1" side reaching down to 2).
+  std::vector<std::vector<std::int64_t>> lo = obs_lo, hi = obs_hi;
+  if (!every_call_kept) {
+    for (std::size_t q = 0; q < ps.size(); ++q) {
+      for (std::size_t c = 0; c < cls.size(); ++c) {
+        if (c == split && ps[q].is_one == std::optional<std::int64_t>(1)) continue;
+        const std::int64_t floor = c == split && glo[c] >= 1 ? std::min<std::int64_t>(2, ghi[c]) : glo[c];
+        lo[q][c] = std::min(lo[q][c], floor);
+        hi[q][c] = std::max(hi[q][c], ghi[c]);
+      }
+    }
+  }
+  for (;;) {
+    const std::vector<equation> eqs = equations(inputs, cls, index, relations);
+    std::vector<tensorrt_profile> out;
+    std::optional<std::size_t> failed;
+    std::string why;
+    std::vector<std::int64_t> ulo(cls.size(), none_lo), uhi(cls.size(), none_hi);  // over the phases
+    for (std::size_t q = 0; q < ps.size() && !failed; ++q) {
+      solved s = solve(inputs, rows, cls, index, relations, eqs, ps[q], lo[q], hi[q], obs_lo[q], obs_hi[q]);
+      failed = s.failed;
+      why = std::move(s.why);
+      for (std::size_t c = 0; c < s.min_v.size(); ++c) {
+        ulo[c] = std::min(ulo[c], s.min_v[c]), uhi[c] = std::max(uhi[c], s.max_v[c]);
+      }
+      out.push_back(std::move(s.profile));
+    }
+    // A computed dim must also cover its values in the calls not kept: together, the phases' ranges.
+    for (const equation& e : eqs) {
+      if (failed) break;
+      if (ulo[e.target] <= glo[e.target] && ghi[e.target] <= uhi[e.target]) continue;
+      failed = e.relation;
+      why = "computed from its terms' extremes over every call it spans " + std::to_string(ulo[e.target]) + ".." +
+            std::to_string(uhi[e.target]) + ", which does not cover the observed " + std::to_string(glo[e.target]) +
+            ".." + std::to_string(ghi[e.target]) + ": a call not kept broke it";
+    }
+    if (!failed) return out;
+    warnings.push_back("hookscope: " + relations[*failed].text +
+                       " held in every kept distinct call but is not listed: no profile point covering every observed "
+                       "value satisfies it (" +
+                       why + ")");
+    relations.erase(relations.begin() + static_cast<std::ptrdiff_t>(*failed));
+  }
 }
 
 }  // namespace detail::shapes

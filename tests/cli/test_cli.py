@@ -56,14 +56,15 @@ DEC_NAMES = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
 DEC_NAME_NOTE = ("hookscope-shapes: warning: dimension 0 of 'pixel_values' is not named batch_size (its well-known "
                  "name): its values differ from those of dimension 0 of 'input_ids', which has that name; it gets a "
                  "name of its own\n")
-# One profile over the 8 calls: relations over the calls as the model receives them (X's placeholder 0
-# included); min/max over the observed values (the image 1..2); T's min 5 and max 10 widened to S+P = 1+0 and 7+9;
+# One profile over the 8 calls, solved from the relation T = S + P: the free dims' extremes over the calls as the
+# model receives them (X's placeholder 0 included; the image 0..2, its decode-step placeholder 0x3x16x16 included);
+# T computed from S and P: min 1 + 0, max 7 + 9 (widened from the observed 5 and 10);
 # opt among the calls giving every input (the prefills 0 and 4), each seen once: the tie goes to the one agreeing
 # with the most per-dim modes (B 1, S 1, P 0, T 7, image 1): call 0 (B, T, P twice, image; call 4 only P twice).
 def spec(ids, mask, past, pix):
     return (f"input_ids:{ids},attention_mask:{mask},past_key_values.0:{past},past_key_values.1:{past},"
             f"pixel_values:{pix}")
-DEC_TRT = ("--minShapes=" + spec("1x1", "1x1", "1x2x0x8", "1x3x16x16") +
+DEC_TRT = ("--minShapes=" + spec("1x1", "1x1", "1x2x0x8", "0x3x16x16") +
            " --optShapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") +
            " --maxShapes=" + spec("2x7", "2x16", "2x2x9x8", "2x3x16x16") + "\n")
 # --profiles auto: split on S = 1 (6 calls) / S > 1 (2 calls: P constant 0, the image absent in decode); the split
@@ -76,7 +77,7 @@ DEC_TRT_AUTO = ("--profile=0 --minShapes=" + spec("1x5", "1x5", "1x2x0x8", "1x3x
                 " --profile=1 --minShapes=" + spec("1x1", "1x6", "1x2x5x8", "0x3x16x16") +
                 " --optShapes=" + spec("1x1", "1x8", "1x2x7x8", "0x3x16x16") +
                 " --maxShapes=" + spec("2x1", "2x10", "2x2x9x8", "0x3x16x16") + "\n")
-DEC_ORT = ("trt_profile_min_shapes=" + spec("1x1", "1x1", "1x2x0x8", "1x3x16x16") + "\n"
+DEC_ORT = ("trt_profile_min_shapes=" + spec("1x1", "1x1", "1x2x0x8", "0x3x16x16") + "\n"
            "trt_profile_opt_shapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") + "\n"
            "trt_profile_max_shapes=" + spec("2x7", "2x16", "2x2x9x8", "2x3x16x16") + "\n")
 # Outputs (finding 6): result.0 [B,S,32], result.1/2 [B,2,P+S,8]: their dims take the names of the input dims with the
@@ -216,8 +217,10 @@ CASES = [
      DEC_ONNX, ""),
     ("decoder: report: relations, phases, outputs", ["infer", "decoder_kv.jsonl", "--format", "report",
      "--profiles", "auto"] + ALL, 0,
-     {"relations (held in every call):\n- total_sequence_length = sequence_length + past_sequence_length  "
-      "[attention_mask dim 1]: torch.export cannot express it (a sum of two Dims)\n",
+     # 8 calls give S, P and T; 7 distinct (S, P): (7,0) (1,7) (1,8) (1,9) (5,0) (1,5) (1,6), (1,7) twice.
+     {"relations (held in every call, determined by them):\n- total_sequence_length = sequence_length + "
+      "past_sequence_length  [attention_mask dim 1]: 8 calls, 7 distinct points; torch.export cannot express it (a "
+      "sum of two Dims)\n",
       "- sequence_length > 1 (2 calls)\n", "- sequence_length = 1 (6 calls)\n", "outputs:\nresult.0 ",
       "result.1           float32   1x2x7x8, 1x2x8x8"}, ""),
     ("decoder: report of one profile says what was widened", ["infer", "decoder_kv.jsonl", "--format", "report"] + ALL,

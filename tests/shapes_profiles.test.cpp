@@ -1,0 +1,430 @@
+// Relations with evidence and profiles solved from them (rule C6; docs/export_formats.md "Relations" and "Profiles"):
+// the measured bugs as named tests, hostile values, and an oracle over random call streams that checks what the
+// consumers of a profile rely on. The oracle's budget: HOOKSCOPE_ORACLE_CALLS (calls per stream, default 40) and
+// HOOKSCOPE_ORACLE_STREAMS (default 60); its seed is fixed (HOOKSCOPE_ORACLE_SEED to change it).
+#include "hookscope/shapes.hpp"
+
+#include "shapes_scenarios.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+using shapes_test::ids;
+using shapes_test::named;
+using shapes_test::param;
+using shapes_test::t;
+
+namespace {
+
+using shape = std::vector<std::int64_t>;
+using range = hookscope::tensorrt_profile::shape_range;
+
+// One generated call: the shapes of the inputs it gives, by name (absent: not given).
+using call_shapes = std::map<std::string, shape>;
+
+std::size_t env_or(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : fallback;
+}
+
+const range& range_of(const hookscope::tensorrt_profile& p, const std::string& input) {
+  for (const range& r : p.shapes) {
+    if (r.input == input) return r;
+  }
+  FAIL("no range for " << input << " in profile " << p.phase);
+  throw std::logic_error("unreachable");
+}
+
+std::int64_t rhs(const hookscope::dim_relation& rel,
+                 const std::function<std::int64_t(const hookscope::dim_relation::dim_ref&)>& v) {
+  std::int64_t x = rel.k * v(rel.terms[0]) + rel.c;
+  if (rel.terms.size() > 1) x += v(rel.terms[1]);
+  return x;
+}
+
+// What a consumer of the profiles relies on, checked against the calls as generated (not as the engine saw them).
+void check_oracle(const hookscope::dynamic_shapes& ds, const std::vector<call_shapes>& calls) {
+  const auto& profiles = ds.tensorrt_profiles();
+  INFO(ds.report());
+  REQUIRE_FALSE(profiles.empty());
+  // A listed relation holds in every call giving its dims.
+  for (const hookscope::dim_relation& rel : ds.relations()) {
+    INFO(rel.text);
+    CHECK(rel.supporting_calls >= 2);
+    CHECK(rel.distinct_points >= (rel.terms.size() == 1 && (rel.k != 1 || rel.c != 0) ? 3u : 2u));
+    for (const call_shapes& c : calls) {
+      bool all = c.count(rel.target.input) != 0;
+      for (const auto& term : rel.terms) all = all && c.count(term.input) != 0;
+      if (!all) continue;
+      CHECK(c.at(rel.target.input).at(rel.target.dim) ==
+            rhs(rel, [&](const auto& d) { return c.at(d.input).at(d.dim); }));
+    }
+  }
+  // The bound on widening: a dim no relation defines stays within what was observed; a defined one is at most its
+  // relation applied to its terms' bounds.
+  // Dims equal in every call share a label (their values, so their bound): bounds are kept per label.
+  std::map<std::pair<std::string, std::size_t>, std::string> key;
+  std::map<std::string, std::int64_t> bound_of;
+  for (const auto& in : ds.inputs()) {
+    for (std::size_t d = 0; d < in.rank; ++d) key[{in.name, d}] = in.name + "#" + std::to_string(d);
+    for (const auto& dd : in.dynamic_dims) key[{in.name, dd.dim}] = dd.shared_name;
+    for (std::size_t d = 0; d < in.rank; ++d) {
+      auto& b = bound_of[key.at({in.name, d})];
+      b = std::max(b, in.max_shape[d]);
+    }
+  }
+  const auto bound = [&](const std::string& input, std::size_t d) -> std::int64_t& {
+    return bound_of.at(key.at({input, d}));
+  };
+  for (std::size_t pass = 0; pass <= ds.relations().size(); ++pass) {
+    for (const hookscope::dim_relation& rel : ds.relations()) {
+      auto& b = bound(rel.target.input, rel.target.dim);
+      b = std::max(b, rhs(rel, [&](const auto& d) { return bound(d.input, d.dim); }));
+    }
+  }
+  for (const auto& p : profiles) {
+    INFO("profile " << p.phase);
+    for (const hookscope::dim_relation& rel : ds.relations()) {
+      for (auto point : {&range::min, &range::opt, &range::max}) {
+        const auto v = [&](const hookscope::dim_relation::dim_ref& d) {
+          return (range_of(p, d.input).*point).at(d.dim);
+        };
+        INFO(rel.text);
+        CHECK(v(rel.target) == rhs(rel, v));
+      }
+    }
+    for (const range& r : p.shapes) {
+      for (std::size_t d = 0; d < r.min.size(); ++d) {
+        INFO(r.input << " dim " << d);
+        CHECK(0 <= r.min[d]);
+        CHECK(r.min[d] <= r.opt[d]);
+        CHECK(r.opt[d] <= r.max[d]);
+        CHECK(r.max[d] <= bound(r.input, d));
+      }
+    }
+    // opt is one observed call: every input that call gives has exactly its shape there.
+    bool observed = false;
+    for (const call_shapes& c : calls) {
+      bool same = true;
+      for (const auto& given : c) {  // not a structured binding: Clang 14 cannot capture one
+        const auto it =
+            std::find_if(p.shapes.begin(), p.shapes.end(), [&](const range& r) { return r.input == given.first; });
+        same = same && (it == p.shapes.end() || it->opt == given.second);
+      }
+      observed = observed || same;
+    }
+    CHECK(observed);
+  }
+  // Every observed value lies within some profile (each profile, when there is one).
+  for (const call_shapes& c : calls) {
+    for (const auto& given : c) {
+      const std::string& name = given.first;
+      const shape& s = given.second;
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        const bool covered = std::any_of(profiles.begin(), profiles.end(), [&](const auto& p) {
+          const range& r = range_of(p, name);
+          return r.min[d] <= s[d] && s[d] <= r.max[d];
+        });
+        INFO(name << " dim " << d << " = " << s[d]);
+        CHECK(covered);
+      }
+    }
+  }
+}
+
+// Records calls and remembers what each gave.
+struct stream {
+  shape_engine engine;
+  std::vector<call_shapes> calls;
+  explicit stream(engine_options o = {.store_n_calls = hookscope::unlimited}) : engine(o) {}
+  void add(const std::vector<std::pair<std::string, std::optional<shape>>>& inputs) {
+    value_fields kw;
+    call_shapes c;
+    for (const auto& [name, s] : inputs) {
+      kw.emplace_back(name, s ? t(*s) : value());
+      if (s) c[name] = *s;
+    }
+    engine.add_call(named(std::move(kw)));
+    calls.push_back(std::move(c));
+  }
+};
+
+// An LLM's forward(): input_ids (b, s), attention_mask (b, p + s), a KV cache (b, 2, p, 4) absent at the prefill
+// (or empty, with `empty_cache`).
+stream llm(const std::vector<std::array<std::int64_t, 3>>& steps, bool empty_cache = false) {  // (batch, seq, past)
+  stream st;
+  st.engine.set_parameters({param("input_ids"), param("attention_mask"), param("past_key_values", value())});
+  st.engine.begin_recording();
+  for (const auto& [b, s, p] : steps) {
+    const bool cache = p != 0 || empty_cache;
+    st.add({{"input_ids", shape{b, s}},
+            {"attention_mask", shape{b, p + s}},
+            {"past_key_values", cache ? std::optional<shape>(shape{b, 2, p, 4}) : std::nullopt}});
+  }
+  return st;
+}
+
+bool has_relation(const hookscope::dynamic_shapes& ds, const std::string& text) {
+  return std::any_of(ds.relations().begin(), ds.relations().end(), [&](const auto& r) { return r.text == text; });
+}
+
+}  // namespace
+
+TEST_CASE("dim_relation: evidence") {
+  SECTION("a prefill and one decode step: the sum, and no fitted line through two points") {
+    // The measured runaway: past = 7*total - 49 was listed beside total = sequence + past, and widening alternated
+    // between them to attention_mask 1x5764808.
+    stream st = llm({{1, 7, 0}, {1, 1, 7}}, true);
+    const auto ds = st.engine.infer_dynamic_shapes({.dim_names = true});
+    REQUIRE(ds.relations().size() == 1);
+    CHECK(ds.relations()[0].text == "total_sequence_length = sequence_length + past_sequence_length");
+    CHECK(ds.relations()[0].supporting_calls == 2);
+    CHECK(ds.relations()[0].distinct_points == 2);
+    REQUIRE(ds.tensorrt_profiles().size() == 1);
+    const range& mask = range_of(ds.tensorrt_profiles()[0], "attention_mask");
+    // By hand: sequence 1..7, past 0..7, so total 1..14.
+    CHECK(mask.min == shape{1, 1});
+    CHECK(mask.opt == shape{1, 7});
+    CHECK(mask.max == shape{1, 14});
+    check_oracle(ds, st.calls);
+  }
+  SECTION("a fitted line needs three distinct points, an equality two") {
+    stream st;
+    st.engine.set_parameters({param("x"), param("y")});
+    st.engine.begin_recording();
+    st.add({{"x", shape{3, 4}}, {"y", shape{7, 4}}});
+    st.add({{"x", shape{5, 4}}, {"y", shape{11, 4}}});
+    CHECK(st.engine.infer_dynamic_shapes().relations().empty());  // two points fit any line
+    st.add({{"x", shape{5, 4}}, {"y", shape{11, 4}}});            // a repeated point is no evidence
+    CHECK(st.engine.infer_dynamic_shapes().relations().empty());
+    st.add({{"x", shape{4, 4}}, {"y", shape{9, 4}}});
+    const auto ds = st.engine.infer_dynamic_shapes();
+    REQUIRE(ds.relations().size() == 1);
+    CHECK(ds.relations()[0].text == "y_dim_0 = 2*x_dim_0 + 1");
+    CHECK(ds.relations()[0].supporting_calls == 4);
+    CHECK(ds.relations()[0].distinct_points == 3);
+    check_oracle(ds, st.calls);
+  }
+  SECTION("a relation that would define a dim through itself: not listed, a warning names it") {
+    // a = b + e with b = 2a - 64 and e = 64 - a: the sum is found first; b = 2*a - 64 also holds (3 points), but b is
+    // a term of a's relation, so listing it would make a cycle the profiles cannot solve.
+    stream st;
+    st.engine.set_parameters({param("a"), param("b"), param("e")});
+    st.engine.begin_recording();
+    for (const std::int64_t a : {33, 34, 35}) st.add({{"a", shape{a}}, {"b", shape{2 * a - 64}}, {"e", shape{64 - a}}});
+    const auto ds = st.engine.infer_dynamic_shapes();
+    REQUIRE(ds.relations().size() == 1);
+    CHECK(ds.relations()[0].text == "a_dim_0 = b_dim_0 + e_dim_0");
+    bool warned = false;
+    for (const auto& w : ds.warnings()) warned = warned || w.find("b_dim_0 = 2*a_dim_0 - 64 held in every") != w.npos;
+    CHECK(warned);
+    check_oracle(ds, st.calls);
+  }
+  SECTION("the report says how many calls support each relation") {
+    stream st = llm({{1, 7, 0}, {1, 1, 7}, {1, 1, 8}});
+    const std::string report = st.engine.infer_dynamic_shapes({.dim_names = true}).report();
+    CHECK_THAT(report, Contains("total_sequence_length = sequence_length + past_sequence_length  [attention_mask "
+                                "dim 1]: 3 calls, 3 distinct points;"));
+  }
+}
+
+TEST_CASE("tensorrt_profile: solved from the relations") {
+  SECTION("relations referring to each other: every point satisfies every relation, within the bound") {
+    // total = sequence + past, and a second input computed from total (2*total + 1): the fixed passes of widening
+    // ended with points violating one of them (max x86).
+    stream st;
+    st.engine.set_parameters(
+        {param("input_ids"), param("attention_mask"), param("past_key_values", value()), param("z")});
+    st.engine.begin_recording();
+    for (const auto& [s, p] :
+         std::vector<std::pair<std::int64_t, std::int64_t>>{{7, 0}, {1, 7}, {1, 8}, {5, 0}, {1, 5}}) {
+      st.add({{"input_ids", shape{1, s}},
+              {"attention_mask", shape{1, p + s}},
+              {"past_key_values", p == 0 ? std::nullopt : std::optional<shape>(shape{1, 2, p, 4})},
+              {"z", shape{2 * (p + s) + 1}}});
+    }
+    const auto ds = st.engine.infer_dynamic_shapes({.dim_names = true});
+    CHECK(has_relation(ds, "total_sequence_length = sequence_length + past_sequence_length"));
+    CHECK(has_relation(ds, "z_dim_0 = 2*total_sequence_length + 1"));
+    const auto& p = ds.tensorrt_profiles().at(0);
+    // By hand: sequence 1..7, past 0..8: total 1..15, z 3..31.
+    CHECK(range_of(p, "attention_mask").max == shape{1, 15});
+    CHECK(range_of(p, "z").min == shape{3});
+    CHECK(range_of(p, "z").max == shape{31});
+    check_oracle(ds, st.calls);
+  }
+  SECTION("a phase in which no call gives every input: opt is one observed call, placeholders filled") {
+    stream st;
+    st.engine.set_parameters(
+        {param("input_ids"), param("attention_mask"), param("past_key_values", value()), param("pixels", value())});
+    st.engine.begin_recording();
+    const auto call = [&](std::int64_t s, std::int64_t p, bool image, bool cache) {
+      st.add({{"input_ids", shape{1, s}},
+              {"attention_mask", shape{1, p + s}},
+              {"past_key_values", cache ? std::optional<shape>(shape{1, 2, p, 4}) : std::nullopt},
+              {"pixels", image ? std::optional<shape>(shape{1, 3, 8 + s, 8}) : std::nullopt}});
+    };
+    // Prefill phase: an image without a cache, then an empty cache without an image: no call gives both. Decode
+    // phase: one step with an image (alignment needs a call giving every input), the others without.
+    call(7, 0, true, false), call(3, 0, false, true), call(1, 10, true, true), call(1, 11, false, true);
+    call(5, 0, true, false), call(1, 5, false, true);
+    const auto ds = st.engine.infer_dynamic_shapes({.dim_names = true, .profile_phases = true});
+    REQUIRE(ds.tensorrt_profiles().size() == 2);
+    CHECK(ds.tensorrt_profiles()[0].phase == "sequence_length > 1");
+    const auto& prefill = ds.tensorrt_profiles()[0];
+    // By hand: calls 0, 1, 4, each once. Per-dim modes over them, placeholders filled (the smallest on a tie): ids
+    // 1x3, mask 1x3, cache 1x2x0x4 (calls 0 and 4 get the placeholder, call 1 gives it empty), pixels 1x3x0x8 (call
+    // 1's placeholder, 0 against 15 and 13). Agreeing dims: call 0 1+1+4+3 = 9, call 1 2+2+4+4 = 12, call 4 9.
+    CHECK(range_of(prefill, "input_ids").opt == shape{1, 3});
+    CHECK(range_of(prefill, "past_key_values").opt == shape{1, 2, 0, 4});
+    CHECK(range_of(prefill, "pixels").opt == shape{1, 3, 0, 8});
+    const auto& decode = ds.tensorrt_profiles()[1];
+    // The only decode step giving every input the phase gives: call 2.
+    CHECK(range_of(decode, "attention_mask").opt == shape{1, 11});
+    CHECK(range_of(decode, "past_key_values").opt == shape{1, 2, 10, 4});
+    CHECK(range_of(decode, "pixels").opt == shape{1, 3, 9, 8});
+    check_oracle(ds, st.calls);
+  }
+  SECTION("more than 4096 distinct calls: min and max cover the calls beyond the kept ones") {
+    stream st({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+    st.engine.set_parameters({param("x"), param("y")});
+    st.engine.begin_recording();
+    for (std::int64_t n = 1; n <= 5000; ++n) st.add({{"x", shape{n, 3}}, {"y", shape{n + 1, 3}}});
+    const auto ds = st.engine.infer_dynamic_shapes();
+    bool truncated = false;
+    for (const auto& w : ds.warnings()) truncated = truncated || w.find("more than 4096 distinct") != w.npos;
+    CHECK(truncated);
+    REQUIRE(ds.tensorrt_profiles().size() == 1);
+    CHECK(range_of(ds.tensorrt_profiles()[0], "x").min == shape{1, 3});
+    CHECK(range_of(ds.tensorrt_profiles()[0], "x").max == shape{5000, 3});
+    CHECK(range_of(ds.tensorrt_profiles()[0], "y").max == shape{5001, 3});
+    CHECK(has_relation(ds, "y_dim_0 = x_dim_0 + 1"));
+    check_oracle(ds, st.calls);
+  }
+  SECTION("more than 4096 distinct calls, one of them breaking a relation: the relation is not listed") {
+    // Whether the breaking call is among the kept distinct calls depends on its hash: kept, the relation is never
+    // found; not kept, its y (5002) lies beyond what the relation computes from x's max over every call (5001), so
+    // no profile point covering every call satisfies it and it is dropped with a warning.
+    const auto breaking = [](std::int64_t x) {
+      stream st({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+      st.engine.set_parameters({param("x"), param("y")});
+      st.engine.begin_recording();
+      for (std::int64_t n = 1; n <= 5000; ++n) st.add({{"x", shape{n, 3}}, {"y", shape{n + 1, 3}}});
+      st.add({{"x", shape{x, 3}}, {"y", shape{5002, 3}}});
+      return st;
+    };
+    // x = 5000: this call is among the kept ones (the relation is never found); x = 4000: it is not (the relation is
+    // found on the kept calls, then dropped by the profiles).
+    for (const std::int64_t x : {5000, 4000}) {
+      const stream s = breaking(x);
+      const auto ds = s.engine.infer_dynamic_shapes();
+      INFO("x = " << x);
+      CHECK_FALSE(has_relation(ds, "y_dim_0 = x_dim_0 + 1"));
+      bool dropped = false;
+      for (const auto& w : ds.warnings())
+        dropped = dropped || w.find("y_dim_0 = x_dim_0 + 1 held in every kept") != w.npos;
+      CHECK(dropped == (x == 4000));
+      check_oracle(ds, s.calls);
+    }
+  }
+  SECTION("5,000 distinct calls with optional inputs: inference completes (linear placeholders) and is right") {
+    std::vector<std::array<std::int64_t, 3>> steps;
+    for (std::int64_t i = 0; i < 5000; ++i)
+      steps.push_back({1 + i % 3, i % 2 == 0 ? 2 + i / 2 : 1, i % 2 == 0 ? 0 : 2 + i / 2});
+    stream st = llm(steps);
+    const auto ds = st.engine.infer_dynamic_shapes({.dim_names = true});
+    CHECK(ds.inputs()[1].max_shape == shape{3, 2 + 2499 + 1});
+    const auto& p = ds.tensorrt_profiles().at(0);
+    CHECK(range_of(p, "attention_mask").max.at(1) >= 2 + 2499 + 1);
+    check_oracle(ds, st.calls);
+    // Phases over more than 4,096 distinct calls: together they cover every call, the ones not kept included.
+    const auto phased = st.engine.infer_dynamic_shapes({.dim_names = true, .profile_phases = true});
+    CHECK(phased.tensorrt_profiles().size() == 2);
+    check_oracle(phased, st.calls);
+    const value args = st.engine.infer_arguments({.candidate = std::size_t{0}});  // the cache's placeholder
+    CHECK(hookscope::to_json(args) == R"({"dict":[["input_ids",{"shape":[1,2],"dtype":"float32"}],)"
+                                      R"(["attention_mask",{"shape":[1,2],"dtype":"float32"}],)"
+                                      R"(["past_key_values",{"shape":[1,2,0,4],"dtype":"float32"}]]})");
+  }
+}
+
+TEST_CASE("tensorrt_profile: hostile values") {
+  SECTION("dims of 0") {
+    stream st = llm({{0, 3, 0}, {2, 1, 3}, {2, 1, 4}, {0, 0, 0}});
+    check_oracle(st.engine.infer_dynamic_shapes({.dim_names = true, .profile_phases = true}), st.calls);
+  }
+  SECTION("huge dims (2^40 and beyond) take no part in relations and do not overflow") {
+    const std::int64_t big = std::int64_t{1} << 40;
+    stream st = llm({{1, big, 0}, {1, 1, big}, {1, 1, big + 1}, {2, big * 4, 0}});
+    const auto ds = st.engine.infer_dynamic_shapes({.dim_names = true});
+    check_oracle(ds, st.calls);
+  }
+  SECTION("a single call: no relation, the profile is the call") {
+    stream st = llm({{1, 7, 0}});
+    const auto ds = st.engine.infer_dynamic_shapes({.batch_dimension_for_all = true, .dim_names = true});
+    CHECK(ds.relations().empty());
+    check_oracle(ds, st.calls);
+    CHECK(range_of(ds.tensorrt_profiles()[0], "input_ids").max == shape{1, 7});
+  }
+  SECTION("all dims constant") {
+    stream st = llm({{2, 3, 0}, {2, 3, 0}, {2, 3, 0}});
+    const auto ds = st.engine.infer_dynamic_shapes({.batch_dimension_for_all = true, .dim_names = true});
+    CHECK(ds.relations().empty());
+    check_oracle(ds, st.calls);
+  }
+}
+
+TEST_CASE("tensorrt_profile: oracle over random call streams") {
+  const std::size_t n_calls = env_or("HOOKSCOPE_ORACLE_CALLS", 40);
+  const std::size_t n_streams = env_or("HOOKSCOPE_ORACLE_STREAMS", 60);
+  std::mt19937_64 rng(env_or("HOOKSCOPE_ORACLE_SEED", 27));
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  for (std::size_t n = 0; n < n_streams; ++n) {
+    stream st;
+    st.engine.set_parameters({param("input_ids"), param("attention_mask"), param("past_key_values", value()),
+                              param("pixels", value()), param("z", value()), param("c")});
+    st.engine.begin_recording();
+    const bool with_z = pick(0, 1) == 1, with_pixels = pick(0, 1) == 1, zero = pick(0, 5) == 0;
+    const std::int64_t k = pick(1, 3), off = pick(0, 4);
+    const std::size_t calls = static_cast<std::size_t>(pick(1, static_cast<std::int64_t>(n_calls)));
+    // The first call gives every input (alignment needs one such call): a chunked prefill with an image.
+    std::int64_t batch = pick(zero ? 0 : 1, 3), past = pick(1, 6);
+    bool first = true;
+    for (std::size_t i = 0; i < calls; ++i) {
+      const bool prefill = first || past == 0 || pick(0, 3) == 0;
+      if (prefill && !first) batch = pick(zero ? 0 : 1, 3), past = 0;
+      const std::int64_t seq = prefill ? pick(zero ? 0 : 1, 12) : 1;
+      st.add({{"input_ids", shape{batch, seq}},
+              {"attention_mask", shape{batch, past + seq}},
+              {"past_key_values", past == 0 ? std::nullopt : std::optional<shape>(shape{batch, 2, past, 4})},
+              {"pixels", with_pixels && prefill ? std::optional<shape>(shape{batch, 3, 8, 8}) : std::nullopt},
+              {"z", with_z ? std::optional<shape>(shape{k * (past + seq) + off}) : std::nullopt},
+              {"c", shape{5, 5}}});
+      past += seq;
+      first = false;
+    }
+    for (const bool phases : {false, true}) {
+      INFO("stream " << n << ", " << calls << " calls, phases " << phases);
+      const auto ds = st.engine.infer_dynamic_shapes({.dim_names = true, .profile_phases = phases});
+      check_oracle(ds, st.calls);
+      // A summary written and read back gives the same relations (with their evidence) and profiles.
+      const auto back = shape_engine::from_summary_json(st.engine.to_summary_json("f"))
+                            .infer_dynamic_shapes({.dim_names = true, .profile_phases = phases});
+      REQUIRE(back.relations().size() == ds.relations().size());
+      for (std::size_t r = 0; r < ds.relations().size(); ++r) {
+        CHECK(back.relations()[r].text == ds.relations()[r].text);
+        CHECK(back.relations()[r].supporting_calls == ds.relations()[r].supporting_calls);
+        CHECK(back.relations()[r].distinct_points == ds.relations()[r].distinct_points);
+      }
+      CHECK(back.to_trtexec() == ds.to_trtexec());
+    }
+  }
+}
