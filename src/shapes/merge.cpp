@@ -131,6 +131,7 @@ void merge(recorded_state& into, const recorded_state& later) {
     const std::size_t i = key_for(into, k);
     merge_into(into.keys[i], k, offset);
   }
+  merge_pairs(into, later);
   merge_constant_sets(into, later, offset);
   shifted_calls shift(offset);
   merge_calls(into, later, shift);
