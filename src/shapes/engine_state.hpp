@@ -5,6 +5,7 @@
 //   recording.cpp        A1-A7  add_call: split_kwargs, value_if_missing, ordering, the summaries, the kept calls
 //   alignment.cpp        B1-B5  the best candidate's slots, check_alignment, align; info()
 //   dynamic_dims.cpp     C1-C3, C5  ranks, the dynamic dims, their labels, the warnings
+//   dim_pairs.cpp        C3     which dims may share a label: per pair, given together / different (bounded)
 //   torch_structure.cpp  C4     the torch.export structure of the dynamic shapes
 //   arguments.cpp        D1-D3  infer_arguments: the candidate, placeholders, the arguments' structure
 //   remove_inputs.cpp    D4     remove_inputs
