@@ -149,6 +149,25 @@ TEST_CASE("dynamic_shapes_options::dim_names") {
   }
 }
 
+TEST_CASE("shape_engine::remove_inputs") {
+  SECTION("the removed argument's dims are forgotten; the others keep what the calls showed of them") {
+    shape_engine e(every_call);
+    e.set_parameters({param("x"), param("a"), param("b")});
+    e.add_call(positional({t({2}), t({2}), value()}));
+    e.add_call(positional({t({3}), t({3}), t({3})}));
+    e.add_call(positional({t({4}), value(), t({5})}));
+    auto ds = e.infer_dynamic_shapes({.dim_names = true});
+    CHECK(ds.to_json() == R"([{"0":"x_dim_0"},{"0":"x_dim_0"},{"0":"b_dim_0"}])");
+    CHECK(e.remove_inputs({"a"}) == 3);
+    ds = e.infer_dynamic_shapes({.dim_names = true});
+    CHECK(ds.to_json() == R"([{"0":"x_dim_0"},{"0":"b_dim_0"}])");
+    // b moved to position 1: a summary names it as one pass does, and the pairs read back.
+    const shape_engine back = shape_engine::from_summary_json(e.to_summary_json("f"));
+    CHECK(back.infer_dynamic_shapes({.dim_names = true}).to_json() == ds.to_json());
+    CHECK(back.to_summary_json("f") == e.to_summary_json("f"));
+  }
+}
+
 TEST_CASE("dynamic_shapes_options::dim_labels") {
   SECTION("an explicit label on dims that differ inside a call: kept, with a warning; never together: no warning") {
     shape_engine e(every_call);
