@@ -129,40 +129,74 @@ std::string label_for(const slot& s, const dynamic_dim& dd, const dynamic_shapes
 
 // C3. shared_name: the automatic algorithm, always; label: explicit, automatic or "DYNAMIC" per the options. Dims
 // share a name only when every two of them were given together by some call and equal in every call giving both
-// (recorded_state::pairs; absent is not different): the names form groups of such dims, the well-known ones seeded
-// first. A well-known name goes to a dim only when it fits its group; a dim it does not fit gets a name of its own,
-// and a note says why. A dim not tracked (beyond max_label_dims) shares nothing. Explicit labels shared by dims
-// that differ in some call are kept (the user asked for them) with a warning.
+// (absent is not different): the names form groups of such dims, the well-known ones seeded first. Two dims decide
+// it by their pair state (recorded_state::pairs) when both are tracked, else only when both are given in every call
+// and have the same sizes in call order (their sequence hashes); any other dim beyond max_label_dims shares
+// nothing. A well-known name goes to a dim only when it fits its group; a dim it does not fit gets a name of its
+// own, and a note says why. Explicit labels shared by dims that differ in some call are kept (the user asked for
+// them) with a warning.
 void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& flat,
-               const std::vector<std::size_t>& tensor_of, const std::vector<slot>& slots, const dim_pairs& pairs,
+               const std::vector<std::size_t>& tensor_of, const std::vector<slot>& slots, const recorded_state& state,
                const dynamic_shapes_options& o, std::vector<std::string>& notes) {
+  const dim_pairs& pairs = state.pairs;
   const label_bases bases(slots);
+  using sequence_t = std::pair<std::uint64_t, std::uint64_t>;  // (hash of the sizes in call order, their count)
+  struct dim_ref {
+    std::uint32_t slot = untracked_dim;
+    bool everywhere = false;  // given in every call
+    sequence_t sequence;
+  };
   struct group {
     std::string name;
-    std::vector<std::uint32_t> members;  // pair slots (an untracked dim's group has none and takes no other)
     std::string holder;                  // its first dim: "dimension 0 of 'input_ids'"
+    std::vector<std::uint32_t> members;  // its tracked dims
+    bool untracked = false;              // it has an untracked dim
+    bool everywhere = true;              // every dim of it is given in every call, with `sequence`
+    sequence_t sequence;
   };
   std::vector<group> groups;
-  std::set<std::string> taken;                  // the groups' names
-  std::map<std::string, std::size_t> suffixes;  // base -> the next suffix to try (from 2)
-  const auto pair_slot = [&](std::size_t f, std::size_t d) { return flat[f].summary->dims[d].pair_slot; };
+  std::set<std::string> taken;                   // the groups' names
+  std::map<std::string, std::size_t> suffixes;   // base -> the next suffix to try (from 2)
+  std::vector<std::size_t> tracked;              // the groups with tracked dims only
+  std::map<sequence_t, std::size_t> everywhere;  // sequence -> the first group of dims given in every call with it
+  const auto ref = [&](std::size_t f, std::size_t d) {
+    const leaf_summary& l = *flat[f].summary;
+    return dim_ref{l.dims[d].pair_slot, l.observed == state.n_calls, {l.dims[d].sequence.value, l.observed}};
+  };
   const auto where = [&](std::size_t f, std::size_t d) {
     return "dimension " + std::to_string(d) + " of '" + inputs[tensor_of[f]].name + "'";
   };
-  const auto fits = [&](const group& g, std::uint32_t slot) {
-    return slot != untracked_dim && !g.members.empty() &&
+  const auto fits = [&](const group& g, const dim_ref& r) {
+    if (g.everywhere && r.everywhere && g.sequence == r.sequence) return true;
+    return r.slot != untracked_dim && !g.untracked && !g.members.empty() &&
            std::all_of(g.members.begin(), g.members.end(),
-                       [&](std::uint32_t m) { return pairs.equal_where_both(m, slot); });
+                       [&](std::uint32_t m) { return pairs.equal_where_both(m, r.slot); });
   };
   const auto named = [&](std::string_view name) {
     if (!taken.count(std::string(name))) return groups.end();
     return std::find_if(groups.begin(), groups.end(), [&](const group& g) { return g.name == name; });
   };
-  std::vector<std::size_t> tracked;  // the groups with a tracked dim
-  const auto join = [&](group& g, std::uint32_t slot) {
-    if (slot == untracked_dim) return;
-    if (g.members.empty()) tracked.push_back(static_cast<std::size_t>(&g - groups.data()));
-    g.members.push_back(slot);
+  const auto join = [&](std::size_t gi, const dim_ref& r) {
+    group& g = groups[gi];
+    const bool was_everywhere = g.everywhere;
+    g.everywhere = g.everywhere && r.everywhere && g.sequence == r.sequence;
+    if (was_everywhere && !g.everywhere) {
+      const auto e = everywhere.find(g.sequence);
+      if (e != everywhere.end() && e->second == gi) everywhere.erase(e);
+    }
+    if (r.slot == untracked_dim) {
+      if (!g.untracked) std::erase(tracked, gi);
+      g.untracked = true;
+      return;
+    }
+    if (g.members.empty() && !g.untracked) tracked.push_back(gi);
+    g.members.push_back(r.slot);
+  };
+  const auto start = [&](std::string name, std::string holder, const dim_ref& r) {
+    taken.insert(name);
+    groups.push_back({std::move(name), std::move(holder), {}, false, r.everywhere, r.sequence});
+    if (r.everywhere) everywhere.try_emplace(r.sequence, groups.size() - 1);
+    join(groups.size() - 1, r);
   };
   std::vector<std::pair<std::size_t, std::size_t>> conflicting;  // (flat leaf, dim): not given their known name
   const auto is_conflicting = [&](std::size_t f, std::size_t d) {
@@ -176,24 +210,22 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
         const std::string* known = known_label(o.known_dim_names, s.label_name, dd.dim);
         if (known && is_conflicting(f, dd.dim)) known = nullptr;
         if ((known != nullptr) != (pass == 0)) continue;
-        const std::uint32_t slot = pair_slot(f, dd.dim);
+        const dim_ref r = ref(f, dd.dim);
         if (known) {
           const std::string name = is_dim_label(*known) ? *known : identifier(*known);
           const auto g = named(name);
           if (g == groups.end()) {
-            taken.insert(name);
-            groups.push_back({name, {}, where(f, dd.dim)});
-            join(groups.back(), slot);
+            start(name, where(f, dd.dim), r);
             dd.shared_name = name;
-          } else if (fits(*g, slot)) {
-            join(*g, slot);
+          } else if (fits(*g, r)) {
+            join(static_cast<std::size_t>(g - groups.begin()), r);
             dd.shared_name = name;
           } else {
             conflicting.emplace_back(f, dd.dim);
             if (o.dim_names) {
               const bool differ =
-                  slot != untracked_dim && std::any_of(g->members.begin(), g->members.end(),
-                                                       [&](std::uint32_t m) { return pairs.ever_differ(m, slot); });
+                  r.slot != untracked_dim && std::any_of(g->members.begin(), g->members.end(),
+                                                         [&](std::uint32_t m) { return pairs.ever_differ(m, r.slot); });
               notes.push_back("hookscope: " + where(f, dd.dim) + " is not named " + name + " (its well-known name): " +
                               (differ ? "its values differ from those of " + g->holder + ", which has that name"
                                       : "no call gives it together with " + g->holder +
@@ -203,22 +235,29 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
           }
           continue;
         }
-        if (slot != untracked_dim) {  // only groups with a tracked dim (at most max_label_dims) can take it
+        // The first group it fits: among those of dims given in every call with its sizes, and those of tracked
+        // dims (at most max_label_dims).
+        std::size_t found = groups.size();
+        if (r.everywhere) {
+          const auto e = everywhere.find(r.sequence);
+          if (e != everywhere.end()) found = e->second;
+        }
+        if (r.slot != untracked_dim) {
           const auto g =
-              std::find_if(tracked.begin(), tracked.end(), [&](std::size_t x) { return fits(groups[x], slot); });
-          if (g != tracked.end()) {
-            join(groups[*g], slot);
-            dd.shared_name = groups[*g].name;
-            continue;
-          }
+              std::find_if(tracked.begin(), tracked.end(), [&](std::size_t x) { return fits(groups[x], r); });
+          if (g != tracked.end()) found = std::min(found, *g);
+        }
+        if (found != groups.size()) {
+          join(found, r);
+          dd.shared_name = groups[found].name;
+          continue;
         }
         const std::string base = bases.label(s.label_name, dd.dim);
         std::string name = base;
-        for (std::size_t& n = suffixes.try_emplace(base, 2).first->second; taken.count(name); ++n)
+        for (std::size_t& n = suffixes.try_emplace(base, 2).first->second; taken.count(name); ++n) {
           name = base + "_" + std::to_string(n);
-        taken.insert(name);
-        groups.push_back({name, {}, where(f, dd.dim)});
-        join(groups.back(), slot);
+        }
+        start(name, where(f, dd.dim), r);
         dd.shared_name = name;
       }
     }
@@ -236,7 +275,7 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
     for (dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) {
       dd.label = label_for(s, dd, o, bases);
       if (o.dim_labels.empty() || dd.label == dd.shared_name) continue;
-      const std::uint32_t slot = pair_slot(f, dd.dim);
+      const std::uint32_t slot = ref(f, dd.dim).slot;
       const auto [at, fresh] = use_of.try_emplace(dd.label, uses.size());
       if (fresh) uses.push_back({dd.label, {}, where(f, dd.dim)});
       const auto u = uses.begin() + static_cast<std::ptrdiff_t>(at->second);
@@ -254,11 +293,15 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
   std::size_t untracked = 0;
   for (std::size_t f = 0; f < flat.size(); ++f) {
     if (tensor_of[f] == no_tensor) continue;
-    for (const dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) untracked += pair_slot(f, dd.dim) == untracked_dim;
+    for (const dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) {
+      const dim_ref r = ref(f, dd.dim);
+      untracked += r.slot == untracked_dim && !r.everywhere;
+    }
   }
   if (untracked > 0) {
     notes.push_back("hookscope: " + std::to_string(untracked) +
-                    " dynamic dims share no name with another: which dims are equal is tracked for the " +
+                    " dynamic dims given in only some calls share no name: which dims are equal where both are given "
+                    "is tracked for the " +
                     std::to_string(max_label_dims) +
                     " first dims only (by leaf, argument and dim), or the summary read did not say");
   }
@@ -318,7 +361,7 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
     r.inputs.push_back(describe(flat[f], *l, forced(slots[flat[f].slot])));
   }
   std::vector<std::string> notes;
-  name_dims(r.inputs, flat, tensor_of, slots, s.pairs, o, notes);
+  name_dims(r.inputs, flat, tensor_of, slots, s, o, notes);
   r.warnings = warnings(r.inputs, flat, tensor_of);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
   const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs.size());

@@ -174,6 +174,17 @@ CASES = [
      ""),
     ("decoder: --dim-names share a name between dims equal wherever both are given",
      ["infer", "decoder_kv.jsonl", "--dim-names"] + ALL, 0, DEC_NAMES_SHARED, ""),
+    # labels.jsonl (worked by hand): batch 1 then 2; the cache, absent at both prefills, has the batch of input_ids in
+    # every call giving it: batch_size. pixel-values (1, 2 in calls 0, 1) and pixel_values (1, 2 in calls 1, 2) have
+    # the same sequence but differ in call 1, and each differs from the batch (1, 1) there: three names, identifiers.
+    ("labels: shared only where equal whenever both are given, identifiers made distinct",
+     ["infer", "labels.jsonl", "--dim-names"] + ALL, 0,
+     '{"input_ids":{"0":"batch_size","1":"sequence_length"},'
+     '"attention_mask":{"0":"batch_size","1":"total_sequence_length"},'
+     '"past_key_values":[{"0":"batch_size","2":"past_sequence_length"},{"0":"batch_size","2":"past_sequence_length"}],'
+     '"pixel-values":{"0":"pixel_values_2_dim_0"},"pixel_values":{"0":"pixel_values_dim_0"}}\n',
+     "hookscope-shapes: warning: dimension 0 of 'pixel_values' is not named batch_size (its well-known name): its "
+     "values differ from those of dimension 0 of 'input_ids', which has that name; it gets a name of its own\n"),
     # With a value_if_missing 0 for the image (1,0,0,0,2,0,0,0): it differs from the batch inside a call.
     ("decoder: --dim-names with the image's value_if_missing", ["infer", "decoder_kv.jsonl", "--dim-names",
      "--value-if-missing", 'pixel_values={"shape":[0,3,16,16],"dtype":"float32"}'] + ALL, 0, DEC_NAMES, DEC_NAME_NOTE),
