@@ -383,6 +383,12 @@ TEST_CASE("shape_engine::to_summary_json dim_pairs") {
     const auto ds = shape_engine::from_summary_json(text).infer_dynamic_shapes({.dim_names = true});
     CHECK(name_of(ds, "b", 0) == "b_dim_0");
     CHECK(warned(ds, "or the summary read did not say"));
+    // Merged with one that has them: the dims the part without them saw are not known, so not shared either.
+    for (const bool pairs_first : {true, false}) {
+      shape_engine merged = shape_engine::from_summary_json(pairs_first ? good : text);
+      merged.merge(shape_engine::from_summary_json(pairs_first ? text : good));
+      CHECK(name_of(merged.infer_dynamic_shapes({.dim_names = true}), "b", 0) == "b_dim_0");
+    }
   }
   SECTION("a damaged dim_pairs: format_error naming the JSON path") {
     const auto damaged = [&](const std::string& from, const std::string& to) {

@@ -33,11 +33,13 @@ std::optional<std::size_t> key_of(const recorded_state& s, const dim_id& id) {
   return std::nullopt;
 }
 
-dim_summary* find_dim(recorded_state& s, const dim_id& id) {
+template <class State>  // recorded_state, const or not
+auto* find_dim(State& s, const dim_id& id) {
   const auto k = key_of(s, id);
-  if (!k || id.leaf >= s.keys[*k].leaves.size()) return nullptr;
-  leaf_summary& l = s.keys[*k].leaves[id.leaf];
-  return id.dim < l.dims.size() ? &l.dims[id.dim] : nullptr;
+  decltype(&s.keys[0].leaves[0].dims[0]) none = nullptr;
+  if (!k || id.leaf >= s.keys[*k].leaves.size()) return none;
+  auto& l = s.keys[*k].leaves[id.leaf];
+  return id.dim < l.dims.size() ? &l.dims[id.dim] : none;
 }
 
 void set_bit(bits& m, std::size_t i, std::size_t j) { m[i * words + j / 64] |= std::uint64_t{1} << (j % 64); }
@@ -182,13 +184,28 @@ void index_pairs(recorded_state& s) {
 }
 
 void merge_pairs(recorded_state& into, const recorded_state& later) {
-  std::vector<dim_id> dims = into.pairs.dims;
-  dims.insert(dims.end(), later.pairs.dims.begin(), later.pairs.dims.end());
-  dim_pairs out = sorted_with(std::move(dims), into.pairs.truncated || later.pairs.truncated);
+  // A dim the other state saw without tracking it has pairs nobody knows: it goes. (With the smallest ids tracked
+  // it would not be among the union's smallest anyway; a summary without dim_pairs tracks nothing.)
+  const auto known_in = [](const recorded_state& other, const dim_id& id) {
+    const dim_summary* d = find_dim(other, id);
+    return d == nullptr || d->pair_slot != untracked_dim;
+  };
+  std::vector<dim_id> dims;
+  for (const dim_id& id : into.pairs.dims) {
+    if (known_in(later, id)) dims.push_back(id);
+  }
+  bool dropped = dims.size() != into.pairs.dims.size();
+  for (const dim_id& id : later.pairs.dims) {
+    if (known_in(into, id)) {
+      dims.push_back(id);
+    } else {
+      dropped = true;
+    }
+  }
+  dim_pairs out = sorted_with(std::move(dims), into.pairs.truncated || later.pairs.truncated || dropped);
   fold(out, into.pairs);
   fold(out, later.pairs);
   into.pairs = std::move(out);
-  index_pairs(into);
 }
 
 void forget_removed_pairs(recorded_state& s) {

@@ -183,7 +183,8 @@ void merge(recorded_state& into, const recorded_state& later);
 
 /// The dims of the call just summarised (leaf_summary::stamp): first ones tracked, then every tracked pair updated.
 void observe_pairs(recorded_state& s, const call_inputs& in);
-/// After merge folded `later`'s keys into `into`'s: the union of both pair states, bounded as one pass bounds it.
+/// Before merge folds `later`'s keys into `into`'s (it reads both as they were): the union of both pair states,
+/// bounded as one pass bounds it; index_pairs(into) once the keys are merged.
 void merge_pairs(recorded_state& into, const recorded_state& later);
 /// Sets every dim_summary::pair_slot from s.pairs (after a merge or reading a document).
 void index_pairs(recorded_state& s);
