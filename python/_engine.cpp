@@ -269,6 +269,8 @@ void bind_dynamic_shapes(py::module_& m) {
       .def("to_onnx", &DS::to_onnx)
       .def("to_trtexec", &DS::to_trtexec)
       .def("to_ort_options", &DS::to_ort_options)
+      .def("to_torch_tensorrt", &DS::to_torch_tensorrt)
+      .def_property_readonly("torch_tensorrt_warnings", &DS::torch_tensorrt_warnings)
       .def("report", &DS::report)
       .def_property_readonly("warnings", &DS::warnings)
       .def_property_readonly("root", [](const DS& ds) { return node_to_py(ds.root()); })

@@ -40,6 +40,8 @@ std::string json_quoted(std::string_view s);
 /// record object, the kwargs array and a pair. value_from_json reads this deep and to_json writes no deeper, so
 /// that whatever one writes, the other and the record reader read back.
 inline constexpr std::size_t max_value_json_levels = 125;
+/// How deep `v`'s encoding nests (objects and arrays, as Boost.JSON's max_depth counts them).
+std::size_t json_levels(const value& v);
 /// Throws format_error when `v`'s encoding nests deeper than max_value_json_levels.
 void check_json_levels(const value& v);
 

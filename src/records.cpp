@@ -128,6 +128,12 @@ void read_json_inputs(const json::object& o, call_inputs& inputs, const json_pat
   inputs.args.reserve(args.get_array().size());
   for (std::size_t i = 0; i < args.get_array().size(); ++i) {
     inputs.args.push_back(read_json_value(args.get_array()[i], (root / "args")[i]));
+    // The parser's depth limit leaves a positional argument one level more than a keyword argument (no pair around
+    // it): one limit for both, what the writers write and value_from_json reads.
+    if (json_levels(inputs.args.back()) > max_value_json_levels) {
+      fail_at((root / "args")[i], "the value nests deeper than " + std::to_string(max_value_json_levels) +
+                                      " JSON levels, the most a value may");
+    }
   }
   const json::value& kwargs = json_required(o, "kwargs", root);
   read_json_fields_into(inputs.kwargs, kwargs, root / "kwargs", detail::field_names::parameters);
@@ -322,6 +328,10 @@ bool record_reader::next(call_record& out) {
     }
     const bool unterminated = in_->eof();  // getline stopped at the end, not at a newline
     std::string_view text = buffer_;
+    // A byte-order mark some editors (Windows Notepad, PowerShell's Out-File) put before a file's first line.
+    if (constexpr std::string_view bom = "\xEF\xBB\xBF"; line_ == 1 && text.substr(0, bom.size()) == bom) {
+      text.remove_prefix(bom.size());
+    }
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     if (is_blank(text)) continue;
     try {

@@ -204,6 +204,31 @@ TEST_CASE("load_engine summaries") {
     text.replace(colon, 2, "\" : ");
     CHECK(load_engine({dir.write("pretty.json", text)}).from_summaries);
   }
+  SECTION("a summary with its keys sorted (jq -S), after a byte-order mark, on one line or several") {
+    const std::string records = dir.write("r.jsonl", record_line + "\n");
+    const auto s = load_engine({records}, {.for_summary = true});
+    const std::string text = s.engine.to_summary_json(s.function);
+    // "format" moved after every other member, as sorting the keys puts it after "arguments".
+    const std::string format = R"("format":"hookscope-shapes-summary",)";
+    REQUIRE(text.find(format) == 1);
+    std::string sorted = text;
+    sorted.erase(1, format.size());
+    sorted.insert(sorted.size() - 1, "," + format.substr(0, format.size() - 1));
+    const std::string one_pass = every_answer(load_engine({records}, {.store_n_calls = hookscope::unlimited}).engine);
+    for (const std::string& form : {sorted, "\xEF\xBB\xBF" + text, "\xEF\xBB\xBF" + sorted}) {
+      const auto loaded = load_engine({dir.write("form.json", form)});
+      CHECK(loaded.from_summaries);
+      CHECK(every_answer(loaded.engine) == one_pass);
+    }
+    // A member "format" of another value is no summary's: records (which may carry members of their own).
+    const std::string other = dir.write("other.json", R"({"args":[],"format":"x","function":"f","kwargs":[]})");
+    CHECK_FALSE(load_engine({other}).from_summaries);
+  }
+  SECTION("a byte-order mark before the first record is skipped") {
+    const std::string plain = dir.write("plain.jsonl", record_line + "\n" + record_line + "\n");
+    const std::string bom = dir.write("bom.jsonl", "\xEF\xBB\xBF" + record_line + "\n" + record_line + "\n");
+    CHECK(every_answer(load_engine({bom}).engine) == every_answer(load_engine({plain}).engine));
+  }
   SECTION("options the summaries fixed are refused, by kind") {
     const std::string records = dir.write("r.jsonl", record_line + "\n");
     const auto s = load_engine({records}, {.for_summary = true});

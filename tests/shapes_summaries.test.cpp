@@ -3,6 +3,8 @@
 #include "shapes_scenarios.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <iterator>
 #include <functional>
 #include <random>
 #include <string>
@@ -140,6 +142,43 @@ TEST_CASE("shape_engine::merge") {
       }
     }
   }
+  SECTION("what a merge writes reads back: rank, leaf-count and dtype changes across parts pass the checks") {
+    std::mt19937 rng(41);
+    const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const auto tensor = [&](std::vector<std::int64_t> s) {
+      return t(std::move(s), pick(0, 3) ? dtype::float32 : dtype::float16);
+    };
+    for (int round = 0; round < 300; ++round) {
+      std::vector<shape_engine> parts;
+      for (int p = pick(1, 4); p > 0; --p) {
+        shape_engine e = engine(false);
+        for (int i = pick(0, 7); i > 0; --i) {
+          // A rank of 1 to 3 (a conflict when parts start with different ones), b a tensor, a tuple (a leaf-count
+          // conflict), None or an int, pixel_values sometimes.
+          call_inputs in{{tensor(std::vector<std::int64_t>(static_cast<std::size_t>(pick(1, 3)), pick(1, 3)))}, {}};
+          const int b = pick(0, 5);
+          if (b == 0) in.kwargs.emplace_back("attention_mask", value::tuple({tensor({1}), tensor({2})}));
+          if (b == 1) in.kwargs.emplace_back("attention_mask", value());
+          if (b == 2) in.kwargs.emplace_back("attention_mask", value(std::int64_t{3}));
+          if (b >= 3) in.kwargs.emplace_back("attention_mask", tensor({2, pick(0, 3)}));
+          if (pick(0, 2) == 0) in.kwargs.emplace_back("pixel_values", tensor({pick(0, 2), 3, 8, 8}));
+          if (pick(0, 1)) {
+            e.add_call(in, tensor({pick(0, 3)}));
+          } else {
+            e.add_call(in);
+          }
+        }
+        parts.push_back(shape_engine::from_summary_json(e.to_summary_json("forward")));
+      }
+      for (std::size_t p = 1; p < parts.size(); ++p) parts[0].merge(parts[p]);
+      INFO("round " << round);
+      const std::string text = parts[0].to_summary_json("forward");
+      CHECK_NOTHROW(shape_engine::from_summary_json(text));
+      shape_engine twice = shape_engine::from_summary_json(text);
+      twice.merge(parts[0]);
+      CHECK_NOTHROW(shape_engine::from_summary_json(twice.to_summary_json("forward")));
+    }
+  }
   SECTION("beyond every bound (distinct shapes, sizes and calls): the same smallest ones are kept") {
     std::vector<call> calls;
     for (std::int64_t i = 0; i < 5000; ++i) {
@@ -242,5 +281,77 @@ TEST_CASE("shape_engine::from_summary_json") {
                       Catch::Contains("present: expected a count"));
     CHECK_THROWS_WITH(shape_engine::from_summary_json(damaged("\"dtype\":\"int64\"", "\"dtype\":\"int65\"")),
                       Catch::Contains("unknown dtype \"int65\""));
+  }
+  SECTION("a leaf whose last tensor is not of its rank, without a rank conflict: format_error naming it") {
+    // The placeholders index the last tensor's dims by the leaf's rank: a shorter one would be read past its end.
+    const std::size_t at = good.find(R"("last_tensor":{"shape":[)");
+    REQUIRE(at != std::string::npos);
+    const std::size_t comma = good.find(',', at + 24);
+    std::string text = good;
+    text.erase(at + 24, comma + 1 - (at + 24));  // drops the first dim
+    CHECK_THROWS_WITH(
+        shape_engine::from_summary_json(text),
+        Catch::Matches(R"(\$\.arguments\[\d+\]\.leaves\[\d+\]\.last_tensor: \[[0-9,]*\] is not of rank \d+ and )"
+                       R"(no rank_conflict is given)"));
+  }
+  SECTION("property: random damage gives a format_error or an engine that infers, never a crash") {
+    // Integers set to a neighbour, 0, a huge value or a negative one, one to four at a time (ranks, counts, sizes,
+    // indices, call numbers): under the sanitizers, a read past an end fails the test.
+    std::vector<std::pair<std::size_t, std::size_t>> numbers;  // (offset, length) of each integer in the text
+    for (std::size_t i = 0; i < good.size();) {
+      if (std::isdigit(static_cast<unsigned char>(good[i])) && good[i - 1] != '"' && !std::isalnum(good[i - 1])) {
+        std::size_t j = i;
+        while (j < good.size() && std::isdigit(static_cast<unsigned char>(good[j]))) ++j;
+        numbers.emplace_back(i, j - i);
+        i = j;
+      } else {
+        ++i;
+      }
+    }
+    REQUIRE(numbers.size() > 50);
+    std::mt19937 damage(27);
+    std::size_t refused = 0, read = 0;
+    for (int round = 0; round < 400; ++round) {
+      std::string text = good;
+      std::vector<std::pair<std::size_t, std::size_t>> picked;
+      for (int k = std::uniform_int_distribution<int>(1, 4)(damage); k > 0; --k)
+        picked.push_back(numbers[damage() % numbers.size()]);
+      std::sort(picked.begin(), picked.end(), std::greater<>());  // from the end: earlier offsets stay valid
+      picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+      for (const auto& [offset, length] : picked) {
+        const std::int64_t old = std::stoll(text.substr(offset, length));
+        const std::int64_t choices[] = {old + 1, old - 1, 0, 1, -1, 9223372036854775807, old * 3 + 2};
+        text.replace(offset, length, std::to_string(choices[damage() % std::size(choices)]));
+      }
+      INFO("round " << round);
+      try {
+        const shape_engine back = shape_engine::from_summary_json(text);
+        (void)inferred(back);  // inference_error is an answer; a crash is not
+        ++read;
+      } catch (const hookscope::format_error&) {
+        ++refused;
+      }
+    }
+    CHECK(refused > 100);  // most damage contradicts another field
+    CHECK(read > 0);       // some changes nothing the checks see (an opt count, a hash-free number)
+  }
+  SECTION("values as deep as records allow read back, 16 levels and at the limit") {
+    for (const std::size_t lists : {std::size_t{8}, std::size_t{61}}) {  // 2 JSON levels per list, 2 per tensor
+      shape_engine deep({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+      deep.begin_recording();
+      for (const std::int64_t n : {3, 4, 5}) {
+        value v = t({2, n});
+        for (std::size_t i = 0; i < lists; ++i) v = value::list({v});
+        deep.add_call(call_inputs{{v}, {{"k", v}}});
+      }
+      const std::string text = deep.to_summary_json("f");
+      const shape_engine back = shape_engine::from_summary_json(text);
+      CHECK(back.to_summary_json("f") == text);
+      CHECK(back.infer_dynamic_shapes().to_json() == deep.infer_dynamic_shapes().to_json());
+      CHECK(back.infer_arguments() == deep.infer_arguments());
+    }
+  }
+  SECTION("a byte-order mark before the document is skipped") {
+    CHECK(shape_engine::from_summary_json("\xEF\xBB\xBF" + good).to_summary_json("Model::forward") == good);
   }
 }

@@ -172,12 +172,13 @@ class dynamic_shapes {
  public:
   /// A node of the torch.export structure: null (non-tensor), a tensor (index into inputs()), or a container.
   struct node {
-    /// A custom class (a struct) is a list node with class_name set and its field names as keys: to_json writes it
+    /// A custom class (a struct) is a list node with `structure` set and its field names as keys: to_json writes it
     /// as the list of its fields' specs (what torch.export takes), to_typed_json by name.
     enum class kind : std::uint8_t { null, tensor, tuple, list, dict } type = kind::null;
     std::size_t tensor = 0;
     std::vector<std::pair<std::string, node>> children;  ///< keys empty for tuple and plain list
-    std::string class_name{};                            ///< a custom class's name; empty otherwise
+    std::string class_name{};                            ///< a custom class's name (may be empty); empty otherwise
+    bool structure = false;                              ///< a custom class (its class_name may be empty)
 
     // Defaulted after the class: Clang 14 with libstdc++ otherwise checks pair<string, node> while node is
     // still incomplete and rejects the implicit ones.
@@ -205,13 +206,25 @@ class dynamic_shapes {
   /// torch.export `dynamic_shapes` as JSON (`--format torch`): an object by parameter name (an array when every
   /// argument is positional), per tensor {"<dim>":"DYNAMIC"|"<label>"} ({} when static), null for non-tensors.
   std::string to_json() const;
-  /// `--minShapes=a:1x7,b:1x7 --optShapes=... --maxShapes=...` for trtexec (every tensor input, static ones too;
-  /// rank-0 tensors are left out: the syntax has no spelling for an empty shape, and they never vary). One line,
-  /// no newline; empty when there is no tensor of rank >= 1.
+  /// trtexec's options for the profiles, on one line without a newline: with one profile
+  /// `--minShapes=a:1x7,b:1x7 --optShapes=... --maxShapes=...`; with several, each triple after its `--profile=N`
+  /// (TensorRT 10's trtexec refuses repeated bare triples). Every tensor input, static ones too; rank-0 tensors are
+  /// left out (they never vary); empty when there is no tensor of rank >= 1. Throws inference_error for a name the
+  /// syntax cannot carry (`,`, a quote, a space, not UTF-8, empty) or a dimension above 2^31 - 1 (trtexec reads ints).
   std::string to_trtexec() const;
-  /// ONNX Runtime TensorRT provider options, one per line: `trt_profile_min_shapes=a:1x7,...` then opt, max (same
-  /// spec syntax and rank-0 rule as to_trtexec); each line ends with a newline.
+  /// ONNX Runtime TensorRT provider options, one per line: `trt_profile_min_shapes=a:1x7,...` then opt, max; with
+  /// several profiles each input is listed once per profile, in profile order. Same rules as to_trtexec, and a name
+  /// with `:` is refused too (ONNX Runtime ends the name at the first `:`); each line ends with a newline.
   std::string to_ort_options() const;
+  /// Torch-TensorRT (`--format torch-tensorrt`): a JSON array, per tensor input (inputs() order) an object of
+  /// `torch_tensorrt.Input`'s keyword arguments: `name`, `dtype` (torch's name: "int64", "float16", "bool") and
+  /// `min_shape`/`opt_shape`/`max_shape`, or with several profiles `profiles: [{min_shape, opt_shape, max_shape},
+  /// ...]` (Torch-TensorRT 2.14), in the order of tensorrt_profiles(). A dimension whose min is 0 is raised to 1
+  /// (Torch-TensorRT wants min >= 1), see torch_tensorrt_warnings(). Throws inference_error for an empty or
+  /// non-UTF-8 name.
+  std::string to_torch_tensorrt() const;
+  /// One sentence per dimension to_torch_tensorrt() raised from 0 to 1, naming the input, the profile and why.
+  std::vector<std::string> torch_tensorrt_warnings() const;
   /// A human-readable table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings.
   std::string report() const;
   /// The structure in the record value encoding (`--typed`): `{"tuple":[...]}`, `{"list":[...]}`,

@@ -268,7 +268,8 @@ def infer(paths: Paths, *, function: str | None = None, store_n_calls: int | str
           batch_all: bool = False, dim_names: bool | Mapping[Key, Mapping[int, str]] | None = False,
           profiles: str | int = 1) -> DynamicShapes:
     """``hookscope-shapes infer`` as a function, on record files or summaries: the DynamicShapes (``.to_json()`` =
-    --format torch, ``.to_trtexec()``, ``.to_ort_options()``, ``.to_onnx()``, ``.to_typed_json()`` = --typed,
+    --format torch, ``.to_trtexec()``, ``.to_ort_options()``, ``.to_torch_tensorrt()`` (with
+    ``.torch_tensorrt_warnings``), ``.to_onnx()``, ``.to_typed_json()`` = --typed,
     ``.report()``; ``.inputs``, ``.outputs``, ``.relations``, ``.tensorrt_profiles``, ``.warnings``). The readers'
     warnings are issued as RecordWarning."""
     options = shapes_options(batch, batch_all, dim_names, profiles)

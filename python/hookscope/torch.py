@@ -30,7 +30,7 @@ import torch.utils._pytree as _pytree
 
 from . import Opaque, _engine, decode_text, shapes_options
 
-__all__ = ["InputObserver", "to_value", "DTYPES"]
+__all__ = ["InputObserver", "to_value", "DTYPES", "to_torch_tensorrt_kwargs", "to_torch_tensorrt_inputs"]
 
 DTYPES = {
     torch.float64: "float64",
@@ -418,6 +418,16 @@ class InputObserver:
         return [{names[r["input"]]: (tuple(r["min"]), tuple(r["opt"]), tuple(r["max"])) for r in p["shapes"]}
                 for p in ds.tensorrt_profiles]
 
+    def torch_tensorrt_inputs(self, set_batch_dimension_for=None, phases: bool = False) -> list:
+        """One ``torch_tensorrt.Input`` per tensor input (``to_torch_tensorrt_inputs``): min/opt/max from
+        ``tensorrt_profiles()``, ``profiles=[...]`` with ``phases=True`` and several phases; raises ImportError
+        without torch_tensorrt (``torch_tensorrt_kwargs`` gives the keyword arguments anyway)."""
+        return to_torch_tensorrt_inputs(self._dynamic_shapes(set_batch_dimension_for, None, phases))
+
+    def torch_tensorrt_kwargs(self, set_batch_dimension_for=None, phases: bool = False) -> list[dict]:
+        """The keyword arguments of those ``torch_tensorrt.Input`` objects (``to_torch_tensorrt_kwargs``)."""
+        return to_torch_tensorrt_kwargs(self._dynamic_shapes(set_batch_dimension_for, None, phases))
+
     def relations(self, set_batch_dimension_for=None, dim_names=None) -> list[dict]:
         """Exact relations between dynamic dims held in every call (dynamic_shapes::relations()): each a dict with
         target/terms ({input, dim, label}), k, c, text (``total_sequence_length = past_sequence_length +
@@ -541,3 +551,37 @@ def to_torch_dynamic_shapes(ds: _engine.DynamicShapes):
         return tuple(items) if kind == "tuple" or top else items
 
     return convert(ds.root, top=True)
+
+
+def to_torch_tensorrt_kwargs(ds: _engine.DynamicShapes) -> list[dict]:
+    """Per tensor input (``ds.inputs`` order) the keyword arguments of ``torch_tensorrt.Input``, from
+    ``ds.to_torch_tensorrt()``: ``name``, ``dtype`` (a torch.dtype) and ``min_shape``/``opt_shape``/``max_shape``
+    tuples, or ``profiles`` (a list of such dicts, Torch-TensorRT 2.14) for several profiles. A dimension whose min
+    is 0 is raised to 1 (Torch-TensorRT wants min >= 1), with a warning saying which calls the engine cannot take."""
+    for w in ds.torch_tensorrt_warnings:
+        warnings.warn(w, stacklevel=3)
+
+    def shapes(r: dict) -> dict:
+        return {k: tuple(r[k]) for k in ("min_shape", "opt_shape", "max_shape")}
+
+    out = []
+    for spec in json.loads(ds.to_torch_tensorrt()):
+        kwargs = {"name": spec["name"], "dtype": getattr(torch, spec["dtype"])}
+        if "profiles" in spec:
+            kwargs["profiles"] = [shapes(p) for p in spec["profiles"]]
+        else:
+            kwargs.update(shapes(spec))
+        out.append(kwargs)
+    return out
+
+
+def to_torch_tensorrt_inputs(ds: _engine.DynamicShapes) -> list:
+    """``torch_tensorrt.Input(**kwargs)`` for each of ``to_torch_tensorrt_kwargs(ds)``; ImportError naming the
+    package when torch_tensorrt cannot be imported (it needs TensorRT's libraries and, to import, often CUDA)."""
+    try:
+        import torch_tensorrt
+    except ImportError as e:
+        raise ImportError("hookscope: torch_tensorrt_inputs needs the torch_tensorrt package (pip install "
+                          "torch-tensorrt; it brings TensorRT), which cannot be imported here: " + str(e) +
+                          "; to_torch_tensorrt_kwargs gives the same keyword arguments without it") from e
+    return [torch_tensorrt.Input(**kwargs) for kwargs in to_torch_tensorrt_kwargs(ds)]

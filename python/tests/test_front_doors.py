@@ -15,7 +15,7 @@ from helpers import DATA, build_dir
 
 FILES = sorted(p.name for p in DATA.glob("*.jsonl"))
 FORMATS = {"torch": "to_json", "typed": "to_typed_json", "trtexec": "to_trtexec", "ort": "to_ort_options",
-           "onnx": "to_onnx", "report": "report"}
+           "torch-tensorrt": "to_torch_tensorrt", "onnx": "to_onnx", "report": "report"}
 PROGRAM = "hookscope-shapes"
 
 
@@ -53,8 +53,12 @@ def sentence(text: str) -> str:
 
 def shapes_answer(ds, fmt):
     """What the command prints of a DynamicShapes: the format on stdout, the warnings on stderr (the report lists its
-    warnings itself)."""
-    return getattr(ds, FORMATS[fmt])(), [] if fmt == "report" else list(ds.warnings)
+    warnings itself; torch-tensorrt adds the dimensions it raised to 1)."""
+    text = getattr(ds, FORMATS[fmt])()
+    if fmt == "report":
+        return text, []
+    extra = list(ds.torch_tensorrt_warnings) if fmt == "torch-tensorrt" else []
+    return text, extra + list(ds.warnings)
 
 
 def arguments_answer(a):

@@ -7,6 +7,8 @@
 // (the message names the file and the line). It streams: one line in memory at a time, whatever the file size.
 #include "options.hpp"
 
+#include "../json_writer.hpp"  // a dict key as the value writer writes it
+
 #include "hookscope/load.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/shapes.hpp"
@@ -71,7 +73,8 @@ bool write_all(int fd, std::string_view text) {
   return true;
 }
 
-// A FIFO, a device or a socket is written to as it is (replacing it would take it away from its reader).
+// The null device is written to as it is: opened, never replaced (as root, a rename onto /dev/null would replace
+// the device with a regular file for every process of the machine).
 void write_in_place(const std::string& output, std::string_view text) {
   errno = 0;
   const int fd = ::open(output.c_str(), O_WRONLY | O_CLOEXEC);
@@ -119,30 +122,89 @@ void write_replacing(const std::string& output, std::string_view text, const str
 
 bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
 
+// What -o names when it is not a regular file, a directory or nothing: a sentence for what is refused.
+std::string_view special_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISCHR(mode)) return "a device";
+  return "not a regular file";
+}
+
+// -o: the command's standard output (-, or a path to it such as /dev/stdout) is written as -o - writes; the null
+// device in place; a regular file (or none yet, or a symbolic link to either) replaced whole. A FIFO, a socket or
+// another device is refused: the summary is one document to keep, not a stream (-o - and a redirection stream it).
 void write_summary(const hookscope::loaded_engine& loaded, const options& o) {
   const std::string text = loaded.engine.to_summary_json(loaded.function) + "\n";
   if (loaded.engine.num_obs() == 0) print_warning("no record of '" + loaded.function + "': the summary is empty");
+  struct stat st {};
+  errno = 0;
+  const bool exists = o.output != "-" && ::stat(o.output.c_str(), &st) == 0;
+  if (!exists && o.output != "-") {  // none yet; a dangling symbolic link or a loop of them is refused
+    const int why = errno;
+    struct stat link {};
+    if (why == ELOOP) throw input_error(o.output + ": cannot write: a loop of symbolic links");
+    if (why == ENOENT && ::lstat(o.output.c_str(), &link) == 0) {
+      throw input_error(o.output + ": cannot write: a symbolic link to a file that does not exist");
+    }
+    if (why != ENOENT) throw input_error(o.output + ": cannot write: " + errno_text());
+    return write_replacing(o.output, text, nullptr);
+  }
   if (o.output == "-") {
     std::cout << text;
     return;
   }
-  struct stat st {};
-  if (::stat(o.output.c_str(), &st) != 0) {  // none yet (a dangling symbolic link included: it is refused)
-    struct stat link {};
-    if (::lstat(o.output.c_str(), &link) == 0) {
-      throw input_error(o.output + ": cannot write: a symbolic link to a file that does not exist");
-    }
-    return write_replacing(o.output, text, nullptr);
-  }
   if (S_ISDIR(st.st_mode)) throw input_error(o.output + ": cannot write: it is a directory");
   for (const std::string& input : o.files) {
     struct stat in {};
-    if (input != "-" && ::stat(input.c_str(), &in) == 0 && same_file(in, st) && S_ISREG(st.st_mode)) {
+    if (input != "-" && S_ISREG(st.st_mode) && ::stat(input.c_str(), &in) == 0 && same_file(in, st)) {
       throw input_error(o.output + ": cannot write: it is an input of this summary (give another -o)");
     }
   }
-  if (!S_ISREG(st.st_mode)) return write_in_place(o.output, text);
+  if (struct stat out{}; ::fstat(STDOUT_FILENO, &out) == 0 && same_file(st, out)) {
+    std::cout << text;  // a redirection appending to a file keeps appending
+    return;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    struct stat null {};
+    if (S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev) {
+      return write_in_place(o.output, text);
+    }
+    throw input_error(o.output + ": cannot write: it is " + std::string(special_kind(st.st_mode)) +
+                      "; summarize writes a regular file (or standard output: -o - and a redirection)");
+  }
   write_replacing(o.output, text, &st);
+}
+
+// The containers the arguments are returned in (the tuple of positional arguments, the dict of keyword ones, and
+// the pair of both with --as-args-kwargs) written around each argument's own JSON: an argument nests as deep as a
+// record allows (hookscope::to_json checks it), and `levels` containers above it add theirs, so that args prints
+// whatever infer reads.
+void append_arguments(std::string& out, const hookscope::value& v, int levels) {
+  using kind = hookscope::value::kind;
+  if (levels == 0 || (v.type() != kind::tuple && v.type() != kind::list && v.type() != kind::dict)) {
+    out += hookscope::to_json(v);
+    return;
+  }
+  out += v.type() == kind::dict ? R"({"dict":[)" : v.type() == kind::tuple ? R"({"tuple":[)" : R"({"list":[)";
+  bool first = true;
+  if (v.type() == kind::dict) {
+    for (const auto& [name, field] : v.fields()) {
+      out += first ? "[" : ",[";
+      hookscope::detail::append_json_text(out, name);  // as the value writer writes a dict key
+      out += ',';
+      append_arguments(out, field, levels - 1);
+      out += ']';
+      first = false;
+    }
+  } else {
+    for (const hookscope::value& item : v.items()) {
+      if (!first) out += ',';
+      append_arguments(out, item, levels - 1);
+      first = false;
+    }
+  }
+  out += "]}";
 }
 
 void print_arguments(const hookscope::shape_engine& engine, const options& o) {
@@ -152,7 +214,9 @@ void print_arguments(const hookscope::shape_engine& engine, const options& o) {
   a.as_args_kwargs = o.as_args_kwargs;
   a.avoid_specialization = o.avoid_specialization;
   const hookscope::inferred_arguments chosen = engine.choose_arguments(a);
-  print(hookscope::to_json(chosen.arguments));
+  std::string text;
+  append_arguments(text, chosen.arguments, o.as_args_kwargs ? 2 : 1);
+  print(text);
   print_warnings(chosen.warnings);
 }
 
@@ -163,6 +227,10 @@ void print_shapes(const hookscope::shape_engine& engine, const options& o) {
     case output_format::onnx: print(ds.to_onnx()); break;
     case output_format::trtexec: print(ds.to_trtexec()); break;
     case output_format::ort: print(ds.to_ort_options()); break;
+    case output_format::torch_tensorrt:
+      print(ds.to_torch_tensorrt());
+      print_warnings(ds.torch_tensorrt_warnings());
+      break;
     case output_format::report: print(ds.report()); return;  // the report lists the warnings itself
   }
   print_warnings(ds.warnings());

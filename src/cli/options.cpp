@@ -7,8 +7,8 @@
 namespace hookscope_shapes {
 
 const std::string_view usage_text =
-    R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|onnx|report] [--typed]
-                              [--profiles 1|auto]
+    R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|torch-tensorrt|onnx|report]
+                              [--typed] [--profiles 1|auto]
        hookscope-shapes args FILE.jsonl... [options] [--index N | --avoid-specialization] [--as-args-kwargs | --flat]
        hookscope-shapes summarize FILE.jsonl... [--function NAME] [--value-if-missing KEY=JSON]...
                                 [--signature-from FILE.jsonl] [-o S.json]
@@ -32,10 +32,12 @@ options:
   --dim-name KEY:DIM=LABEL  name dimension DIM of input KEY; repeatable
   --remove-inputs NAME,...  forget these inputs (as if no call had given them) before inferring
   --format FORMAT           infer: torch (default; torch.export dynamic_shapes as JSON), trtexec
-                            (--minShapes/--optShapes/--maxShapes), ort (TensorRT provider options), onnx
-                            (torch.onnx.export dynamic_axes as JSON, inputs and outputs) or report
+                            (--minShapes/--optShapes/--maxShapes, --profile=N before each when several), ort
+                            (TensorRT provider options), torch-tensorrt (JSON: torch_tensorrt.Input keyword
+                            arguments per input), onnx (torch.onnx.export dynamic_axes as JSON, inputs and
+                            outputs) or report
   --typed                   infer, torch format: containers in the record encoding ({"tuple":[...]}, ...)
-  --profiles 1|auto         infer, trtexec/ort/report: one consistent profile (default), or one per phase
+  --profiles 1|auto         infer, trtexec/ort/torch-tensorrt/report: one consistent profile (default), or one per phase
   --avoid-specialization    args: the call with every dynamic dimension >= 2 if any (torch.export
                             specialises 0 and 1), else the one with the most; a warning names the others
   --index N                 args: start from stored call N instead of the first complete one
@@ -105,7 +107,9 @@ output_format parse_format(std::string_view text) {
   if (text == "ort") return output_format::ort;
   if (text == "report") return output_format::report;
   if (text == "onnx") return output_format::onnx;
-  throw usage_error("--format: expected torch, trtexec, ort, onnx or report, got '" + std::string(text) + "'");
+  if (text == "torch-tensorrt") return output_format::torch_tensorrt;
+  throw usage_error("--format: expected torch, trtexec, ort, torch-tensorrt, onnx or report, got '" +
+                    std::string(text) + "'");
 }
 
 void parse_list(std::vector<std::string>& out, std::string_view option, std::string_view text) {

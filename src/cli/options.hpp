@@ -37,7 +37,7 @@ class input_error : public std::runtime_error {
 std::string_view without_library_prefix(std::string_view message);
 
 enum class command { infer, args, summarize };
-enum class output_format { torch, trtexec, ort, onnx, report };
+enum class output_format { torch, trtexec, ort, torch_tensorrt, onnx, report };
 
 struct options {
   bool help = false;

@@ -196,11 +196,20 @@ int write_timeline(int fd) noexcept {
       w.text("\"thread ").signed_number(r->tid).text("\"");
     }
     w.text("}}");
-    const std::uint64_t written = r->written.load(std::memory_order_acquire);
-    const std::uint64_t begin = written > r->capacity ? written - r->capacity : 0;
-    for (std::uint64_t i = begin; i < written; ++i) {
+    std::uint64_t end = r->written.load(std::memory_order_acquire);
+    int catch_ups = 0;
+    for (std::uint64_t i = end > r->capacity ? end - r->capacity : 0; i < end; ++i) {
       // The thread may still be making calls (the program exits while others trace): copy the event, then keep it
-      // only if its slot was not reused meanwhile (the thread's next event goes to slot `written`).
+      // only if its slot was not reused meanwhile (the thread's next event goes to slot `written`). A thread that
+      // overwrote the events not yet copied is caught up with (a few times, so that a thread faster than the copy
+      // cannot hold it for ever): the copy goes on from its oldest event still kept, so a thread tracing without
+      // pause still shows its last events rather than none.
+      const std::uint64_t now = r->written.load(std::memory_order_acquire);
+      if (now > i + r->capacity && catch_ups < 4) {
+        ++catch_ups;
+        i = now - r->capacity;
+        end = now;
+      }
       event e;
       r->events[i % (r->capacity + 1)].load(e);
       if (r->written.load(std::memory_order_relaxed) > i + r->capacity) continue;  // overwritten while copied

@@ -178,8 +178,18 @@ void index_pairs(recorded_state& s) {
       for (dim_summary& d : l.dims) d.pair_slot = untracked_dim;
     }
   }
+  // A dim the summaries no longer have (a merge kept another rank for its leaf, whose inference fails) goes.
+  std::vector<dim_id> alive;
+  for (const dim_id& id : s.pairs.dims) {
+    if (find_dim(s, id) != nullptr) alive.push_back(id);
+  }
+  if (alive.size() != s.pairs.dims.size()) {
+    dim_pairs old = std::move(s.pairs);
+    s.pairs = sorted_with(std::move(alive), old.truncated);
+    fold(s.pairs, old);
+  }
   for (std::size_t i = 0; i < s.pairs.dims.size(); ++i) {
-    if (dim_summary* d = find_dim(s, s.pairs.dims[i])) d->pair_slot = static_cast<std::uint32_t>(i);
+    find_dim(s, s.pairs.dims[i])->pair_slot = static_cast<std::uint32_t>(i);
   }
 }
 

@@ -79,9 +79,37 @@ std::size_t shape_engine::remove_inputs(const std::vector<std::string>& names) {
   return detail::shapes::remove_inputs(impl_->state, names);
 }
 
+namespace {
+
+// An option naming an input no call gave and no parameter has (a typo) changes nothing: a warning says so, with the
+// names there are. Positions are matched against the calls and the signature by the inference itself.
+void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_shapes_options& o,
+                         std::vector<std::string>& warnings) {
+  const auto known = [&](const input_key& k) {
+    return k.is_position() || s.find_name(k.name()) || s.signature_index(k.name());
+  };
+  std::string names;
+  for (const detail::shapes::key_summary& k : s.keys) {
+    if (!k.position) names += (names.empty() ? "" : ", ") + k.name;
+  }
+  const auto unknown = [&](const std::string& name, std::string_view asked) {
+    warnings.push_back("'" + name + "' (" + std::string(asked) + ") is no input of the calls (" +
+                       (names.empty() ? std::string("none has a name") : names) + "): it changes nothing");
+  };
+  for (const std::string& name : o.batch_dimension_for) {
+    if (!known(input_key::parse(name))) unknown(name, "given a batch dimension");
+  }
+  for (const dim_label& l : o.dim_labels) {
+    if (!known(l.input)) unknown(l.input.to_string(), "given the label '" + l.label + "'");
+  }
+}
+
+}  // namespace
+
 dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& options) const {
   const detail::shapes::recorded_state& state = impl_->state;
   detail::shapes::shapes_result r = detail::shapes::infer_dynamic_shapes(state, options);
+  warn_unknown_inputs(state, options, r.warnings);
   const auto sequences = r.sequences;
   dynamic_shapes ds;
   ds.root_ = std::move(r.root);

@@ -1,5 +1,5 @@
 // The inferred dynamic shapes written for the tools that consume them: torch.export's `dynamic_shapes` as JSON,
-// trtexec's --minShapes/--optShapes/--maxShapes, ONNX Runtime's TensorRT profile options, and a readable report.
+// torch.onnx.export's `dynamic_axes`, and a readable report (the TensorRT profiles' syntaxes: export_tensorrt.cpp).
 // Syntaxes and their sources: docs/export_formats.md. Shapes are spelled by values.hpp's shape_text, as in the
 // engine's messages.
 #include "values.hpp"
@@ -71,7 +71,7 @@ void append_typed(std::string& out, const dynamic_shapes::node& n, const std::ve
     append_node(out, n, inputs);
     return;
   }
-  const bool structure = n.type == kind::list && !n.class_name.empty();
+  const bool structure = n.type == kind::list && n.structure;  // an empty class name is still a struct
   const bool named = n.type == kind::dict || structure;
   if (structure) {
     out += "{\"struct\":";
@@ -91,48 +91,6 @@ void append_typed(std::string& out, const dynamic_shapes::node& n, const std::ve
     if (named) out += ']';
   }
   out += "]}";
-}
-
-// trtexec and ONNX Runtime split a spec at ',' and ':' (and trtexec's quoting is not ONNX Runtime's): a name with
-// one of those, or a space, cannot be written.
-void check_spec_name(const std::string& name) {
-  const std::size_t bad = name.find_first_of(",: \t\n'\"");
-  if (bad == std::string::npos && !name.empty()) return;
-  // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for `"'" + std::string(...)` here.
-  std::string message = "hookscope: the input name '";
-  message += name;
-  message += "' cannot be written in a trtexec / ONNX Runtime shape spec (it contains ";
-  if (name.empty()) {
-    message += "nothing";
-  } else {
-    message += '\'';
-    message += name[bad];
-    message += '\'';
-  }
-  message += ", which the spec syntax splits on); rename it (the ONNX input names must match anyway)";
-  throw inference_error(message);
-}
-
-// "a:1x7,b:1x7": rank-0 tensors are left out (profiles hold rank >= 1 only): their empty shape has no spelling.
-std::string profile_spec(const tensorrt_profile& p, std::vector<std::int64_t> tensorrt_profile::shape_range::*shape) {
-  std::string out;
-  for (const auto& r : p.shapes) {
-    check_spec_name(r.input);
-    if (!out.empty()) out += ',';
-    out += r.input + ':' + detail::shapes::shape_text(r.*shape);
-  }
-  return out;
-}
-
-// Several profiles for ONNX Runtime: each input listed once per profile, in profile order.
-std::string profiles_spec(const std::vector<tensorrt_profile>& ps,
-                          std::vector<std::int64_t> tensorrt_profile::shape_range::*shape) {
-  std::string out;
-  for (const tensorrt_profile& p : ps) {
-    const std::string one = profile_spec(p, shape);
-    if (!one.empty()) out += (out.empty() ? "" : ",") + one;
-  }
-  return out;
 }
 
 std::string dims_text(const std::vector<std::int64_t>& v) { return detail::shapes::shape_text(v); }
@@ -189,24 +147,6 @@ std::string dynamic_shapes::to_onnx() const {
     }
   }
   return out + "}";
-}
-
-std::string dynamic_shapes::to_trtexec() const {
-  std::string out;
-  for (const tensorrt_profile& p : profiles_) {
-    const std::string min = profile_spec(p, &tensorrt_profile::shape_range::min);
-    if (min.empty()) continue;
-    if (!out.empty()) out += ' ';
-    out += "--minShapes=" + min + " --optShapes=" + profile_spec(p, &tensorrt_profile::shape_range::opt) +
-           " --maxShapes=" + profile_spec(p, &tensorrt_profile::shape_range::max);
-  }
-  return out;
-}
-
-std::string dynamic_shapes::to_ort_options() const {
-  return "trt_profile_min_shapes=" + profiles_spec(profiles_, &tensorrt_profile::shape_range::min) + "\n" +
-         "trt_profile_opt_shapes=" + profiles_spec(profiles_, &tensorrt_profile::shape_range::opt) + "\n" +
-         "trt_profile_max_shapes=" + profiles_spec(profiles_, &tensorrt_profile::shape_range::max) + "\n";
 }
 
 std::string dynamic_shapes::report() const {

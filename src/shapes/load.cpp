@@ -5,11 +5,13 @@
 
 #include "hookscope/records.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string>
 #include <system_error>
 
 #include <sys/stat.h>
@@ -95,28 +97,103 @@ std::ifstream open_source(const std::string& source) {
   return in;
 }
 
-// summarize writes the format first; a record starts otherwise. The tokens may be spaced as a pretty printer
-// (`jq .`) leaves them. Standard input is read as records.
-//
+// A summary is one JSON object whose member "format" is "hookscope-shapes-summary": summarize writes it first, and a
+// pretty printer may space the document over lines (`jq .`) or sort its keys (`jq -S`, which puts "format" after
+// "arguments"); a byte-order mark may precede it. A record file's first value is a record, which has no "format".
+// The scan reads the members of the first value only (the first line of a record file) and keeps nothing, so
+// that it is linear in time and constant in memory, and reads no further than the "format" member.
+class summary_scan {
+ public:
+  explicit summary_scan(std::streambuf& in) : in_(in) {}
+
+  bool is_summary() {
+    if (peek() == 0xEF && !take_bom()) return false;
+    if (next_token() != '{') return false;
+    for (;;) {
+      if (next_token() != '"') return false;
+      std::string key;
+      if (!string_into(&key, max_key) || next_token() != ':') return false;
+      if (key == "format") {
+        std::string format;
+        return next_token() == '"' && string_into(&format, format_name.size() + 1) && format == format_name;
+      }
+      if (!skip_value()) return false;
+      const int after = next_token();
+      if (after != ',') return false;  // '}': an object without "format"
+    }
+  }
+
+ private:
+  static constexpr std::string_view format_name = "hookscope-shapes-summary";
+  static constexpr std::size_t max_key = 64;  // longer keys are none of a summary's
+
+  int peek() { return in_.sgetc(); }
+  int take() { return in_.sbumpc(); }
+
+  bool take_bom() { return take() == 0xEF && take() == 0xBB && take() == 0xBF; }
+
+  // The next character that is not JSON white space (EOF at the end).
+  int next_token() {
+    for (;;) {
+      const int c = take();
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
+    }
+  }
+
+  // The rest of a string whose opening quote was taken; its raw bytes into `out` up to `most` of them (escapes
+  // are kept as written: the names compared have none). False at the end of the input or past `most`.
+  bool string_into(std::string* out, std::size_t most) {
+    for (;;) {
+      const int c = take();
+      if (c == std::char_traits<char>::eof()) return false;
+      if (c == '"') return true;
+      if (out) {
+        if (out->size() == most) return false;
+        out->push_back(static_cast<char>(c));
+      }
+      if (c == '\\' && take() == std::char_traits<char>::eof()) return false;
+    }
+  }
+
+  // One value of any kind, its nesting counted (no recursion, no limit: the reader checks depth later).
+  bool skip_value() {
+    std::size_t depth = 0;
+    for (;;) {
+      const int c = next_token();
+      if (c == std::char_traits<char>::eof()) return false;
+      if (c == '"') {
+        if (!string_into(nullptr, 0)) return false;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (depth == 0) return false;
+        --depth;
+      } else if (c == ',' || c == ':') {  // between the members or items of a container being skipped
+        continue;
+      } else {  // a number, true, false or null: up to the next character that is none of theirs
+        while (peek() != std::char_traits<char>::eof() &&
+               std::string_view(",:[]{}\" \n\r\t").find(static_cast<char>(peek())) == std::string_view::npos) {
+          take();
+        }
+      }
+      if (depth == 0) return true;
+    }
+  }
+
+  std::streambuf& in_;
+};
+
 // Only a regular file is looked at: reading the head of a pipe, a FIFO or a device would take those bytes from the
-// records read after it, so such sources are records.
+// records read after it, so such sources are records. Standard input is read as records.
 bool is_summary(const std::string& source) {
   std::error_code ec;
   if (source == standard_input || !std::filesystem::is_regular_file(source, ec)) return false;
   std::ifstream in(source, std::ios::binary);
-  char head[256];
-  in.read(head, sizeof head);
-  std::string_view text(head, static_cast<std::size_t>(in.gcount()));
-  const auto token = [&](std::string_view expected) {
-    while (!text.empty() &&
-           (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t')) {
-      text.remove_prefix(1);
-    }
-    if (text.substr(0, expected.size()) != expected) return false;
-    text.remove_prefix(expected.size());
-    return true;
-  };
-  return token("{") && token(R"("format")") && token(":") && token(R"("hookscope-shapes-summary")");
+  try {
+    return in && summary_scan(*in.rdbuf()).is_summary();
+  } catch (const std::ios_base::failure&) {  // a read error (EIO): reading it as records reports it
+    return false;
+  }
 }
 
 std::string read_summary_text(const std::string& source) {
@@ -169,6 +246,28 @@ void check_for_summaries(const load_options& o) {
   }
   if (o.for_summary)
     fail(load_error_kind::bad_option, "summarize reads record files, not summaries (they merge as they are)");
+}
+
+// remove_inputs: a name that is no parameter and that no call gave (a typo) removes nothing; a warning says so. A
+// keyword without a parameter shifts no position, so it is removed on its own first (its count says whether any call
+// gave it), then the parameters and positions together.
+template <class Warn>
+void remove_inputs(shape_engine& engine, const std::vector<std::string>& names, Warn&& warn) {
+  if (names.empty()) return;
+  std::vector<std::string> parameters;
+  for (const parameter& p : engine.info().parameters) parameters.push_back(p.name);
+  std::vector<std::string> rest;
+  for (const std::string& name : names) {
+    const bool keyword = !input_key::parse(name).is_position() &&
+                         std::find(parameters.begin(), parameters.end(), name) == parameters.end();
+    if (!keyword) {
+      rest.push_back(name);
+    } else if (engine.remove_inputs({name}) == 0) {
+      warn("--remove-inputs: no call gave an input named '" + shown(name) +
+           "' and no parameter has that name: " + "nothing removed for it");
+    }
+  }
+  if (!rest.empty()) engine.remove_inputs(rest);
 }
 
 //=== records ===//
@@ -255,7 +354,7 @@ class call_feeder {
       warn("kept the first " + std::to_string(kept) + " of " + std::to_string(loaded_.calls_read) + " calls of " +
            loaded_.function + "; --store-n-calls all uses every call");
     }
-    if (!options_.remove_inputs.empty()) loaded_.engine.remove_inputs(options_.remove_inputs);
+    remove_inputs(loaded_.engine, options_.remove_inputs, [&](const std::string& w) { warn(w); });
     return std::move(loaded_);
   }
 
@@ -376,7 +475,10 @@ class summary_merger {
     loaded_.function = function_.value_or(options_.function.value_or(""));
     loaded_.calls_read = loaded_.engine.num_obs();
     loaded_.from_summaries = true;
-    if (!options_.remove_inputs.empty()) loaded_.engine.remove_inputs(options_.remove_inputs);
+    remove_inputs(loaded_.engine, options_.remove_inputs, [&](const std::string& w) {
+      if (options_.on_warning) options_.on_warning(w);
+      loaded_.warnings.push_back(w);
+    });
     return std::move(loaded_);
   }
 
@@ -390,13 +492,14 @@ class summary_merger {
 
 loaded_engine load_engine(const std::vector<std::string>& sources, const load_options& options) try {
   if (sources.empty()) fail(load_error_kind::bad_option, "no input file (give FILE.jsonl..., or - for standard input)");
-  bool any_summary = false;
-  for (const std::string& source : sources) any_summary = any_summary || is_summary(source);
-  if (!any_summary) return load_records(sources, options);
+  std::vector<bool> summaries;  // each source scanned once: a summary's scan may read most of it
+  for (const std::string& source : sources) summaries.push_back(is_summary(source));
+  if (std::find(summaries.begin(), summaries.end(), true) == summaries.end()) return load_records(sources, options);
   check_for_summaries(options);
   summary_merger merger(options);
-  for (const std::string& source : sources) {
-    if (!is_summary(source)) {
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const std::string& source = sources[i];
+    if (!summaries[i]) {
       fail(load_error_kind::mixed_sources, source +
                                                ": holds records while other inputs are summaries: give either "
                                                "record files or summaries (summarize turns records into one)");

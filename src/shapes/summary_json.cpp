@@ -4,6 +4,7 @@
 // inference relies on it (indices in range, leaves and dims that match their counts), so a damaged or hand-edited
 // summary gives a format_error naming the JSON path, never a crash.
 #include "engine_state.hpp"
+#include "summary_checks.hpp"
 
 #include "../json_writer.hpp"
 #include "../record_parts.hpp"
@@ -294,6 +295,7 @@ class members {
   const json::value& operator[](std::string_view k) const { return json_required(o_, k, at_); }
   const json::value* find(std::string_view k) const { return o_.if_contains(k); }
   json_path at(std::string_view k) const { return at_ / k; }
+  const json_path& path() const noexcept { return at_; }
   std::uint64_t count(std::string_view k) const { return count_at((*this)[k], at(k)); }
   std::size_t size(std::string_view k) const { return static_cast<std::size_t>(count(k)); }
   std::int64_t integer(std::string_view k) const { return read_json_integer((*this)[k], at(k)); }
@@ -558,6 +560,7 @@ void read_state(const members& m, recorded_state& s) {
   }
   if (s.n_calls > 0 && !s.best) fail(m.at("best"), "calls were recorded but no best call is given");
   if (s.best) check_best(s, m.at("best"));
+  check_summary_state(s, m.path());
   begin_recording(s);
 }
 
@@ -586,6 +589,9 @@ std::string to_summary_json(const recorded_state& state, const recorded_state& r
 void from_summary_json(std::string_view text, recorded_state& state, recorded_state& results, std::string& function) {
   // A summary holds values as deep as records do (max_value_json_levels) inside its own few levels: whatever
   // to_summary_json writes reads back. The error says what and where, not the parser's source location.
+  // A byte-order mark an editor put before the document, as the record reader skips it.
+  if (constexpr std::string_view bom = "\xEF\xBB\xBF"; text.substr(0, bom.size()) == bom)
+    text.remove_prefix(bom.size());
   json::parse_options options;
   options.max_depth = detail::max_value_json_levels + 16;
   boost::system::error_code ec;

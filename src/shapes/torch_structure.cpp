@@ -25,7 +25,7 @@ node build_node(const value& v, const std::vector<std::size_t>& tensor_of, std::
   const bool dict = v.type() == value::kind::dict;
   const bool structure = v.type() == value::kind::structure;
   n.type = dict ? node::kind::dict : v.type() == value::kind::tuple ? node::kind::tuple : node::kind::list;
-  if (structure) n.class_name = v.struct_name();
+  if (structure) n.class_name = v.struct_name(), n.structure = true;
   for_each_child(v, [&](std::size_t, const std::string* name, const value& child) {
     n.children.emplace_back(dict || structure ? *name : std::string(), build_node(child, tensor_of, next));
   });

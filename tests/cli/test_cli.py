@@ -75,10 +75,10 @@ DEC_TRT = ("--minShapes=" + spec("1x1", "1x1", "1x2x0x8", "1x3x16x16") +
 # on B makes nothing constant. Prefill first (its first call is 0); no widening needed in either (5 = 5 + 0,
 # 7 = 7 + 0; 6 = 1 + 5, 10 = 1 + 9); decode opt = call 1, agreeing with every mode (B 1, S 1, P 7, T 8); the image,
 # given by no decode call, takes its placeholder there (0x3x16x16, D2: call 4's shape, varying dim 0 set to 0).
-DEC_TRT_AUTO = ("--minShapes=" + spec("1x5", "1x5", "1x2x0x8", "1x3x16x16") +
+DEC_TRT_AUTO = ("--profile=0 --minShapes=" + spec("1x5", "1x5", "1x2x0x8", "1x3x16x16") +
                 " --optShapes=" + spec("1x7", "1x7", "1x2x0x8", "1x3x16x16") +
                 " --maxShapes=" + spec("2x7", "2x7", "2x2x0x8", "2x3x16x16") +
-                " --minShapes=" + spec("1x1", "1x6", "1x2x5x8", "0x3x16x16") +
+                " --profile=1 --minShapes=" + spec("1x1", "1x6", "1x2x5x8", "0x3x16x16") +
                 " --optShapes=" + spec("1x1", "1x8", "1x2x7x8", "0x3x16x16") +
                 " --maxShapes=" + spec("2x1", "2x10", "2x2x9x8", "0x3x16x16") + "\n")
 DEC_ORT = ("trt_profile_min_shapes=" + spec("1x1", "1x1", "1x2x0x8", "1x3x16x16") + "\n"
@@ -106,6 +106,10 @@ CASES = [
      "trt_profile_min_shapes=x:1x5x16,mask:1x5\n"
      "trt_profile_opt_shapes=x:2x5x16,mask:2x5\n"
      "trt_profile_max_shapes=x:2x9x16,mask:2x9\n", ""),
+    # The same numbers as torch_tensorrt.Input's keyword arguments; torch's dtype names.
+    ("infer --format torch-tensorrt", ["infer", "encoder.jsonl", "--format", "torch-tensorrt"], 0,
+     '[{"name":"x","dtype":"float32","min_shape":[1,5,16],"opt_shape":[2,5,16],"max_shape":[2,9,16]},'
+     '{"name":"mask","dtype":"bool","min_shape":[1,5],"opt_shape":[2,5],"max_shape":[2,9]}]\n', ""),
     ("infer --format report", ["infer", "encoder.jsonl", "--format", "report"], 0,
      {"x", "mask", "1x5x16, 2x9x16, 2x5x16", "1x5, 2x9, 2x5"}, ""),
     # Every argument positional: an array; the scalar stays a leaf (A3) and gets null (C4).
@@ -207,6 +211,23 @@ CASES = [
      spec("1x1", "1x8", "1x2x7x8", "0x3x16x16") + "\n"
      "trt_profile_max_shapes=" + spec("2x7", "2x7", "2x2x0x8", "2x3x16x16") + "," +
      spec("2x1", "2x10", "2x2x9x8", "0x3x16x16") + "\n", ""),
+    # DEC_TRT_AUTO's numbers with every 0 raised to 1 (the prefill's empty cache, the decode steps' absent image),
+    # one warning for each.
+    ("decoder: torch-tensorrt, --profiles auto: profiles=[...], min >= 1", ["infer", "decoder_kv.jsonl", "--format",
+     "torch-tensorrt", "--profiles", "auto"] + ALL, 0,
+     '[{"name":"input_ids","dtype":"int64","profiles":['
+     '{"min_shape":[1,5],"opt_shape":[1,7],"max_shape":[2,7]},{"min_shape":[1,1],"opt_shape":[1,1],"max_shape":[2,1]}]},'
+     '{"name":"attention_mask","dtype":"int64","profiles":['
+     '{"min_shape":[1,5],"opt_shape":[1,7],"max_shape":[2,7]},{"min_shape":[1,6],"opt_shape":[1,8],"max_shape":[2,10]}'
+     ']},{"name":"past_key_values.0","dtype":"float32","profiles":[{"min_shape":[1,2,1,8],"opt_shape":[1,2,1,8],'
+     '"max_shape":[2,2,1,8]},{"min_shape":[1,2,5,8],"opt_shape":[1,2,7,8],"max_shape":[2,2,9,8]}]},'
+     '{"name":"past_key_values.1","dtype":"float32","profiles":[{"min_shape":[1,2,1,8],"opt_shape":[1,2,1,8],'
+     '"max_shape":[2,2,1,8]},{"min_shape":[1,2,5,8],"opt_shape":[1,2,7,8],"max_shape":[2,2,9,8]}]},'
+     '{"name":"pixel_values","dtype":"float32","profiles":[{"min_shape":[1,3,16,16],"opt_shape":[1,3,16,16],'
+     '"max_shape":[2,3,16,16]},{"min_shape":[1,3,16,16],"opt_shape":[1,3,16,16],"max_shape":[1,3,16,16]}]}]\n',
+     {"warning: torch-tensorrt: dimension 2 of 'past_key_values.0' has min 0 in profile 0 (sequence_length > 1)",
+      "dimension 2 of 'past_key_values.1' has min 0 in profile 0",
+      "dimension 0 of 'pixel_values' has min 0 in profile 1 (sequence_length = 1)"}),
     ("decoder: onnx dynamic_axes, inputs and outputs", ["infer", "decoder_kv.jsonl", "--format", "onnx"] + ALL, 0,
      DEC_ONNX, ""),
     ("decoder: report: relations, phases, outputs", ["infer", "decoder_kv.jsonl", "--format", "report",
@@ -286,7 +307,7 @@ CASES = [
     ("no file", ["infer"], 2, "",
      "hookscope-shapes: no input file (give FILE.jsonl..., or - for standard input)\n" + USAGE_HINT),
     ("unknown format", ["infer", "llm.jsonl", "--format", "xml"], 2, "",
-     "hookscope-shapes: --format: expected torch, trtexec, ort, onnx or report, got 'xml'\n" + USAGE_HINT),
+     "hookscope-shapes: --format: expected torch, trtexec, ort, torch-tensorrt, onnx or report, got 'xml'\n" + USAGE_HINT),
     ("--profiles with a bad value", ["infer", "llm.jsonl", "--profiles", "2"], 2, "",
      "hookscope-shapes: --profiles: expected 1 or auto, got '2'\n" + USAGE_HINT),
     ("--typed with another format", ["infer", "llm.jsonl", "--typed", "--format", "onnx"], 2, "",
@@ -323,9 +344,12 @@ CASES = [
      "hookscope-shapes: warning: 'x' changed dtype between calls (float32, float16): an exported model takes one "
      "dtype per input\n"),
     ("an input name the trtexec syntax cannot carry", ["infer", "bad_spec_name.jsonl", "--format", "trtexec"], 1, "",
-     "hookscope-shapes: the input name 'a b' cannot be written in a trtexec / ONNX Runtime shape spec (it contains "
-     "' ', which the spec syntax splits on); rename it (the ONNX input names must match anyway)\n"),
-    ("... nor the ort one", ["infer", "bad_spec_name.jsonl", "--format", "ort"], 1, "", {"'a b'", "' '"}),
+     "hookscope-shapes: the input name 'a b' cannot be written in trtexec's shape spec: it contains a space or a "
+     "control character; rename the input (the ONNX model's input names must match anyway)\n"),
+    ("... nor the ort one", ["infer", "bad_spec_name.jsonl", "--format", "ort"], 1, "",
+     {"'a b'", "ONNX Runtime's shape spec", "a space"}),
+    ("... while torch-tensorrt's JSON carries it", ["infer", "bad_spec_name.jsonl", "--format", "torch-tensorrt"], 0,
+     '[{"name":"a b","dtype":"float32","min_shape":[2],"opt_shape":[2],"max_shape":[3]}]\n', ""),
     ("... while JSON carries it", ["infer", "bad_spec_name.jsonl", "--format", "onnx"], 0,
      '{"a b":{"0":"a_b_dim_0"}}\n', ""),
 

@@ -223,12 +223,18 @@ int calls_then(int n) {
 }
 
 // A thread calls std::exit while the main thread keeps making recorded and traced calls.
+// std::exit from a thread once the main thread has made n calls (however slowly a loaded machine runs it), while
+// the main thread goes on calling.
+std::atomic<int> main_calls{0};
 [[noreturn]] void exit_from_thread(int n) {
   std::thread([n] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(n));
+    while (main_calls.load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::exit(0);
   }).detach();
-  for (int i = 0;; ++i) (void)work(i);
+  for (int i = 0;; ++i) {
+    (void)work(i);
+    main_calls.fetch_add(1);
+  }
 }
 
 // Threads making calls while the process receives SIGTERM.

@@ -54,9 +54,17 @@ def strict_json(path):
     return document
 
 
-def read_records(path):
+def read_records(path, cut_last_line_allowed=False):
+    """The records of a file. `cut_last_line_allowed`: a last line without its newline that is not JSON is left out,
+    as the library's reader does (docs/record_format.md), for a process ended by _exit() or SIGKILL mid-write."""
     with open(path, "rb") as f:
-        records = [json.loads(line.decode("utf-8")) for line in f]
+        lines = f.readlines()
+    if cut_last_line_allowed and lines and not lines[-1].endswith(b"\n"):
+        try:
+            json.loads(lines[-1].decode("utf-8"))
+        except ValueError:
+            lines.pop()
+    records = [json.loads(line.decode("utf-8")) for line in lines]
     for r in records:
         no_lone_surrogate(r, path)
     return records
@@ -379,7 +387,10 @@ def test_outputs_whole_when_a_thread_calls_exit(hostile_program, enabled, tmp_pa
                                "exit_from_thread", 30)
     with Checks() as check:
         check.expect("exit from a thread: exit 0, every record line whole", (code, torn_lines(records)), (0, []))
-        check.expect("the timeline is strict JSON with the ring's last events", len(events(strict_json(trace))), 4)
+        # The main thread traces without pause while the timeline is copied: the copy keeps up with it (docs/
+        # environment.md), so some of the ring's last events are there, never more than the ring holds.
+        check.expect("the timeline is strict JSON with some of the ring's last events",
+                     1 <= len(events(strict_json(trace))) <= 4, True)
         check.expect("one statistics table", len(stats_tables(err)), 1)
 
 
@@ -425,7 +436,10 @@ def test_fork_while_threads_record_trace_and_count(hostile_program, enabled, tmp
     own_records, own_events = [], []
     for path in sorted(tmp_path.iterdir()):
         if path.name.startswith("r"):
-            calls = [r["kwargs"][0][1]["int"] for r in read_records(path) if "kwargs" in r]
+            # The parent ends by _Exit() while its threads write: its last line may be cut. A child's 5 calls are
+            # all there (a cut line of a child would leave 4).
+            calls = [r["kwargs"][0][1]["int"] for r in read_records(path, cut_last_line_allowed=True)
+                     if "kwargs" in r]
             if any(c >= 1000000 for c in calls):
                 own_records.append(sorted(calls))
         else:
