@@ -72,7 +72,7 @@ struct dim_label {
 bool is_dim_label(std::string_view label) noexcept;
 
 /// A label the automatic naming gives one dimension of an argument by its name (`dim_names`): seeded before the
-/// dims are shared by identical sequences, so every dim with the same observed values gets it too.
+/// other dims, which take it when equal to its dims in every call giving both (rule C3).
 struct known_dim_name {
   std::string input{};  ///< a parameter or keyword name; `arg<i>` for positional argument i without a parameter
   std::size_t dim = 0;
@@ -91,7 +91,8 @@ struct dynamic_shapes_options {
   std::vector<std::string> batch_dimension_for{};  // `{}`: no -Wmissing-field-initializers in `{.dim_names = true}`
   /// Dimension 0 of every argument is dynamic.
   bool batch_dimension_for_all = false;
-  /// Automatic labels: dynamic dims with identical observed values share one, the names of known_dim_names first.
+  /// Automatic labels: dynamic dims given together and equal wherever both are given share one (rule C3), the names
+  /// of known_dim_names first; every label is an identifier.
   bool dim_names = false;
   /// Explicit labels; when given, every other dynamic dim is labelled "<input>_dim_<d>" (or automatically with
   /// dim_names). An argument's entries by position are used in preference to those by name, as in the reference.
@@ -107,7 +108,7 @@ struct dynamic_shapes_options {
 struct dynamic_dim {
   std::size_t dim = 0;
   std::string label;        ///< "DYNAMIC", or a name from dim_names / dim_labels
-  std::string shared_name;  ///< one name for dims equal in every call (e.g. batch across inputs), always set
+  std::string shared_name;  ///< one name for dims equal in every call giving both (batch across inputs), always set
   std::int64_t min = 0;     ///< observed
   std::int64_t max = 0;
   std::int64_t opt = 0;  ///< the most frequent value (the smallest on a tie)

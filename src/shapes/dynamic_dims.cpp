@@ -4,6 +4,10 @@
 #include "engine_state.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
@@ -64,7 +68,50 @@ const std::string* known_label(const std::vector<known_dim_name>& known, std::st
   return nullptr;
 }
 
-std::string label_for(const slot& s, const dynamic_dim& dd, const dynamic_shapes_options& o) {
+// Labels are identifiers (is_dim_label: what torch.export.Dim accepts): every byte of a name that cannot be in
+// one becomes '_', and a name that is empty or starts with a digit gets a leading '_'.
+std::string identifier(std::string_view name) {
+  std::string out;
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) out.push_back('_');
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    out.push_back(ok ? c : '_');
+  }
+  return out;
+}
+
+// The identifier each argument's labels start from: its name when that is one, else the name made one, with a
+// suffix when another argument's already is that (`pixel-values` beside `pixel_values` is `pixel_values_2`).
+class label_bases {
+ public:
+  explicit label_bases(const std::vector<slot>& slots) {
+    for (const slot& s : slots) {
+      if (is_dim_label(s.label_name)) add(s.label_name, s.label_name);
+    }
+    for (const slot& s : slots) {
+      if (is_dim_label(s.label_name) || bases_.count(s.label_name)) continue;
+      const std::string base = identifier(s.label_name);
+      std::string b = base;
+      for (std::size_t n = 2; taken_.count(b); ++n) b = base + "_" + std::to_string(n);
+      add(s.label_name, b);
+    }
+  }
+  /// "<base>_dim_<d>": distinct for distinct arguments (the part after the last "_dim_" is digits only).
+  std::string label(const std::string& label_name, std::size_t dim) const {
+    const auto it = bases_.find(label_name);
+    return (it != bases_.end() ? it->second : identifier(label_name)) + "_dim_" + std::to_string(dim);
+  }
+
+ private:
+  void add(const std::string& name, const std::string& base) {
+    bases_.emplace(name, base);
+    taken_.insert(base);
+  }
+  std::unordered_map<std::string, std::string> bases_;  // label_name -> base
+  std::unordered_set<std::string> taken_;
+};
+
+std::string label_for(const slot& s, const dynamic_dim& dd, const dynamic_shapes_options& o, const label_bases& bases) {
   if (!o.dim_labels.empty()) {
     // The entries for this argument: by position first, by name otherwise (the reference's dict lookup).
     bool by_position = false;
@@ -75,38 +122,81 @@ std::string label_for(const slot& s, const dynamic_dim& dd, const dynamic_shapes
       if (l.input.is_position() != by_position || !matches(l.input, s)) continue;
       if (l.dim == dd.dim) return l.label;
     }
-    if (!o.dim_names) return s.label_name + "_dim_" + std::to_string(dd.dim);
+    if (!o.dim_names) return bases.label(s.label_name, dd.dim);
   }
   return o.dim_names ? dd.shared_name : "DYNAMIC";
 }
 
-// C3. shared_name: the automatic algorithm, always; label: explicit, automatic or "DYNAMIC" per the options. A
-// well-known name goes only to dims equal (same values in every call) to the first dim that took it: any other dim
-// the table names so gets a name of its own, and a note says why. Explicit labels shared by dims that differ are
-// kept (the user asked for them) with a warning.
+// C3. shared_name: the automatic algorithm, always; label: explicit, automatic or "DYNAMIC" per the options. Dims
+// share a name only when every two of them were given together by some call and equal in every call giving both
+// (absent is not different): the names form groups of such dims, the well-known ones seeded first. Two dims decide
+// it by their pair state (recorded_state::pairs) when both are tracked, else only when both are given in every call
+// and have the same sizes in call order (their sequence hashes); any other dim beyond max_label_dims shares
+// nothing. A well-known name goes to a dim only when it fits its group; a dim it does not fit gets a name of its
+// own, and a note says why. Explicit labels shared by dims that differ in some call are kept (the user asked for
+// them) with a warning.
 void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& flat,
-               const std::vector<std::size_t>& tensor_of, const std::vector<slot>& slots,
+               const std::vector<std::size_t>& tensor_of, const std::vector<slot>& slots, const recorded_state& state,
                const dynamic_shapes_options& o, std::vector<std::string>& notes) {
-  using sequence_t = std::pair<std::uint64_t, std::uint64_t>;
-  std::vector<std::pair<sequence_t, std::string>> names;  // sequence -> name
-  struct claim {
-    std::string label;
-    sequence_t seq;
-    std::string holder;  // "dimension 0 of 'input_ids'"
+  const dim_pairs& pairs = state.pairs;
+  const label_bases bases(slots);
+  using sequence_t = std::pair<std::uint64_t, std::uint64_t>;  // (hash of the sizes in call order, their count)
+  struct dim_ref {
+    std::uint32_t slot = untracked_dim;
+    bool everywhere = false;  // given in every call
+    sequence_t sequence;
   };
-  std::vector<claim> claims;  // well-known name -> the values of the first dim that took it
-  const auto sequence = [&](std::size_t f, std::size_t d) {
+  struct group {
+    std::string name;
+    std::string holder;                  // its first dim: "dimension 0 of 'input_ids'"
+    std::vector<std::uint32_t> members;  // its tracked dims
+    bool untracked = false;              // it has an untracked dim
+    bool everywhere = true;              // every dim of it is given in every call, with `sequence`
+    sequence_t sequence;
+  };
+  std::vector<group> groups;
+  std::set<std::string> taken;                   // the groups' names
+  std::map<std::string, std::size_t> suffixes;   // base -> the next suffix to try (from 2)
+  std::vector<std::size_t> tracked;              // the groups with tracked dims only
+  std::map<sequence_t, std::size_t> everywhere;  // sequence -> the first group of dims given in every call with it
+  const auto ref = [&](std::size_t f, std::size_t d) {
     const leaf_summary& l = *flat[f].summary;
-    return sequence_t{l.dims[d].sequence.value, l.observed};
-  };
-  const auto lookup = [&](sequence_t seq) -> const std::string* {
-    for (const auto& [sq, n] : names) {
-      if (sq == seq) return &n;
-    }
-    return nullptr;
+    return dim_ref{l.dims[d].pair_slot, l.observed == state.n_calls, {l.dims[d].sequence.value, l.observed}};
   };
   const auto where = [&](std::size_t f, std::size_t d) {
     return "dimension " + std::to_string(d) + " of '" + inputs[tensor_of[f]].name + "'";
+  };
+  const auto fits = [&](const group& g, const dim_ref& r) {
+    if (g.everywhere && r.everywhere && g.sequence == r.sequence) return true;
+    return r.slot != untracked_dim && !g.untracked && !g.members.empty() &&
+           std::all_of(g.members.begin(), g.members.end(),
+                       [&](std::uint32_t m) { return pairs.equal_where_both(m, r.slot); });
+  };
+  const auto named = [&](std::string_view name) {
+    if (!taken.count(std::string(name))) return groups.end();
+    return std::find_if(groups.begin(), groups.end(), [&](const group& g) { return g.name == name; });
+  };
+  const auto join = [&](std::size_t gi, const dim_ref& r) {
+    group& g = groups[gi];
+    const bool was_everywhere = g.everywhere;
+    g.everywhere = g.everywhere && r.everywhere && g.sequence == r.sequence;
+    if (was_everywhere && !g.everywhere) {
+      const auto e = everywhere.find(g.sequence);
+      if (e != everywhere.end() && e->second == gi) everywhere.erase(e);
+    }
+    if (r.slot == untracked_dim) {
+      if (!g.untracked) std::erase(tracked, gi);
+      g.untracked = true;
+      return;
+    }
+    if (g.members.empty() && !g.untracked) tracked.push_back(gi);
+    g.members.push_back(r.slot);
+  };
+  const auto start = [&](std::string name, std::string holder, const dim_ref& r) {
+    taken.insert(name);
+    groups.push_back({std::move(name), std::move(holder), {}, false, r.everywhere, r.sequence});
+    if (r.everywhere) everywhere.try_emplace(r.sequence, groups.size() - 1);
+    join(groups.size() - 1, r);
   };
   std::vector<std::pair<std::size_t, std::size_t>> conflicting;  // (flat leaf, dim): not given their known name
   const auto is_conflicting = [&](std::size_t f, std::size_t d) {
@@ -120,53 +210,100 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
         const std::string* known = known_label(o.known_dim_names, s.label_name, dd.dim);
         if (known && is_conflicting(f, dd.dim)) known = nullptr;
         if ((known != nullptr) != (pass == 0)) continue;
-        const auto seq = sequence(f, dd.dim);
+        const dim_ref r = ref(f, dd.dim);
         if (known) {
-          const auto c = std::find_if(claims.begin(), claims.end(), [&](const claim& x) { return x.label == *known; });
-          if (c != claims.end() && c->seq != seq) {
+          const std::string name = is_dim_label(*known) ? *known : identifier(*known);
+          const auto g = named(name);
+          if (g == groups.end()) {
+            start(name, where(f, dd.dim), r);
+            dd.shared_name = name;
+          } else if (fits(*g, r)) {
+            join(static_cast<std::size_t>(g - groups.begin()), r);
+            dd.shared_name = name;
+          } else {
             conflicting.emplace_back(f, dd.dim);
             if (o.dim_names) {
-              notes.push_back("hookscope: " + where(f, dd.dim) + " is not named " + *known +
-                              " (its well-known name): its values differ from those of " + c->holder +
-                              ", which has that name; it gets a name of its own");
+              const bool differ =
+                  r.slot != untracked_dim && std::any_of(g->members.begin(), g->members.end(),
+                                                         [&](std::uint32_t m) { return pairs.ever_differ(m, r.slot); });
+              notes.push_back("hookscope: " + where(f, dd.dim) + " is not named " + name + " (its well-known name): " +
+                              (differ ? "its values differ from those of " + g->holder + ", which has that name"
+                                      : "no call gives it together with " + g->holder +
+                                            ", which has that name, or it is not tracked") +
+                              "; it gets a name of its own");
             }
-            continue;
           }
-          if (c == claims.end()) claims.push_back({*known, seq, where(f, dd.dim)});
+          continue;
         }
-        const std::string* shared = lookup(seq);
-        if (known) {
-          dd.shared_name = *known;
-        } else {
-          dd.shared_name = shared ? *shared : s.label_name + "_dim_" + std::to_string(dd.dim);
+        // The first group it fits: among those of dims given in every call with its sizes, and those of tracked
+        // dims (at most max_label_dims).
+        std::size_t found = groups.size();
+        if (r.everywhere) {
+          const auto e = everywhere.find(r.sequence);
+          if (e != everywhere.end()) found = e->second;
         }
-        if (!shared) names.emplace_back(seq, dd.shared_name);
+        if (r.slot != untracked_dim) {
+          const auto g =
+              std::find_if(tracked.begin(), tracked.end(), [&](std::size_t x) { return fits(groups[x], r); });
+          if (g != tracked.end()) found = std::min(found, *g);
+        }
+        if (found != groups.size()) {
+          join(found, r);
+          dd.shared_name = groups[found].name;
+          continue;
+        }
+        const std::string base = bases.label(s.label_name, dd.dim);
+        std::string name = base;
+        for (std::size_t& n = suffixes.try_emplace(base, 2).first->second; taken.count(name); ++n) {
+          name = base + "_" + std::to_string(n);
+        }
+        start(name, where(f, dd.dim), r);
+        dd.shared_name = name;
       }
     }
   }
   struct use {
     std::string label;
-    sequence_t seq;
+    std::vector<std::uint32_t> members;
     std::string holder;
   };
-  std::vector<use> uses;  // explicit labels: the first dim given each
+  std::vector<use> uses;  // explicit labels: the dims given each
+  std::unordered_map<std::string, std::size_t> use_of;
   for (std::size_t f = 0; f < flat.size(); ++f) {
     if (tensor_of[f] == no_tensor) continue;
     const slot& s = slots[flat[f].slot];
     for (dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) {
-      dd.label = label_for(s, dd, o);
+      dd.label = label_for(s, dd, o, bases);
       if (o.dim_labels.empty() || dd.label == dd.shared_name) continue;
-      const auto seq = sequence(f, dd.dim);
-      const auto u = std::find_if(uses.begin(), uses.end(), [&](const use& x) { return x.label == dd.label; });
-      if (u == uses.end()) {
-        uses.push_back({dd.label, seq, where(f, dd.dim)});
-      } else if (u->seq != seq) {
+      const std::uint32_t slot = ref(f, dd.dim).slot;
+      const auto [at, fresh] = use_of.try_emplace(dd.label, uses.size());
+      if (fresh) uses.push_back({dd.label, {}, where(f, dd.dim)});
+      const auto u = uses.begin() + static_cast<std::ptrdiff_t>(at->second);
+      if (!fresh && slot != untracked_dim && std::any_of(u->members.begin(), u->members.end(), [&](std::uint32_t m) {
+            return pairs.ever_differ(m, slot);
+          })) {
         notes.push_back("hookscope: the label " + dd.label + " is given to " + u->holder + " and to " +
                         where(f, dd.dim) +
                         ", whose observed values differ: torch.export and TensorRT will take "
                         "them as equal");
       }
+      if (slot != untracked_dim) u->members.push_back(slot);
     }
+  }
+  std::size_t untracked = 0;
+  for (std::size_t f = 0; f < flat.size(); ++f) {
+    if (tensor_of[f] == no_tensor) continue;
+    for (const dynamic_dim& dd : inputs[tensor_of[f]].dynamic_dims) {
+      const dim_ref r = ref(f, dd.dim);
+      untracked += r.slot == untracked_dim && !r.everywhere;
+    }
+  }
+  if (untracked > 0) {
+    notes.push_back("hookscope: " + std::to_string(untracked) +
+                    " dynamic dims given in only some calls share no name: which dims are equal where both are given "
+                    "is tracked for the " +
+                    std::to_string(max_label_dims) +
+                    " first dims only (by leaf, argument and dim), or the summary read did not say");
   }
 }
 
@@ -224,7 +361,7 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
     r.inputs.push_back(describe(flat[f], *l, forced(slots[flat[f].slot])));
   }
   std::vector<std::string> notes;
-  name_dims(r.inputs, flat, tensor_of, slots, o, notes);
+  name_dims(r.inputs, flat, tensor_of, slots, s, o, notes);
   r.warnings = warnings(r.inputs, flat, tensor_of);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
   const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs.size());

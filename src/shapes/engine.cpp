@@ -124,7 +124,7 @@ dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& 
     try {
       detail::shapes::shapes_result out = detail::shapes::infer_dynamic_shapes(impl_->results, ro);
       // A result dim with the same values as an input dim in every call (every kept call gave a result, so the
-      // sequences are over the same calls) takes that input dim's name: the exported graph's outputs then say
+      // sequences of dims given in every call are over the same calls) takes that input dim's name: the exported graph's outputs then say
       // which input sizes they follow.
       const bool same_calls = impl_->results.n_calls == state.n_calls;
       for (std::size_t o = 0; same_calls && o < out.inputs.size(); ++o) {
@@ -132,7 +132,8 @@ dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& 
           dynamic_dim& od = out.inputs[o].dynamic_dims[d];
           for (std::size_t i = 0; i < ds.inputs_.size() && od.shared_name.rfind("result", 0) == 0; ++i) {
             for (std::size_t j = 0; j < ds.inputs_[i].dynamic_dims.size(); ++j) {
-              if (sequences[i][j] != out.sequences[o][d]) continue;
+              // Both in every call: equal sequences over different calls are not equal dims (C3).
+              if (sequences[i][j] != out.sequences[o][d] || sequences[i][j].second != state.n_calls) continue;
               od.shared_name = ds.inputs_[i].dynamic_dims[j].shared_name;
               if (od.label != "DYNAMIC") od.label = ds.inputs_[i].dynamic_dims[j].label;
               break;

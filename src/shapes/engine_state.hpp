@@ -5,6 +5,7 @@
 //   recording.cpp        A1-A7  add_call: split_kwargs, value_if_missing, ordering, the summaries, the kept calls
 //   alignment.cpp        B1-B5  the best candidate's slots, check_alignment, align; info()
 //   dynamic_dims.cpp     C1-C3, C5  ranks, the dynamic dims, their labels, the warnings
+//   dim_pairs.cpp        C3     which dims may share a label: per pair, given together / different (bounded)
 //   torch_structure.cpp  C4     the torch.export structure of the dynamic shapes
 //   arguments.cpp        D1-D3  infer_arguments: the candidate, placeholders, the arguments' structure
 //   remove_inputs.cpp    D4     remove_inputs
@@ -28,6 +29,8 @@
 
 #include "summaries.hpp"
 
+#include <boost/json/fwd.hpp>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +40,9 @@
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+struct json_path;  // json_reader.hpp
+}
 namespace detail::shapes {
 
 inline constexpr std::size_t max_constant_sets = 16;  // distinct sets of constant keyword values
@@ -68,6 +74,40 @@ struct combination {
   std::uint64_t hash = 0;
 };  // (positional, keyword) argument counts of a call
 
+//=== pairs of dims, for shared labels (dim_pairs.cpp; rule C3) ===//
+
+/// A dim of a leaf of an argument, the same in every state (merge) and document: by the argument's name, or its
+/// position when it has no parameter. Ordered by leaf first, so that beyond max_label_dims every argument's first
+/// leaves stay tracked.
+struct dim_id {
+  std::size_t leaf = 0;
+  std::optional<std::size_t> position;
+  std::string name;  // empty for a position
+  std::size_t dim = 0;
+  friend auto operator<=>(const dim_id&, const dim_id&) = default;
+};
+
+/// For every pair of tracked dims: whether some call gave both (`together`), and whether some call gave both with
+/// different sizes (`differ`). Two dims may share a label only when together and never differ (rule C3). The dims
+/// tracked are the max_label_dims smallest dim_ids of every dim seen, each from its first call: so summaries of
+/// shards merge into exactly what one pass gives. A dim beyond them is untracked and shares no label.
+struct dim_pairs {
+  static constexpr std::size_t words = max_label_dims / 64;  // per row of a matrix
+  std::vector<dim_id> dims;                                  // slot -> dim
+  std::vector<std::uint64_t> together, differ;               // row i: words [i * words, (i + 1) * words)
+  bool truncated = false;                                    // a dim was left untracked
+  std::optional<std::size_t> largest;  // once full: the slot of the largest dim (recording's cache)
+
+  static bool bit(const std::vector<std::uint64_t>& m, std::size_t i, std::size_t j) noexcept {
+    return (m[i * words + j / 64] >> (j % 64)) & 1U;
+  }
+  /// Some call gave both, and none gave them different sizes.
+  bool equal_where_both(std::size_t i, std::size_t j) const noexcept {
+    return bit(together, i, j) && !bit(differ, i, j);
+  }
+  bool ever_differ(std::size_t i, std::size_t j) const noexcept { return bit(differ, i, j); }
+};
+
 //=== the recorded state ===//
 
 struct recorded_state {
@@ -86,6 +126,7 @@ struct recorded_state {
   bool combos_truncated = false;
 
   std::vector<key_summary> keys;
+  dim_pairs pairs;
   std::unordered_map<std::string, std::size_t> name_keys;  // keys by parameter / keyword name (not positions)
   std::vector<constant_set> constant_sets;
   call_ptr best;
@@ -138,6 +179,21 @@ void add_combo(recorded_state& s, combination c);
 /// Folds `later`, a state over calls that came after `into`'s, into `into`: the result infers as one state given
 /// every call in that order would (merge.cpp). Throws inference_error when they were not recorded alike.
 void merge(recorded_state& into, const recorded_state& later);
+
+//=== pairs of dims (dim_pairs.cpp) ===//
+
+/// The dims of the call just summarised (leaf_summary::stamp): first ones tracked, then every tracked pair updated.
+void observe_pairs(recorded_state& s, const call_inputs& in);
+/// Before merge folds `later`'s keys into `into`'s (it reads both as they were): the union of both pair states,
+/// bounded as one pass bounds it; index_pairs(into) once the keys are merged.
+void merge_pairs(recorded_state& into, const recorded_state& later);
+/// Sets every dim_summary::pair_slot from s.pairs (after a merge or reading a document).
+void index_pairs(recorded_state& s);
+/// After remove_inputs: the dims of removed arguments forgotten, the others renamed as their arguments now are.
+void forget_removed_pairs(recorded_state& s);
+/// A summary document's "dim_pairs" (docs/summary_format.md); reading checks it against the arguments read.
+void write_dim_pairs(std::string& out, const recorded_state& s);
+void read_dim_pairs(const boost::json::value& j, const json_path& at, recorded_state& s);
 
 //=== summaries as documents (summary_json.cpp; docs/summary_format.md) ===//
 

@@ -127,10 +127,12 @@ void merge(recorded_state& into, const recorded_state& later) {
   }
   check_alike(into, later);
   const std::size_t offset = into.n_calls;
+  merge_pairs(into, later);
   for (const key_summary& k : later.keys) {
     const std::size_t i = key_for(into, k);
     merge_into(into.keys[i], k, offset);
   }
+  index_pairs(into);
   merge_constant_sets(into, later, offset);
   shifted_calls shift(offset);
   merge_calls(into, later, shift);

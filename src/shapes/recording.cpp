@@ -343,6 +343,8 @@ bool add_call(recorded_state& s, call_inputs&& in) {
   if (const auto i = find_combo(s, h, in, constants)) {
     ++s.combos[*i].count;
   } else {
+    // A call equal to a combination kept changes no pair of dims: only the others are observed (C3).
+    observe_pairs(s, in);
     add_combo(s, {std::make_shared<stored_call>(stored_call{s.n_calls, in, constants, leaves}), 1, h});
   }
   keep(s, std::move(in), std::move(constants), leaves);

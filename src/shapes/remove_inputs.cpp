@@ -102,6 +102,7 @@ std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& nam
       if (k.position && *k.position > p) --*k.position;
     }
   }
+  forget_removed_pairs(s);
   std::erase_if(s.if_missing, [&](const auto& e) {
     return contains(removed, e.first.to_string()) ||
            (e.first.is_position() &&

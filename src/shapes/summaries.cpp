@@ -122,6 +122,7 @@ void observe_leaf(leaf_summary& l, const value& leaf, std::size_t call) {
   }
   for (std::size_t d = 0; d < l.rank; ++d) observe_dim(l.dims[d], shape[d], l.observed == 0);
   ++l.observed;
+  l.stamp = call + 1;
 }
 
 //=== merging (the later summary's calls come after) ===//

@@ -20,8 +20,10 @@ namespace detail::shapes {
 // Beyond a bound, what is kept is the smallest entries (shapes in lexicographic order, sizes, calls by hash), never
 // the first ones: the smallest of a union are the smallest of the smallest of each part, so summaries of shards
 // merge into exactly the summary of the concatenated calls (merge_into below, merge.cpp).
-inline constexpr std::size_t max_shapes_seen = 16;        // distinct shapes kept per tensor input
-inline constexpr std::size_t max_distinct_values = 4096;  // distinct sizes counted per dimension (for opt)
+inline constexpr std::size_t max_shapes_seen = 16;           // distinct shapes kept per tensor input
+inline constexpr std::size_t max_distinct_values = 4096;     // distinct sizes counted per dimension (for opt)
+inline constexpr std::size_t max_label_dims = 1024;          // dims whose pairs are tracked for shared labels (C3)
+inline constexpr std::uint32_t untracked_dim = 0xffffffffU;  // dim_summary::pair_slot of a dim not tracked
 
 /// A hash of a sequence of sizes that concatenates: hash(a ++ b) = hash(a) * base^len(b) + hash(b) (mod 2^61 - 1),
 /// so that merged summaries name dimensions as one pass does (rule C3).
@@ -42,6 +44,7 @@ struct dim_summary {
   bool counts_truncated = false;
   sequence_hash sequence;  // of the values in call order: equal sequences share a name (rule C3)
   std::vector<std::pair<std::int64_t, std::uint64_t>> counts;  // value -> calls, ascending value, the smallest kept
+  std::uint32_t pair_slot = untracked_dim;  // its row in recorded_state::pairs (rebuilt from them, never written)
 
   /// The most frequent value, the smallest on a tie (counts are in ascending value order).
   std::int64_t opt() const noexcept;
@@ -63,6 +66,7 @@ struct leaf_summary {
   bool has_tensor = false;
   tensor_spec last_tensor;          // for the placeholders of infer_arguments (rule D2)
   std::optional<value> last_other;  // last non-tensor, non-none value
+  std::size_t stamp = 0;            // call number + 1 when its dims last observed a tensor (dim_pairs.cpp reads it)
 };
 
 /// One top-level argument: a parameter name (given by position or by keyword), or a position without a parameter.

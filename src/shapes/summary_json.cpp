@@ -259,6 +259,8 @@ void write_state(writer& w, const recorded_state& s) {
   w.out.push_back('[');
   for (const key_summary& k : s.keys) w.comma_if_needed(), write_key(w, k);
   w.out.push_back(']');
+  w.key("dim_pairs");
+  write_dim_pairs(w.out, s);
 }
 
 //=== reading ===//
@@ -550,6 +552,11 @@ void read_state(const members& m, recorded_state& s) {
                                      : !s.name_keys.emplace(k.name, s.keys.size()).second;
     if (repeated) fail(at, "an argument summarised twice");
     s.keys.push_back(std::move(k));
+  }
+  if (const json::value* pairs = m.find("dim_pairs")) {
+    read_dim_pairs(*pairs, m.at("dim_pairs"), s);
+  } else {
+    s.pairs.truncated = true;  // no dim tracked: labels are not shared (C3)
   }
   if (s.n_calls > 0 && !s.best) fail(m.at("best"), "calls were recorded but no best call is given");
   if (s.best) check_best(s, m.at("best"));

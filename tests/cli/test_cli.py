@@ -48,7 +48,12 @@ LLM_LEFT_OUT = ("hookscope-shapes: warning: kept the first 3 of 4 calls of Model
 DEC_LEFT_OUT = ("hookscope-shapes: warning: kept the first 3 of 8 calls of Decoder.forward; "
                 "--store-n-calls all uses every call\n")
 ALL = ["--store-n-calls", "all"]
-# pixel_values dim 0 (1, 2 over 2 calls) differs from input_ids dim 0 (1,1,1,1,2,2,2,2): not batch_size.
+# pixel_values dim 0 (1, 2 at the prefills, absent elsewhere) equals input_ids dim 0 wherever both are given:
+# batch_size. With a value_if_missing of batch 0 it is given at every decode step too, and differs: not batch_size.
+DEC_NAMES_SHARED = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
+                    '"attention_mask":{"0":"batch_size","1":"total_sequence_length"},'
+                    '"past_key_values":[{"0":"batch_size","2":"past_sequence_length"},'
+                    '{"0":"batch_size","2":"past_sequence_length"}],"pixel_values":{"0":"batch_size"}}\n')
 DEC_NAMES = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
              '"attention_mask":{"0":"batch_size","1":"total_sequence_length"},'
              '"past_key_values":[{"0":"batch_size","2":"past_sequence_length"},'
@@ -86,7 +91,7 @@ DEC_ONNX = ('{"input_ids":{"0":"batch_size","1":"sequence_length"},'
             '"attention_mask":{"0":"batch_size","1":"total_sequence_length"},'
             '"past_key_values.0":{"0":"batch_size","2":"past_sequence_length"},'
             '"past_key_values.1":{"0":"batch_size","2":"past_sequence_length"},'
-            '"pixel_values":{"0":"pixel_values_dim_0"},'
+            '"pixel_values":{"0":"batch_size"},'
             '"result.0":{"0":"batch_size","1":"sequence_length"},"result.1":{"0":"batch_size","2":"total_sequence_length"},'
             '"result.2":{"0":"batch_size","2":"total_sequence_length"}}\n')
 DEC_KV = lambda b, p: f'{{"tuple":[{{"shape":[{b},2,{p},8],"dtype":"float32"}},{{"shape":[{b},2,{p},8],"dtype":"float32"}}]}}'
@@ -172,9 +177,20 @@ CASES = [
      '{"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},'
      '"past_key_values":[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}],"pixel_values":{"0":"DYNAMIC"}}\n',
      ""),
-    ("decoder: --dim-names never share a name between dims that differ", ["infer", "decoder_kv.jsonl", "--dim-names"] + ALL,
-     0, DEC_NAMES, DEC_NAME_NOTE),
-    # The same with a value_if_missing 0 for the image (1,0,0,0,2,0,0,0): still its own name.
+    ("decoder: --dim-names share a name between dims equal wherever both are given",
+     ["infer", "decoder_kv.jsonl", "--dim-names"] + ALL, 0, DEC_NAMES_SHARED, ""),
+    # labels.jsonl (worked by hand): batch 1 then 2; the cache, absent at both prefills, has the batch of input_ids in
+    # every call giving it: batch_size. pixel-values (1, 2 in calls 0, 1) and pixel_values (1, 2 in calls 1, 2) have
+    # the same sequence but differ in call 1, and each differs from the batch (1, 1) there: three names, identifiers.
+    ("labels: shared only where equal whenever both are given, identifiers made distinct",
+     ["infer", "labels.jsonl", "--dim-names"] + ALL, 0,
+     '{"input_ids":{"0":"batch_size","1":"sequence_length"},'
+     '"attention_mask":{"0":"batch_size","1":"total_sequence_length"},'
+     '"past_key_values":[{"0":"batch_size","2":"past_sequence_length"},{"0":"batch_size","2":"past_sequence_length"}],'
+     '"pixel-values":{"0":"pixel_values_2_dim_0"},"pixel_values":{"0":"pixel_values_dim_0"}}\n',
+     "hookscope-shapes: warning: dimension 0 of 'pixel_values' is not named batch_size (its well-known name): its "
+     "values differ from those of dimension 0 of 'input_ids', which has that name; it gets a name of its own\n"),
+    # With a value_if_missing 0 for the image (1,0,0,0,2,0,0,0): it differs from the batch inside a call.
     ("decoder: --dim-names with the image's value_if_missing", ["infer", "decoder_kv.jsonl", "--dim-names",
      "--value-if-missing", 'pixel_values={"shape":[0,3,16,16],"dtype":"float32"}'] + ALL, 0, DEC_NAMES, DEC_NAME_NOTE),
     # The tuple stays a tuple, the dict of arguments a dict.
@@ -338,7 +354,7 @@ CASES = [
     ("... while torch-tensorrt's JSON carries it", ["infer", "bad_spec_name.jsonl", "--format", "torch-tensorrt"], 0,
      '[{"name":"a b","dtype":"float32","min_shape":[2],"opt_shape":[2],"max_shape":[3]}]\n', ""),
     ("... while JSON carries it", ["infer", "bad_spec_name.jsonl", "--format", "onnx"], 0,
-     '{"a b":{"0":"a b_dim_0"}}\n', ""),
+     '{"a b":{"0":"a_b_dim_0"}}\n', ""),
 
     # --- inference errors: exit 1 ---
     ("rank that changes", ["infer", "rank_mismatch.jsonl"], 1, "", {"hookscope-shapes: ", "'x'", "2x3, 2x3x4"}),
