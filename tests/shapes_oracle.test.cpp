@@ -7,7 +7,7 @@
 //   - min <= opt <= max; opt is the shapes of one observed call; every observed call fits in one profile;
 //   - dims sharing a label are equal in every call giving both, and some call gives both; labels are identifiers;
 //   - the trtexec and ONNX Runtime strings parse back, by their own grammar, to the profiles' numbers.
-// The streams come from a fixed seed; HOOKSCOPE_ORACLE_STREAMS sets how many (docs/testing.md).
+// The streams come from a fixed seed (CI runs 40); HOOKSCOPE_ORACLE_STREAMS=N runs N (docs/architecture.md, tests/).
 #include "hookscope/shapes.hpp"
 
 #include "shapes_scenarios.hpp"
