@@ -32,8 +32,9 @@ check "torch.export dynamic shapes" \
   "$("$shapes" infer "$dir/calls.jsonl" --store-n-calls all)"
 
 echo "\$ hookscope-shapes infer calls.jsonl --store-n-calls all --format trtexec"
-# input_ids: batch 2,1,4,1 and length 5,9,7,3; attention_mask: 2,1,4 and 5,9,7. opt is one observed call:
-# among those giving both inputs, each seen once, the one agreeing with the most per-dim modes (batch 1; length 3, 5).
+# input_ids: batch 2,1,4,1 and length 5,9,7,3; attention_mask: 2,1,4 and 5,9,7, and in the fourth call the
+# placeholder the model then receives, 1x0 (a profile covers the calls as the model receives them). opt is one
+# observed call: among those giving both inputs, each seen once, the one agreeing with the most per-dim modes.
 check "TensorRT profile" \
-  '--minShapes=input_ids:1x3,attention_mask:1x5 --optShapes=input_ids:1x9,attention_mask:1x9 --maxShapes=input_ids:4x9,attention_mask:4x9' \
+  '--minShapes=input_ids:1x3,attention_mask:1x0 --optShapes=input_ids:1x9,attention_mask:1x9 --maxShapes=input_ids:4x9,attention_mask:4x9' \
   "$("$shapes" infer "$dir/calls.jsonl" --store-n-calls all --format trtexec)"
