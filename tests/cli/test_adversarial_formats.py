@@ -125,3 +125,33 @@ def test_o_onto_a_name_as_long_as_the_file_system_allows(hookscope_shapes, tmp_p
     again = shapes(hookscope_shapes, "summarize", records, "-o", name, cwd=tmp_path)  # replacing a file of that name
     assert again.returncode == 0 and (tmp_path / name).read_bytes() == first
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([records.name, name])
+
+
+#=== --dim-name naming a dimension that takes no label ===#
+
+@pytest.mark.parametrize("options,warning", [
+    # encoder records: x is [1|2, 5|9, 16]; its dim 2 is static, it has no dim 9.
+    (["--dim-name", "x:2=width"], "the label 'width' names no dimension: dimension 2 of 'x' is static, or past the "
+                                  "rank, in every call: it changes nothing"),
+    (["--dim-name", "x:9=width"], "the label 'width' names no dimension: dimension 9 of 'x' is static, or past the "
+                                  "rank, in every call: it changes nothing"),
+    (["--dim-name", "x:0=a", "--dim-name", "x:0=b"], "dimension 0 of 'x' is given the label 'a' and then 'b': the "
+                                                     "first is kept"),
+], ids=["a static dim", "past the rank", "two labels"])
+def test_a_label_that_names_nothing_warns(hookscope_shapes, tmp_path, options, warning):
+    """The unknown-input warnings covered a wrong KEY only: a wrong DIM, or a second label, changed nothing silently."""
+    write_records(tmp_path / "in.jsonl", [[["x", tensor([1, 5, 16])]], [["x", tensor([2, 9, 16])]]])
+    done = shapes(hookscope_shapes, "infer", "in.jsonl", *options, cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stderr.decode() == f"hookscope-shapes: warning: {warning}\n"
+    # The first label of dim 0 is taken; a label for a dim that takes none leaves the automatic names.
+    assert json.loads(done.stdout)["x"] == ({"0": "a", "1": "x_dim_1"} if "then" in warning else
+                                           {"0": "x_dim_0", "1": "x_dim_1"})
+
+
+@pytest.mark.parametrize("options", [["--dim-name", "x:1=seq"], ["--dim-name", "x:0=a", "--dim-name", "x:0=a"],
+                                     ["--dim-name", "x:0=b", "--dim-name", "x:1=s"]])
+def test_a_label_that_names_a_dynamic_dim_is_quiet(hookscope_shapes, tmp_path, options):
+    write_records(tmp_path / "in.jsonl", [[["x", tensor([1, 5, 16])]], [["x", tensor([2, 9, 16])]]])
+    done = shapes(hookscope_shapes, "infer", "in.jsonl", *options, cwd=tmp_path)
+    assert done.returncode == 0 and done.stderr == b""
