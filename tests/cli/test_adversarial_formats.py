@@ -7,6 +7,8 @@ import subprocess
 
 import pytest
 
+from support import DATA
+
 CRASH_MARKS = ("Sanitizer", "runtime error", "terminate called", "Segmentation", "Aborted")
 
 
@@ -155,3 +157,24 @@ def test_a_label_that_names_a_dynamic_dim_is_quiet(hookscope_shapes, tmp_path, o
     write_records(tmp_path / "in.jsonl", [[["x", tensor([1, 5, 16])]], [["x", tensor([2, 9, 16])]]])
     done = shapes(hookscope_shapes, "infer", "in.jsonl", *options, cwd=tmp_path)
     assert done.returncode == 0 and done.stderr == b""
+
+
+#=== a stored call that contradicts its argument's leaf count ===#
+
+@pytest.mark.parametrize("change", ["one more", "one fewer"])
+def test_a_stored_call_with_another_leaf_count_is_refused(hookscope_shapes, tmp_path, change):
+    """decoder_kv's cache is a pair in every call (leaf_count 2, no count conflict): a stored call whose pair has
+    three or one tensors was read, and changed the profile's opt (a wrong answer from a contradiction)."""
+    done = shapes(hookscope_shapes, "summarize", DATA / "decoder_kv.jsonl", "-o", "s.json", cwd=tmp_path)
+    assert done.returncode == 0
+    doc = json.loads((tmp_path / "s.json").read_text())
+    at = next(i for i, combo in enumerate(doc["combinations"]) if combo[0] != doc["best"])
+    call = doc["stored_calls"][doc["combinations"][at][0]]
+    cache = next(value for key, value in call["kwargs"] if key == "past_key_values")["tuple"]
+    cache.append(cache[0]) if change == "one more" else cache.pop()
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    done = shapes(hookscope_shapes, "infer", "bad.json", "--format", "trtexec", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    assert (f"bad.json: not a valid summary: $.combinations[{at}][0]: it does not fit the summaries of the arguments: "
+            f"hookscope: named argument 'past_key_values' has {3 if change == 'one more' else 1} flattened leaves but "
+            f"previously got 2") in done.stderr.decode()
