@@ -17,7 +17,11 @@ namespace {
 
 std::string text(const shape_t& shape) {
   std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i == 0 ? "" : ",") + std::to_string(shape[i]);
+  // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for `"literal" + std::to_string(...)`.
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(shape[i]);
+  }
   return out + "]";
 }
 
