@@ -243,6 +243,28 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
     CHECK(two_positional().infer_dynamic_shapes({.dim_names = true, .dim_labels = {dim_label{1, 1, "n"}}}).to_json() ==
           R"([{"1":"x_dim_1"},{"1":"n"}])");
   }
+  SECTION("explicit labels that name no dimension: a warning each, the automatic names kept") {
+    using hookscope::dim_label;
+    const auto warnings_of = [](const std::vector<dim_label>& labels) {
+      return two_positional().infer_dynamic_shapes({.dim_labels = labels}).warnings();
+    };
+    const std::vector<std::string> past_rank = {
+        "hookscope: the label 'w' names no dimension: dimension 7 of 'x' is static, or past the rank, in every call: "
+        "it changes nothing"};
+    CHECK(warnings_of({dim_label{"x", 7, "w"}}) == past_rank);
+    CHECK(warnings_of({dim_label{"x", 0, "w"}}).size() == 1);  // dim 0 is static
+    CHECK(warnings_of({dim_label{5, 1, "w"}}).size() == 1);    // no position 5
+    CHECK(warnings_of({dim_label{"x", 1, "a"}, dim_label{"x", 1, "b"}}) ==
+          std::vector<std::string>{
+              "hookscope: dimension 1 of 'x' is given the label 'a' and then 'b': the first is kept"});
+    CHECK(warnings_of({dim_label{"x", 1, "a"}, dim_label{"x", 1, "a"}}).empty());
+    CHECK(warnings_of({dim_label{"x", 1, "a"}, dim_label{1, 1, "b"}}).empty());
+    // By position first: x's entry by name is then not taken, and the sentence says it may be why.
+    const auto shadowed = warnings_of({dim_label{0, 0, "a"}, dim_label{"x", 1, "b"}});
+    REQUIRE(shadowed.size() == 2);
+    CHECK_THAT(shadowed[1], Catch::Contains("dimension 1 of 'x'") &&
+                                Catch::Contains("(or the argument's entries by position win over those by name)"));
+  }
   SECTION("min, max and opt (most frequent, smallest on a tie)") {
     shape_engine e(engine_options{.store_n_calls = hookscope::unlimited});
     for (std::int64_t n : {4, 2, 4, 8, 2}) e.add_call(positional({t({n, 3})}));

@@ -526,6 +526,18 @@ TEST_CASE("TensorRT exporters: hostile names and values") {
         {"Straße", nullptr, nullptr},
         {std::string("a\xff") + "b", "not UTF-8", "not UTF-8"},
         {"", "it is empty", "it is empty"},
+        // Pasted unquoted into a shell, these expand, redirect or end the command; ONNX Runtime reads them as text.
+        {"a$b", "contains '$', which a shell reads", nullptr},
+        {"a;b", "contains ';', which a shell reads", nullptr},
+        {"a|b", "contains '|', which a shell reads", nullptr},
+        {"a&b", "contains '&', which a shell reads", nullptr},
+        {"a`b", "contains '`', which a shell reads", nullptr},
+        {"a\\b", "contains '\\', which a shell reads", nullptr},
+        {"a*", "contains '*', which a shell reads", nullptr},
+        {"a[0]", "contains '[', which a shell reads", nullptr},
+        {"f(x)", "contains '(', which a shell reads", nullptr},
+        {"a>b", "contains '>', which a shell reads", nullptr},
+        {"a!b", "contains '!', which a shell reads", nullptr},
     };
     for (const row& r : rows) {
       INFO("name " << hookscope::to_json(value(r.name)));
@@ -550,6 +562,35 @@ TEST_CASE("TensorRT exporters: hostile names and values") {
       } else {
         CHECK_THROWS_WITH(ds.to_torch_tensorrt(), Contains("is not UTF-8"));
       }
+    }
+  }
+  SECTION("two inputs whose paths flatten to one name: refused by every TensorRT syntax") {
+    // {"a.0": t} beside {"a": [t]}: trtexec would keep one entry, ONNX Runtime read the second as another profile,
+    // and each Torch-TensorRT Input took the last one's numbers.
+    struct row {
+      std::string key;    // a keyword argument holding a tensor directly
+      std::string outer;  // a keyword argument whose nested tensor flattens to `key` too
+      hookscope::value nested;
+    };
+    const std::vector<row> rows = {
+        {"a.0", "a", value::list({t({3, 4})})},
+        {"a.b.c", "a.b", value::dict({{"c", t({3, 4})}})},
+    };
+    for (const row& r : rows) {
+      INFO("key " << r.key);
+      shape_engine e;
+      e.add_call(named({{r.key, t({1, 2})}, {r.outer, r.nested}}));
+      e.add_call(named({{r.key, t({2, 2})}, {r.outer, r.nested}}));
+      const auto ds = e.infer_dynamic_shapes();
+      REQUIRE(ds.inputs().size() == 2);
+      REQUIRE(ds.inputs()[1].name == r.key);
+      const std::string named_twice = "are both named '" + r.key + "'";
+      CHECK_THROWS_WITH(ds.to_trtexec(), Contains("hookscope: tensor inputs 0 and 1") && Contains(named_twice) &&
+                                             Contains("trtexec cannot tell apart"));
+      CHECK_THROWS_WITH(ds.to_ort_options(), Contains("hookscope: tensor inputs 0 and 1") && Contains(named_twice) &&
+                                                 Contains("ONNX Runtime cannot tell apart"));
+      CHECK_THROWS_WITH(ds.to_torch_tensorrt(), Contains("hookscope: tensor inputs 0 and 1") && Contains(named_twice) &&
+                                                    Contains("Torch-TensorRT cannot tell apart"));
     }
   }
   SECTION("values: 0, the largest int trtexec reads, and beyond") {

@@ -351,6 +351,19 @@ TEST_CASE("shape_engine::from_summary_json") {
       CHECK(back.infer_arguments() == deep.infer_arguments());
     }
   }
+  SECTION("text that is not JSON: where the parser stopped, by line and column") {
+    // A summary may span lines (jq .): the line counts, and the column is counted within it.
+    CHECK_THROWS_WITH(shape_engine::from_summary_json("{"), "not JSON: incomplete JSON at line 1, column 2");
+    CHECK_THROWS_WITH(shape_engine::from_summary_json(good + "\n" + good), "not JSON: extra data at line 2, column 1");
+    std::string pretty = good;
+    const std::size_t version = pretty.find("\"version\":1,");
+    REQUIRE(version != std::string::npos);
+    pretty.insert(version, "\n\n  ");
+    pretty.replace(pretty.find("\"version\":1,") + 11, 0, ",");  // "version":1,, on line 3
+    CHECK_THROWS_WITH(shape_engine::from_summary_json(pretty), "not JSON: syntax error at line 3, column 15");
+    CHECK_THROWS_WITH(shape_engine::from_summary_json(R"({"calls":NaN})"),
+                      "not JSON: syntax error at line 1, column 10");
+  }
   SECTION("a byte-order mark before the document is skipped") {
     CHECK(shape_engine::from_summary_json("\xEF\xBB\xBF" + good).to_summary_json("Model::forward") == good);
   }

@@ -96,8 +96,10 @@ void write_replacing(const std::string& output, std::string_view text, const str
       existing ? std::filesystem::canonical(output, ec) : std::filesystem::path(output);
   if (ec) throw input_error(output + ": cannot write: " + ec.message());
   // Appended, not `"." + name`: GCC 12 at -O3 reports a false -Wrestrict for that form.
+  // The destination's name, cut so that the temporary's (8 bytes longer) fits where the destination's does
+  // (NAME_MAX, 255 bytes on Linux file systems).
   std::string name(1, '.');
-  name.append(target.filename().string()).append(".XXXXXX");
+  name.append(target.filename().string().substr(0, 200)).append(".XXXXXX");
   std::string temporary = (target.parent_path() / name).string();
   errno = 0;
   const int fd = ::mkstemp(temporary.data());

@@ -188,8 +188,10 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
     flag(o.flat);
   } else if (name == "--signature-from") {
     o.signature_from = std::string(value());
+    if (o.signature_from->empty()) throw usage_error("--signature-from: an empty file name");
   } else if (name == "--output" || name == "-o") {
     o.output = std::string(value());
+    if (o.output.empty()) throw usage_error(std::string(name) + ": an empty file name (-o - writes standard output)");
   } else if (name == "--help" || name == "-h") {
     o.help = true;
   } else {
@@ -264,6 +266,8 @@ options parse_options(int argc, char** argv) {
       o.what = arg == "infer" ? command::infer : arg == "args" ? command::args : command::summarize;
       command_seen = true;
     } else {
+      // An empty argument (an unset shell variable, "$IN") names no file: said here, not as ": cannot open".
+      if (arg.empty()) throw usage_error("an empty input file name (give FILE.jsonl..., or - for standard input)");
       o.files.emplace_back(arg);
     }
   }

@@ -3,6 +3,7 @@
 // Also input_key.
 #include "engine_state.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -84,7 +85,7 @@ namespace {
 // An option naming an input no call gave and no parameter has (a typo) changes nothing: a warning says so, with the
 // names there are. Positions are matched against the calls and the signature by the inference itself.
 void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_shapes_options& o,
-                         std::vector<std::string>& warnings) {
+                         const std::vector<tensor_input>& inputs, std::vector<std::string>& warnings) {
   const auto known = [&](const input_key& k) {
     return k.is_position() || s.find_name(k.name()) || s.signature_index(k.name());
   };
@@ -99,8 +100,39 @@ void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_
   for (const std::string& name : o.batch_dimension_for) {
     if (!known(input_key::parse(name))) unknown(name, "given a batch dimension");
   }
-  for (const dim_label& l : o.dim_labels) {
-    if (!known(l.input)) unknown(l.input.to_string(), "given the label '" + l.label + "'");
+  for (std::size_t i = 0; i < o.dim_labels.size(); ++i) {
+    const dim_label& l = o.dim_labels[i];
+    const std::string key = l.input.to_string();
+    if (!known(l.input)) {
+      unknown(key, "given the label '" + l.label + "'");
+      continue;
+    }
+    // The first label given to a dimension is the one taken (label_for): a second one is dropped.
+    const auto same = [&](const dim_label& m) { return m.input.to_string() == key && m.dim == l.dim; };
+    if (const auto first =
+            std::find_if(o.dim_labels.begin(), o.dim_labels.begin() + static_cast<std::ptrdiff_t>(i), same);
+        first != o.dim_labels.begin() + static_cast<std::ptrdiff_t>(i)) {
+      if (first->label != l.label) {
+        warnings.push_back("hookscope: dimension " + std::to_string(l.dim) + " of '" + key + "' is given the label '" +
+                           first->label + "' and then '" + l.label + "': the first is kept");
+      }
+      continue;
+    }
+    // A label goes to a dynamic dimension only: one of a static dimension or past the rank names nothing.
+    const bool used = std::any_of(inputs.begin(), inputs.end(), [&](const tensor_input& t) {
+      return std::any_of(t.dynamic_dims.begin(), t.dynamic_dims.end(),
+                         [&](const dynamic_dim& d) { return d.dim == l.dim && d.label == l.label; });
+    });
+    if (!used) {
+      // Entries by position win over those by name for one argument (label_for): that may be why, too.
+      const bool both_kinds = std::any_of(o.dim_labels.begin(), o.dim_labels.end(), [&](const dim_label& m) {
+        return m.input.is_position() != l.input.is_position();
+      });
+      warnings.push_back("hookscope: the label '" + l.label + "' names no dimension: dimension " +
+                         std::to_string(l.dim) + " of '" + key + "' is static, or past the rank, in every call" +
+                         (both_kinds ? " (or the argument's entries by position win over those by name)" : "") +
+                         ": it changes nothing");
+    }
   }
 }
 
@@ -109,7 +141,7 @@ void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_
 dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& options) const {
   const detail::shapes::recorded_state& state = impl_->state;
   detail::shapes::shapes_result r = detail::shapes::infer_dynamic_shapes(state, options);
-  warn_unknown_inputs(state, options, r.warnings);
+  warn_unknown_inputs(state, options, r.inputs, r.warnings);
   const auto sequences = r.sequences;
   dynamic_shapes ds;
   ds.root_ = std::move(r.root);

@@ -41,7 +41,8 @@ std::string quoted_name(const std::string& name) {
 // Both split the list at every ',' before anything else, so no name may hold one. trtexec takes the name up to the
 // last ':' of an entry and treats a `'` as a quote (exactly two per entry); ONNX Runtime ends the name at the first
 // ':'. The line is meant for a shell (trtexec) or a key=value file (ONNX Runtime): no spaces, quotes or control
-// characters. ONNX input names are UTF-8 strings, so a name that is not cannot match any.
+// characters, and for trtexec none of the characters a shell expands or splits at. ONNX input names are UTF-8
+// strings, so a name that is not cannot match any.
 void check_spec_name(const std::string& name, spec_consumer c) {
   if (name.empty()) throw_bad_name(name, c, "it is empty, and an entry without a name is refused");
   if (!detail::is_utf8(name)) throw_bad_name(name, c, "it is not UTF-8, and ONNX input names are");
@@ -53,6 +54,33 @@ void check_spec_name(const std::string& name, spec_consumer c) {
     }
     if (ch == '\'' || ch == '"') throw_bad_name(name, c, "it contains a quote, which the syntax or the shell reads");
     if (u <= ' ' || u == 0x7f) throw_bad_name(name, c, "it contains a space or a control character");
+    // Unquoted in a shell command line, these expand, end the command or redirect it (a glob matches files).
+    if (c == spec_consumer::trtexec && std::string_view("$`\\;|&<>()*?[]!").find(ch) != std::string_view::npos) {
+      throw_bad_name(name, c, std::string("it contains '") + ch + "', which a shell reads in the trtexec command line");
+    }
+  }
+}
+
+// Two inputs whose paths flatten to one name ({"a.0": t} beside {"a": [t]}): trtexec keeps one of the two entries,
+// ONNX Runtime reads the second as the first's shape in another profile, and Torch-TensorRT would match both Inputs
+// to one argument; no spelling tells them apart, so the name is refused rather than written twice.
+void check_unique_names(const std::vector<tensor_input>& inputs, std::string_view consumer) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (inputs[j].name != inputs[i].name) continue;
+      const auto path_text = [](const tensor_input& t) {
+        std::string out = "[";
+        for (std::size_t k = 0; k < t.path.size(); ++k) {
+          if (k) out += ", ";
+          out += quoted_name(t.path[k]);
+        }
+        return out + "]";
+      };
+      throw inference_error("hookscope: tensor inputs " + std::to_string(j) + " and " + std::to_string(i) + " (paths " +
+                            path_text(inputs[j]) + " and " + path_text(inputs[i]) + ") are both named " +
+                            quoted_name(inputs[i].name) + ", which " + std::string(consumer) +
+                            " cannot tell apart; rename one of them");
+    }
   }
 }
 
@@ -156,6 +184,7 @@ std::string dynamic_shapes::to_trtexec() const {
   // TensorRT 10's trtexec reads one triple per `--profile=N`, the triple right after it; a second bare triple is
   // refused. One profile is written bare, which every version reads.
   const bool numbered = profiles_.size() > 1;
+  check_unique_names(inputs_, "trtexec");
   std::string out;
   for (std::size_t i = 0; i < profiles_.size(); ++i) {
     const tensorrt_profile& p = profiles_[i];
@@ -172,6 +201,7 @@ std::string dynamic_shapes::to_trtexec() const {
 
 std::string dynamic_shapes::to_ort_options() const {
   // ONNX Runtime's TensorRT provider reads an input named again as its shape in the next profile.
+  check_unique_names(inputs_, "ONNX Runtime");
   auto all = [&](range_shape shape, std::string_view which) {
     std::string out;
     for (std::size_t i = 0; i < profiles_.size(); ++i) {
@@ -186,6 +216,7 @@ std::string dynamic_shapes::to_ort_options() const {
 }
 
 std::string dynamic_shapes::to_torch_tensorrt() const {
+  check_unique_names(inputs_, "Torch-TensorRT");
   const auto ranges = torch_trt_ranges(inputs_, profiles_, nullptr);
   std::string out = "[";
   for (std::size_t i = 0; i < inputs_.size(); ++i) {

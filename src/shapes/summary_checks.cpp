@@ -17,7 +17,11 @@ namespace {
 
 std::string text(const shape_t& shape) {
   std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i == 0 ? "" : ",") + std::to_string(shape[i]);
+  // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for `"literal" + std::to_string(...)`.
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(shape[i]);
+  }
   return out + "]";
 }
 
@@ -165,7 +169,14 @@ void check_key(const key_summary& k, std::size_t n_calls, const json_path& at) {
 // tensor of a leaf's rank within its dims' ranges, of a dtype seen, any other rank only with a rank conflict.
 void check_stored_call(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots,
                        const std::vector<flat_leaf>& flat, const json_path& at) {
-  const std::vector<value> leaves = align(s, c, slots, false);
+  // Strict: without a leaf-count conflict (check_calls returns before), every call that gives an argument gives it
+  // with its leaf_count leaves, so a stored call with more or fewer contradicts the summary.
+  std::vector<value> leaves;
+  try {
+    leaves = align(s, c, slots, true);
+  } catch (const inference_error& e) {
+    fail(at, std::string("it does not fit the summaries of the arguments: ") + e.what());
+  }
   for (std::size_t f = 0; f < leaves.size() && f < flat.size(); ++f) {
     const leaf_summary* l = flat[f].summary;
     if (!leaves[f].is_tensor() || l == nullptr) continue;

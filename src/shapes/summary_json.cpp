@@ -595,8 +595,17 @@ void from_summary_json(std::string_view text, recorded_state& state, recorded_st
   json::parse_options options;
   options.max_depth = detail::max_value_json_levels + 16;
   boost::system::error_code ec;
-  json::value doc = json::parse(json::string_view(text.data(), text.size()), ec, json::storage_ptr(), options);
-  if (ec) throw format_error("not JSON: " + ec.message());
+  json::parser parser(json::storage_ptr(), options);
+  const std::size_t used = parser.write(text.data(), text.size(), ec);
+  if (ec) {
+    // Where the parser stopped, as line:column: a summary spans lines once a pretty printer has been at it.
+    const std::string_view read = text.substr(0, used);
+    const std::size_t line_start = read.rfind('\n') == std::string_view::npos ? 0 : read.rfind('\n') + 1;
+    throw format_error("not JSON: " + ec.message() + " at line " +
+                       std::to_string(1 + std::count(read.begin(), read.end(), '\n')) + ", column " +
+                       std::to_string(used - line_start + 1));
+  }
+  json::value doc = parser.release();
   if (const auto repeated = json_key_checker().find(text)) {
     throw format_error(repeated->path + ": duplicate key " + repeated->key);
   }
