@@ -333,6 +333,30 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
       check_oracle(ds, s.calls);
     }
   }
+  SECTION("over 4096 distinct calls, a call not kept breaking an equality: not listed") {
+    // y = x in 6,000 calls, then x = 3 with y past x's max over every call. Kept (y = 6001), the call puts x and y in
+    // two classes and no relation is found; not kept (y = 6002), x and y form one class on the kept calls, whose
+    // range (merged over both) covers the call, so only the equality's own check catches it.
+    for (const std::int64_t y : {6001, 6002}) {
+      stream st({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+      st.engine.set_parameters({param("x"), param("y")});
+      st.engine.begin_recording();
+      for (std::int64_t n = 1; n <= 6000; ++n) st.add({{"x", shape{1, n}}, {"y", shape{1, n}}});
+      st.add({{"x", shape{1, 3}}, {"y", shape{1, y}}});
+      const auto ds = st.engine.infer_dynamic_shapes();
+      INFO("y = " << y);
+      CHECK(ds.relations().empty());
+      bool dropped = false;
+      for (const auto& w : ds.warnings()) dropped = dropped || w.find("y_dim_1 = x_dim_1 held in every kept") != w.npos;
+      CHECK(dropped == (y == 6002));
+      // Every call covered. Not check_oracle: its bound on widening fails here (x's max is 6002, x never passed
+      // 6000), because x and y stay one class, of their merged range, after the equality is dropped.
+      REQUIRE(ds.tensorrt_profiles().size() == 1);
+      CHECK(range_of(ds.tensorrt_profiles()[0], "x").max.at(1) >= 6000);
+      CHECK(range_of(ds.tensorrt_profiles()[0], "y").max.at(1) >= y);
+      CHECK(range_of(ds.tensorrt_profiles()[0], "y").min.at(1) <= 1);
+    }
+  }
   SECTION("5,000 distinct calls with optional inputs: inference completes (linear placeholders) and is right") {
     std::vector<std::array<std::int64_t, 3>> steps;
     for (std::int64_t i = 0; i < 5000; ++i)

@@ -387,6 +387,33 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
             std::to_string(uhi[e.target]) + ", which does not cover the observed " + std::to_string(glo[e.target]) +
             ".." + std::to_string(ghi[e.target]) + ": a call not kept broke it";
     }
+    // An equality between dims of one class (equal in every kept call, placeholders included) gives no equation:
+    // its points hold by construction, on the class's range merged over its members. A call not kept breaks it when
+    // it puts the target outside its term's extremes over every call, which that merged range hides.
+    for (std::size_t r = 0; r < relations.size() && !failed; ++r) {
+      const dim_relation& rel = relations[r];
+      if (rel.terms.size() != 1 || rel.k != 1 || rel.c != 0) continue;
+      const std::size_t ti = input_index(inputs, rel.target.input), xi = input_index(inputs, rel.terms[0].input);
+      if (ti == inputs.size() || xi == inputs.size() || rel.target.dim >= index[ti].size() ||
+          rel.terms[0].dim >= index[xi].size()) {
+        continue;
+      }
+      const std::size_t c = index[ti][rel.target.dim];
+      if (c == no_class || c != index[xi][rel.terms[0].dim]) continue;
+      std::int64_t kept_lo = none_lo, kept_hi = none_hi;  // the class over the kept rows (placeholders included)
+      for (const auto& v : cls[c].values) {
+        if (v) kept_lo = std::min(kept_lo, *v), kept_hi = std::max(kept_hi, *v);
+      }
+      const std::int64_t t_lo = std::min(kept_lo, inputs[ti].min_shape[rel.target.dim]);
+      const std::int64_t t_hi = std::max(kept_hi, inputs[ti].max_shape[rel.target.dim]);
+      const std::int64_t x_lo = std::min(kept_lo, inputs[xi].min_shape[rel.terms[0].dim]);
+      const std::int64_t x_hi = std::max(kept_hi, inputs[xi].max_shape[rel.terms[0].dim]);
+      if (x_lo <= t_lo && t_hi <= x_hi) continue;
+      failed = r;
+      why = "computed from its term's extremes over every call it spans " + std::to_string(x_lo) + ".." +
+            std::to_string(x_hi) + ", which does not cover the observed " + std::to_string(t_lo) + ".." +
+            std::to_string(t_hi) + ": a call not kept broke it";
+    }
     if (!failed) return out;
     warnings.push_back("hookscope: " + relations[*failed].text +
                        " held in every kept distinct call but is not listed: no profile point covering every observed "
