@@ -226,6 +226,32 @@ TEST_CASE("dim_relation: evidence") {
     CHECK(warned);
     check_oracle(ds, st.calls);
   }
+  SECTION("300 independent dims beside two fitted relations: both found, none invented") {
+    // Every pair of classes is tried for a fitted line (step 4, not capped like sums): most pairs fail within a few
+    // calls, and the ones that hold must still be found after the noise.
+    stream st;
+    std::vector<hookscope::parameter> params;
+    for (int i = 0; i < 300; ++i) params.push_back(param("n" + std::to_string(i)));
+    for (const char* name : {"x", "y", "w"}) params.push_back(param(name));
+    st.engine.set_parameters(params);
+    st.engine.begin_recording();
+    std::mt19937_64 rng(5);
+    std::uniform_int_distribution<std::int64_t> size(1, 1000);
+    for (int c = 0; c < 30; ++c) {
+      std::vector<std::pair<std::string, std::optional<shape>>> in;
+      for (int i = 0; i < 300; ++i) in.emplace_back("n" + std::to_string(i), shape{size(rng)});
+      const std::int64_t x = size(rng);
+      in.emplace_back("x", shape{x});
+      in.emplace_back("y", shape{3 * x + 2});
+      in.emplace_back("w", shape{x + 5});
+      st.add(in);
+    }
+    const auto ds = st.engine.infer_dynamic_shapes();
+    REQUIRE(ds.relations().size() == 2);
+    CHECK(has_relation(ds, "y_dim_0 = 3*x_dim_0 + 2"));
+    CHECK(has_relation(ds, "w_dim_0 = x_dim_0 + 5"));
+    check_oracle(ds, st.calls);
+  }
   SECTION("the report says how many calls support each relation") {
     stream st = llm({{1, 7, 0}, {1, 1, 7}, {1, 1, 8}});
     const std::string report = st.engine.infer_dynamic_shapes({.dim_names = true}).report();
