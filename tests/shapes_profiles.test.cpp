@@ -478,3 +478,94 @@ TEST_CASE("tensorrt_profile: oracle over random call streams") {
     }
   }
 }
+
+TEST_CASE("tensorrt_profile: adversarial call streams") {
+  // Another generator than the oracle's: batch 0 or 1 in a phase, a position input that alternates, an encoder
+  // length L with y = 2*L + 1 (optional), huge dims, and a stricter check: each call fits one profile whole, and
+  // each profile's opt is a call of that profile. The streams are also split in two, summarised, merged and
+  // compared with one pass.
+  const std::size_t n_streams = env_or("HOOKSCOPE_ORACLE_STREAMS", 60);
+  std::mt19937_64 rng(env_or("HOOKSCOPE_ORACLE_SEED", 31));
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  const std::vector<hookscope::parameter> params = {param("input_ids"),
+                                                    param("attention_mask"),
+                                                    param("past_key_values", value()),
+                                                    param("position_ids", value()),
+                                                    param("encoder", value()),
+                                                    param("y", value())};
+  const auto fits = [](const hookscope::tensorrt_profile& p, const call_shapes& c) {
+    return std::all_of(c.begin(), c.end(), [&](const auto& given) {
+      const range& r = range_of(p, given.first);
+      for (std::size_t d = 0; d < given.second.size(); ++d) {
+        if (given.second[d] < r.min[d] || r.max[d] < given.second[d]) return false;
+      }
+      return true;
+    });
+  };
+  for (std::size_t n = 0; n < n_streams; ++n) {
+    const std::int64_t huge = pick(0, 3) == 0 ? (std::int64_t{1} << pick(31, 62)) : 0;
+    const std::int64_t batch_lo = pick(0, 1);
+    const std::size_t calls = static_cast<std::size_t>(pick(1, 50));
+    std::vector<std::vector<std::pair<std::string, std::optional<shape>>>> stream_calls;
+    std::int64_t batch = pick(batch_lo, 2), past = pick(1, 6);  // the first call gives every input
+    for (std::size_t i = 0; i < calls; ++i) {
+      const bool prefill = i == 0 || pick(0, 3) == 0;
+      if (prefill && i != 0) batch = pick(batch_lo, 2), past = 0;
+      const std::int64_t seq = prefill ? pick(1, 9) : 1;
+      const std::int64_t len = huge && i != 0 && pick(0, 1) ? huge + pick(0, 3) : pick(1, 20);
+      const bool with_encoder = i == 0 || pick(0, 2) != 0;
+      stream_calls.push_back(
+          {{"input_ids", shape{batch, seq}},
+           {"attention_mask", shape{batch, past + seq}},
+           {"past_key_values", past == 0 ? std::nullopt : std::optional<shape>(shape{batch, 2, past, 4})},
+           {"position_ids", i % 2 == 0 ? std::optional<shape>(shape{batch, seq}) : std::nullopt},
+           {"encoder", with_encoder ? std::optional<shape>(shape{batch, len}) : std::nullopt},
+           {"y", with_encoder && len < 1000 ? std::optional<shape>(shape{2 * len + 1}) : std::nullopt}});
+      past += seq;
+    }
+    stream st;
+    st.engine.set_parameters(params);
+    st.engine.begin_recording();
+    for (const auto& c : stream_calls) st.add(c);
+    const std::size_t cut = static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(calls)));
+    stream first, second;
+    for (stream* part : {&first, &second}) {
+      part->engine.set_parameters(params);
+      part->engine.begin_recording();
+    }
+    for (std::size_t i = 0; i < calls; ++i) (i < cut ? first : second).add(stream_calls[i]);
+    for (const bool phases : {false, true}) {
+      INFO("stream " << n << ", " << calls << " calls, cut at " << cut << ", huge " << huge << ", phases " << phases);
+      const hookscope::dynamic_shapes_options o{.dim_names = true, .profile_phases = phases};
+      const auto ds = st.engine.infer_dynamic_shapes(o);
+      check_oracle(ds, st.calls);
+      for (const call_shapes& c : st.calls) {
+        CHECK(std::any_of(ds.tensorrt_profiles().begin(), ds.tensorrt_profiles().end(),
+                          [&](const auto& p) { return fits(p, c); }));
+      }
+      for (const auto& p : ds.tensorrt_profiles()) {
+        INFO("profile " << p.phase);
+        CHECK(std::any_of(st.calls.begin(), st.calls.end(), [&](const call_shapes& c) {
+          if (!fits(p, c)) return false;
+          return std::all_of(c.begin(), c.end(),
+                             [&](const auto& given) { return range_of(p, given.first).opt == given.second; });
+        }));
+      }
+      if (cut == 0 || cut == calls) continue;
+      shape_engine merged = shape_engine::from_summary_json(first.engine.to_summary_json("f"));
+      merged.merge(shape_engine::from_summary_json(second.engine.to_summary_json("f")));
+      const auto two = merged.infer_dynamic_shapes(o);
+      CHECK(two.report() == ds.report());
+      REQUIRE(two.tensorrt_profiles().size() == ds.tensorrt_profiles().size());  // to_trtexec refuses huge dims
+      for (std::size_t q = 0; q < ds.tensorrt_profiles().size(); ++q) {
+        for (std::size_t r = 0; r < ds.tensorrt_profiles()[q].shapes.size(); ++r) {
+          const range& a = ds.tensorrt_profiles()[q].shapes[r];
+          const range& b = two.tensorrt_profiles()[q].shapes.at(r);
+          CHECK((b.input == a.input && b.min == a.min && b.opt == a.opt && b.max == a.max));
+        }
+      }
+    }
+  }
+}
