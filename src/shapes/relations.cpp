@@ -183,6 +183,7 @@ std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input
 }
 
 std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
+                                         const std::function<bool(const dim_var&, const dim_var&)>& differ,
                                          std::vector<std::string>& warnings) {
   std::vector<dim_relation> out;
   const std::vector<value_class> cls = value_classes(inputs, rows);
@@ -212,6 +213,15 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
     defined[target] = true;
     deps[target] = std::move(terms);
   };
+  // An equality the kept calls satisfy but a call not kept (beyond max_combinations) broke: the pair state over every
+  // call says so, even where the breaking sizes lie inside both dims' extremes.
+  const auto broken = [&](const dim_relation& r, const dim_var& a, const dim_var& b) {
+    if (!differ(a, b)) return false;
+    warnings.push_back("hookscope: " + relation_text(r) + " held in every kept distinct call but is not listed: a " +
+                       "call not kept gave " + r.target.input + " dim " + std::to_string(r.target.dim) + " and " +
+                       r.terms[0].input + " dim " + std::to_string(r.terms[0].dim) + " different sizes");
+    return true;
+  };
   const auto cyclic = [&](const dim_relation& r) {
     warnings.push_back("hookscope: " + relation_text(r) + " held in every kept distinct call but is not listed: " +
                        "the dims it names are already computed from " + r.target.label + " (" + r.target.input +
@@ -232,6 +242,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
       if (r.target.label == first.label) continue;
       r.terms = {first};
       r.torch_derived = true;
+      if (broken(r, c.members[m], c.members.front())) continue;
       r.supporting_calls = calls_in(rows, common);
       r.distinct_points = points;
       r.text = relation_text(r);
@@ -253,6 +264,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
       r.terms = {ref(inputs, cls[b].members.front())};
       if (r.target.label == r.terms[0].label) continue;
       r.torch_derived = true;
+      if (broken(r, cls[a].members.front(), cls[b].members.front())) continue;
       if (depends_on(b, a)) {
         cyclic(r);
         continue;
