@@ -117,6 +117,18 @@ bool may_be_affine(const value_class& a, const value_class& b, bool equal) {
   return k.has_value();
 }
 
+// Whether a = b + e in every row giving all three, read once with an early exit (the sums are tried for every triple
+// of the first max_sum_classes classes, so a full pass per triple would dominate).
+bool may_be_sum(const value_class& a, const value_class& b, const value_class& e) {
+  bool any = false;
+  for (std::size_t i = 0; i < a.values.size(); ++i) {
+    if (!a.values[i] || !b.values[i] || !e.values[i]) continue;
+    if (*a.values[i] != *b.values[i] + *e.values[i]) return false;
+    any = true;
+  }
+  return any;
+}
+
 std::uint64_t values_hash(const std::vector<std::optional<std::int64_t>>& values) {
   std::uint64_t h = 1469598103934665603ULL;
   for (const auto& v : values) {
@@ -279,7 +291,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
     for (std::size_t b = 0; b < n && !defined[a]; ++b) {
       if (b == a || !varying(b)) continue;
       for (std::size_t e = b + 1; e < n; ++e) {
-        if (e == a || !varying(e)) continue;
+        if (e == a || !varying(e) || !may_be_sum(cls[a], cls[b], cls[e])) continue;
         const std::vector<std::size_t> common = common_rows({&cls[a], &cls[b], &cls[e]});
         bool holds = !common.empty();
         for (std::size_t i = 0; holds && i < common.size(); ++i) {
