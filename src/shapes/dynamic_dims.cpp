@@ -365,7 +365,16 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
   r.warnings = warnings(r.inputs, flat, tensor_of);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
   const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs.size());
-  r.relations = find_relations(r.inputs, rows, r.warnings);
+  std::vector<std::vector<std::uint32_t>> pair_slot(r.inputs.size());  // per input and dim: its C3 pair slot
+  for (std::size_t f = 0; f < flat.size(); ++f) {
+    if (tensor_of[f] == no_tensor) continue;
+    for (const dim_summary& d : flat[f].summary->dims) pair_slot[tensor_of[f]].push_back(d.pair_slot);
+  }
+  const auto differ = [&](const dim_var& a, const dim_var& b) {
+    const std::uint32_t i = pair_slot[a.input].at(a.dim), j = pair_slot[b.input].at(b.dim);
+    return i != untracked_dim && j != untracked_dim && s.pairs.ever_differ(i, j);
+  };
+  r.relations = find_relations(r.inputs, rows, differ, r.warnings);
   r.profiles = make_profiles(r.inputs, rows, r.relations, o.profile_phases, !s.combos_truncated, r.warnings);
   if (s.combos_truncated) {
     r.warnings.push_back("hookscope: the calls took more than " + std::to_string(max_combinations) +

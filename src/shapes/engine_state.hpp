@@ -31,6 +31,7 @@
 
 #include <boost/json/fwd.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -315,8 +316,10 @@ std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input
                                                   const std::vector<value_class>& cls);
 
 /// C6 (relations.cpp): the relations the rows determine (docs/export_formats.md, "Relations and profiles"), without cycles; a
-/// relation left out for a cycle is named in `warnings`.
+/// relation left out for a cycle is named in `warnings`. `differ(a, b)`: some call (kept or not) gave both dims with
+/// different sizes (the C3 pair state), which breaks an equality between them; a relation left out for it is named too.
 std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
+                                         const std::function<bool(const dim_var&, const dim_var&)>& differ,
                                          std::vector<std::string>& warnings);
 /// C6 (profiles.cpp): the profiles, solved from the relations; a relation no profile point covering every call can
 /// satisfy is removed from `relations` and named in `warnings`. `every_call_kept`: no distinct call was left out

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
@@ -297,12 +299,108 @@ std::size_t phase_split(const std::vector<value_class>& cls) {
   return split;
 }
 
+// An equality between dims of one class (equal in every kept call, placeholders included) gives no equation: its
+// points hold by construction. A call not kept breaks it when it puts the target outside its term's extremes over
+// every call, which the class's range, merged over its members, hides: such an equality is removed and named in
+// `warnings`. Then each class is split into the groups of members still tied (one label, or a listed equality), so
+// that a dim no relation ties to the others keeps its own extremes (the bound on widening).
+std::vector<value_class> untied_classes(const std::vector<tensor_input>& inputs, std::vector<value_class> cls,
+                                        std::vector<dim_relation>& relations, std::vector<std::string>& warnings) {
+  const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
+  const auto var_of = [&](const dim_relation::dim_ref& d) -> std::optional<dim_var> {
+    const std::size_t i = input_index(inputs, d.input);
+    if (i == inputs.size() || d.dim >= index[i].size() || index[i][d.dim] == no_class) return std::nullopt;
+    return dim_var{i, d.dim};
+  };
+  for (std::size_t r = 0; r < relations.size();) {
+    const dim_relation& rel = relations[r];
+    const auto t = var_of(rel.target);
+    const auto x = rel.terms.size() == 1 && rel.k == 1 && rel.c == 0 ? var_of(rel.terms[0]) : std::nullopt;
+    const std::size_t c = t ? index[t->input][t->dim] : no_class;
+    if (!t || !x || c != index[x->input][x->dim]) {
+      ++r;
+      continue;
+    }
+    std::int64_t kept_lo = std::numeric_limits<std::int64_t>::max(), kept_hi = std::numeric_limits<std::int64_t>::min();
+    for (const auto& v : cls[c].values) {
+      if (v) kept_lo = std::min(kept_lo, *v), kept_hi = std::max(kept_hi, *v);
+    }
+    const std::int64_t t_lo = std::min(kept_lo, inputs[t->input].min_shape[t->dim]);
+    const std::int64_t t_hi = std::max(kept_hi, inputs[t->input].max_shape[t->dim]);
+    const std::int64_t x_lo = std::min(kept_lo, inputs[x->input].min_shape[x->dim]);
+    const std::int64_t x_hi = std::max(kept_hi, inputs[x->input].max_shape[x->dim]);
+    if (x_lo <= t_lo && t_hi <= x_hi) {
+      ++r;
+      continue;
+    }
+    warnings.push_back("hookscope: " + rel.text +
+                       " held in every kept distinct call but is not listed: no profile point covering every observed "
+                       "value satisfies it (computed from its term's extremes over every call it spans " +
+                       std::to_string(x_lo) + ".." + std::to_string(x_hi) + ", which does not cover the observed " +
+                       std::to_string(t_lo) + ".." + std::to_string(t_hi) + ": a call not kept broke it)");
+    relations.erase(relations.begin() + static_cast<std::ptrdiff_t>(r));
+  }
+  // Members tied: the same label, or a listed equality between them (union-find over the dims, linear in them).
+  std::vector<std::vector<std::size_t>> flat_of(inputs.size());  // per input and dim: its index among all dims
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    for (std::size_t d = 0; d < inputs[i].rank; ++d) flat_of[i].push_back(n++);
+  }
+  std::vector<std::size_t> parent(n);
+  for (std::size_t m = 0; m < n; ++m) parent[m] = m;
+  const auto root = [&](std::size_t m) {
+    while (parent[m] != m) m = parent[m] = parent[parent[m]];
+    return m;
+  };
+  const auto unite = [&](const dim_var& a, const dim_var& b) {
+    parent[root(flat_of[a.input][a.dim])] = root(flat_of[b.input][b.dim]);
+  };
+  for (const value_class& c : cls) {
+    std::unordered_map<std::string_view, dim_var> first_with;  // label -> the first member carrying it
+    for (const dim_var& m : c.members) {
+      const dynamic_dim* dd = nullptr;
+      for (const dynamic_dim& x : inputs[m.input].dynamic_dims) dd = x.dim == m.dim ? &x : dd;
+      if (!dd) continue;  // a class's members are dynamic dims
+      const auto [at, fresh] = first_with.try_emplace(dd->shared_name, m);
+      if (!fresh) unite(m, at->second);
+    }
+  }
+  for (const dim_relation& rel : relations) {
+    const auto t = var_of(rel.target);
+    const auto x = rel.terms.size() == 1 && rel.k == 1 && rel.c == 0 ? var_of(rel.terms[0]) : std::nullopt;
+    if (t && x && index[t->input][t->dim] == index[x->input][x->dim]) unite(*t, *x);
+  }
+  std::vector<value_class> out;
+  std::unordered_map<std::size_t, std::size_t> group_of;  // root -> its class in `out`
+  for (value_class& c : cls) {
+    const std::size_t r0 = root(flat_of[c.members.front().input][c.members.front().dim]);
+    if (std::all_of(c.members.begin(), c.members.end(),
+                    [&](const dim_var& m) { return root(flat_of[m.input][m.dim]) == r0; })) {
+      out.push_back(std::move(c));  // all tied: the class as it is (the usual case)
+      continue;
+    }
+    group_of.clear();
+    for (const dim_var& m : c.members) {
+      const auto [at, fresh] = group_of.try_emplace(root(flat_of[m.input][m.dim]), out.size());
+      if (fresh) {
+        value_class g;
+        g.values = c.values;
+        g.constant = c.constant;
+        g.usable = c.usable;
+        out.push_back(std::move(g));
+      }
+      out[at->second].members.push_back(m);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
                                             std::vector<dim_relation>& relations, bool phases, bool every_call_kept,
                                             std::vector<std::string>& warnings) {
-  const std::vector<value_class> cls = value_classes(inputs, rows);
+  const std::vector<value_class> cls = untied_classes(inputs, value_classes(inputs, rows), relations, warnings);
   const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
   std::vector<phase> ps;
   const std::size_t split = phases ? phase_split(cls) : no_class;

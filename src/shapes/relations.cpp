@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <unordered_map>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
@@ -90,11 +91,59 @@ std::optional<std::pair<std::int64_t, std::int64_t>> affine(const value_class& a
   return std::pair{k, c};
 }
 
+// Whether a = k*b + c can hold (affine's conditions) in the rows giving both, read once with an early exit: most
+// pairs of classes fail within a few rows, so trying every pair costs about one pass over the pairs, not over the
+// pairs times the rows (inputs with many dims); affine then decides on the common rows.
+bool may_be_affine(const value_class& a, const value_class& b, bool equal) {
+  std::optional<std::int64_t> a0, b0, k, c;
+  for (std::size_t i = 0; i < a.values.size(); ++i) {
+    if (!a.values[i] || !b.values[i]) continue;
+    const std::int64_t va = *a.values[i], vb = *b.values[i];
+    if (!a0) {
+      a0 = va, b0 = vb;
+    } else if (k) {
+      if (va != *k * vb + *c) return false;
+    } else if (vb == *b0) {
+      if (va != *a0) return false;
+    } else {
+      const std::int64_t dv = va - *a0, db = vb - *b0;
+      if (dv % db != 0) return false;
+      k = dv / db;
+      if (*k < 1 || *k > max_k) return false;  // before k * b0, which it keeps from overflowing
+      c = *a0 - *k * *b0;
+      if (std::llabs(*c) > max_c || (equal ? *k != 1 || *c != 0 : *k == 1 && *c <= 0)) return false;
+    }
+  }
+  return k.has_value();
+}
+
+// Whether a = b + e in every row giving all three, read once with an early exit (the sums are tried for every triple
+// of the first max_sum_classes classes, so a full pass per triple would dominate).
+bool may_be_sum(const value_class& a, const value_class& b, const value_class& e) {
+  bool any = false;
+  for (std::size_t i = 0; i < a.values.size(); ++i) {
+    if (!a.values[i] || !b.values[i] || !e.values[i]) continue;
+    if (*a.values[i] != *b.values[i] + *e.values[i]) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::uint64_t values_hash(const std::vector<std::optional<std::int64_t>>& values) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const auto& v : values) {
+    h = (h ^ (v ? static_cast<std::uint64_t>(*v) : 0x9e3779b97f4a7c15ULL)) * 1099511628211ULL;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
 }  // namespace
 
 std::vector<value_class> value_classes(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows) {
   std::vector<value_class> out;
   if (rows.empty()) return out;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_hash;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     for (const dynamic_dim& dd : inputs[i].dynamic_dims) {
       std::vector<std::optional<std::int64_t>> values;
@@ -109,11 +158,15 @@ std::vector<value_class> value_classes(const std::vector<tensor_input>& inputs, 
         }
       }
       if (!any) continue;
-      const auto same = std::find_if(out.begin(), out.end(), [&](const value_class& c) { return c.values == values; });
-      if (same != out.end()) {
-        same->members.push_back({i, dd.dim});
+      // Classes found by the hash of their values (a linear search would be quadratic in the dims).
+      std::vector<std::size_t>& bucket = by_hash[values_hash(values)];
+      const auto same =
+          std::find_if(bucket.begin(), bucket.end(), [&](std::size_t c) { return out[c].values == values; });
+      if (same != bucket.end()) {
+        out[*same].members.push_back({i, dd.dim});
         continue;
       }
+      bucket.push_back(out.size());
       value_class c;
       c.members.push_back({i, dd.dim});
       std::optional<std::int64_t> first;
@@ -142,6 +195,7 @@ std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input
 }
 
 std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
+                                         const std::function<bool(const dim_var&, const dim_var&)>& differ,
                                          std::vector<std::string>& warnings) {
   std::vector<dim_relation> out;
   const std::vector<value_class> cls = value_classes(inputs, rows);
@@ -171,6 +225,15 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
     defined[target] = true;
     deps[target] = std::move(terms);
   };
+  // An equality the kept calls satisfy but a call not kept (beyond max_combinations) broke: the pair state over every
+  // call says so, even where the breaking sizes lie inside both dims' extremes.
+  const auto broken = [&](const dim_relation& r, const dim_var& a, const dim_var& b) {
+    if (!differ(a, b)) return false;
+    warnings.push_back("hookscope: " + relation_text(r) + " held in every kept distinct call but is not listed: a " +
+                       "call not kept gave " + r.target.input + " dim " + std::to_string(r.target.dim) + " and " +
+                       r.terms[0].input + " dim " + std::to_string(r.terms[0].dim) + " different sizes");
+    return true;
+  };
   const auto cyclic = [&](const dim_relation& r) {
     warnings.push_back("hookscope: " + relation_text(r) + " held in every kept distinct call but is not listed: " +
                        "the dims it names are already computed from " + r.target.label + " (" + r.target.input +
@@ -191,6 +254,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
       if (r.target.label == first.label) continue;
       r.terms = {first};
       r.torch_derived = true;
+      if (broken(r, c.members[m], c.members.front())) continue;
       r.supporting_calls = calls_in(rows, common);
       r.distinct_points = points;
       r.text = relation_text(r);
@@ -202,7 +266,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
   for (std::size_t a = 0; a < n; ++a) {
     if (!varying(a)) continue;
     for (std::size_t b = 0; b < a && !defined[a]; ++b) {
-      if (!varying(b)) continue;
+      if (!varying(b) || !may_be_affine(cls[a], cls[b], true)) continue;
       const std::vector<std::size_t> common = common_rows({&cls[a], &cls[b]});
       if (!affine(cls[a], cls[b], common, true)) continue;
       const std::size_t points = distinct_values(cls[b], common);
@@ -212,6 +276,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
       r.terms = {ref(inputs, cls[b].members.front())};
       if (r.target.label == r.terms[0].label) continue;
       r.torch_derived = true;
+      if (broken(r, cls[a].members.front(), cls[b].members.front())) continue;
       if (depends_on(b, a)) {
         cyclic(r);
         continue;
@@ -226,7 +291,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
     for (std::size_t b = 0; b < n && !defined[a]; ++b) {
       if (b == a || !varying(b)) continue;
       for (std::size_t e = b + 1; e < n; ++e) {
-        if (e == a || !varying(e)) continue;
+        if (e == a || !varying(e) || !may_be_sum(cls[a], cls[b], cls[e])) continue;
         const std::vector<std::size_t> common = common_rows({&cls[a], &cls[b], &cls[e]});
         bool holds = !common.empty();
         for (std::size_t i = 0; holds && i < common.size(); ++i) {
@@ -254,7 +319,7 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
   for (std::size_t a = 0; a < cls.size(); ++a) {
     if (defined[a] || !varying(a)) continue;
     for (std::size_t b = 0; b < cls.size(); ++b) {
-      if (a == b || !varying(b)) continue;
+      if (a == b || !varying(b) || !may_be_affine(cls[a], cls[b], false)) continue;
       const std::vector<std::size_t> common = common_rows({&cls[a], &cls[b]});
       const auto kc = affine(cls[a], cls[b], common, false);
       if (!kc) continue;
