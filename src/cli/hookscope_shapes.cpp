@@ -139,10 +139,13 @@ std::string_view special_kind(mode_t mode) {
 void write_summary(const hookscope::loaded_engine& loaded, const options& o) {
   const std::string text = loaded.engine.to_summary_json(loaded.function) + "\n";
   if (loaded.engine.num_obs() == 0) print_warning("no record of '" + loaded.function + "': the summary is empty");
+  if (o.output == "-") {
+    std::cout << text;
+    return;
+  }
   struct stat st {};
   errno = 0;
-  const bool exists = o.output != "-" && ::stat(o.output.c_str(), &st) == 0;
-  if (!exists && o.output != "-") {  // none yet; a dangling symbolic link or a loop of them is refused
+  if (::stat(o.output.c_str(), &st) != 0) {  // none yet; a dangling symbolic link or a loop of them is refused
     const int why = errno;
     struct stat link {};
     if (why == ELOOP) throw input_error(o.output + ": cannot write: a loop of symbolic links");
@@ -151,10 +154,6 @@ void write_summary(const hookscope::loaded_engine& loaded, const options& o) {
     }
     if (why != ENOENT) throw input_error(o.output + ": cannot write: " + errno_text());
     return write_replacing(o.output, text, nullptr);
-  }
-  if (o.output == "-") {
-    std::cout << text;
-    return;
   }
   if (S_ISDIR(st.st_mode)) throw input_error(o.output + ": cannot write: it is a directory");
   for (const std::string& input : o.files) {

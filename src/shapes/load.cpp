@@ -248,12 +248,19 @@ void check_for_summaries(const load_options& o) {
     fail(load_error_kind::bad_option, "summarize reads record files, not summaries (they merge as they are)");
 }
 
+// A warning met while loading: given as it comes (load_options::on_warning), and returned.
+void add_warning(loaded_engine& loaded, const load_options& o, const std::string& warning) {
+  if (o.on_warning) o.on_warning(warning);
+  loaded.warnings.push_back(warning);
+}
+
 // remove_inputs: a name that is no parameter and that no call gave (a typo) removes nothing; a warning says so. A
 // keyword without a parameter shifts no position, so it is removed on its own first (its count says whether any call
 // gave it), then the parameters and positions together.
-template <class Warn>
-void remove_inputs(shape_engine& engine, const std::vector<std::string>& names, Warn&& warn) {
+void remove_inputs(loaded_engine& loaded, const load_options& o) {
+  const std::vector<std::string>& names = o.remove_inputs;
   if (names.empty()) return;
+  shape_engine& engine = loaded.engine;
   std::vector<std::string> parameters;
   for (const parameter& p : engine.info().parameters) parameters.push_back(p.name);
   std::vector<std::string> rest;
@@ -263,8 +270,9 @@ void remove_inputs(shape_engine& engine, const std::vector<std::string>& names, 
     if (!keyword) {
       rest.push_back(name);
     } else if (engine.remove_inputs({name}) == 0) {
-      warn("--remove-inputs: no call gave an input named '" + shown(name) +
-           "' and no parameter has that name: " + "nothing removed for it");
+      add_warning(loaded, o,
+                  "--remove-inputs: no call gave an input named '" + shown(name) +
+                      "' and no parameter has that name: " + "nothing removed for it");
     }
   }
   if (!rest.empty()) engine.remove_inputs(rest);
@@ -326,10 +334,7 @@ class call_feeder {
     }
   }
 
-  void warn(const std::string& warning) {
-    if (options_.on_warning) options_.on_warning(warning);
-    loaded_.warnings.push_back(warning);
-  }
+  void warn(const std::string& warning) { add_warning(loaded_, options_, warning); }
 
   // The engine with every call, once the function chosen is known to be the only one, or the one asked for.
   loaded_engine finish(const std::vector<std::string>& sources) {
@@ -354,7 +359,7 @@ class call_feeder {
       warn("kept the first " + std::to_string(kept) + " of " + std::to_string(loaded_.calls_read) + " calls of " +
            loaded_.function + "; --store-n-calls all uses every call");
     }
-    remove_inputs(loaded_.engine, options_.remove_inputs, [&](const std::string& w) { warn(w); });
+    remove_inputs(loaded_, options_);
     return std::move(loaded_);
   }
 
@@ -475,10 +480,7 @@ class summary_merger {
     loaded_.function = function_.value_or(options_.function.value_or(""));
     loaded_.calls_read = loaded_.engine.num_obs();
     loaded_.from_summaries = true;
-    remove_inputs(loaded_.engine, options_.remove_inputs, [&](const std::string& w) {
-      if (options_.on_warning) options_.on_warning(w);
-      loaded_.warnings.push_back(w);
-    });
+    remove_inputs(loaded_, options_);
     return std::move(loaded_);
   }
 
