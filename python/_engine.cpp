@@ -2,7 +2,7 @@
 // (hookscope/load.hpp): sources are read into an engine exactly as `hookscope-shapes` reads them.
 //
 // Values cross the boundary in the record format's JSON encoding (docs/record_format.md): the Python side
-// (hookscope/__init__.py, hookscope/torch.py) builds and reads that encoding, this module parses and prints it with
+// (hookscope/__init__.py, hookscope/torch/) builds and reads that encoding, this module parses and prints it with
 // the library's own reader and writer, so Python sees exactly what records and `hookscope-shapes` see. The library's
 // exceptions become Python exceptions with the same message (what()); a load_error's kind becomes `.kind`.
 //
