@@ -140,7 +140,9 @@ def test_a_call_that_raises_is_recorded_without_result():
         with pytest.raises(RuntimeError):
             m(torch.ones(2, 3), torch.ones(3, 1))  # cat: batch mismatch
     assert obs.num_obs == 2
-    assert "result" in obs._calls[0][0] and "result" not in obs._calls[1][0]
+    assert "result" in obs._calls[0].call and "result" not in obs._calls[1].call
+    assert obs._calls[0].latency > 0 and obs._calls[1].latency is None and obs._calls[1].flat_outputs is None
+    assert [tuple(t.shape) for t in obs._calls[0].flat_outputs] == [(2,), (2, 4)]
 
 
 def test_an_unrecordable_result_warns_once_and_the_call_goes_on():

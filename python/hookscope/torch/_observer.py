@@ -5,6 +5,7 @@ import base64
 import contextlib
 import inspect
 import json
+import time
 import warnings
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -16,6 +17,18 @@ from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch
 from ._values import DTYPES, _copy, _materialize, _placeholder, _signature_json, _Struct, to_value
 
 _NO_RESULT = object()  # _store: the call raised, so it has no result
+
+
+class _StoredCall:
+    """One call the engine stored: its record encoding, the snapshot of its inputs (copied tensors: what
+    infer_arguments returns), its outputs as torch's pytree flattens them (copied; None where the call raised) with
+    their spec, and the latency of the observed method in seconds (None where the call raised)."""
+
+    __slots__ = ("call", "snapshot", "flat_outputs", "outputs_spec", "latency")
+
+    def __init__(self, call: dict, snapshot: tuple[list, dict], flat_outputs, outputs_spec, latency):
+        self.call, self.snapshot = call, snapshot
+        self.flat_outputs, self.outputs_spec, self.latency = flat_outputs, outputs_spec, latency
 
 
 class _Count(int):
@@ -40,7 +53,7 @@ class InputObserver:
         self._function = ""
         self._signature: list[dict] | None = None
         self._names: list[str] = []
-        self._calls: list[tuple[dict, tuple[list, dict]]] = []  # (encoded call, snapshot) of each stored call
+        self._calls: list[_StoredCall] = []
         self._structs: dict[str, tuple[type, Any, int]] = {}   # struct name -> (type, context, fields) last seen
         self._result_warned = False
 
@@ -72,12 +85,13 @@ class InputObserver:
                 return captured(*args, **kwargs)
             # The inputs are encoded before the call: a cache the model updates in place is recorded as it came in.
             call, snapshot = self._encode(args, kwargs)
+            begin = time.perf_counter()
             try:
                 result = captured(*args, **kwargs)
             except BaseException:
                 self._store(call, snapshot)  # a call that raised has no result, but its inputs were seen
                 raise
-            self._store(call, snapshot, result)
+            self._store(call, snapshot, result, time.perf_counter() - begin)
             return result
 
         # transformers' generate() reads forward's signature (e.g. to decide whether to pass position_ids).
@@ -100,7 +114,8 @@ class InputObserver:
         call = {"args": list(enc_args), "kwargs": [[k, e] for k, (e, _) in enc_kwargs]}
         return call, (list(snap_args), {k: s for k, (_, s) in enc_kwargs})
 
-    def _store(self, call: dict, snapshot: tuple[list, dict], result: Any = _NO_RESULT) -> None:
+    def _store(self, call: dict, snapshot: tuple[list, dict], result: Any = _NO_RESULT,
+               latency: float | None = None) -> None:
         """Hands the call (and its result: the outputs' dims, ``outputs()``) to the engine; keeps the snapshot when the
         engine stores the call. A result of a type that cannot be recorded is left out with a warning (the model's
         call must not fail because of the observer)."""
@@ -115,7 +130,11 @@ class InputObserver:
         if self._engine.add_call(json.dumps(call)):
             # Copies, as the reference keeps them: a later in-place update must not change them, and torch.export
             # guards on a view's base (`x._base.size()`), which a tensor the exported program is later given lacks.
-            self._calls.append((call, _copy(snapshot)))
+            flat_outputs, outputs_spec = None, None
+            if result is not _NO_RESULT:
+                leaves, outputs_spec = _pytree.tree_flatten(result)
+                flat_outputs = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in leaves]
+            self._calls.append(_StoredCall(call, _copy(snapshot), flat_outputs, outputs_spec, latency))
             for s in (*snapshot[0], *snapshot[1].values()):
                 self._note_structs(s)
 
@@ -219,7 +238,7 @@ class InputObserver:
                                             avoid_specialization=avoid_specialization)
             for w in chosen.warnings:
                 warnings.warn(w, stacklevel=2)
-            snap_args, snap_kwargs = self._calls[chosen.call][1]
+            snap_args, snap_kwargs = self._calls[chosen.call].snapshot
         else:
             args, kwargs = ((index_or_args_or_kwargs, {}) if isinstance(index_or_args_or_kwargs, tuple)
                             else ((), dict(index_or_args_or_kwargs)))
@@ -317,19 +336,22 @@ class InputObserver:
         tensors: e.g. one phase of generate() (``lambda a, kw: kw["input_ids"].shape[1] > 1``, the prefill) when one
         exported program cannot serve every phase."""
         self._check()
-        chosen = [(call, snap) for call, snap in self._calls
-                  if predicate(tuple(_materialize(x) for x in snap[0]), {k: _materialize(v) for k, v in snap[1].items()})]
+        chosen = [c for c in self._calls
+                  if predicate(tuple(_materialize(x) for x in c.snapshot[0]),
+                               {k: _materialize(v) for k, v in c.snapshot[1].items()})]
         if not chosen:
             raise ValueError("hookscope: select: the predicate holds for no stored call")
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
         out._engine = _engine.ShapeEngine(store_n_calls=len(chosen))
         out._signature, out._names, out._function = self._signature, self._names, self._function
+        out._structs = dict(self._structs)
         out._engine.set_parameters(json.dumps(self._signature))
         for key, v in self.value_if_missing.items():
             out._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
         out._engine.begin_recording()
-        for call, snap in chosen:
-            out._store(call, snap)
+        for c in chosen:
+            if out._engine.add_call(json.dumps(c.call)):
+                out._calls.append(c)
         return out
 
     def needs_backed_size_oblivious(self, arguments=None, dynamic_shapes=None) -> bool:
@@ -363,10 +385,10 @@ class InputObserver:
         hookscope.infer read; returns the number of records."""
         self._check()
         with open(path, "w", encoding="utf-8") as f:
-            for i, (call, _) in enumerate(self._calls):
+            for i, stored in enumerate(self._calls):
                 record: dict[str, Any] = {"function": self._function}
                 if i == 0:
                     record["signature"] = self._signature
-                record.update(call)
+                record.update(stored.call)
                 f.write(json.dumps(record, separators=(",", ":")) + "\n")
         return len(self._calls)
