@@ -161,7 +161,7 @@ TEST_CASE("dynamic_shapes_options::batch_dimension_for on placeholders") {
     const auto ds = decode().infer_dynamic_shapes({.batch_dimension_for = {"pixel_values", "input_ids"}});
     CHECK(ds.to_json() == expected);
     REQUIRE(ds.warnings().size() == 1);
-    CHECK_THAT(ds.warnings()[0], Contains("names 'pixel_values'") && Contains("only as its value_if_missing") &&
+    CHECK_THAT(ds.warnings()[0], Contains("asked for 'pixel_values'") && Contains("only as its value_if_missing") &&
                                      Contains("no dynamic batch dimension"));
   }
   SECTION("named by position: the placeholder a position is replaced by") {
@@ -173,7 +173,7 @@ TEST_CASE("dynamic_shapes_options::batch_dimension_for on placeholders") {
     const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"1", "0"}});
     CHECK(ds.to_json() == R"([{"0":"DYNAMIC","1":"DYNAMIC"},{}])");
     REQUIRE(ds.warnings().size() == 1);
-    CHECK_THAT(ds.warnings()[0], Contains("names 'y'"));
+    CHECK_THAT(ds.warnings()[0], Contains("asked for 'y'"));
   }
   SECTION("given by some call: the batch dim is forced as before") {
     const auto ds = vision(true).infer_dynamic_shapes({.batch_dimension_for_all = true});
@@ -189,7 +189,8 @@ TEST_CASE("dynamic_shapes_options::batch_dimension_for on placeholders") {
     const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"y"}});
     CHECK(ds.to_json() == R"([{"0":"DYNAMIC"},null])");
     REQUIRE(ds.warnings().size() == 1);
-    CHECK_THAT(ds.warnings()[0], Contains("names 'y', which no call gave as a tensor"));
+    CHECK_THAT(ds.warnings()[0],
+               Contains("asked for 'y' (set_batch_dimension_for, --batch), which no call gave as a tensor"));
   }
   SECTION("through a summary: the placeholder count is written, read and merged") {
     const auto e = decode();

@@ -376,7 +376,7 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
     const bool placeholder = s.keys[slots[i].key].only_if_missing();
     if (!placeholder && slot_has_tensor[i]) continue;
     notes.push_back(
-        "hookscope: set_batch_dimension_for names '" + slots[i].name + "', which " +
+        "hookscope: a batch dimension is asked for '" + slots[i].name + "' (set_batch_dimension_for, --batch), which " +
         (placeholder ? "every call gave only as its value_if_missing placeholder" : "no call gave as a tensor") +
         ": it gets no dynamic batch dimension");
   }

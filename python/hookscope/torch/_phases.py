@@ -96,7 +96,7 @@ def phases(observer: "InputObserver", set_batch_dimension_for=None, dim_names=No
         args, kwargs = sub.infer_arguments(as_args_kwargs=True, avoid_specialization=True)
         ds = sub.infer_dynamic_shapes(set_batch_dimension_for, dim_names)
         for w in sub.shape_warnings(set_batch_dimension_for, dim_names):
-            if w.startswith("hookscope: set_batch_dimension_for names "):  # the user named it: say why it is static
+            if w.startswith("hookscope: a batch dimension is asked for "):  # the user named it: say why it is static
                 warnings.warn(f"{w} (phase {profile['phase']})", stacklevel=3)
         backed = sub.needs_backed_size_oblivious(_as_named(sub, args, kwargs, ds), ds)
         out.append(Phase(_phase_name(profile["phase"], len(profiles)), profile["phase"], members[p], sub, args,
