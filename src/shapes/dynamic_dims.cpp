@@ -383,7 +383,7 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
   name_dims(r.inputs, flat, tensor_of, slots, s, o, notes);
   r.warnings = warnings(r.inputs, flat, tensor_of);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
-  const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs.size());
+  const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs);
   std::vector<std::vector<std::uint32_t>> pair_slot(r.inputs.size());  // per input and dim: its C3 pair slot
   for (std::size_t f = 0; f < flat.size(); ++f) {
     if (tensor_of[f] == no_tensor) continue;
