@@ -199,6 +199,20 @@ TEST_CASE("dynamic_shapes_options::batch_dimension_for on placeholders") {
     const auto read = shape_engine::from_summary_json(text);
     CHECK(read.infer_dynamic_shapes({.batch_dimension_for_all = true}).to_json() == expected);
     CHECK(read.to_summary_json("f") == text);
+    // Two shards of one call each, merged: the counts add up to what one pass wrote.
+    const auto shard = [&](std::int64_t b, std::int64_t past) {
+      shape_engine one(engine_options{.store_n_calls = hookscope::unlimited});
+      one.set_parameters({param("input_ids"), param("pixel_values", value()), param("attention_mask", value()),
+                          param("past_key_values", value())});
+      one.value_if_missing("pixel_values", t({0, 3, 8, 8}));
+      one.add_call(named({{"input_ids", ids({b, 1})},
+                          {"attention_mask", ids({b, past + 1})},
+                          {"past_key_values", value::list({value::tuple({t({b, 2, past, 4}), t({b, 2, past, 4})})})}}));
+      return shape_engine::from_summary_json(one.to_summary_json("f"));
+    };
+    auto merged = shard(2, 10);
+    merged.merge(shard(3, 11));
+    CHECK(merged.to_summary_json("f") == text);
   }
 }
 

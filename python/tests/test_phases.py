@@ -211,6 +211,21 @@ def test_hostile_phases():
     (p,) = obs.phases(set_batch_dimension_for=True)
     assert p.calls == [0] and p.backed_size_oblivious  # batch 1 forced dynamic
     p.export(model)
+    # every call of both phases has batch 1: the forced batch dim is 1 in the chosen arguments
+    obs = InputObserver(store_n_calls=10)
+    with obs(model):
+        for n in (4, 6):
+            past = model(torch.zeros(1, n, dtype=torch.int64))
+            for _ in range(2):
+                past = model(torch.zeros(1, 1, dtype=torch.int64), past)
+    bundles = obs.phases(set_batch_dimension_for=True)
+    assert [(p.name, p.calls) for p in bundles] == [("prefill", [0, 3]), ("decode", [1, 2, 4, 5])]
+    for p in bundles:
+        assert p.backed_size_oblivious
+        ep = p.export(model)
+        x = torch.zeros(3, 5 if p.name == "prefill" else 1, dtype=torch.int64)  # a batch and a length never seen
+        given = (x,) if p.name == "prefill" else (x, torch.ones(3, 7, 1))
+        torch.testing.assert_close(ep.module()(*given), model(*given))
     # an input only ever a placeholder, named explicitly: a warning, no dynamic dim
     obs = InputObserver(value_if_missing={"past": torch.empty((0, 0, 1))})
     with obs(model):
