@@ -39,7 +39,7 @@ class Phase:
             return torch.export.export(model, self.args, self.kwargs, dynamic_shapes=self.dynamic_shapes, **kw)
 
     def __repr__(self) -> str:
-        return (f"Phase({self.name!r}, calls={self.calls}, backed_size_oblivious={self.backed_size_oblivious})")
+        return f"Phase({self.name!r}, calls={self.calls}, backed_size_oblivious={self.backed_size_oblivious})"
 
 
 def _phase_name(split: str, n_phases: int) -> str:
@@ -86,6 +86,7 @@ def phases(observer: "InputObserver", set_batch_dimension_for=None, dim_names=No
     members: list[list[int]] = [[] for _ in profiles]
     for i, stored in enumerate(observer._calls):
         shapes = _call_shapes(observer, stored.call)
+        # Inputs the call lacks are not compared; a call fitting no profile (its split dim lacking) goes last.
         p = next((p for p in order if _fits(profiles[p], shapes)), order[-1])
         members[p].append(i)
     out = []
