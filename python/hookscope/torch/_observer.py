@@ -13,7 +13,12 @@ import torch
 import torch.utils._pytree as _pytree
 
 from .. import Opaque, _engine, decode_text, shapes_options
+from .._arguments import callable_, flag
+from .._arguments import path as _path
+from . import _checks
+from ._discrepancies import check_discrepancies as _check_discrepancies
 from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
+from ._info import InputObserverInfo
 from ._values import DTYPES, _copy, _materialize, _placeholder, _signature_json, _Struct, to_value
 
 _NO_RESULT = object()  # _store: the call raised, so it has no result
@@ -47,12 +52,13 @@ class InputObserver:
     """
 
     def __init__(self, value_if_missing: Mapping[str | int, Any] | None = None, store_n_calls: int = 3):
-        self.value_if_missing = dict(value_if_missing or {})
-        self.store_n_calls = store_n_calls
+        self.value_if_missing = _checks.value_if_missing(value_if_missing)
+        self.store_n_calls = _checks.store_n_calls(store_n_calls)
         self._engine: _engine.ShapeEngine | None = None
         self._function = ""
         self._signature: list[dict] | None = None
         self._names: list[str] = []
+        self._parameters: list[inspect.Parameter] = []
         self._calls: list[_StoredCall] = []
         self._structs: dict[str, tuple[type, Any, int]] = {}   # struct name -> (type, context, fields) last seen
         self._result_warned = False
@@ -62,17 +68,20 @@ class InputObserver:
     def __call__(self, model: torch.nn.Module, store_n_calls: int | None = None,
                  method_name: str = "forward") -> Iterator["InputObserver"]:
         """Replaces ``model.<method_name>`` for the block, records its calls, and restores it even on exceptions."""
-        if not hasattr(model, method_name):
-            raise ValueError(f"hookscope: {type(model).__name__} has no method {method_name!r}")
+        _checks.method(model, method_name)
+        if store_n_calls is not None:
+            _checks.store_n_calls(store_n_calls)
         had_own = method_name in vars(model)
         own = vars(model).get(method_name)
         captured = getattr(model, method_name)
         sig = inspect.signature(captured)
         n = self.store_n_calls if store_n_calls is None else store_n_calls
         if self._engine is None:
+            _checks.value_if_missing_keys(self.value_if_missing, list(sig.parameters.values()))
             self._engine = _engine.ShapeEngine(store_n_calls=n)
             self._signature = _signature_json(sig)
             self._names = [p.name for p in sig.parameters.values()]
+            self._parameters = list(sig.parameters.values())
             self._function = f"{type(model).__name__}.{method_name}"
             self._engine.set_parameters(json.dumps(self._signature))
             for key, v in self.value_if_missing.items():
@@ -161,8 +170,19 @@ class InputObserver:
         """Number of stored calls (also callable: ``num_obs()``)."""
         return _Count(0 if self._engine is None else self._engine.num_obs)
 
+    def is_empty(self) -> bool:
+        """True when no call is stored (yobx's is_empty)."""
+        return self.num_obs == 0
+
     @property
-    def info(self) -> dict | None:
+    def info(self) -> InputObserverInfo | None:
+        """The stored calls as the references' InputObserverInfo (None before the first `with` block): ``len(info)``,
+        ``inputs`` (one InputCandidate per stored call), ``flat_outputs``, ``outputs_specs``, ``latencies``,
+        ``signature_names``, ``default_values``, ``value_if_missing``."""
+        return None if self._engine is None else InputObserverInfo(self)
+
+    @property
+    def engine_info(self) -> dict | None:
         """The engine's view: per stored call its inputs (JSON encoding), constants, leaf count and leaves aligned on
         the best candidate; the best candidate's index; the parameters."""
         if self._engine is None:
@@ -175,9 +195,28 @@ class InputObserver:
         return info
 
     def remove_inputs(self, input_names: Sequence[str | int]) -> int:
-        """Forgets these inputs in every stored call; returns how many were removed."""
-        names = [self._names[k] if isinstance(k, int) and k < len(self._names) else str(k) for k in input_names]
-        return self._check().remove_inputs(names)
+        """Forgets these inputs (names or positions) in every stored call; returns how many were removed. The
+        variadic ``*args``/``**kwargs`` are refused (ValueError); a name no stored call holds removes nothing, with
+        a warning naming it (yobx returns 0: code written for several versions of a model keeps working)."""
+        wanted = _checks.input_names(input_names)
+        names = [self._names[k] if isinstance(k, int) and k < len(self._names) else str(k) for k in wanted]
+        removed = self._check().remove_inputs(names)
+        if not removed:
+            warnings.warn(f"hookscope: remove_inputs: no stored call holds {wanted!r}: nothing was removed",
+                          stacklevel=2)
+        return removed
+
+    def check_discrepancies(self, onnx_model, atol: float = 1e-4, rtol: float = 0.1, hist=(0.1, 0.01),
+                            progress_bar: bool = False, include_io: bool = True, skip_none: bool = True,
+                            initializer: Callable | None = None) -> list[dict]:
+        """Runs every stored call's inputs through ``onnx_model`` (an ONNX file name, an ``onnx.ModelProto`` or a
+        ``torch.onnx.ONNXProgram``) in ONNX Runtime and compares the outputs with the observed ones: one dict per
+        stored call (abs, rel, SUCCESS, index, duration_torch, ort_duration, n_inputs, n_none, n_empty, one count per
+        ``hist`` threshold, inputs/outputs_torch/outputs_ort with include_io, error where ONNX Runtime fails or the
+        outputs differ in count, shape or dtype). ``initializer(model_path_or_bytes)`` makes the session
+        (torch.onnx's parameter); the default runs on CPU. ``progress_bar`` uses tqdm when it is installed."""
+        return _check_discrepancies(self, onnx_model, atol, rtol, hist, progress_bar, include_io, skip_none,
+                                    initializer)
 
     # --- arguments -------------------------------------------------------------------------------------------
     def _rebuild(self, v: Any, snap: Any) -> Any:
@@ -231,6 +270,9 @@ class InputObserver:
         the reference's choice, the stored call whose dynamic dims are all >= 2 (torch.export specialises 0 and 1),
         else the one with the most, with a warning naming the others."""
         engine = self._check()
+        index_or_args_or_kwargs = _checks.candidate(index_or_args_or_kwargs, len(self._calls))
+        flat, as_args_kwargs = flag("flat", flat), flag("as_args_kwargs", as_args_kwargs)
+        avoid_specialization = flag("avoid_specialization", avoid_specialization)
         if avoid_specialization and index_or_args_or_kwargs is not None:
             raise ValueError("hookscope: avoid_specialization chooses the call: give no index_or_args_or_kwargs")
         if index_or_args_or_kwargs is None or isinstance(index_or_args_or_kwargs, int):
@@ -273,10 +315,12 @@ class InputObserver:
 
     # --- dynamic shapes --------------------------------------------------------------------------------------
     def _dynamic_shapes(self, set_batch_dimension_for=None, dim_names=None, phases=False) -> _engine.DynamicShapes:
-        batch = set_batch_dimension_for
-        if batch is not None and batch is not True:
+        engine = self._check()
+        batch = _checks.batch_keys(set_batch_dimension_for, self._parameters)
+        phases = flag("phases", phases)
+        if batch is not None and batch is not True and batch is not False:
             batch = [self._names[k] if isinstance(k, int) and k < len(self._names) else k for k in batch]
-        return self._check().infer_dynamic_shapes(
+        return engine.infer_dynamic_shapes(
             **shapes_options(batch, False, dim_names or False, "auto" if phases else 1))
 
     def infer_dynamic_shapes(self, set_batch_dimension_for: set[int | str] | bool | None = None,
@@ -335,6 +379,7 @@ class InputObserver:
         """A new observer holding the stored calls for which ``predicate(args, kwargs)`` is true, with their observed
         tensors: e.g. one phase of generate() (``lambda a, kw: kw["input_ids"].shape[1] > 1``, the prefill) when one
         exported program cannot serve every phase."""
+        callable_("predicate", predicate)
         self._check()
         chosen = [c for c in self._calls
                   if predicate(tuple(_materialize(x) for x in c.snapshot[0]),
@@ -344,6 +389,7 @@ class InputObserver:
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
         out._engine = _engine.ShapeEngine(store_n_calls=len(chosen))
         out._signature, out._names, out._function = self._signature, self._names, self._function
+        out._parameters = self._parameters
         out._structs = dict(self._structs)
         out._engine.set_parameters(json.dumps(self._signature))
         for key, v in self.value_if_missing.items():
@@ -383,6 +429,7 @@ class InputObserver:
     def write_records(self, path) -> int:
         """Writes the stored calls as a record file (docs/record_format.md) that `hookscope-shapes` and
         hookscope.infer read; returns the number of records."""
+        _path("path", path)
         self._check()
         with open(path, "w", encoding="utf-8") as f:
             for i, stored in enumerate(self._calls):

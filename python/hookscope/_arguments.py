@@ -1,0 +1,111 @@
+"""The checks of the public functions' arguments: one sentence per misuse, starting ``hookscope:`` and naming the
+parameter, raised before any value reaches the compiled engine (whose binding would answer with pybind11's
+"incompatible function arguments")."""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Collection, Mapping
+from typing import Any
+
+_INT64_MAX = 2**63 - 1
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type where the reference InputObservers raise ValueError (``infer_arguments("x")``):
+    both a TypeError and a ValueError, so that code catching either catches it."""
+
+
+class ArgumentValueError(ValueError, RuntimeError):
+    """An argument out of range where the reference InputObservers raise RuntimeError (``infer_arguments(5)`` with
+    two stored calls): both a ValueError and a RuntimeError."""
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def flag(name: str, value: Any) -> bool:
+    """A bool (0 and 1 too, as Python's own flags take them)."""
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"hookscope: {name}: expected True or False, got {type(value).__name__} {_shown(value)}")
+
+
+def count(name: str, value: Any, minimum: int = 0) -> int:
+    """An int in [minimum, 2**63 - 1]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"hookscope: {name}: expected an int, got {type(value).__name__} {_shown(value)}")
+    value = int(value)
+    if value < minimum or value > _INT64_MAX:
+        raise ValueError(f"hookscope: {name}: expected an int >= {minimum}, got {value}")
+    return value
+
+
+def tolerance(name: str, value: Any) -> float:
+    """A finite real >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"hookscope: {name}: expected a number >= 0, got {type(value).__name__} {_shown(value)}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"hookscope: {name}: expected a finite number >= 0, got {value}")
+    return value
+
+
+def text(name: str, value: Any, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"hookscope: {name}: expected a str, got {type(value).__name__} {_shown(value)}")
+    return value
+
+
+def path(name: str, value: Any, optional: bool = False):
+    """A file name: str, bytes or os.PathLike."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"hookscope: {name}: expected a path (str, bytes or os.PathLike), got "
+                        f"{type(value).__name__} {_shown(value)}")
+    return value
+
+
+def key(name: str, k: Any) -> str | int:
+    """An input key: a parameter name (str) or a position (int >= 0)."""
+    if isinstance(k, bool) or not isinstance(k, (str, numbers.Integral)):
+        raise TypeError(f"hookscope: {name}: an input is named by a str or a position (int), got "
+                        f"{type(k).__name__} {_shown(k)}")
+    if isinstance(k, str):
+        if not k:
+            raise ValueError(f"hookscope: {name}: an input name is not empty")
+        return k
+    return count(f"{name}: position", k)
+
+
+def keys(name: str, value: Any) -> list[str | int]:
+    """A collection of input keys; a str alone is refused (it is one name, not a collection: write {'name'})."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"hookscope: {name}: expected a collection of names or positions, got the "
+                        f"{type(value).__name__} {_shown(value)} (write [{_shown(value)}] for one input)")
+    if isinstance(value, Mapping) or not isinstance(value, Collection):
+        raise TypeError(f"hookscope: {name}: expected a collection of names or positions, got "
+                        f"{type(value).__name__} {_shown(value)}")
+    return [key(name, k) for k in value]
+
+
+def mapping(name: str, value: Any, optional: bool = True) -> Mapping | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"hookscope: {name}: expected a mapping, got {type(value).__name__} {_shown(value)}")
+    return value
+
+
+def callable_(name: str, value: Any, optional: bool = False):
+    if value is None and optional:
+        return None
+    if not callable(value):
+        raise TypeError(f"hookscope: {name}: expected a callable, got {type(value).__name__} {_shown(value)}")
+    return value
