@@ -84,7 +84,7 @@ def decode_text(encoded: Any) -> str:
             return base64.b64decode(encoded["base64"], validate=True).decode("utf-8", "surrogateescape")
         except (binascii.Error, ValueError) as e:
             raise FormatError(f"hookscope: {{\"base64\": {encoded['base64']!r}}}: not base64 ({e})") from None
-    raise FormatError(f"hookscope: expected a string or {{\"base64\": ...}}, found {encoded!r}")
+    raise FormatError(f"hookscope: encoded: expected a string or {{\"base64\": ...}}, found {encoded!r}")
 
 
 class RecordWarning(UserWarning):
@@ -111,6 +111,20 @@ def _paths(paths: Paths) -> list[bytes]:
         raise TypeError(f"hookscope: paths: expected a path or an iterable of paths, got {type(paths).__name__} "
                         f"{paths!r}")
     return [os.fsencode(_arguments.path("paths", p)) for p in paths]
+
+
+def _engine_call(fn, *args, **kwargs):
+    """A call into the compiled front door whose refusals all start with ``hookscope:`` (the command's sentence after
+    it, ``.kind`` kept)."""
+    try:
+        return fn(*args, **kwargs)
+    except (FormatError, InferenceError, LoadError) as e:
+        if str(e).startswith("hookscope:"):
+            raise
+        error = type(e)(f"hookscope: {e}")
+        if hasattr(e, "kind"):
+            error.kind = e.kind
+        raise error from None
 
 
 def _bad_option(message: str) -> LoadError:
@@ -156,7 +170,7 @@ def _names(option: str, keys: Any) -> list[str]:
     collection of names."""
     if keys is None:
         return []
-    if isinstance(keys, (str, bytes)) or not isinstance(keys, Collection):
+    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(keys, Collection):
         raise TypeError(f"hookscope: {option}: expected a collection of names or positions, got {keys!r}")
     out = []
     for k in keys:
@@ -179,8 +193,8 @@ def _load(paths: Paths, *, function: str | None = None, store_n_calls: Any = _ST
             _arguments.key("value_if_missing", k)
     _arguments.text("function", function, optional=True)
     _arguments.path("signature_from", signature_from, optional=True)
-    loaded = _engine.load(
-        _paths(paths), function=function, store_n_calls=_store_n_calls(store_n_calls),
+    loaded = _engine_call(
+        _engine.load, _paths(paths), function=function, store_n_calls=_store_n_calls(store_n_calls),
         values_if_missing=[(k, _value_json(k, v)) for k, v in (value_if_missing or {}).items()],
         signature_from=None if signature_from is None else os.fsencode(signature_from),
         remove_inputs=_names("remove_inputs", remove_inputs), stored_call_option=stored_call_option,
@@ -194,7 +208,7 @@ def read_records(paths: Paths, *, with_warnings: bool = False):
     values in the record format's JSON encoding). A bad line raises RecordError("<file>:<line>: ..."), the
     sentence ``hookscope-shapes`` prints. ``with_warnings=True`` returns ``(records, warnings)``."""
     with_warnings = _arguments.flag("with_warnings", with_warnings)
-    lines, warnings = _engine.read_records(_paths(paths))
+    lines, warnings = _engine_call(_engine.read_records, _paths(paths))
     records = [json.loads(line) for line in lines]
     return (records, list(warnings)) if with_warnings else records
 
@@ -234,7 +248,7 @@ def merge_summaries(summaries: Iterable[str], *, function: str | None = None) ->
                         f"{type(summaries).__name__}")
     _arguments.text("function", function, optional=True)
     named = [(f"summary {i}", _arguments.text("summaries", text)) for i, text in enumerate(summaries)]
-    return _engine.load_summaries(named, function=function).engine
+    return _engine_call(_engine.load_summaries, named, function=function).engine
 
 
 def _dim_labels(dim_names: Mapping[Key, Mapping[int, str]]) -> list[tuple[Key, int, str]]:
@@ -308,7 +322,7 @@ class InferredArguments:
     def __init__(self, value: Any, call: int | None, warnings: list[str]):
         if call is not None:
             _arguments.count("call", call)
-        if isinstance(warnings, (str, bytes)) or not isinstance(warnings, Iterable):
+        if isinstance(warnings, (str, bytes, Mapping)) or not isinstance(warnings, Iterable):
             raise TypeError(f"hookscope: warnings: expected a list of str, got {type(warnings).__name__}")
         self.value, self.call, self.warnings = value, call, [_arguments.text("warnings", w) for w in warnings]
 

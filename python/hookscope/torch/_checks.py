@@ -85,3 +85,14 @@ def candidate(value: Any, n_calls: int) -> Any:
 def input_names(value: Any) -> list[str | int]:
     """remove_inputs' names or positions (a str alone is one name, not a collection of them: refused)."""
     return keys("input_names", value)
+
+
+def structures(arguments: Any, dynamic_shapes: Any) -> None:
+    """needs_backed_size_oblivious' arguments (as infer_arguments returns them) and dynamic shapes (as
+    infer_dynamic_shapes returns them)."""
+    if arguments is not None and not isinstance(arguments, (tuple, list, dict)):
+        raise TypeError(f"hookscope: arguments: expected a tuple, a dict or (args, kwargs) as infer_arguments gives "
+                        f"them, got {type(arguments).__name__} {_shown(arguments)}")
+    if dynamic_shapes is not None and not isinstance(dynamic_shapes, (tuple, list, dict)):
+        raise TypeError(f"hookscope: dynamic_shapes: expected a tuple or a dict as infer_dynamic_shapes gives them, "
+                        f"got {type(dynamic_shapes).__name__} {_shown(dynamic_shapes)}")

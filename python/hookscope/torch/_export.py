@@ -10,10 +10,19 @@ import torch
 
 from .. import _engine
 
+
+def _dynamic_shapes_arg(ds: Any) -> _engine.DynamicShapes:
+    if not isinstance(ds, _engine.DynamicShapes):
+        raise TypeError(f"hookscope: ds: expected a hookscope.DynamicShapes (hookscope.infer's result), got "
+                        f"{type(ds).__name__}")
+    return ds
+
+
 def to_torch_dynamic_shapes(ds: _engine.DynamicShapes):
     """A DynamicShapes as torch.export's structure: dict/tuple/list as the engine's tree, {dim: Dim} per tensor."""
     from torch.export import Dim
 
+    _dynamic_shapes_arg(ds)
     dims: dict[str, Any] = {}
     inputs = ds.inputs
 
@@ -44,7 +53,7 @@ def to_torch_tensorrt_kwargs(ds: _engine.DynamicShapes) -> list[dict]:
     ``ds.to_torch_tensorrt()``: ``name``, ``dtype`` (a torch.dtype) and ``min_shape``/``opt_shape``/``max_shape``
     tuples, or ``profiles`` (a list of such dicts, Torch-TensorRT 2.14) for several profiles. A dimension whose min
     is 0 is raised to 1 (Torch-TensorRT wants min >= 1), with a warning saying which calls the engine cannot take."""
-    for w in ds.torch_tensorrt_warnings:
+    for w in _dynamic_shapes_arg(ds).torch_tensorrt_warnings:
         warnings.warn(w, stacklevel=3)
 
     def shapes(r: dict) -> dict:
@@ -64,6 +73,7 @@ def to_torch_tensorrt_kwargs(ds: _engine.DynamicShapes) -> list[dict]:
 def to_torch_tensorrt_inputs(ds: _engine.DynamicShapes) -> list:
     """``torch_tensorrt.Input(**kwargs)`` for each of ``to_torch_tensorrt_kwargs(ds)``; ImportError naming the
     package when torch_tensorrt cannot be imported (it needs TensorRT's libraries and, to import, often CUDA)."""
+    _dynamic_shapes_arg(ds)
     try:
         import torch_tensorrt
     except ImportError as e:

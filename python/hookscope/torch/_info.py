@@ -8,12 +8,22 @@ from typing import TYPE_CHECKING, Any
 import torch
 import torch.utils._pytree as _pytree
 
+from .._arguments import count, mapping
 from ._values import _materialize
 
 if TYPE_CHECKING:
     from ._observer import InputObserver, _StoredCall
 
 _SCALARS = (int, float, bool, str)
+
+
+def _observer_arg(observer: Any) -> "InputObserver":
+    from ._observer import InputObserver
+
+    if not isinstance(observer, InputObserver):
+        raise TypeError(f"hookscope: observer: expected a hookscope.torch.InputObserver, got {type(observer).__name__}"
+                        " (InputObserver.info builds this object)")
+    return observer
 
 
 def _shape_text(value: Any) -> str:
@@ -40,6 +50,10 @@ class InputCandidate:
     tensors aligned on the best candidate, None where the call left one out), ``len()`` (the number of leaves)."""
 
     def __init__(self, observer: "InputObserver", index: int, default_values: dict[str, Any]):
+        _observer_arg(observer)
+        if count("index", index) >= len(observer._calls):
+            raise ValueError(f"hookscope: index: no stored call {index} ({len(observer._calls)} stored)")
+        mapping("default_values", default_values, optional=False)
         stored = observer._calls[index]
         args = tuple(_materialize(a) for a in stored.snapshot[0])
         given = {k: _materialize(v) for k, v in stored.snapshot[1].items()}
@@ -90,7 +104,7 @@ class InputObserverInfo:
     position or None), ``kwargs_name`` (``**kwargs``' name or None)."""
 
     def __init__(self, observer: "InputObserver"):
-        self._observer = observer
+        self._observer = _observer_arg(observer)
         parameters = observer._parameters or []
         self.signature_names = [p.name for p in parameters]
         self.default_values = {p.name: p.default for p in parameters

@@ -404,6 +404,7 @@ class InputObserver:
         """True when a dim the dynamic shapes declare dynamic is 0 or 1 in the arguments (by default those of
         infer_arguments() and infer_dynamic_shapes()): torch.export then specialises it unless the export runs under
         ``torch.fx.experimental._config.patch(backed_size_oblivious=True)`` (yobx's needs_backed_size_oblivious)."""
+        _checks.structures(arguments, dynamic_shapes)
         arguments = self.infer_arguments() if arguments is None else arguments
         dynamic_shapes = self.infer_dynamic_shapes() if dynamic_shapes is None else dynamic_shapes
         found = []
@@ -411,10 +412,17 @@ class InputObserver:
         def walk(v, spec):
             if spec is None or v is None:
                 return
+            if not isinstance(spec, (dict, list, tuple)):
+                raise TypeError(f"hookscope: dynamic_shapes: expected dicts, tuples, lists or None as "
+                                f"infer_dynamic_shapes gives them, found {type(spec).__name__} {spec!r}")
             if isinstance(v, torch.Tensor):
-                found.extend(d for d in spec if v.shape[d] in (0, 1))
+                dims = list(spec) if isinstance(spec, dict) else [i for i, x in enumerate(spec) if x is not None]
+                found.extend(d for d in dims if isinstance(d, int) and -v.dim() <= d < v.dim() and v.shape[d] in (0, 1))
             elif isinstance(spec, dict):
                 for k, sub in spec.items():
+                    if isinstance(v, dict) and k not in v:
+                        raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes "
+                                         f"names {k!r}, which the arguments lack")
                     walk(v[k] if isinstance(v, dict) else getattr(v, k, None), sub)
             elif type(v) in (tuple, list):
                 for x, sub in zip(v, spec):

@@ -1,0 +1,240 @@
+"""Hostile values for every parameter of every public function, class and method of hookscope and hookscope.torch,
+enumerated with inspect (a new public function is covered as soon as it exists; one with a required parameter needs
+a valid value in VALID). Each value either is refused with a TypeError or ValueError whose sentence starts
+``hookscope:`` and names the parameter (never pybind11's "incompatible function arguments" or "Unable to cast"), or
+is listed in ACCEPTED with what it means: no value is silently ignored."""
+import inspect
+import math
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is installed by tools/python_env.sh")
+
+import hookscope  # noqa: E402
+import hookscope.torch  # noqa: E402
+from hookscope.torch import InputObserver  # noqa: E402
+
+HOSTILE = {
+    "None": None,
+    "str": "input_ids",
+    "float": 1.5,
+    "negative": -1,
+    "huge": 2**70,
+    "nan": math.nan,
+    "bytes": b"\xff\xfe",
+    "dict": {"a": 1},
+    "object": object(),
+}
+
+
+class Model(torch.nn.Module):
+    def forward(self, input_ids, pixel_values=None):
+        return input_ids.float().sum(dim=-1)
+
+
+def observed() -> InputObserver:
+    m, obs = Model(), InputObserver()
+    with obs(m):
+        m(torch.ones((2, 5), dtype=torch.int64), pixel_values=torch.ones(2, 3))
+        m(torch.ones((3, 1), dtype=torch.int64))
+    return obs
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad_arguments")
+    records = d / "forward.jsonl"
+    observed().write_records(records)
+    onnx_file = d / "model.onnx"
+    onnx = pytest.importorskip("onnx", reason="onnx is installed by tools/python_env.sh")
+    h = onnx.helper
+    graph = h.make_graph([h.make_node("Identity", ["pixel_values"], ["out"])], "g",
+                         [h.make_tensor_value_info("input_ids", onnx.TensorProto.INT64, ["b", "s"]),
+                          h.make_tensor_value_info("pixel_values", onnx.TensorProto.FLOAT, ["b", 3])],
+                         [h.make_tensor_value_info("out", onnx.TensorProto.FLOAT, ["b", 3])])
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 18)], ir_version=10), str(onnx_file))
+    return {"records": records, "summary": hookscope.summarize([records]), "onnx": onnx_file}
+
+
+def valid(files):
+    """A valid value for each required parameter (per callable's qualified name)."""
+    obs = observed()
+    return {
+        "read_records": {"paths": [files["records"]]},
+        "load": {"paths": [files["records"]]},
+        "summarize": {"paths": [files["records"]]},
+        "merge_summaries": {"summaries": [files["summary"]]},
+        "infer": {"paths": [files["records"]]},
+        "infer_arguments": {"paths": [files["records"]]},
+        "decode_text": {"encoded": "text"},
+        "Opaque": {"type_name": "std::mutex"},
+        "InferredArguments": {"value": None, "call": 0, "warnings": []},
+        "to_value": {"obj": torch.ones(2)},
+        "to_torch_dynamic_shapes": {"ds": hookscope.infer([files["records"]])},
+        "to_torch_tensorrt_kwargs": {"ds": hookscope.infer([files["records"]])},
+        "to_torch_tensorrt_inputs": {"ds": hookscope.infer([files["records"]])},
+        "InputObserverInfo": {"observer": obs},
+        "InputCandidate": {"observer": obs, "index": 0, "default_values": {}},
+        "InputObserver.__call__": {"model": Model()},
+        "InputObserver.remove_inputs": {"input_names": ["pixel_values"]},
+        "InputObserver.select": {"predicate": lambda args, kwargs: True},
+        "InputObserver.write_records": {"path": str(files["records"]) + ".copy"},
+        "InputObserver.check_discrepancies": {"onnx_model": files["onnx"]},
+    }
+
+
+# (callable, parameter, hostile value) accepted, and what it means there.
+ACCEPTED = {
+    # None is the default, or a documented value (store_n_calls=None: every call).
+    **{(f, p, "None"): "the default" for f, p in [
+        ("load", "function"), ("load", "value_if_missing"), ("load", "signature_from"), ("load", "remove_inputs"),
+        ("load", "store_n_calls"), ("summarize", "function"), ("summarize", "value_if_missing"),
+        ("summarize", "signature_from"), ("merge_summaries", "function"), ("infer", "function"),
+        ("infer", "store_n_calls"), ("infer", "value_if_missing"), ("infer", "signature_from"),
+        ("infer", "remove_inputs"), ("infer", "batch"), ("infer", "dim_names"), ("infer_arguments", "function"),
+        ("infer_arguments", "store_n_calls"), ("infer_arguments", "value_if_missing"),
+        ("infer_arguments", "signature_from"), ("infer_arguments", "remove_inputs"), ("infer_arguments", "index"),
+        ("shapes_options", "batch"), ("shapes_options", "dim_names"), ("InferredArguments", "value"),
+        ("InferredArguments", "call"), ("InputObserver", "value_if_missing"),
+        ("InputObserver.__call__", "store_n_calls"), ("InputObserver.infer_arguments", "index_or_args_or_kwargs"),
+        ("InputObserver.infer_dynamic_shapes", "set_batch_dimension_for"),
+        ("InputObserver.infer_dynamic_shapes", "dim_names"), ("InputObserver.report", "set_batch_dimension_for"),
+        ("InputObserver.report", "dim_names"), ("InputObserver.shape_warnings", "set_batch_dimension_for"),
+        ("InputObserver.shape_warnings", "dim_names"), ("InputObserver.relations", "set_batch_dimension_for"),
+        ("InputObserver.relations", "dim_names"), ("InputObserver.tensorrt_profiles", "set_batch_dimension_for"),
+        ("InputObserver.torch_tensorrt_kwargs", "set_batch_dimension_for"),
+        ("InputObserver.torch_tensorrt_inputs", "set_batch_dimension_for"),
+        ("InputObserver.needs_backed_size_oblivious", "arguments"),
+        ("InputObserver.needs_backed_size_oblivious", "dynamic_shapes"),
+        ("InputObserver.check_discrepancies", "initializer"), ("InputObserver.check_discrepancies", "hist"),
+        ("to_value", "obj"), ("InputObserver.torch_tensorrt_inputs", "set_batch_dimension_for"),
+    ]},
+    # A dict is a mapping where one is wanted.
+    **{(f, p, "dict"): "a mapping" for f, p in [
+        ("load", "value_if_missing"), ("summarize", "value_if_missing"), ("infer", "value_if_missing"),
+        ("infer_arguments", "value_if_missing"), ("InputObserver", "value_if_missing"),
+        ("InputCandidate", "default_values"), ("InputObserver.infer_arguments", "index_or_args_or_kwargs"),
+        ("InputObserver.needs_backed_size_oblivious", "arguments"),
+        ("InputObserver.needs_backed_size_oblivious", "dynamic_shapes"), ("InferredArguments", "value"),
+    ]},
+    # A str where a file name is wanted is a file name (refused when no such file exists: a sentence naming it).
+    ("InputObserver.write_records", "path", "str"): "a file name",
+    ("InputObserver.write_records", "path", "bytes"): "a file name (the system's bytes)",
+    ("decode_text", "encoded", "str"): "a str is its own text",
+    ("summarize", "function", "str"): "a function without records: an empty summary (a RecordWarning says so)",
+    **{("InputObserver.check_discrepancies", p, k): "a tolerance" for p in ("atol", "rtol") for k in ("float", "huge")},
+    ("Opaque", "type_name", "str"): "a type name",
+    ("InputObserver.infer_arguments", "index_or_args_or_kwargs", "negative"): "the last stored call (Python's "
+                                                                              "and the references' indexing)",
+    # InferredArguments.value and to_value(obj) take any value of the record format.
+    **{("InferredArguments", "value", k): "any value" for k in HOSTILE},
+    **{("to_value", "obj", k): "a value of the record format" for k in HOSTILE if k != "object"},
+}
+
+# Words that name a parameter in a sentence, besides its name (the command line's spelling, shared by the front
+# doors' sentences).
+ALIASES = {
+    "store_n_calls": ["--store-n-calls"], "index": ["--index"], "profiles": ["--profiles"],
+    "dim_names": ["--dim-name"], "obj": ["cannot record"], "paths": ["cannot read", "No such file", "input_ids"],
+    "signature_from": ["cannot read", "No such file"], "value_if_missing": ["--value-if-missing"],
+    "remove_inputs": ["--remove-inputs"], "batch": ["--batch"],
+}
+# Without torch_tensorrt these answer ImportError naming it, once their arguments are checked (documented).
+TENSORRT = {"to_torch_tensorrt_inputs", "InputObserver.torch_tensorrt_inputs"}
+PYBIND11 = ("incompatible function arguments", "Unable to cast", "incompatible constructor arguments")
+
+
+def public_callables():
+    out = []
+    for module in (hookscope, hookscope.torch):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, type) and issubclass(obj, BaseException):
+                continue
+            if isinstance(obj, type) and obj.__module__.startswith("hookscope._engine"):
+                continue  # the compiled engine's classes: see test_engine_classes_are_listed
+            if inspect.isfunction(obj) or isinstance(obj, type):
+                out.append((name, obj))
+            if obj is InputObserver:
+                for attr, member in vars(InputObserver).items():
+                    if not attr.startswith("_") or attr == "__call__":
+                        if inspect.isfunction(member):
+                            out.append((f"InputObserver.{attr}", attr))
+    return out
+
+
+def cases():
+    for qualname, target in public_callables():
+        if isinstance(target, str):
+            fn = getattr(InputObserver, target)
+            parameters = list(inspect.signature(fn).parameters.values())[1:]
+        else:
+            parameters = list(inspect.signature(target).parameters.values())
+            if isinstance(target, type):
+                parameters = [p for p in parameters if p.name != "self"]
+        for p in parameters:
+            if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                continue
+            for label in HOSTILE:
+                yield pytest.param(qualname, p.name, label, id=f"{qualname}-{p.name}-{label}")
+
+
+def call(qualname, files, parameter, value):
+    kwargs = dict(valid(files).get(qualname, {}))
+    kwargs[parameter] = value
+    if qualname.startswith("InputObserver."):
+        method = qualname.split(".", 1)[1]
+        obs = observed()
+        if method == "__call__":
+            with obs(**kwargs):
+                pass
+            return None
+        return getattr(obs, method)(**kwargs)
+    module = hookscope.torch if qualname in hookscope.torch.__all__ else hookscope
+    return getattr(module, qualname)(**kwargs)
+
+
+@pytest.mark.parametrize("qualname, parameter, label", list(cases()))
+def test_hostile_argument(files, qualname, parameter, label, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a str or bytes value may be taken as a file name: none exists here
+    value = HOSTILE[label]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            call(qualname, files, parameter, value)
+        except (TypeError, ValueError, FileNotFoundError) as e:
+            text = str(e)
+            assert not any(p in text for p in PYBIND11), text
+            assert text.startswith("hookscope:"), f"{type(e).__name__}: {text}"
+            names = [parameter, *ALIASES.get(parameter, [])]
+            if isinstance(value, str):
+                names.append(value)  # the sentence quotes the value given (a file or a function of that name)
+            assert any(n in text for n in names), f"{text!r} does not name {parameter}"
+            return
+        except ImportError as e:
+            assert qualname in TENSORRT and "torch_tensorrt" in str(e), str(e)
+        except Exception as e:  # noqa: BLE001 - the table says which type
+            pytest.fail(f"{qualname}({parameter}={value!r}): {type(e).__name__}: {e}")
+    assert (qualname, parameter, label) in ACCEPTED, f"{qualname}({parameter}={value!r}) was accepted silently"
+
+
+def test_required_parameters_have_a_valid_value(files):
+    """A new public callable with a required parameter needs an entry in valid(): the table cannot call it else."""
+    table = valid(files)
+    for qualname, target in public_callables():
+        fn = getattr(InputObserver, target) if isinstance(target, str) else target
+        required = [p.name for p in inspect.signature(fn).parameters.values()
+                    if p.default is inspect.Parameter.empty and p.name != "self"
+                    and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+        assert set(required) <= set(table.get(qualname, {})), (qualname, required)
+
+
+def test_engine_classes_are_listed():
+    """The compiled engine's classes (ShapeEngine, DynamicShapes) are not in the table above; their methods take the
+    record format's JSON and refuse other types with pybind11's TypeError."""
+    engine_classes = {name for name in hookscope.__all__
+                      if isinstance(getattr(hookscope, name), type)
+                      and getattr(hookscope, name).__module__.startswith("hookscope._engine")
+                      and not issubclass(getattr(hookscope, name), BaseException)}
+    assert engine_classes == {"ShapeEngine", "DynamicShapes"}
