@@ -193,6 +193,11 @@ def test_infer_dynamic_shapes_dim_names_gives_dims_or_labels():
     _, obs = observe()
     ds = obs.infer_dynamic_shapes(dim_names={"x": {0: "batch"}, "y": {0: "batch"}})
     assert isinstance(ds["x"][0], type(Dim("batch"))) and ds["x"][0] is ds["y"][0]
+    labels = obs.infer_dynamic_shapes(dim_names={"x": {0: "batch"}, "y": {0: "batch"}}, as_strings=True)
+    assert labels["x"] == {0: "batch"} and labels["y"] == {0: "batch"}
+    automatic = obs.infer_dynamic_shapes(dim_names=True, as_strings=True)
+    assert automatic["x"][0] == automatic["y"][0] and isinstance(automatic["x"][0], str)
+    assert obs.infer_dynamic_shapes(as_strings=True) == obs.infer_dynamic_shapes()  # unnamed: Dim.DYNAMIC
 
 
 # --- misuses: the reference's exception type, hookscope's sentence ----------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from .. import _engine
+from .._arguments import flag
 
 
 def _dynamic_shapes_arg(ds: Any) -> _engine.DynamicShapes:
@@ -18,11 +19,13 @@ def _dynamic_shapes_arg(ds: Any) -> _engine.DynamicShapes:
     return ds
 
 
-def to_torch_dynamic_shapes(ds: _engine.DynamicShapes):
-    """A DynamicShapes as torch.export's structure: dict/tuple/list as the engine's tree, {dim: Dim} per tensor."""
+def to_torch_dynamic_shapes(ds: _engine.DynamicShapes, as_strings: bool = False):
+    """A DynamicShapes as torch.export's structure: dict/tuple/list as the engine's tree, {dim: Dim} per tensor
+    (``as_strings``: a named dim as its label, as yobx's dim_names gives it; an unnamed one stays Dim.DYNAMIC)."""
     from torch.export import Dim
 
     _dynamic_shapes_arg(ds)
+    as_strings = flag("as_strings", as_strings)
     dims: dict[str, Any] = {}
     inputs = ds.inputs
 
@@ -30,7 +33,10 @@ def to_torch_dynamic_shapes(ds: _engine.DynamicShapes):
         out = {}
         for d in inputs[i]["dynamic_dims"]:
             label = d["label"]
-            out[d["dim"]] = Dim.DYNAMIC if label == "DYNAMIC" else dims.setdefault(label, Dim(label))
+            if label == "DYNAMIC":
+                out[d["dim"]] = Dim.DYNAMIC
+            else:
+                out[d["dim"]] = label if as_strings else dims.setdefault(label, Dim(label))
         return out
 
     def convert(node, top=False):

@@ -324,13 +324,16 @@ class InputObserver:
             **shapes_options(batch, False, dim_names or False, "auto" if phases else 1))
 
     def infer_dynamic_shapes(self, set_batch_dimension_for: set[int | str] | bool | None = None,
-                             dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None):
+                             dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None,
+                             as_strings: bool = False):
         """torch.export's ``dynamic_shapes``: the inputs' container types, per tensor {dim: Dim}; without
         ``dim_names`` every dynamic dim is ``Dim.DYNAMIC``; with ``dim_names=True`` (automatic names:
         batch_size, sequence_length, ...) or {input: {dim: label}}, one ``Dim`` object per label, shared only by
-        dimensions equal in every call."""
+        dimensions equal in every call. ``as_strings=True``: the labels themselves (yobx's dim_names output, for
+        torch.onnx's dynamic_axes or a report; torch.export wants the Dims)."""
+        as_strings = flag("as_strings", as_strings)
         ds = self._dynamic_shapes(set_batch_dimension_for, dim_names)
-        return to_torch_dynamic_shapes(ds)
+        return to_torch_dynamic_shapes(ds, as_strings)
 
     def report(self, set_batch_dimension_for=None, dim_names=None) -> str:
         """The engine's table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings."""
