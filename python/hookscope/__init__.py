@@ -21,6 +21,10 @@ from ._arguments import ArgumentTypeError, ArgumentValueError
 from ._engine import (DynamicShapes, FormatError, InferenceError, LoadError, RecordError, ShapeEngine,
                       ValueKindError)
 
+# The compiled classes' methods refuse with hookscope's sentences (their binding's own would be pybind11's).
+_arguments.guard_binding(ShapeEngine, (FormatError, InferenceError, LoadError, ValueKindError))
+_arguments.guard_binding(DynamicShapes, (FormatError, InferenceError, LoadError, ValueKindError))
+
 __all__ = [
     "FormatError",
     "RecordError",

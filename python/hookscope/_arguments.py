@@ -109,3 +109,76 @@ def callable_(name: str, value: Any, optional: bool = False):
     if not callable(value):
         raise TypeError(f"hookscope: {name}: expected a callable, got {type(value).__name__} {_shown(value)}")
     return value
+
+
+_PYBIND11 = ("incompatible function arguments", "incompatible constructor arguments", "Unable to cast")
+
+
+def _parameters(doc: str | None) -> list[tuple[str, str]]:
+    """(name, type) of the parameters a pybind11 docstring's first line names (``add_call(self: ..., call_json: str)
+    -> bool``)."""
+    line = (doc or "").splitlines()[0] if doc else ""
+    start = line.find("(")
+    names, depth, part = [], 0, ""
+    for ch in line[start + 1:]:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            names.append(part)
+            part = ""
+        else:
+            part += ch
+    names.append(part)
+    out = [(n.split(":")[0].split("=")[0].strip(), n.split(":", 1)[1].split("=")[0].strip() if ":" in n else "")
+           for n in names]
+    return [(n, t) for n, t in out if n and n not in ("self", "*")]
+
+
+def guard_binding(cls: type, errors: tuple[type, ...]) -> None:
+    """Replaces each method of a compiled class by one whose refusals start with ``hookscope:`` and name the
+    parameters: pybind11's "incompatible function arguments" becomes a TypeError listing what was given; the
+    library's errors (``errors``) without the prefix get it, with the parameter's name when there is one."""
+    for name, fn in list(vars(cls).items()):
+        if (name.startswith("_") and name != "__init__") or not callable(fn) or isinstance(fn, type):
+            continue
+        if not (fn.__doc__ or "").startswith(f"{name}("):  # no signature: a class without a constructor
+            continue
+        setattr(cls, name, _guarded(cls.__name__, name, fn, _parameters(fn.__doc__), errors))
+
+
+def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], errors: tuple[type, ...]):
+    where = f"{owner}.{name}" if name != "__init__" else owner
+    names = [n for n, _ in parameters]
+    flags = {n for n, t in parameters if t == "bool"}  # pybind11 takes any number or None as a bool: refused here
+    texts = {n for n, t in parameters if t == "str"}  # and bytes as a str, which its result may not decode
+
+    def method(self, *args, **kwargs):
+        given = {**dict(zip(names, args)), **kwargs}
+        for n in flags & set(given):
+            flag(f"{where}: {n}", given[n])
+        for n in texts & set(given):
+            text(f"{where}: {n}", given[n])
+        shown = ", ".join(f"{n}={_shown(v)}" for n, v in given.items())
+        try:
+            return fn(self, *args, **kwargs)
+        except errors as e:
+            if str(e).startswith("hookscope:"):  # the library's sentence names what was wrong
+                raise
+            error = type(e)(f"hookscope: {where}({shown}): {e}")
+            if hasattr(e, "kind"):
+                error.kind = e.kind
+            raise error from None
+        except (TypeError, RuntimeError) as e:
+            if not any(p in str(e) for p in _PYBIND11):
+                raise
+            types = ", ".join(f"{n}: {type(v).__name__}" for n, v in given.items())
+            raise TypeError(f"hookscope: {where}({', '.join(names)}): the arguments do not fit the parameters' "
+                            f"types: got {types or 'no argument'} ({shown})") from None
+
+    method.__name__, method.__qualname__, method.__doc__ = name, f"{owner}.{name}", fn.__doc__
+    method.__hookscope_parameters__ = names  # type: ignore[attr-defined]
+    return method

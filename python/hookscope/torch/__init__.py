@@ -20,5 +20,5 @@ from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch
 from ._observer import InputObserver
 from ._values import DTYPES, to_value
 
-__all__ = ["InputObserver", "InputObserverInfo", "InputCandidate", "to_value", "DTYPES", "to_torch_dynamic_shapes", "to_torch_tensorrt_kwargs",
-           "to_torch_tensorrt_inputs"]
+__all__ = ["InputObserver", "InputObserverInfo", "InputCandidate", "to_value", "DTYPES", "to_torch_dynamic_shapes",
+           "to_torch_tensorrt_kwargs", "to_torch_tensorrt_inputs"]
