@@ -155,19 +155,22 @@ def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], error
     names = [n for n, _ in parameters]
     flags = {n for n, t in parameters if t == "bool"}  # pybind11 takes any number or None as a bool: refused here
     texts = {n for n, t in parameters if t == "str"}  # and bytes as a str, which its result may not decode
+    checked = bool(flags or texts)
 
     def method(self, *args, **kwargs):
-        given = {**dict(zip(names, args)), **kwargs}
-        for n in flags & set(given):
-            flag(f"{where}: {n}", given[n])
-        for n in texts & set(given):
-            text(f"{where}: {n}", given[n])
-        shown = ", ".join(f"{n}={_shown(v)}" for n, v in given.items())
+        if checked and (args or kwargs):
+            given = {**dict(zip(names, args)), **kwargs}
+            for n in flags & set(given):
+                flag(f"{where}: {n}", given[n])
+            for n in texts & set(given):
+                text(f"{where}: {n}", given[n])
         try:
             return fn(self, *args, **kwargs)
         except errors as e:
             if str(e).startswith("hookscope:"):  # the library's sentence names what was wrong
                 raise
+            given = {**dict(zip(names, args)), **kwargs}
+            shown = ", ".join(f"{n}={_shown(v)}" for n, v in given.items())
             error = type(e)(f"hookscope: {where}({shown}): {e}")
             if hasattr(e, "kind"):
                 error.kind = e.kind
@@ -175,6 +178,8 @@ def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], error
         except (TypeError, RuntimeError) as e:
             if not any(p in str(e) for p in _PYBIND11):
                 raise
+            given = {**dict(zip(names, args)), **kwargs}
+            shown = ", ".join(f"{n}={_shown(v)}" for n, v in given.items())
             types = ", ".join(f"{n}: {type(v).__name__}" for n, v in given.items())
             raise TypeError(f"hookscope: {where}({', '.join(names)}): the arguments do not fit the parameters' "
                             f"types: got {types or 'no argument'} ({shown})") from None
