@@ -155,15 +155,21 @@ def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], error
     names = [n for n, _ in parameters]
     flags = {n for n, t in parameters if t == "bool"}  # pybind11 takes any number or None as a bool: refused here
     texts = {n for n, t in parameters if t == "str"}  # and bytes as a str, which its result may not decode
-    checked = bool(flags or texts)
+
+    # What each checked parameter must be exactly (a subclass goes through the full check).
+    expected = {n: bool for n in flags} | {n: str for n in texts}
+    by_position = [(i, n, expected[n]) for i, n in enumerate(names) if n in expected]
+
+    def check(n: str, v: Any) -> None:
+        (flag if expected[n] is bool else text)(f"{where}: {n}", v)
 
     def method(self, *args, **kwargs):
-        if checked and (args or kwargs):
-            given = {**dict(zip(names, args)), **kwargs}
-            for n in flags & set(given):
-                flag(f"{where}: {n}", given[n])
-            for n in texts & set(given):
-                text(f"{where}: {n}", given[n])
+        for i, n, t in by_position:  # the hot path (add_call per observed call): one type test per argument
+            if i < len(args) and type(args[i]) is not t:
+                check(n, args[i])
+        for n, v in kwargs.items():
+            if n in expected and type(v) is not expected[n]:
+                check(n, v)
         try:
             return fn(self, *args, **kwargs)
         except errors as e:

@@ -310,3 +310,44 @@ def test_hookscopes_error_classes_are_the_references_types_too():
     assert issubclass(hookscope.ArgumentTypeError, TypeError) and issubclass(hookscope.ArgumentTypeError, ValueError)
     assert issubclass(hookscope.ArgumentValueError, ValueError)
     assert issubclass(hookscope.ArgumentValueError, RuntimeError)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_info_round_trip_property(seed):
+    """Random calls (1 to 6, random batch and width, y present or not, by position or by name): info has one candidate
+    per stored call (store_n_calls bounds them), whose tensors equal the ones given, aligned lists with None exactly
+    where y was left out, one latency and the outputs of each."""
+    g = torch.Generator().manual_seed(seed)
+    rnd = lambda n: int(torch.randint(1, n, (1,), generator=g))  # noqa: E731
+    n_calls, store = rnd(7), rnd(5)
+    given = []
+    for _ in range(n_calls):
+        b, w = rnd(6), rnd(4)
+        x = torch.randn(b, w, generator=g)
+        mode = rnd(4)  # 1: no y, 2: y by name, 3: y by position
+        args, kw = ((x,), {}) if mode == 1 else ((x,), {"y": torch.randn(b, w, generator=g)}) if mode == 2 else (
+            (x, torch.randn(b, w, generator=g)), {})
+        given.append((args, kw))
+    m, obs = M(), InputObserver(store_n_calls=store)
+    with obs(m):
+        for args, kw in given:
+            m(*args, **kw)
+    info = obs.info
+    stored = given[:store]
+    assert len(info) == len(stored) == obs.num_obs
+    any_y = any(len(a) == 2 or "y" in kw for a, kw in stored)
+    mixed = any(len(a) == 2 for a, _ in stored) and any("y" in kw for _, kw in stored)
+    for (args, kw), cand, outputs, latency in zip(stored, info.inputs, info.flat_outputs, info.latencies):
+        tensors = [*args, *kw.values()]
+        assert len(cand.flat_list) == len(tensors)
+        for a, b in zip(cand.flat_list, tensors):
+            torch.testing.assert_close(a, b)
+        has_y = len(args) == 2 or "y" in kw
+        try:
+            aligned = cand.aligned_flat_list
+        except hookscope.InferenceError as e:  # y by position and by name: the references' refusal, RuntimeError
+            assert mixed and isinstance(e, RuntimeError) and "must contain all the named arguments" in str(e)
+            continue
+        assert [t is None for t in aligned] == [False] + ([not has_y] if any_y else [])
+        torch.testing.assert_close(pytree.tree_unflatten(outputs, info.outputs_specs[0]), m(*args, **kw))
+        assert latency > 0
