@@ -351,3 +351,17 @@ def test_info_round_trip_property(seed):
         assert [t is None for t in aligned] == [False] + ([not has_y] if any_y else [])
         torch.testing.assert_close(pytree.tree_unflatten(outputs, info.outputs_specs[0]), m(*args, **kw))
         assert latency > 0
+
+
+def test_value_if_missing_position_beyond_a_calls_arguments():
+    """A listed difference: the references raise NotImplementedError in the observed call; hookscope's engine refuses
+    the call with InferenceError, a RuntimeError as NotImplementedError is (so `except RuntimeError` works for both),
+    naming the position and the arguments given."""
+    run = _observe_with({1: torch.ones(2, 3)})
+    with pytest.raises(NotImplementedError):
+        run(reference.InputObserver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # Refused in the call, or (if recording failures become a warning) no call stored: a RuntimeError either way.
+        with pytest.raises(RuntimeError, match="hookscope: .*(position 1|no inputs were captured)"):
+            run(InputObserver)
