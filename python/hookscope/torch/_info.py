@@ -9,7 +9,6 @@ import torch
 import torch.utils._pytree as _pytree
 
 from .._arguments import count, mapping
-from ._values import _materialize
 
 if TYPE_CHECKING:
     from ._observer import InputObserver, _StoredCall
@@ -54,9 +53,7 @@ class InputCandidate:
         if count("index", index) >= len(observer._calls):
             raise ValueError(f"hookscope: index: no stored call {index} ({len(observer._calls)} stored)")
         mapping("default_values", default_values, optional=False)
-        stored = observer._calls[index]
-        args = tuple(_materialize(a) for a in stored.snapshot[0])
-        given = {k: _materialize(v) for k, v in stored.snapshot[1].items()}
+        args, given = observer._stored_inputs(index)
         self.index = index
         self.args = args
         self.kwargs = {k: v for k, v in given.items() if v is not None and not isinstance(v, _SCALARS)}

@@ -170,6 +170,11 @@ class InputObserver:
         """Number of stored calls (also callable: ``num_obs()``)."""
         return _Count(0 if self._engine is None else self._engine.num_obs)
 
+    def _stored_inputs(self, i: int) -> tuple[tuple, dict]:
+        """The i-th stored call's inputs as the model received them (copies): what info's candidates show."""
+        args, kwargs = self._calls[i].snapshot
+        return tuple(_materialize(a) for a in args), {k: _materialize(v) for k, v in kwargs.items()}
+
     def is_empty(self) -> bool:
         """True when no call is stored (yobx's is_empty)."""
         return self.num_obs == 0
