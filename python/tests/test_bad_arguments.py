@@ -91,30 +91,12 @@ def valid(files):
 
 # (callable, parameter, hostile value) accepted, and what it means there.
 ACCEPTED = {
-    # None is the default, or a documented value (store_n_calls=None: every call).
-    **{(f, p, "None"): "the default" for f, p in [
-        ("load", "function"), ("load", "value_if_missing"), ("load", "signature_from"), ("load", "remove_inputs"),
-        ("load", "store_n_calls"), ("summarize", "function"), ("summarize", "value_if_missing"),
-        ("summarize", "signature_from"), ("merge_summaries", "function"), ("infer", "function"),
-        ("infer", "store_n_calls"), ("infer", "value_if_missing"), ("infer", "signature_from"),
-        ("infer", "remove_inputs"), ("infer", "batch"), ("infer", "dim_names"), ("infer_arguments", "function"),
-        ("infer_arguments", "store_n_calls"), ("infer_arguments", "value_if_missing"),
-        ("infer_arguments", "signature_from"), ("infer_arguments", "remove_inputs"), ("infer_arguments", "index"),
-        ("shapes_options", "batch"), ("shapes_options", "dim_names"), ("InferredArguments", "value"),
-        ("InferredArguments", "call"), ("InputObserver", "value_if_missing"),
-        ("InputObserver.__call__", "store_n_calls"), ("InputObserver.infer_arguments", "index_or_args_or_kwargs"),
-        ("InputObserver.infer_dynamic_shapes", "set_batch_dimension_for"),
-        ("InputObserver.infer_dynamic_shapes", "dim_names"), ("InputObserver.report", "set_batch_dimension_for"),
-        ("InputObserver.report", "dim_names"), ("InputObserver.shape_warnings", "set_batch_dimension_for"),
-        ("InputObserver.shape_warnings", "dim_names"), ("InputObserver.relations", "set_batch_dimension_for"),
-        ("InputObserver.relations", "dim_names"), ("InputObserver.tensorrt_profiles", "set_batch_dimension_for"),
-        ("InputObserver.torch_tensorrt_kwargs", "set_batch_dimension_for"),
-        ("InputObserver.torch_tensorrt_inputs", "set_batch_dimension_for"),
-        ("InputObserver.needs_backed_size_oblivious", "arguments"),
-        ("InputObserver.needs_backed_size_oblivious", "dynamic_shapes"),
-        ("InputObserver.check_discrepancies", "initializer"), ("InputObserver.check_discrepancies", "hist"),
-        ("to_value", "obj"), ("InputObserver.torch_tensorrt_inputs", "set_batch_dimension_for"),
-    ]},
+    # None where it is the parameter's default is accepted by rule (default_is_none); here where it is not.
+    ("load", "store_n_calls", "None"): "every call", ("infer", "store_n_calls", "None"): "every call",
+    ("infer_arguments", "store_n_calls", "None"): "every call",
+    ("InputObserver.check_discrepancies", "hist", "None"): "no counts by threshold",
+    ("InferredArguments", "call", "None"): "arguments of a call given, not recorded",
+    ("infer", "dim_names", "None"): "no names (yobx's default)", ("shapes_options", "dim_names", "None"): "no names",
     # A dict is a mapping where one is wanted.
     **{(f, p, "dict"): "a mapping" for f, p in [
         ("load", "value_if_missing"), ("summarize", "value_if_missing"), ("infer", "value_if_missing"),
@@ -253,7 +235,20 @@ def test_hostile_argument(files, qualname, parameter, label, tmp_path, monkeypat
             assert qualname in TENSORRT and "torch_tensorrt" in str(e), str(e)
         except Exception as e:  # noqa: BLE001 - the table says which type
             pytest.fail(f"{qualname}({parameter}={value!r}): {type(e).__name__}: {e}")
+    if value is None and default_is_none(qualname, parameter):
+        return
     assert (qualname, parameter, label) in ACCEPTED, f"{qualname}({parameter}={value!r}) was accepted silently"
+
+
+def default_is_none(qualname, parameter):
+    """Whether None is the parameter's default (then passing it is passing the default)."""
+    owner, _, attr = qualname.partition(".")
+    target = getattr(hookscope.torch, owner, None) or getattr(hookscope, owner)
+    fn = getattr(target, attr) if attr else target
+    if hasattr(fn, "__hookscope_parameters__"):  # a compiled method: its docstring gives the defaults
+        return f"{parameter}: " in fn.__doc__ and f"= None" in fn.__doc__.split(f"{parameter}: ", 1)[1].split(",")[0]
+    p = inspect.signature(fn).parameters.get(parameter)
+    return p is not None and p.default is None
 
 
 def test_required_parameters_have_a_valid_value(files):
