@@ -134,6 +134,8 @@ ALIASES = {
 }
 # Without torch_tensorrt these answer ImportError naming it, once their arguments are checked (documented).
 TENSORRT = {"to_torch_tensorrt_inputs", "InputObserver.torch_tensorrt_inputs"}
+# Results the observer builds and hands out (InputObserver.phases' bundles): their constructors are not an API.
+RESULTS = {"Phase"}
 PYBIND11 = ("incompatible function arguments", "Unable to cast", "incompatible constructor arguments")
 
 
@@ -142,7 +144,7 @@ def public_callables():
     for module in (hookscope, hookscope.torch):
         for name in module.__all__:
             obj = getattr(module, name)
-            if isinstance(obj, type) and issubclass(obj, BaseException):
+            if isinstance(obj, type) and issubclass(obj, BaseException) or name in RESULTS:
                 continue
             if isinstance(obj, type) and obj.__module__.startswith("hookscope._engine"):
                 for attr, member in vars(obj).items():  # the compiled classes' methods, guarded in Python
