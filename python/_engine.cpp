@@ -421,6 +421,8 @@ PYBIND11_MODULE(_engine, m) {
 
   // The library's exceptions, with their messages unchanged. FormatError, InferenceError and LoadError are
   // ValueErrors in Python (bad data, not bad code); ValueKindError (hookscope::value_error) is a TypeError.
+  // InferenceError is also a RuntimeError: the reference InputObservers raise RuntimeError where the engine refuses
+  // to infer, and code written for them catches that.
   // The exception types live as long as the process (one reference kept on purpose: nothing destroys them after
   // the interpreter, as static py::object members would).
   static PyObject* format_error =
@@ -428,7 +430,10 @@ PYBIND11_MODULE(_engine, m) {
   static PyObject* record_error =
       py::exception<hookscope::record_error>(m, "RecordError", format_error).inc_ref().ptr();
   static PyObject* inference_error =
-      py::exception<hookscope::inference_error>(m, "InferenceError", PyExc_ValueError).inc_ref().ptr();
+      py::exception<hookscope::inference_error>(
+          m, "InferenceError", py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError)))
+          .inc_ref()
+          .ptr();
   static PyObject* load_error = py::exception<hookscope::load_error>(m, "LoadError", PyExc_ValueError).inc_ref().ptr();
   static PyObject* value_error =
       py::exception<hookscope::value_error>(m, "ValueKindError", PyExc_TypeError).inc_ref().ptr();

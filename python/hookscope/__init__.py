@@ -16,9 +16,14 @@ import warnings as _warnings
 from collections.abc import Collection
 from typing import Any, Iterable, Mapping, Union
 
-from . import _engine
+from . import _arguments, _engine
+from ._arguments import ArgumentTypeError, ArgumentValueError
 from ._engine import (DynamicShapes, FormatError, InferenceError, LoadError, RecordError, ShapeEngine,
                       ValueKindError)
+
+# The compiled classes' methods refuse with hookscope's sentences (their binding's own would be pybind11's).
+_arguments.guard_binding(ShapeEngine, (FormatError, InferenceError, LoadError, ValueKindError))
+_arguments.guard_binding(DynamicShapes, (FormatError, InferenceError, LoadError, ValueKindError))
 
 __all__ = [
     "FormatError",
@@ -26,6 +31,8 @@ __all__ = [
     "InferenceError",
     "LoadError",
     "ValueKindError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
     "RecordWarning",
     "ShapeEngine",
     "DynamicShapes",
@@ -53,7 +60,8 @@ class Opaque:
     __slots__ = ("type_name", "depth_limited")
 
     def __init__(self, type_name: str, depth_limited: bool = False):
-        self.type_name, self.depth_limited = type_name, depth_limited
+        self.type_name = _arguments.text("type_name", type_name)
+        self.depth_limited = _arguments.flag("depth_limited", depth_limited)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Opaque) and other.type_name == self.type_name
@@ -80,7 +88,7 @@ def decode_text(encoded: Any) -> str:
             return base64.b64decode(encoded["base64"], validate=True).decode("utf-8", "surrogateescape")
         except (binascii.Error, ValueError) as e:
             raise FormatError(f"hookscope: {{\"base64\": {encoded['base64']!r}}}: not base64 ({e})") from None
-    raise FormatError(f"hookscope: expected a string or {{\"base64\": ...}}, found {encoded!r}")
+    raise FormatError(f"hookscope: encoded: expected a string or {{\"base64\": ...}}, found {encoded!r}")
 
 
 class RecordWarning(UserWarning):
@@ -103,7 +111,24 @@ def _paths(paths: Paths) -> list[bytes]:
     """File names as the system spells them (os.fsencode: a name that is not UTF-8 stays readable)."""
     if isinstance(paths, (str, bytes, os.PathLike)):
         return [os.fsencode(paths)]
-    return [os.fsencode(p) for p in paths]
+    if isinstance(paths, Mapping) or not isinstance(paths, Iterable):
+        raise TypeError(f"hookscope: paths: expected a path or an iterable of paths, got {type(paths).__name__} "
+                        f"{paths!r}")
+    return [os.fsencode(_arguments.path("paths", p)) for p in paths]
+
+
+def _engine_call(fn, *args, **kwargs):
+    """A call into the compiled front door whose refusals all start with ``hookscope:`` (the command's sentence after
+    it, ``.kind`` kept)."""
+    try:
+        return fn(*args, **kwargs)
+    except (FormatError, InferenceError, LoadError) as e:
+        if str(e).startswith("hookscope:"):
+            raise
+        error = type(e)(f"hookscope: {e}")
+        if hasattr(e, "kind"):
+            error.kind = e.kind
+        raise error from None
 
 
 def _bad_option(message: str) -> LoadError:
@@ -149,7 +174,7 @@ def _names(option: str, keys: Any) -> list[str]:
     collection of names."""
     if keys is None:
         return []
-    if isinstance(keys, (str, bytes)) or not isinstance(keys, Collection):
+    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(keys, Collection):
         raise TypeError(f"hookscope: {option}: expected a collection of names or positions, got {keys!r}")
     out = []
     for k in keys:
@@ -167,8 +192,13 @@ def _load(paths: Paths, *, function: str | None = None, store_n_calls: Any = _ST
     if value_if_missing is not None and not isinstance(value_if_missing, Mapping):
         raise TypeError(f"hookscope: value_if_missing: expected a mapping of name or position to value, got "
                         f"{type(value_if_missing).__name__}")
-    loaded = _engine.load(
-        _paths(paths), function=function, store_n_calls=_store_n_calls(store_n_calls),
+    for k in value_if_missing or {}:  # the type here; the range where the command checks it (its sentence)
+        if isinstance(k, bool) or not isinstance(k, (str, int)):
+            _arguments.key("value_if_missing", k)
+    _arguments.text("function", function, optional=True)
+    _arguments.path("signature_from", signature_from, optional=True)
+    loaded = _engine_call(
+        _engine.load, _paths(paths), function=function, store_n_calls=_store_n_calls(store_n_calls),
         values_if_missing=[(k, _value_json(k, v)) for k, v in (value_if_missing or {}).items()],
         signature_from=None if signature_from is None else os.fsencode(signature_from),
         remove_inputs=_names("remove_inputs", remove_inputs), stored_call_option=stored_call_option,
@@ -181,7 +211,8 @@ def read_records(paths: Paths, *, with_warnings: bool = False):
     of the record format (``function``, ``signature``, ``args``, ``kwargs``, ``result``, ``threw``, ``latency_ns``;
     values in the record format's JSON encoding). A bad line raises RecordError("<file>:<line>: ..."), the
     sentence ``hookscope-shapes`` prints. ``with_warnings=True`` returns ``(records, warnings)``."""
-    lines, warnings = _engine.read_records(_paths(paths))
+    with_warnings = _arguments.flag("with_warnings", with_warnings)
+    lines, warnings = _engine_call(_engine.read_records, _paths(paths))
     records = [json.loads(line) for line in lines]
     return (records, list(warnings)) if with_warnings else records
 
@@ -216,14 +247,20 @@ def merge_summaries(summaries: Iterable[str], *, function: str | None = None) ->
     if isinstance(summaries, (str, bytes)):
         raise TypeError("hookscope: merge_summaries: expected an iterable of summary texts, got one text (wrap it "
                         "in a list)")
-    named = [(f"summary {i}", text) for i, text in enumerate(summaries)]
-    return _engine.load_summaries(named, function=function).engine
+    if not isinstance(summaries, Iterable) or isinstance(summaries, Mapping):
+        raise TypeError(f"hookscope: summaries: expected an iterable of summary texts, got "
+                        f"{type(summaries).__name__}")
+    _arguments.text("function", function, optional=True)
+    named = [(f"summary {i}", _arguments.text("summaries", text)) for i, text in enumerate(summaries)]
+    return _engine_call(_engine.load_summaries, named, function=function).engine
 
 
 def _dim_labels(dim_names: Mapping[Key, Mapping[int, str]]) -> list[tuple[Key, int, str]]:
     """{input: {dim: label}} (the reference's dim_names mapping) as the engine's explicit labels."""
     out = []
     for key, dims in dim_names.items():
+        if isinstance(key, bool) or not isinstance(key, (str, int)):
+            _arguments.key("dim_names", key)
         if not isinstance(dims, Mapping):
             raise TypeError(f"hookscope: dim_names[{key!r}]: expected a mapping of dimension to label, got {dims!r}")
         for d, label in dims.items():
@@ -244,6 +281,7 @@ def shapes_options(batch: Collection[Key] | bool | None = None, batch_all: bool 
     ``profiles`` 1 (one consistent TensorRT profile) or "auto" (one per phase, e.g. prefill and decode)."""
     if isinstance(profiles, bool) or profiles not in (1, "1", "auto"):
         raise _bad_option(f"--profiles: expected 1 or auto, got '{profiles}'")
+    batch_all = _arguments.flag("batch_all", batch_all)
     if batch is True:
         batch, batch_all = None, True
     names = _names("batch", None if batch is False else batch)
@@ -286,7 +324,11 @@ class InferredArguments:
     __slots__ = ("value", "call", "warnings")
 
     def __init__(self, value: Any, call: int | None, warnings: list[str]):
-        self.value, self.call, self.warnings = value, call, warnings
+        if call is not None:
+            _arguments.count("call", call)
+        if isinstance(warnings, (str, bytes, Mapping)) or not isinstance(warnings, Iterable):
+            raise TypeError(f"hookscope: warnings: expected a list of str, got {type(warnings).__name__}")
+        self.value, self.call, self.warnings = value, call, [_arguments.text("warnings", w) for w in warnings]
 
     def to_json(self) -> str:
         """What ``hookscope-shapes args`` prints."""
@@ -303,6 +345,8 @@ def infer_arguments(paths: Paths, *, function: str | None = None,
                     as_args_kwargs: bool = False, avoid_specialization: bool = False) -> InferredArguments:
     """``hookscope-shapes args`` as a function: the representative arguments, the call chosen and the warnings
     (``avoid_specialization``: the first stored call whose dynamic dims are all >= 2, else the one with the most)."""
+    flat, as_args_kwargs = _arguments.flag("flat", flat), _arguments.flag("as_args_kwargs", as_args_kwargs)
+    avoid_specialization = _arguments.flag("avoid_specialization", avoid_specialization)
     if index is not None:
         _count("index", index)
     if index is not None and avoid_specialization:

@@ -34,7 +34,7 @@ def observed(tiny_llama_cached):
 def call_shapes(obs):
     """(batch, sequence, past) of every stored call."""
     out = []
-    for c in obs.info["calls"]:
+    for c in obs.engine_info["calls"]:
         kw = dict(c["inputs"]["kwargs"])
         fields = kw["cache"]["fields"]
         out.append((*kw["input_ids"]["shape"], fields[0][1]["shape"][2] if fields else 0))

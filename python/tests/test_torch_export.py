@@ -33,7 +33,7 @@ def test_forward_is_restored_even_on_exceptions(tiny_llama):
 def test_store_n_calls_per_block(observed):
     # 2 prompts x (3 new tokens = 3 forward calls), 3 kept per block
     assert observed.num_obs == 6
-    info = observed.info
+    info = observed.engine_info
     assert len(info["calls"]) == 6
     shapes = [c["inputs"]["kwargs"][0][1]["shape"] for c in info["calls"]]
     assert shapes == [[2, 5], [2, 6], [2, 7], [3, 7], [3, 8], [3, 9]]
@@ -78,7 +78,7 @@ def test_torch_export_exact_at_observed_and_unobserved_shapes(tiny_llama, observ
     constants = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Tensor)}
     g = torch.Generator().manual_seed(2)
     # every observed shape, then unobserved ones inside the observed ranges (batch 2..3, length 5..9)
-    shapes = [tuple(c["inputs"]["kwargs"][0][1]["shape"]) for c in observed.info["calls"]] + [(2, 8), (3, 6), (2, 9)]
+    shapes = [tuple(c["inputs"]["kwargs"][0][1]["shape"]) for c in observed.engine_info["calls"]] + [(2, 8), (3, 6), (2, 9)]
     for b, s in shapes:
         ids = torch.randint(0, 100, (b, s), generator=g)
         pos = torch.arange(s).expand(b, s)

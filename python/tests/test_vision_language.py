@@ -103,7 +103,7 @@ def test_image_only_at_prefill_is_recorded(observed):
 def seen_calls(obs):
     """(batch, sequence, past, image given) of every stored call."""
     out = []
-    for c in obs.info["calls"]:
+    for c in obs.engine_info["calls"]:
         (ids,), kw = c["inputs"]["args"], dict(c["inputs"]["kwargs"])  # generate() passes input_ids by position
         past = kw.get("past_key_values")
         out.append((*ids["shape"], past["tuple"][0]["shape"][1] if past else 0, past is None))

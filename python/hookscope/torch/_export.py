@@ -9,11 +9,23 @@ from typing import Any
 import torch
 
 from .. import _engine
+from .._arguments import flag
 
-def to_torch_dynamic_shapes(ds: _engine.DynamicShapes):
-    """A DynamicShapes as torch.export's structure: dict/tuple/list as the engine's tree, {dim: Dim} per tensor."""
+
+def _dynamic_shapes_arg(ds: Any) -> _engine.DynamicShapes:
+    if not isinstance(ds, _engine.DynamicShapes):
+        raise TypeError(f"hookscope: ds: expected a hookscope.DynamicShapes (hookscope.infer's result), got "
+                        f"{type(ds).__name__}")
+    return ds
+
+
+def to_torch_dynamic_shapes(ds: _engine.DynamicShapes, as_strings: bool = False):
+    """A DynamicShapes as torch.export's structure: dict/tuple/list as the engine's tree, {dim: Dim} per tensor
+    (``as_strings``: a named dim as its label, as yobx's dim_names gives it; an unnamed one stays Dim.DYNAMIC)."""
     from torch.export import Dim
 
+    _dynamic_shapes_arg(ds)
+    as_strings = flag("as_strings", as_strings)
     dims: dict[str, Any] = {}
     inputs = ds.inputs
 
@@ -21,7 +33,10 @@ def to_torch_dynamic_shapes(ds: _engine.DynamicShapes):
         out = {}
         for d in inputs[i]["dynamic_dims"]:
             label = d["label"]
-            out[d["dim"]] = Dim.DYNAMIC if label == "DYNAMIC" else dims.setdefault(label, Dim(label))
+            if label == "DYNAMIC":
+                out[d["dim"]] = Dim.DYNAMIC
+            else:
+                out[d["dim"]] = label if as_strings else dims.setdefault(label, Dim(label))
         return out
 
     def convert(node, top=False):
@@ -44,7 +59,7 @@ def to_torch_tensorrt_kwargs(ds: _engine.DynamicShapes) -> list[dict]:
     ``ds.to_torch_tensorrt()``: ``name``, ``dtype`` (a torch.dtype) and ``min_shape``/``opt_shape``/``max_shape``
     tuples, or ``profiles`` (a list of such dicts, Torch-TensorRT 2.14) for several profiles. A dimension whose min
     is 0 is raised to 1 (Torch-TensorRT wants min >= 1), with a warning saying which calls the engine cannot take."""
-    for w in ds.torch_tensorrt_warnings:
+    for w in _dynamic_shapes_arg(ds).torch_tensorrt_warnings:
         warnings.warn(w, stacklevel=3)
 
     def shapes(r: dict) -> dict:
@@ -64,6 +79,7 @@ def to_torch_tensorrt_kwargs(ds: _engine.DynamicShapes) -> list[dict]:
 def to_torch_tensorrt_inputs(ds: _engine.DynamicShapes) -> list:
     """``torch_tensorrt.Input(**kwargs)`` for each of ``to_torch_tensorrt_kwargs(ds)``; ImportError naming the
     package when torch_tensorrt cannot be imported (it needs TensorRT's libraries and, to import, often CUDA)."""
+    _dynamic_shapes_arg(ds)
     try:
         import torch_tensorrt
     except ImportError as e:

@@ -13,7 +13,12 @@ import torch
 import torch.utils._pytree as _pytree
 
 from .. import Opaque, _engine, decode_text, shapes_options
+from .._arguments import callable_, flag
+from .._arguments import path as _path
+from . import _checks
+from ._discrepancies import check_discrepancies as _check_discrepancies
 from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
+from ._info import InputObserverInfo
 from ._values import DTYPES, _copy, _materialize, _placeholder, _signature_json, _Struct, to_value
 
 _NO_RESULT = object()  # _store: the call raised, so it has no result
@@ -47,12 +52,13 @@ class InputObserver:
     """
 
     def __init__(self, value_if_missing: Mapping[str | int, Any] | None = None, store_n_calls: int = 3):
-        self.value_if_missing = dict(value_if_missing or {})
-        self.store_n_calls = store_n_calls
+        self.value_if_missing = _checks.value_if_missing(value_if_missing)
+        self.store_n_calls = _checks.store_n_calls(store_n_calls)
         self._engine: _engine.ShapeEngine | None = None
         self._function = ""
         self._signature: list[dict] | None = None
         self._names: list[str] = []
+        self._parameters: list[inspect.Parameter] = []
         self._calls: list[_StoredCall] = []
         self._structs: dict[str, tuple[type, Any, int]] = {}   # struct name -> (type, context, fields) last seen
         self._result_warned = False
@@ -62,17 +68,20 @@ class InputObserver:
     def __call__(self, model: torch.nn.Module, store_n_calls: int | None = None,
                  method_name: str = "forward") -> Iterator["InputObserver"]:
         """Replaces ``model.<method_name>`` for the block, records its calls, and restores it even on exceptions."""
-        if not hasattr(model, method_name):
-            raise ValueError(f"hookscope: {type(model).__name__} has no method {method_name!r}")
+        _checks.method(model, method_name)
+        if store_n_calls is not None:
+            _checks.store_n_calls(store_n_calls)
         had_own = method_name in vars(model)
         own = vars(model).get(method_name)
         captured = getattr(model, method_name)
         sig = inspect.signature(captured)
         n = self.store_n_calls if store_n_calls is None else store_n_calls
         if self._engine is None:
+            _checks.value_if_missing_keys(self.value_if_missing, list(sig.parameters.values()))
             self._engine = _engine.ShapeEngine(store_n_calls=n)
             self._signature = _signature_json(sig)
             self._names = [p.name for p in sig.parameters.values()]
+            self._parameters = list(sig.parameters.values())
             self._function = f"{type(model).__name__}.{method_name}"
             self._engine.set_parameters(json.dumps(self._signature))
             for key, v in self.value_if_missing.items():
@@ -161,8 +170,24 @@ class InputObserver:
         """Number of stored calls (also callable: ``num_obs()``)."""
         return _Count(0 if self._engine is None else self._engine.num_obs)
 
+    def _stored_inputs(self, i: int) -> tuple[tuple, dict]:
+        """The i-th stored call's inputs as the model received them (copies): what info's candidates show."""
+        args, kwargs = self._calls[i].snapshot
+        return tuple(_materialize(a) for a in args), {k: _materialize(v) for k, v in kwargs.items()}
+
+    def is_empty(self) -> bool:
+        """True when no call is stored (yobx's is_empty)."""
+        return self.num_obs == 0
+
     @property
-    def info(self) -> dict | None:
+    def info(self) -> InputObserverInfo | None:
+        """The stored calls as the references' InputObserverInfo (None before the first `with` block): ``len(info)``,
+        ``inputs`` (one InputCandidate per stored call), ``flat_outputs``, ``outputs_specs``, ``latencies``,
+        ``signature_names``, ``default_values``, ``value_if_missing``."""
+        return None if self._engine is None else InputObserverInfo(self)
+
+    @property
+    def engine_info(self) -> dict | None:
         """The engine's view: per stored call its inputs (JSON encoding), constants, leaf count and leaves aligned on
         the best candidate; the best candidate's index; the parameters."""
         if self._engine is None:
@@ -175,9 +200,28 @@ class InputObserver:
         return info
 
     def remove_inputs(self, input_names: Sequence[str | int]) -> int:
-        """Forgets these inputs in every stored call; returns how many were removed."""
-        names = [self._names[k] if isinstance(k, int) and k < len(self._names) else str(k) for k in input_names]
-        return self._check().remove_inputs(names)
+        """Forgets these inputs (names or positions) in every stored call; returns how many were removed. The
+        variadic ``*args``/``**kwargs`` are refused (ValueError); a name no stored call holds removes nothing, with
+        a warning naming it (yobx returns 0: code written for several versions of a model keeps working)."""
+        wanted = _checks.input_names(input_names)
+        names = [self._names[k] if isinstance(k, int) and k < len(self._names) else str(k) for k in wanted]
+        removed = self._check().remove_inputs(names)
+        if not removed:
+            warnings.warn(f"hookscope: remove_inputs: no stored call holds {wanted!r}: nothing was removed",
+                          stacklevel=2)
+        return removed
+
+    def check_discrepancies(self, onnx_model, atol: float = 1e-4, rtol: float = 0.1, hist=(0.1, 0.01),
+                            progress_bar: bool = False, include_io: bool = True, skip_none: bool = True,
+                            initializer: Callable | None = None) -> list[dict]:
+        """Runs every stored call's inputs through ``onnx_model`` (an ONNX file name, an ``onnx.ModelProto`` or a
+        ``torch.onnx.ONNXProgram``) in ONNX Runtime and compares the outputs with the observed ones: one dict per
+        stored call (abs, rel, SUCCESS, index, duration_torch, ort_duration, n_inputs, n_none, n_empty, one count per
+        ``hist`` threshold, inputs/outputs_torch/outputs_ort with include_io, error where ONNX Runtime fails or the
+        outputs differ in count, shape or dtype). ``initializer(model_path_or_bytes)`` makes the session
+        (torch.onnx's parameter); the default runs on CPU. ``progress_bar`` uses tqdm when it is installed."""
+        return _check_discrepancies(self, onnx_model, atol, rtol, hist, progress_bar, include_io, skip_none,
+                                    initializer)
 
     # --- arguments -------------------------------------------------------------------------------------------
     def _rebuild(self, v: Any, snap: Any) -> Any:
@@ -231,6 +275,9 @@ class InputObserver:
         the reference's choice, the stored call whose dynamic dims are all >= 2 (torch.export specialises 0 and 1),
         else the one with the most, with a warning naming the others."""
         engine = self._check()
+        index_or_args_or_kwargs = _checks.candidate(index_or_args_or_kwargs, len(self._calls))
+        flat, as_args_kwargs = flag("flat", flat), flag("as_args_kwargs", as_args_kwargs)
+        avoid_specialization = flag("avoid_specialization", avoid_specialization)
         if avoid_specialization and index_or_args_or_kwargs is not None:
             raise ValueError("hookscope: avoid_specialization chooses the call: give no index_or_args_or_kwargs")
         if index_or_args_or_kwargs is None or isinstance(index_or_args_or_kwargs, int):
@@ -273,20 +320,25 @@ class InputObserver:
 
     # --- dynamic shapes --------------------------------------------------------------------------------------
     def _dynamic_shapes(self, set_batch_dimension_for=None, dim_names=None, phases=False) -> _engine.DynamicShapes:
-        batch = set_batch_dimension_for
-        if batch is not None and batch is not True:
+        engine = self._check()
+        batch = _checks.batch_keys(set_batch_dimension_for, self._parameters)
+        phases = flag("phases", phases)
+        if batch is not None and batch is not True and batch is not False:
             batch = [self._names[k] if isinstance(k, int) and k < len(self._names) else k for k in batch]
-        return self._check().infer_dynamic_shapes(
+        return engine.infer_dynamic_shapes(
             **shapes_options(batch, False, dim_names or False, "auto" if phases else 1))
 
     def infer_dynamic_shapes(self, set_batch_dimension_for: set[int | str] | bool | None = None,
-                             dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None):
+                             dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None,
+                             as_strings: bool = False):
         """torch.export's ``dynamic_shapes``: the inputs' container types, per tensor {dim: Dim}; without
         ``dim_names`` every dynamic dim is ``Dim.DYNAMIC``; with ``dim_names=True`` (automatic names:
         batch_size, sequence_length, ...) or {input: {dim: label}}, one ``Dim`` object per label, shared only by
-        dimensions equal in every call."""
+        dimensions equal in every call. ``as_strings=True``: the labels themselves (yobx's dim_names output, for
+        torch.onnx's dynamic_axes or a report; torch.export wants the Dims)."""
+        as_strings = flag("as_strings", as_strings)
         ds = self._dynamic_shapes(set_batch_dimension_for, dim_names)
-        return to_torch_dynamic_shapes(ds)
+        return to_torch_dynamic_shapes(ds, as_strings)
 
     def report(self, set_batch_dimension_for=None, dim_names=None) -> str:
         """The engine's table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings."""
@@ -335,6 +387,7 @@ class InputObserver:
         """A new observer holding the stored calls for which ``predicate(args, kwargs)`` is true, with their observed
         tensors: e.g. one phase of generate() (``lambda a, kw: kw["input_ids"].shape[1] > 1``, the prefill) when one
         exported program cannot serve every phase."""
+        callable_("predicate", predicate)
         self._check()
         chosen = [c for c in self._calls
                   if predicate(tuple(_materialize(x) for x in c.snapshot[0]),
@@ -348,6 +401,7 @@ class InputObserver:
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
         out._engine = _engine.ShapeEngine(store_n_calls=len(chosen))
         out._signature, out._names, out._function = self._signature, self._names, self._function
+        out._parameters = self._parameters
         out._structs = dict(self._structs)
         out._engine.set_parameters(json.dumps(self._signature))
         for key, v in self.value_if_missing.items():
@@ -370,6 +424,7 @@ class InputObserver:
         """True when a dim the dynamic shapes declare dynamic is 0 or 1 in the arguments (by default those of
         infer_arguments() and infer_dynamic_shapes()): torch.export then specialises it unless the export runs under
         ``torch.fx.experimental._config.patch(backed_size_oblivious=True)`` (yobx's needs_backed_size_oblivious)."""
+        _checks.structures(arguments, dynamic_shapes)
         arguments = self.infer_arguments() if arguments is None else arguments
         dynamic_shapes = self.infer_dynamic_shapes() if dynamic_shapes is None else dynamic_shapes
         found = []
@@ -377,10 +432,17 @@ class InputObserver:
         def walk(v, spec):
             if spec is None or v is None:
                 return
+            if not isinstance(spec, (dict, list, tuple)):
+                raise TypeError(f"hookscope: dynamic_shapes: expected dicts, tuples, lists or None as "
+                                f"infer_dynamic_shapes gives them, found {type(spec).__name__} {spec!r}")
             if isinstance(v, torch.Tensor):
-                found.extend(d for d in spec if v.shape[d] in (0, 1))
+                dims = list(spec) if isinstance(spec, dict) else [i for i, x in enumerate(spec) if x is not None]
+                found.extend(d for d in dims if isinstance(d, int) and -v.dim() <= d < v.dim() and v.shape[d] in (0, 1))
             elif isinstance(spec, dict):
                 for k, sub in spec.items():
+                    if isinstance(v, dict) and k not in v:
+                        raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes "
+                                         f"names {k!r}, which the arguments lack")
                     walk(v[k] if isinstance(v, dict) else getattr(v, k, None), sub)
             elif type(v) in (tuple, list):
                 for x, sub in zip(v, spec):
@@ -395,6 +457,7 @@ class InputObserver:
     def write_records(self, path) -> int:
         """Writes the stored calls as a record file (docs/record_format.md) that `hookscope-shapes` and
         hookscope.infer read; returns the number of records."""
+        _path("path", path)
         self._check()
         with open(path, "w", encoding="utf-8") as f:
             for i, stored in enumerate(self._calls):

@@ -1,0 +1,195 @@
+"""The checks of the public functions' arguments: one sentence per misuse, starting ``hookscope:`` and naming the
+parameter, raised before any value reaches the compiled engine (whose binding would answer with pybind11's
+"incompatible function arguments")."""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Collection, Mapping
+from typing import Any
+
+_INT64_MAX = 2**63 - 1
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type where the reference InputObservers raise ValueError (``infer_arguments("x")``):
+    both a TypeError and a ValueError, so that code catching either catches it."""
+
+
+class ArgumentValueError(ValueError, RuntimeError):
+    """An argument out of range where the reference InputObservers raise RuntimeError (``infer_arguments(5)`` with
+    two stored calls): both a ValueError and a RuntimeError."""
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def flag(name: str, value: Any) -> bool:
+    """A bool (0 and 1 too, as Python's own flags take them)."""
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"hookscope: {name}: expected True or False, got {type(value).__name__} {_shown(value)}")
+
+
+def count(name: str, value: Any, minimum: int = 0) -> int:
+    """An int in [minimum, 2**63 - 1]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"hookscope: {name}: expected an int, got {type(value).__name__} {_shown(value)}")
+    value = int(value)
+    if value < minimum or value > _INT64_MAX:
+        raise ValueError(f"hookscope: {name}: expected an int >= {minimum}, got {value}")
+    return value
+
+
+def tolerance(name: str, value: Any) -> float:
+    """A finite real >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"hookscope: {name}: expected a number >= 0, got {type(value).__name__} {_shown(value)}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"hookscope: {name}: expected a finite number >= 0, got {value}")
+    return value
+
+
+def text(name: str, value: Any, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"hookscope: {name}: expected a str, got {type(value).__name__} {_shown(value)}")
+    return value
+
+
+def path(name: str, value: Any, optional: bool = False):
+    """A file name: str, bytes or os.PathLike."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"hookscope: {name}: expected a path (str, bytes or os.PathLike), got "
+                        f"{type(value).__name__} {_shown(value)}")
+    return value
+
+
+def key(name: str, k: Any) -> str | int:
+    """An input key: a parameter name (str) or a position (int >= 0)."""
+    if isinstance(k, bool) or not isinstance(k, (str, numbers.Integral)):
+        raise TypeError(f"hookscope: {name}: an input is named by a str or a position (int), got "
+                        f"{type(k).__name__} {_shown(k)}")
+    if isinstance(k, str):
+        if not k:
+            raise ValueError(f"hookscope: {name}: an input name is not empty")
+        return k
+    return count(f"{name}: position", k)
+
+
+def keys(name: str, value: Any) -> list[str | int]:
+    """A collection of input keys; a str alone is refused (it is one name, not a collection: write {'name'})."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"hookscope: {name}: expected a collection of names or positions, got the "
+                        f"{type(value).__name__} {_shown(value)} (write [{_shown(value)}] for one input)")
+    if isinstance(value, Mapping) or not isinstance(value, Collection):
+        raise TypeError(f"hookscope: {name}: expected a collection of names or positions, got "
+                        f"{type(value).__name__} {_shown(value)}")
+    return [key(name, k) for k in value]
+
+
+def mapping(name: str, value: Any, optional: bool = True) -> Mapping | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"hookscope: {name}: expected a mapping, got {type(value).__name__} {_shown(value)}")
+    return value
+
+
+def callable_(name: str, value: Any, optional: bool = False):
+    if value is None and optional:
+        return None
+    if not callable(value):
+        raise TypeError(f"hookscope: {name}: expected a callable, got {type(value).__name__} {_shown(value)}")
+    return value
+
+
+_PYBIND11 = ("incompatible function arguments", "incompatible constructor arguments", "Unable to cast")
+
+
+def _parameters(doc: str | None) -> list[tuple[str, str]]:
+    """(name, type) of the parameters a pybind11 docstring's first line names (``add_call(self: ..., call_json: str)
+    -> bool``)."""
+    line = (doc or "").splitlines()[0] if doc else ""
+    start = line.find("(")
+    names, depth, part = [], 0, ""
+    for ch in line[start + 1:]:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            names.append(part)
+            part = ""
+        else:
+            part += ch
+    names.append(part)
+    out = [(n.split(":")[0].split("=")[0].strip(), n.split(":", 1)[1].split("=")[0].strip() if ":" in n else "")
+           for n in names]
+    return [(n, t) for n, t in out if n and n not in ("self", "*")]
+
+
+def guard_binding(cls: type, errors: tuple[type, ...]) -> None:
+    """Replaces each method of a compiled class by one whose refusals start with ``hookscope:`` and name the
+    parameters: pybind11's "incompatible function arguments" becomes a TypeError listing what was given; the
+    library's errors (``errors``) without the prefix get it, with the parameter's name when there is one."""
+    for name, fn in list(vars(cls).items()):
+        if (name.startswith("_") and name != "__init__") or not callable(fn) or isinstance(fn, type):
+            continue
+        if not (fn.__doc__ or "").startswith(f"{name}("):  # no signature: a class without a constructor
+            continue
+        setattr(cls, name, _guarded(cls.__name__, name, fn, _parameters(fn.__doc__), errors))
+
+
+def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], errors: tuple[type, ...]):
+    where = f"{owner}.{name}" if name != "__init__" else owner
+    names = [n for n, _ in parameters]
+    flags = {n for n, t in parameters if t == "bool"}  # pybind11 takes any number or None as a bool: refused here
+    texts = {n for n, t in parameters if t == "str"}  # and bytes as a str, which its result may not decode
+
+    # What each checked parameter must be exactly (a subclass goes through the full check).
+    expected = {n: bool for n in flags} | {n: str for n in texts}
+    by_position = [(i, n, expected[n]) for i, n in enumerate(names) if n in expected]
+
+    def check(n: str, v: Any) -> None:
+        (flag if expected[n] is bool else text)(f"{where}: {n}", v)
+
+    def method(self, *args, **kwargs):
+        for i, n, t in by_position:  # the hot path (add_call per observed call): one type test per argument
+            if i < len(args) and type(args[i]) is not t:
+                check(n, args[i])
+        for n, v in kwargs.items():
+            if n in expected and type(v) is not expected[n]:
+                check(n, v)
+        try:
+            return fn(self, *args, **kwargs)
+        except errors as e:
+            if str(e).startswith("hookscope:"):  # the library's sentence names what was wrong
+                raise
+            given = {**dict(zip(names, args)), **kwargs}
+            shown = ", ".join(f"{n}={_shown(v)}" for n, v in given.items())
+            error = type(e)(f"hookscope: {where}({shown}): {e}")
+            if hasattr(e, "kind"):
+                error.kind = e.kind
+            raise error from None
+        except (TypeError, RuntimeError) as e:
+            if not any(p in str(e) for p in _PYBIND11):
+                raise
+            given = {**dict(zip(names, args)), **kwargs}
+            shown = ", ".join(f"{n}={_shown(v)}" for n, v in given.items())
+            types = ", ".join(f"{n}: {type(v).__name__}" for n, v in given.items())
+            raise TypeError(f"hookscope: {where}({', '.join(names)}): the arguments do not fit the parameters' "
+                            f"types: got {types or 'no argument'} ({shown})") from None
+
+    method.__name__, method.__qualname__, method.__doc__ = name, f"{owner}.{name}", fn.__doc__
+    method.__hookscope_parameters__ = names  # type: ignore[attr-defined]
+    return method

@@ -1,0 +1,98 @@
+"""The InputObserver's argument checks: the references' exception types (ValueError for a value_if_missing key not in
+the signature, TypeError for a key that is neither a name nor a position, RuntimeError for an index beyond the
+stored calls) with sentences starting ``hookscope:`` that name the parameter."""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .._arguments import ArgumentTypeError, ArgumentValueError, _shown, count, key, keys, mapping
+
+
+def value_if_missing(value: Any) -> dict:
+    """The constructor's value_if_missing: a mapping of name or position to a value."""
+    mapping("value_if_missing", value)
+    for k in (value or {}):
+        key("value_if_missing", k)
+    return dict(value or {})
+
+
+def store_n_calls(value: Any, name: str = "store_n_calls") -> int:
+    return count(name, value, minimum=1)
+
+
+def _accepts(parameters: list[inspect.Parameter], k: str | int) -> str | None:
+    """Why the signature cannot take input k (None when it can)."""
+    names = [p.name for p in parameters]
+    shown = f"({', '.join(names)})"
+    if isinstance(k, int):
+        return None if k < len(parameters) else f"position {k} is beyond the observed signature {shown}"
+    if k in names or any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return f"'{k}' is not a parameter of the observed signature {shown}"
+
+
+def value_if_missing_keys(values: dict, parameters: list[inspect.Parameter]) -> None:
+    """At the start of a `with` block (the references check in the observed call, which then fails): every key is
+    one the signature accepts (ValueError, as the references)."""
+    for k in values:
+        why = _accepts(parameters, k)
+        if why is not None:
+            raise ValueError(f"hookscope: value_if_missing: unexpected key {k!r} provided as a value_if_missing "
+                             f"input for a function that does not accept it: {why}")
+
+
+def batch_keys(value: Any, parameters: list[inspect.Parameter]) -> Any:
+    """set_batch_dimension_for: None, a bool, or a collection of names or positions the signature accepts."""
+    if value is None or isinstance(value, bool):
+        return value
+    found = keys("set_batch_dimension_for", value)
+    for k in found:
+        why = _accepts(parameters, k)
+        if why is not None:
+            raise ValueError(f"hookscope: set_batch_dimension_for: {why}")
+    return found
+
+
+def method(model: Any, method_name: Any) -> None:
+    if not isinstance(method_name, str):
+        raise TypeError(f"hookscope: method_name: expected a str, got {type(method_name).__name__} "
+                        f"{_shown(method_name)}")
+    if not hasattr(model, method_name):
+        raise ValueError(f"hookscope: method_name: model type {type(model).__name__} does not have a method "
+                         f"{method_name!r}")
+    if not callable(getattr(model, method_name)):
+        raise ValueError(f"hookscope: method_name: {type(model).__name__}.{method_name} is not a method (a "
+                         f"{type(getattr(model, method_name)).__name__})")
+
+
+def candidate(value: Any, n_calls: int) -> Any:
+    """infer_arguments' index_or_args_or_kwargs: None, an index (negative counts from the end, as Python and the
+    references' list indexing do), a tuple of positional arguments or a dict of keyword arguments."""
+    if value is None or isinstance(value, (tuple, dict)):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"hookscope: index_or_args_or_kwargs: unexpected type {type(value).__name__} "
+                                f"{_shown(value)}: expected a stored call's index (int), a tuple of positional "
+                                f"arguments or a dict of keyword arguments")
+    index = value + n_calls if value < 0 else value
+    if not 0 <= index < n_calls:
+        raise ArgumentValueError(f"hookscope: index_or_args_or_kwargs: no stored input set for index {value} "
+                                 f"({n_calls} stored)")
+    return index
+
+
+def input_names(value: Any) -> list[str | int]:
+    """remove_inputs' names or positions (a str alone is one name, not a collection of them: refused)."""
+    return keys("input_names", value)
+
+
+def structures(arguments: Any, dynamic_shapes: Any) -> None:
+    """needs_backed_size_oblivious' arguments (as infer_arguments returns them) and dynamic shapes (as
+    infer_dynamic_shapes returns them)."""
+    if arguments is not None and not isinstance(arguments, (tuple, list, dict)):
+        raise TypeError(f"hookscope: arguments: expected a tuple, a dict or (args, kwargs) as infer_arguments gives "
+                        f"them, got {type(arguments).__name__} {_shown(arguments)}")
+    if dynamic_shapes is not None and not isinstance(dynamic_shapes, (tuple, list, dict)):
+        raise TypeError(f"hookscope: dynamic_shapes: expected a tuple or a dict as infer_dynamic_shapes gives them, "
+                        f"got {type(dynamic_shapes).__name__} {_shown(dynamic_shapes)}")
