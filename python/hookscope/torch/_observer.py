@@ -5,6 +5,7 @@ import base64
 import contextlib
 import inspect
 import json
+import threading
 import time
 import warnings
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -14,21 +15,51 @@ import torch.utils._pytree as _pytree
 
 from .. import Opaque, _engine, decode_text, shapes_options
 from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
-from ._values import DTYPES, _copy, _materialize, _placeholder, _signature_json, _Struct, to_value
+from ._values import (DTYPES, Unrecordable, _placeholder, _signature_json, build_template, copy_leaves, flatten,
+                      key_texts, materialize, to_value)
 
 _NO_RESULT = object()  # _store: the call raised, so it has no result
 
 
+class _Recorded:
+    """A structure's flattened form: its key, leaves (tensors copied once stored) and registered nodes' contexts."""
+
+    __slots__ = ("key", "leaves", "contexts")
+
+    def __init__(self, key, leaves: list, contexts: list):
+        self.key, self.leaves, self.contexts = key, leaves, contexts
+
+    def materialize(self):
+        return materialize(self.key, self.leaves, self.contexts)
+
+
 class _StoredCall:
-    """One call the engine stored: its record encoding, the snapshot of its inputs (copied tensors: what
-    infer_arguments returns), its outputs as torch's pytree flattens them (copied; None where the call raised) with
-    their spec, and the latency of the observed method in seconds (None where the call raised)."""
+    """One call the engine stored: its record encoding (``call_json``, ``call``), its inputs (copied tensors, rebuilt
+    with their exact types: ``snapshot`` is (args list, kwargs dict), what infer_arguments returns), its outputs as
+    torch's pytree flattens them (copied; None where the call raised) with their spec, and the latency of the observed
+    method in seconds (None where the call raised). The inputs and outputs are kept flat and rebuilt on demand."""
 
-    __slots__ = ("call", "snapshot", "flat_outputs", "outputs_spec", "latency")
+    __slots__ = ("call_json", "inputs", "outputs", "latency")
 
-    def __init__(self, call: dict, snapshot: tuple[list, dict], flat_outputs, outputs_spec, latency):
-        self.call, self.snapshot = call, snapshot
-        self.flat_outputs, self.outputs_spec, self.latency = flat_outputs, outputs_spec, latency
+    def __init__(self, call_json: str, inputs: _Recorded, outputs: _Recorded | None, latency: float | None):
+        self.call_json, self.inputs, self.outputs, self.latency = call_json, inputs, outputs, latency
+
+    @property
+    def call(self) -> dict:
+        return json.loads(self.call_json)
+
+    @property
+    def snapshot(self) -> tuple[list, dict]:
+        args, kwargs = self.inputs.materialize()
+        return list(args), kwargs
+
+    @property
+    def flat_outputs(self) -> list | None:
+        return None if self.outputs is None else _pytree.tree_leaves(self.outputs.materialize())
+
+    @property
+    def outputs_spec(self):
+        return None if self.outputs is None else _pytree.tree_structure(self.outputs.materialize())
 
 
 class _Count(int):
@@ -44,18 +75,27 @@ class InputObserver:
     value_if_missing: {name or position: tensor (or value)} for arguments some calls leave out (e.g.
     ``pixel_values=torch.empty((0, 3, 896, 896))``): used for shapes and structure only.
     store_n_calls: calls kept per ``with`` block (the reference takes it in ``__call__``; both work).
+
+    Observing never makes the observed call fail: a call whose inputs cannot be recorded (a tensor of a dtype the
+    record format lacks, an object that is no pytree node, ...) returns normally, is left out, and one warning per
+    reason names the function and the value's path. Calls from several threads are recorded one at a time.
     """
 
     def __init__(self, value_if_missing: Mapping[str | int, Any] | None = None, store_n_calls: int = 3):
         self.value_if_missing = dict(value_if_missing or {})
         self.store_n_calls = store_n_calls
         self._engine: _engine.ShapeEngine | None = None
+        self._engine_n = store_n_calls  # the engine's store_n_calls, fixed when it is made
         self._function = ""
         self._signature: list[dict] | None = None
         self._names: list[str] = []
         self._calls: list[_StoredCall] = []
-        self._structs: dict[str, tuple[type, Any, int]] = {}   # struct name -> (type, context, fields) last seen
-        self._result_warned = False
+        self._structs: dict[str, tuple[Any, Any, int]] = {}   # struct name -> (node type, context, fields) last seen
+        self._templates: dict[Any, Any] = {}  # structure key -> Template (the record encoding of that structure)
+        self._lock = threading.Lock()  # the engine, _calls and the reservations: one call recorded at a time
+        self._store_limit = 0  # the engine keeps calls while num_obs < this (its begin_recording's rule)
+        self._reserved = 0  # calls to be stored, counted before the model runs (their inputs are copied then)
+        self._warned: set[str] = set()
 
     # --- recording -------------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -71,27 +111,40 @@ class InputObserver:
         n = self.store_n_calls if store_n_calls is None else store_n_calls
         if self._engine is None:
             self._engine = _engine.ShapeEngine(store_n_calls=n)
+            self._engine_n = n
             self._signature = _signature_json(sig)
             self._names = [p.name for p in sig.parameters.values()]
             self._function = f"{type(model).__name__}.{method_name}"
             self._engine.set_parameters(json.dumps(self._signature))
             for key, v in self.value_if_missing.items():
                 self._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
-        self._engine.begin_recording()
+        with self._lock:
+            self._engine.begin_recording()
+            stored = self._engine.num_obs
+            self._store_limit = float("inf") if self._engine_n is None else stored + self._engine_n
+            self._reserved = stored
         recording = [True]
+        perf_counter = time.perf_counter
 
         def observed(*args, **kwargs):
             if not recording[0]:
                 return captured(*args, **kwargs)
-            # The inputs are encoded before the call: a cache the model updates in place is recorded as it came in.
-            call, snapshot = self._encode(args, kwargs)
-            begin = time.perf_counter()
+            # The inputs are flattened (and copied, when the call is to be stored) before the call: a cache the model
+            # updates in place is recorded as it came in.
+            try:
+                inputs = self._take_inputs(args, kwargs)
+            except Exception as e:  # never the model's failure: the call is left out
+                self._warn(e, "the call is not recorded")
+                inputs = None
+            if inputs is None:
+                return captured(*args, **kwargs)
+            begin = perf_counter()
             try:
                 result = captured(*args, **kwargs)
             except BaseException:
-                self._store(call, snapshot)  # a call that raised has no result, but its inputs were seen
+                self._store(inputs)  # a call that raised has no result, but its inputs were seen
                 raise
-            self._store(call, snapshot, result, time.perf_counter() - begin)
+            self._store(inputs, result, perf_counter() - begin)
             return result
 
         # transformers' generate() reads forward's signature (e.g. to decide whether to pass position_ids).
@@ -106,49 +159,74 @@ class InputObserver:
             else:
                 delattr(model, method_name)
 
-    @staticmethod
-    def _encode(args: tuple, kwargs: dict) -> tuple[dict, tuple[list, dict]]:
-        """(the call in the record encoding, its snapshot: the tensors infer_arguments returns)."""
-        enc_args, snap_args = zip(*[to_value(a) for a in args]) if args else ((), ())
-        enc_kwargs = [(k, to_value(v)) for k, v in kwargs.items()]
-        call = {"args": list(enc_args), "kwargs": [[k, e] for k, (e, _) in enc_kwargs]}
-        return call, (list(snap_args), {k: s for k, (_, s) in enc_kwargs})
+    def _warn(self, error: BaseException, consequence: str) -> None:
+        """One warning per reason (not one per call), naming the function."""
+        text = f"hookscope: recording a call of {self._function}: {error} ({consequence})"
+        if text not in self._warned:
+            self._warned.add(text)
+            warnings.warn(text, stacklevel=4)
 
-    def _store(self, call: dict, snapshot: tuple[list, dict], result: Any = _NO_RESULT,
-               latency: float | None = None) -> None:
-        """Hands the call (and its result: the outputs' dims, ``outputs()``) to the engine; keeps the snapshot when the
-        engine stores the call. A result of a type that cannot be recorded is left out with a warning (the model's
-        call must not fail because of the observer)."""
-        assert self._engine is not None
+    def _template(self, key, obj, path: str):
+        template = self._templates.get(key)
+        if template is None:
+            template = build_template(obj, path, self._structs)
+            self._templates[key] = template
+        return template
+
+    def _take_inputs(self, args: tuple, kwargs: dict):
+        """(the call's inputs flattened, its record line without result) or None when the engine keeps no more calls;
+        tensors are copied only for a call that will be stored (a slot is reserved for it)."""
+        if self._reserved >= self._store_limit:  # not stored: nothing to flatten or copy
+            return None
+        leaves: list = []
+        contexts: list = []
+        try:
+            key = flatten((args, kwargs), leaves, contexts)
+        except Unrecordable:
+            build_template((args, kwargs), "inputs", call=True)  # raises with the value's path
+            raise
+        template = self._templates.get(key)
+        if template is None:
+            template = self._templates[key] = build_template((args, kwargs), "inputs", self._structs, call=True)
+        text = template.fill(leaves)
+        with self._lock:
+            if self._reserved >= self._store_limit:
+                return None
+            self._reserved += 1
+        return _Recorded(key, copy_leaves(leaves), contexts), text
+
+    def _store(self, taken, result: Any = _NO_RESULT, latency: float | None = None) -> None:
+        """Hands the call (and its result: the outputs' dims, ``outputs()``) to the engine and keeps it. A result that
+        cannot be recorded is left out of the record with a warning; a call the engine refuses is left out with a
+        warning (the model's call must not fail because of the observer)."""
+        inputs, line = taken  # '{"args":[...],"kwargs":[...]': the result and the closing brace follow
+        outputs = None
         if result is not _NO_RESULT:
             try:
-                call = {**call, "result": to_value(result)[0]}
-            except TypeError as e:
-                if not self._result_warned:
-                    warnings.warn(f"{e} (the results of {self._function} are not recorded)", stacklevel=3)
-                    self._result_warned = True
-        if self._engine.add_call(json.dumps(call)):
-            # Copies, as the reference keeps them: a later in-place update must not change them, and torch.export
-            # guards on a view's base (`x._base.size()`), which a tensor the exported program is later given lacks.
-            flat_outputs, outputs_spec = None, None
-            if result is not _NO_RESULT:
-                leaves, outputs_spec = _pytree.tree_flatten(result)
-                flat_outputs = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in leaves]
-            self._calls.append(_StoredCall(call, _copy(snapshot), flat_outputs, outputs_spec, latency))
-            for s in (*snapshot[0], *snapshot[1].values()):
-                self._note_structs(s)
-
-    def _note_structs(self, snap) -> None:
-        if isinstance(snap, _Struct):
-            self._structs[snap.type.__name__] = (snap.type, snap.context, len(snap.children))
-            for c in snap.children:
-                self._note_structs(c)
-        elif isinstance(snap, (tuple, list)):
-            for c in snap:
-                self._note_structs(c)
-        elif isinstance(snap, dict):
-            for c in snap.values():
-                self._note_structs(c)
+                leaves: list = []
+                contexts: list = []
+                try:
+                    key = flatten(result, leaves, contexts)
+                except Unrecordable:
+                    build_template(result, "result")
+                    raise
+                result_text = self._template(("result", key), result, "result").fill(leaves)
+                outputs = _Recorded(key, copy_leaves(leaves), contexts)
+                line += ',"result":' + result_text
+            except Exception as e:
+                self._warn(e, f"the results of {self._function} are not recorded")
+        line += "}"
+        with self._lock:
+            try:
+                kept = self._engine.add_call(line)
+            except Exception as e:
+                self._reserved -= 1
+                self._warn(e, "the call is not recorded")
+                return
+            if kept:
+                self._calls.append(_StoredCall(line, inputs, outputs, latency))
+            else:
+                self._reserved -= 1
 
     # --- what was seen ---------------------------------------------------------------------------------------
     def _check(self) -> _engine.ShapeEngine:
@@ -180,12 +258,20 @@ class InputObserver:
         return self._check().remove_inputs(names)
 
     # --- arguments -------------------------------------------------------------------------------------------
-    def _rebuild(self, v: Any, snap: Any) -> Any:
+    def _rebuild(self, v: Any, obj: Any) -> Any:
+        """The engine's value v as objects: obj (the observed argument, rebuilt with its exact types) where its
+        encoding is v, else v's structure with obj's parts wherever they match (placeholders the engine added)."""
+        if obj is not None or v is None:
+            try:
+                if to_value(obj)[0] == v:
+                    return obj
+            except Unrecordable:
+                pass
         if v is None:
             return None
         if "shape" in v:
-            if isinstance(snap, torch.Tensor) and list(snap.shape) == v["shape"] and DTYPES.get(snap.dtype) == v["dtype"]:
-                return snap
+            if isinstance(obj, torch.Tensor) and list(obj.shape) == v["shape"] and DTYPES.get(obj.dtype) == v["dtype"]:
+                return obj
             return _placeholder(v)
         for tag in ("int", "bool"):
             if tag in v:
@@ -195,31 +281,39 @@ class InputObserver:
         if "str" in v:
             return decode_text(v["str"])
         if "bytes" in v:
-            return snap if isinstance(snap, (bytes, bytearray)) else base64.b64decode(v["bytes"])
+            return base64.b64decode(v["bytes"])
         if "opaque" in v:
             return Opaque(decode_text(v["opaque"]), v.get("depth_limited", False))
         if "variant" in v:  # Python holds the alternative itself
-            return self._rebuild(v["value"], snap)
+            return self._rebuild(v["value"], obj)
         if "tuple" in v or "list" in v:
             items = v.get("tuple", v.get("list"))
-            snaps = snap if isinstance(snap, (tuple, list)) else ()
-            out = [self._rebuild(x, snaps[i] if i < len(snaps) else None) for i, x in enumerate(items)]
+            objs = obj if type(obj) in (tuple, list) else ()
+            out = [self._rebuild(x, objs[i] if i < len(objs) else None) for i, x in enumerate(items)]
             return tuple(out) if "tuple" in v else out
         if "dict" in v:
-            snaps = snap if isinstance(snap, dict) else {}
-            return {decode_text(k): self._rebuild(x, snaps.get(decode_text(k))) for k, x in v["dict"]}
+            by_name = dict(zip(key_texts(obj.keys()), obj.items())) if type(obj) is dict else {}
+            out = {}
+            for k, x in v["dict"]:
+                name = decode_text(k)
+                key, sub = by_name.get(name, (name, None))
+                out[key] = self._rebuild(x, sub)
+            return out
         if "struct" in v:
             fields = v["fields"]
-            if isinstance(snap, _Struct) and snap.type.__name__ == v["struct"] and len(snap.children) == len(fields):
-                type_, context, snaps = snap.type, snap.context, snap.children
+            node_type = _pytree._get_node_type(obj)
+            node = _pytree.SUPPORTED_NODES.get(node_type) if obj is not None else None
+            children, context = node.flatten_fn(obj) if node is not None else ([], None)
+            if node is not None and type(obj).__name__ == v["struct"] and len(children) == len(fields):
+                objs = children
             else:
-                type_, context, n = self._structs[v["struct"]]
+                node_type, context, n = self._structs[v["struct"]]
                 if n != len(fields):
                     raise RuntimeError(f"hookscope: cannot rebuild a {v['struct']} of {len(fields)} fields (the calls "
                                        f"seen hold {n})")
-                snaps = [None] * len(fields)
-            children = [self._rebuild(x, s) for (_, x), s in zip(fields, snaps)]
-            return _pytree.SUPPORTED_NODES[type_].unflatten_fn(children, context)
+                objs = [None] * len(fields)
+            values = [self._rebuild(x, o) for (_, x), o in zip(fields, objs)]
+            return _pytree.SUPPORTED_NODES[node_type].unflatten_fn(values, context)
         raise ValueError(f"hookscope: unexpected value {v!r}")
 
     def infer_arguments(self, index_or_args_or_kwargs: int | tuple | dict | None = None, flat: bool = False,
@@ -242,11 +336,11 @@ class InputObserver:
         else:
             args, kwargs = ((index_or_args_or_kwargs, {}) if isinstance(index_or_args_or_kwargs, tuple)
                             else ((), dict(index_or_args_or_kwargs)))
-            enc = [to_value(a) for a in args]
-            enc_kw = {k: to_value(v) for k, v in kwargs.items()}
-            candidate = json.dumps({"args": [e for e, _ in enc], "kwargs": [[k, e] for k, (e, _) in enc_kw.items()]})
-            chosen = engine.infer_arguments(candidate=candidate, as_args_kwargs=True)
-            snap_args, snap_kwargs = [s for _, s in enc], {k: s for k, (_, s) in enc_kw.items()}
+            candidate = build_template((args, kwargs), "candidate", call=True)
+            leaves: list = []
+            flatten((args, kwargs), leaves, [])
+            chosen = engine.infer_arguments(candidate=candidate.fill(leaves) + "}", as_args_kwargs=True)
+            snap_args, snap_kwargs = list(args), kwargs
         by_name = dict(snap_kwargs)
         for i, s in enumerate(snap_args):
             if i < len(self._names):
@@ -337,12 +431,12 @@ class InputObserver:
         exported program cannot serve every phase."""
         self._check()
         chosen = [c for c in self._calls
-                  if predicate(tuple(_materialize(x) for x in c.snapshot[0]),
-                               {k: _materialize(v) for k, v in c.snapshot[1].items()})]
+                  if predicate(*c.inputs.materialize())]
         if not chosen:
             raise ValueError("hookscope: select: the predicate holds for no stored call")
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
         out._engine = _engine.ShapeEngine(store_n_calls=len(chosen))
+        out._engine_n = len(chosen)
         out._signature, out._names, out._function = self._signature, self._names, self._function
         out._structs = dict(self._structs)
         out._engine.set_parameters(json.dumps(self._signature))
@@ -350,7 +444,7 @@ class InputObserver:
             out._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
         out._engine.begin_recording()
         for c in chosen:
-            if out._engine.add_call(json.dumps(c.call)):
+            if out._engine.add_call(c.call_json):
                 out._calls.append(c)
         return out
 
