@@ -16,9 +16,10 @@ import torch.utils._pytree as _pytree
 from .. import Opaque, _engine, decode_text, shapes_options
 from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
 from ._values import (DTYPES, Unrecordable, _placeholder, _signature_json, build_template, copy_leaves, flatten,
-                      key_texts, materialize, to_value)
+                      join_templates, key_texts, materialize, to_value)
 
 _NO_RESULT = object()  # _store: the call raised, so it has no result
+_MAX_TEMPLATES = 1024  # structures whose encoding is kept
 
 
 class _Recorded:
@@ -39,10 +40,14 @@ class _StoredCall:
     torch's pytree flattens them (copied; None where the call raised) with their spec, and the latency of the observed
     method in seconds (None where the call raised). The inputs and outputs are kept flat and rebuilt on demand."""
 
-    __slots__ = ("call_json", "inputs", "outputs", "latency")
+    __slots__ = ("line", "shapes", "inputs", "outputs", "latency")
 
-    def __init__(self, call_json: str, inputs: _Recorded, outputs: _Recorded | None, latency: float | None):
-        self.call_json, self.inputs, self.outputs, self.latency = call_json, inputs, outputs, latency
+    def __init__(self, line, shapes: list, inputs: _Recorded, outputs: _Recorded | None, latency: float | None):
+        self.line, self.shapes, self.inputs, self.outputs, self.latency = line, shapes, inputs, outputs, latency
+
+    @property
+    def call_json(self) -> str:
+        return self.line.fill(self.shapes)
 
     @property
     def call(self) -> dict:
@@ -134,6 +139,11 @@ class InputObserver:
             try:
                 inputs = self._take_inputs(args, kwargs)
             except Exception as e:  # never the model's failure: the call is left out
+                if isinstance(e, Unrecordable) and e.path == "?":
+                    try:
+                        build_template((args, kwargs), "inputs", call=True)  # the same error, with the value's path
+                    except Unrecordable as located:
+                        e = located
                 self._warn(e, "the call is not recorded")
                 inputs = None
             if inputs is None:
@@ -166,65 +176,77 @@ class InputObserver:
             self._warned.add(text)
             warnings.warn(text, stacklevel=4)
 
-    def _template(self, key, obj, path: str):
-        template = self._templates.get(key)
-        if template is None:
-            template = build_template(obj, path, self._structs)
-            self._templates[key] = template
-        return template
-
     def _take_inputs(self, args: tuple, kwargs: dict):
-        """(the call's inputs flattened, its record line without result) or None when the engine keeps no more calls;
-        tensors are copied only for a call that will be stored (a slot is reserved for it)."""
+        """(the call's inputs flattened, their template) or None when the engine keeps no more calls; tensors are
+        copied only for a call that will be stored (a slot is reserved for it)."""
         if self._reserved >= self._store_limit:  # not stored: nothing to flatten or copy
             return None
         leaves: list = []
         contexts: list = []
-        try:
-            key = flatten((args, kwargs), leaves, contexts)
-        except Unrecordable:
-            build_template((args, kwargs), "inputs", call=True)  # raises with the value's path
-            raise
+        obj = (args, kwargs)
+        key = flatten(obj, leaves, contexts)
         template = self._templates.get(key)
         if template is None:
-            template = self._templates[key] = build_template((args, kwargs), "inputs", self._structs, call=True)
-        text = template.fill(leaves)
+            template = build_template(obj, "inputs", self._structs, call=True)
+            if len(self._templates) >= _MAX_TEMPLATES:  # scalars are in the keys: a counter would grow it forever
+                self._templates.clear()
+            self._templates[key] = template
         with self._lock:
             if self._reserved >= self._store_limit:
                 return None
             self._reserved += 1
-        return _Recorded(key, copy_leaves(leaves), contexts), text
+        return _Recorded(key, copy_leaves(leaves), contexts), template
+
+    def _line_template(self, template, result):
+        """(the record line's template for these inputs and this result, the result flattened or None)."""
+        outputs = None
+        rkey = None
+        if result is not _NO_RESULT:
+            try:
+                leaves: list = []
+                contexts: list = []
+                rkey = flatten(result, leaves, contexts)
+                line = template.lines.get(rkey)
+                if line is None:
+                    line = join_templates(template, build_template(result, "result"))
+                outputs = _Recorded(rkey, copy_leaves(leaves), contexts)
+            except Exception as e:
+                self._warn(e, f"the results of {self._function} are not recorded")
+                rkey, outputs = _NO_RESULT, None
+        else:
+            rkey = _NO_RESULT
+        if outputs is None:
+            line = template.lines.get(_NO_RESULT)
+            if line is None:
+                line = join_templates(template, None)
+        if line.compiled is None:
+            line.compiled = _engine.CallTemplate(line.fill([()] * len(line.dtypes)))
+            template.lines[rkey] = line
+        return line, outputs
 
     def _store(self, taken, result: Any = _NO_RESULT, latency: float | None = None) -> None:
         """Hands the call (and its result: the outputs' dims, ``outputs()``) to the engine and keeps it. A result that
         cannot be recorded is left out of the record with a warning; a call the engine refuses is left out with a
         warning (the model's call must not fail because of the observer)."""
-        inputs, line = taken  # '{"args":[...],"kwargs":[...]': the result and the closing brace follow
-        outputs = None
-        if result is not _NO_RESULT:
-            try:
-                leaves: list = []
-                contexts: list = []
-                try:
-                    key = flatten(result, leaves, contexts)
-                except Unrecordable:
-                    build_template(result, "result")
-                    raise
-                result_text = self._template(("result", key), result, "result").fill(leaves)
-                outputs = _Recorded(key, copy_leaves(leaves), contexts)
-                line += ',"result":' + result_text
-            except Exception as e:
-                self._warn(e, f"the results of {self._function} are not recorded")
-        line += "}"
+        inputs, template = taken
+        try:
+            line, outputs = self._line_template(template, result)
+            shapes = [x.shape for x in inputs.leaves if isinstance(x, torch.Tensor)]
+            if outputs is not None:
+                shapes += [x.shape for x in outputs.leaves if isinstance(x, torch.Tensor)]
+        except Exception as e:
+            with self._lock:
+                self._reserved -= 1
+            self._warn(e, "the call is not recorded")
+            return
         with self._lock:
             try:
-                kept = self._engine.add_call(line)
+                kept = self._engine.add_call_shapes(line.compiled, shapes)
             except Exception as e:
-                self._reserved -= 1
+                kept = False
                 self._warn(e, "the call is not recorded")
-                return
             if kept:
-                self._calls.append(_StoredCall(line, inputs, outputs, latency))
+                self._calls.append(_StoredCall(line, shapes, inputs, outputs, latency))
             else:
                 self._reserved -= 1
 
@@ -339,7 +361,8 @@ class InputObserver:
             candidate = build_template((args, kwargs), "candidate", call=True)
             leaves: list = []
             flatten((args, kwargs), leaves, [])
-            chosen = engine.infer_arguments(candidate=candidate.fill(leaves) + "}", as_args_kwargs=True)
+            shapes = [leaves[i].shape for i in candidate.tensor_index]
+            chosen = engine.infer_arguments(candidate=candidate.fill(shapes) + "}", as_args_kwargs=True)
             snap_args, snap_kwargs = list(args), kwargs
         by_name = dict(snap_kwargs)
         for i, s in enumerate(snap_args):

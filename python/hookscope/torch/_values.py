@@ -41,7 +41,7 @@ class Unrecordable(TypeError):
         self.path = path
 
 
-_TENSOR, _NONE = "T", "N"
+_NONE = "N"
 _SCALARS = (bool, int, float, str, bytes)
 
 
@@ -61,27 +61,28 @@ def _hashable(context):
 
 
 def flatten(obj: Any, leaves: list, contexts: list) -> Any:
-    """obj's structure key (hashable; equal keys have equal encodings and rebuild the same types); its leaves and its
-    registered nodes' contexts are appended in pytree order."""
+    """obj's structure key (hashable; equal keys have equal encodings but for the tensors' shapes, and rebuild the
+    same types: it holds the tensors' dtypes and the scalars' values); its leaves and its registered nodes' contexts
+    are appended in pytree order."""
     t = type(obj)
     if t is torch.Tensor or isinstance(obj, torch.Tensor):
         leaves.append(obj)
-        return _TENSOR
+        return obj.dtype
     if obj is None:
         return _NONE
     if t in _SCALARS:
         leaves.append(obj)
-        return t
+        return (t, repr(obj) if t is float else obj)  # a float by its text: -0.0 == 0.0, nan != nan
     if t is tuple or t is list:
         return (t, tuple([flatten(x, leaves, contexts) for x in obj]))
-    if t is dict:
-        return (dict, tuple([(type(k), k) for k in obj]), tuple([flatten(v, leaves, contexts) for v in obj.values()]))
+    if t is dict:  # the keys' types too: 1 and True are equal keys of a tuple, but rebuild differently
+        return (dict, tuple(obj), tuple(map(type, obj)), tuple([flatten(v, leaves, contexts) for v in obj.values()]))
     node_type = _pytree._get_node_type(obj)
     node = _pytree.SUPPORTED_NODES.get(node_type)
     if node is None:
         if isinstance(obj, _SCALARS):  # an IntEnum, a str subclass: a leaf, rebuilt as itself
             leaves.append(obj)
-            return t
+            return (t, repr(obj))
         raise Unrecordable(f"cannot record a value of type {t.__qualname__}", "?")
     children, context = node.flatten_fn(obj)
     contexts.append(context)
@@ -128,14 +129,6 @@ def _text_json(s: str) -> str:
 
 
 # --- leaves: one encoder per kind, chosen once per structure ----------------------------------------------------
-def _enc_tensor(t: torch.Tensor) -> str:
-    name = DTYPES.get(t.dtype)
-    if name is None:
-        raise Unrecordable(f"tensors of dtype {t.dtype} cannot be recorded (the record format has "
-                           f"{', '.join(DTYPES.values())})", "?")
-    return '{"shape":%s,"dtype":"%s"}' % (list(t.shape), name)
-
-
 def _enc_bool(b) -> str:
     return '{"bool":true}' if b else '{"bool":false}'
 
@@ -165,8 +158,6 @@ def _enc_bytes(b) -> str:
 
 
 def _leaf_encoder(leaf):
-    if isinstance(leaf, torch.Tensor):
-        return _enc_tensor
     if isinstance(leaf, bool):
         return _enc_bool
     if isinstance(leaf, int):
@@ -179,27 +170,30 @@ def _leaf_encoder(leaf):
 
 
 class Template:
-    """The encoding of one structure: a %-format text with one slot per leaf, each leaf's encoder and path."""
+    """The encoding of one structure: its text cut at each tensor (``pieces``, one more than the tensors), the
+    tensors' dtypes and their indexes among the leaves. Scalars are in the text: the structure key holds them."""
 
-    __slots__ = ("fmt", "encoders", "paths")
+    __slots__ = ("pieces", "dtypes", "tensor_index", "lines", "compiled")
 
-    def __init__(self, fmt: str, encoders: list, paths: list[str]):
-        self.fmt, self.encoders, self.paths = fmt, encoders, paths
+    def __init__(self, pieces: list[str], dtypes: list[str], tensor_index: list[int]):
+        self.pieces, self.dtypes, self.tensor_index = pieces, dtypes, tensor_index
+        self.lines: dict = {}  # the result's structure key -> the record line's Template (inputs then result)
+        self.compiled = None  # _engine.CallTemplate of a record line's template
 
-    def fill(self, leaves: list) -> str:
-        try:
-            return self.fmt % tuple([e(x) for e, x in zip(self.encoders, leaves)])
-        except Unrecordable as e:
-            i = next(i for i, (enc, x) in enumerate(zip(self.encoders, leaves)) if _raises(enc, x))
-            raise Unrecordable(str(e).split(": ", 2)[-1], self.paths[i]) from None
+    def fill(self, shapes) -> str:
+        out = [self.pieces[0]]
+        for shape, dtype, piece in zip(shapes, self.dtypes, self.pieces[1:]):
+            out.append('{"shape":%s,"dtype":"%s"}%s' % (list(shape), dtype, piece))
+        return "".join(out)
 
 
-def _raises(enc, x) -> bool:
-    try:
-        enc(x)
-        return False
-    except Unrecordable:
-        return True
+def join_templates(inputs: Template, result: Template | None) -> Template:
+    """A record line's template: the call's inputs (``{"args":...,"kwargs":...``), its result if any, the brace."""
+    if result is None:
+        return Template(inputs.pieces[:-1] + [inputs.pieces[-1] + "}"], inputs.dtypes, inputs.tensor_index)
+    pieces = inputs.pieces[:-1] + [inputs.pieces[-1] + ',"result":' + result.pieces[0]] + result.pieces[1:]
+    pieces[-1] += "}"
+    return Template(pieces, inputs.dtypes + result.dtypes, inputs.tensor_index + result.tensor_index)
 
 
 def build_template(obj: Any, path: str, structs: dict | None = None, call: bool = False) -> Template:
@@ -207,21 +201,29 @@ def build_template(obj: Any, path: str, structs: dict | None = None, call: bool 
     {struct name: (node type, context, number of fields)} for the registered nodes met. ``call``: obj is (args,
     kwargs), encoded as the start of a record line (``{"args":[...],"kwargs":[...]``, without the closing brace)."""
     pieces: list[str] = []
-    encoders: list = []
-    paths: list[str] = []
-
-    def esc(s: str) -> str:
-        return s.replace("%", "%%")
+    cuts: list[str] = []  # finished pieces
+    dtypes: list[str] = []
+    tensor_index: list[int] = []
+    n_leaves = [0]
 
     def walk(o, p):
         t = type(o)
         if o is None:
             pieces.append("null")
-        elif isinstance(o, torch.Tensor) or (t in _SCALARS) or (
+        elif isinstance(o, torch.Tensor):
+            name = DTYPES.get(o.dtype)
+            if name is None:
+                raise Unrecordable(f"tensors of dtype {o.dtype} cannot be recorded (the record format has "
+                                   f"{', '.join(DTYPES.values())})", p)
+            cuts.append("".join(pieces))
+            pieces.clear()
+            dtypes.append(name)
+            tensor_index.append(n_leaves[0])
+            n_leaves[0] += 1
+        elif (t in _SCALARS) or (
                 _pytree._get_node_type(o) not in _pytree.SUPPORTED_NODES and isinstance(o, _SCALARS)):
-            pieces.append("%s")
-            encoders.append(_leaf_encoder(o))
-            paths.append(p)
+            pieces.append(_leaf_encoder(o)(o))
+            n_leaves[0] += 1
         elif t is tuple or t is list:
             pieces.append('{"%s":[' % ("tuple" if t is tuple else "list"))
             for i, x in enumerate(o):
@@ -234,7 +236,7 @@ def build_template(obj: Any, path: str, structs: dict | None = None, call: bool 
             for i, (name, v) in enumerate(zip(key_texts(o.keys()), o.values())):
                 if i:
                     pieces.append(",")
-                pieces.append("[%s," % esc(_text_json(name)))
+                pieces.append("[%s," % (_text_json(name)))
                 walk(v, f"{p}.{name}")
                 pieces.append("]")
             pieces.append("]}")
@@ -253,11 +255,11 @@ def build_template(obj: Any, path: str, structs: dict | None = None, call: bool 
             names = _node_names(node, o, len(children))
             if structs is not None:
                 structs[t.__name__] = (node_type, context, len(children))
-            pieces.append('{"struct":%s,"fields":[' % esc(_text_json(t.__name__)))
+            pieces.append('{"struct":%s,"fields":[' % (_text_json(t.__name__)))
             for i, (name, c) in enumerate(zip(names, children)):
                 if i:
                     pieces.append(",")
-                pieces.append("[%s," % esc(_text_json(name)))
+                pieces.append("[%s," % (_text_json(name)))
                 walk(c, f"{p}.{name}")
                 pieces.append("]")
             pieces.append("]}")
@@ -273,30 +275,31 @@ def build_template(obj: Any, path: str, structs: dict | None = None, call: bool 
         for i, (name, v) in enumerate(kwargs.items()):
             if i:
                 pieces.append(",")
-            pieces.append("[%s," % esc(_text_json(name)))
+            pieces.append("[%s," % (_text_json(name)))
             walk(v, f"kwargs.{name}")
             pieces.append("]")
         pieces.append("]")
     else:
         walk(obj, path)
-    return Template("".join(pieces), encoders, paths)
+    cuts.append("".join(pieces))
+    return Template(cuts, dtypes, tensor_index)
 
 
 def rebuild(key: Any, leaves, contexts) -> Any:
     """The object a structure key describes, from iterators over its leaves and contexts (exact types)."""
-    if key == _TENSOR:
-        return next(leaves)
-    if key == _NONE:
+    if key is _NONE:
         return None
-    if type(key) is type:
+    if type(key) is torch.dtype:
         return next(leaves)
     kind = key[0]
+    if len(key) == 2 and type(kind) is type and kind not in (tuple, list):  # a scalar
+        return next(leaves)
     if kind is tuple:
         return tuple([rebuild(k, leaves, contexts) for k in key[1]])
     if kind is list:
         return [rebuild(k, leaves, contexts) for k in key[1]]
     if kind is dict:
-        return {k: rebuild(sub, leaves, contexts) for (_, k), sub in zip(key[1], key[2])}
+        return {k: rebuild(sub, leaves, contexts) for k, sub in zip(key[1], key[3])}
     node_type, _, _, children = key
     context = next(contexts)
     values = [rebuild(k, leaves, contexts) for k in children]
@@ -311,19 +314,17 @@ def copy_leaves(leaves: list) -> list:
     """The leaves with their tensors copied (detached clones): a later in-place update must not change them, and
     torch.export guards on a view's base (`x._base.size()`), which a tensor the exported program is later given
     lacks."""
-    return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in leaves]
+    return [(x.detach().clone() if x.requires_grad else x.clone()) if isinstance(x, torch.Tensor) else x
+            for x in leaves]
 
 
 def to_value(obj: Any) -> tuple[Any, Any]:
     """(the record format's JSON encoding of obj, the object itself: what infer_arguments rebuilds from).
     Raises Unrecordable (a TypeError) for a value the format cannot hold."""
     leaves: list = []
-    try:
-        flatten(obj, leaves, [])
-    except Unrecordable:
-        build_template(obj, "value")  # raises, with the path
-        raise
-    return json.loads(build_template(obj, "value").fill(leaves)), obj
+    template = build_template(obj, "value")
+    flatten(obj, leaves, [])
+    return json.loads(template.fill([leaves[i].shape for i in template.tensor_index])), obj
 
 
 def _signature_json(sig: inspect.Signature) -> list[dict]:
