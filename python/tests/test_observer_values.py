@@ -354,3 +354,29 @@ def test_write_records_round_trips_through_hookscope_infer(seed, tmp_path):
     for i in range(4):
         ours = json.loads(obs._check().infer_arguments(candidate=i, as_args_kwargs=True).json)
         assert hookscope.infer_arguments(str(path), store_n_calls=4, index=i, as_args_kwargs=True).value == ours
+
+
+def test_a_registered_transformers_cache_is_rebuilt_with_its_type_and_tensors(tiny_llama_cached):
+    """A DynamicCache (registered as a pytree node by the fixture) given to forward: infer_arguments gives back a
+    DynamicCache holding copies of the tensors that call was given, before the model appended to it."""
+    model = tiny_llama_cached
+    g = torch.Generator().manual_seed(3)
+    obs = InputObserver()
+    given = []
+    with obs(model, store_n_calls=4), torch.no_grad():
+        for b, p in ((1, 4), (2, 6)):
+            cache = model(input_ids=torch.randint(0, 100, (b, p), generator=g), use_cache=True).past_key_values
+            leaves_before = [t.clone() for t in pytree.tree_leaves(cache)]
+            given.append(leaves_before)
+            model(input_ids=torch.randint(0, 100, (b, 1), generator=g), cache=cache, use_cache=True)
+    checked = 0
+    for i in range(obs.num_obs):
+        cache = obs.infer_arguments(i, as_args_kwargs=True)[1]["cache"]
+        assert type(cache).__name__ == "DynamicCache"
+        leaves = pytree.tree_leaves(cache)
+        if "cache" not in obs._calls[i].snapshot[1]:  # a prefill: the engine's empty placeholder
+            assert leaves and all(t.shape[2] == 0 for t in leaves)
+            continue
+        assert any(len(leaves) == len(g_) and all(torch.equal(a, b) for a, b in zip(leaves, g_)) for g_ in given)
+        checked += 1
+    assert checked == 2
