@@ -249,7 +249,11 @@ class InputObserver:
             try:
                 leaves: list = []
                 contexts: list = []
-                rkey = flatten(result, leaves, contexts)
+                if type(result) is torch.Tensor:  # the common result, without the walk
+                    leaves.append(result)
+                    rkey = result.dtype
+                else:
+                    rkey = flatten(result, leaves, contexts)
                 line = template.lines.get(rkey)
                 if line is None:
                     line = join_templates(template, build_template(result, "result"))
@@ -275,7 +279,8 @@ class InputObserver:
         inputs, template = taken
         try:
             line, outputs = self._line_template(template, result)
-            shapes = [x.shape for x in inputs.leaves if isinstance(x, torch.Tensor)]
+            leaves = inputs.leaves
+            shapes = [leaves[i].shape for i in template.tensor_index]
             if outputs is not None:
                 shapes += [x.shape for x in outputs.leaves if isinstance(x, torch.Tensor)]
         except Exception as e:
