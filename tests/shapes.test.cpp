@@ -134,6 +134,88 @@ TEST_CASE("shape_engine::value_if_missing") {
   }
 }
 
+// C2: an argument every call of a selection gives only as a placeholder gets no batch dimension.
+TEST_CASE("dynamic_shapes_options::batch_dimension_for on placeholders") {
+  // The decode steps of a vision-language model: pixel_values is value_if_missing's placeholder in every call.
+  const auto decode = [] {
+    shape_engine e(engine_options{.store_n_calls = hookscope::unlimited});
+    e.set_parameters({param("input_ids"), param("pixel_values", value()), param("attention_mask", value()),
+                      param("past_key_values", value())});
+    e.value_if_missing("pixel_values", t({0, 3, 8, 8}));
+    const auto kv = [](std::int64_t b, std::int64_t past) {
+      return value::list({value::tuple({t({b, 2, past, 4}), t({b, 2, past, 4})})});
+    };
+    e.add_call(named({{"input_ids", ids({2, 1})}, {"attention_mask", ids({2, 11})}, {"past_key_values", kv(2, 10)}}));
+    e.add_call(named({{"input_ids", ids({3, 1})}, {"attention_mask", ids({3, 12})}, {"past_key_values", kv(3, 11)}}));
+    return e;
+  };
+  const std::string expected = R"({"input_ids":{"0":"DYNAMIC"},"pixel_values":{},)"
+                               R"("attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},)"
+                               R"("past_key_values":[[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]]})";
+  SECTION("for all: the placeholder stays static, silently") {
+    const auto ds = decode().infer_dynamic_shapes({.batch_dimension_for_all = true});
+    CHECK(ds.to_json() == expected);
+    CHECK(ds.warnings().empty());
+  }
+  SECTION("named: static, with a warning naming it") {
+    const auto ds = decode().infer_dynamic_shapes({.batch_dimension_for = {"pixel_values", "input_ids"}});
+    CHECK(ds.to_json() == expected);
+    REQUIRE(ds.warnings().size() == 1);
+    CHECK_THAT(ds.warnings()[0], Contains("asked for 'pixel_values'") && Contains("only as its value_if_missing") &&
+                                     Contains("no dynamic batch dimension"));
+  }
+  SECTION("named by position: the placeholder a position is replaced by") {
+    shape_engine e;
+    e.set_parameters({param("x"), param("y")});
+    e.value_if_missing(1, t({0, 4}));
+    e.add_call(positional({t({2, 3}), t({2, 3})}));
+    e.add_call(positional({t({3, 4}), t({3, 5})}));
+    const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"1", "0"}});
+    CHECK(ds.to_json() == R"([{"0":"DYNAMIC","1":"DYNAMIC"},{}])");
+    REQUIRE(ds.warnings().size() == 1);
+    CHECK_THAT(ds.warnings()[0], Contains("asked for 'y'"));
+  }
+  SECTION("given by some call: the batch dim is forced as before") {
+    const auto ds = vision(true).infer_dynamic_shapes({.batch_dimension_for_all = true});
+    CHECK(ds.to_json() == R"({"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"pixel_values":{"0":"DYNAMIC"},)"
+                          R"("attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},)"
+                          R"("past_key_values":[[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]]})");
+  }
+  SECTION("None in every call, named: a warning") {
+    shape_engine e;
+    e.set_parameters({param("x"), param("y")});
+    e.add_call(positional({t({2, 3}), value()}));
+    e.add_call(positional({t({3, 3}), value()}));
+    const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"y"}});
+    CHECK(ds.to_json() == R"([{"0":"DYNAMIC"},null])");
+    REQUIRE(ds.warnings().size() == 1);
+    CHECK_THAT(ds.warnings()[0],
+               Contains("asked for 'y' (set_batch_dimension_for, --batch), which no call gave as a tensor"));
+  }
+  SECTION("through a summary: the placeholder count is written, read and merged") {
+    const auto e = decode();
+    const std::string text = e.to_summary_json("f");
+    CHECK_THAT(text, Contains(R"("if_missing":2)"));
+    const auto read = shape_engine::from_summary_json(text);
+    CHECK(read.infer_dynamic_shapes({.batch_dimension_for_all = true}).to_json() == expected);
+    CHECK(read.to_summary_json("f") == text);
+    // Two shards of one call each, merged: the counts add up to what one pass wrote.
+    const auto shard = [&](std::int64_t b, std::int64_t past) {
+      shape_engine one(engine_options{.store_n_calls = hookscope::unlimited});
+      one.set_parameters({param("input_ids"), param("pixel_values", value()), param("attention_mask", value()),
+                          param("past_key_values", value())});
+      one.value_if_missing("pixel_values", t({0, 3, 8, 8}));
+      one.add_call(named({{"input_ids", ids({b, 1})},
+                          {"attention_mask", ids({b, past + 1})},
+                          {"past_key_values", value::list({value::tuple({t({b, 2, past, 4}), t({b, 2, past, 4})})})}}));
+      return shape_engine::from_summary_json(one.to_summary_json("f"));
+    };
+    auto merged = shard(2, 10);
+    merged.merge(shard(3, 11));
+    CHECK(merged.to_summary_json("f") == text);
+  }
+}
+
 TEST_CASE("shape_engine::infer_dynamic_shapes") {
   SECTION("LLM prefill and decode with a DynamicCache") {
     auto e = llm();

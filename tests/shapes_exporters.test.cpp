@@ -529,7 +529,7 @@ TEST_CASE("TensorRT exporters: hostile names and values") {
         // Pasted unquoted into a shell, these expand, redirect or end the command; ONNX Runtime reads them as text.
         {"a$b", "contains '$', which a shell reads", nullptr},
         {"a;b", "contains ';', which a shell reads", nullptr},
-        {"a|b", "contains '|', which a shell reads", nullptr},
+        {"a|b", "contains '|', which a shell reads", "reads as key|value"},
         {"a&b", "contains '&', which a shell reads", nullptr},
         {"a`b", "contains '`', which a shell reads", nullptr},
         {"a\\b", "contains '\\', which a shell reads", nullptr},

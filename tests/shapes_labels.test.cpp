@@ -149,6 +149,53 @@ TEST_CASE("dynamic_shapes_options::dim_names") {
   }
 }
 
+// Absent is not different: a dim joins a name's group when some call gives it with one of the group and none gives it
+// different from any of them, so two dims never given together (an image at the prefills, a cache at the decode
+// steps) both share input_ids' batch.
+TEST_CASE("dynamic_shapes_options::dim_names across phases") {
+  SECTION("never given together, each equal to the batch wherever given: one name") {
+    shape_engine e(every_call);
+    e.set_parameters({param("input_ids"), param("image"), param("cache")});
+    for (const std::int64_t b : {2, 3}) {
+      e.add_call(positional({ids({b, 7}), t({b, 3}), value()}));
+      e.add_call(positional({ids({b, 1}), value(), t({b, 5})}));
+    }
+    const auto ds = e.infer_dynamic_shapes({.dim_names = true});
+    CHECK(ds.to_json() == R"([{"0":"batch_size","1":"sequence_length"},{"0":"batch_size"},{"0":"batch_size"}])");
+  }
+  SECTION("one differs inside a call: it alone gets a name of its own") {
+    shape_engine e(every_call);
+    e.set_parameters({param("input_ids"), param("image"), param("cache")});
+    for (const std::int64_t b : {2, 3}) {
+      e.add_call(positional({ids({b, 7}), t({b, 3}), value()}));
+      e.add_call(positional({ids({b, 1}), value(), t({5 - b, 5})}));
+    }
+    const auto ds = e.infer_dynamic_shapes({.dim_names = true});
+    CHECK(ds.to_json() == R"([{"0":"batch_size","1":"sequence_length"},{"0":"batch_size"},{"0":"cache_dim_0"}])");
+  }
+  SECTION("an image's placeholder (batch 0) is given, so it differs: the cache still shares the batch") {
+    shape_engine e(engine_options{.store_n_calls = hookscope::unlimited});
+    e.set_parameters({param("input_ids"), param("pixel_values", value()), param("attention_mask", value()),
+                      param("past_key_values", value())});
+    e.value_if_missing("pixel_values", t({0, 3, 8, 8}));
+    const auto kv = [](std::int64_t b, std::int64_t past) {
+      return value::list({value::tuple({t({b, 2, past, 4}), t({b, 2, past, 4})})});
+    };
+    for (const auto& [b, n] : {std::pair<std::int64_t, std::int64_t>{2, 10}, {3, 7}}) {
+      e.add_call(
+          named({{"input_ids", ids({b, n})}, {"pixel_values", t({b, 3, 8, 8})}, {"attention_mask", ids({b, n})}}));
+      e.add_call(
+          named({{"input_ids", ids({b, 1})}, {"attention_mask", ids({b, n + 1})}, {"past_key_values", kv(b, n)}}));
+    }
+    const auto ds = e.infer_dynamic_shapes({.dim_names = true});
+    CHECK(ds.to_json() ==
+          R"({"input_ids":{"0":"batch_size","1":"sequence_length"},"pixel_values":{"0":"pixel_values_dim_0"},)"
+          R"("attention_mask":{"0":"batch_size","1":"total_sequence_length"},)"
+          R"("past_key_values":[[{"0":"batch_size","2":"past_sequence_length"},)"
+          R"({"0":"batch_size","2":"past_sequence_length"}]]})");
+  }
+}
+
 TEST_CASE("shape_engine::remove_inputs") {
   SECTION("the removed argument's dims are forgotten; the others keep what the calls showed of them") {
     shape_engine e(every_call);
@@ -332,11 +379,15 @@ TEST_CASE("shared labels: property over random call streams") {
         dims.emplace_back(input, dim);
       }
     }
+    // A name's dims are equal in every call giving two of them, and each is given with another of its name in some
+    // call (absent is not different: two of them may never be given together).
+    std::vector<bool> with_other(dims.size(), false), has_other(dims.size(), false);
     for (std::size_t i = 0; i < dims.size(); ++i) {
       for (std::size_t j = i + 1; j < dims.size(); ++j) {
         const auto& [x, dx] = dims[i];
         const auto& [y, dy] = dims[j];
         if (names.at(x).at(dx) != names.at(y).at(dy)) continue;
+        has_other[i] = has_other[j] = true;
         bool together = false, equal = true;
         for (const auto& g : given) {
           if (!g.count(x) || !g.count(y)) continue;
@@ -344,10 +395,14 @@ TEST_CASE("shared labels: property over random call streams") {
           equal = equal && g.at(x)[dx] == g.at(y)[dy];
         }
         INFO(x << " dim " << dx << " and " << y << " dim " << dy << " share " << names.at(x).at(dx));
-        CHECK(together);
         CHECK(equal);
+        if (together) with_other[i] = with_other[j] = true;
         ++shared;
       }
+    }
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      INFO(dims[i].first << " dim " << dims[i].second << " shares " << names.at(dims[i].first).at(dims[i].second));
+      CHECK(with_other[i] == has_other[i]);
     }
     // Written, split, merged and read back: the same names and the same summary.
     std::vector<std::size_t> cuts{0, n};

@@ -435,6 +435,27 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
   }
 }
 
+TEST_CASE("tensorrt_profile: placeholders follow the labels") {
+  // Two prefills (no cache) and two decode steps of batch 2, then a prefill of batch 3: the last prefill's cache
+  // placeholder comes from a decode step (batch 2, past set to 0 by D2), but its batch is named batch_size like
+  // input_ids', which the call gives as 3: the placeholder is 3x2x0x4, and every profile point has one batch.
+  shape_engine e(engine_options{.store_n_calls = hookscope::unlimited});
+  e.set_parameters({param("input_ids"), param("past_key_values", value())});
+  e.add_call(named({{"input_ids", ids({2, 5})}}));
+  e.add_call(named({{"input_ids", ids({2, 1})}, {"past_key_values", t({2, 2, 5, 4})}}));
+  e.add_call(named({{"input_ids", ids({2, 1})}, {"past_key_values", t({2, 2, 6, 4})}}));
+  e.add_call(named({{"input_ids", ids({3, 7})}}));
+  const auto ds = e.infer_dynamic_shapes({.batch_dimension_for_all = true, .dim_names = true});
+  REQUIRE(ds.tensorrt_profiles().size() == 1);
+  const auto& p = ds.tensorrt_profiles()[0];
+  CHECK(range_of(p, "input_ids").max == std::vector<std::int64_t>{3, 7});
+  CHECK(range_of(p, "past_key_values").max == std::vector<std::int64_t>{3, 2, 6, 4});
+  CHECK(range_of(p, "past_key_values").min == std::vector<std::int64_t>{2, 2, 0, 4});
+  for (const auto point : {&range::min, &range::opt, &range::max}) {
+    CHECK((range_of(p, "input_ids").*point)[0] == (range_of(p, "past_key_values").*point)[0]);
+  }
+}
+
 TEST_CASE("tensorrt_profile: hostile values") {
   SECTION("dims of 0") {
     stream st = llm({{0, 3, 0}, {2, 1, 3}, {2, 1, 4}, {0, 0, 0}});

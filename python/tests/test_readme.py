@@ -19,3 +19,7 @@ def test_readme_from_python_example_runs():
     kwargs = observer.infer_arguments()
     with torch.no_grad():
         torch.testing.assert_close(ep.module()(**kwargs).logits, scope["model"](**kwargs).logits)
+    (program,) = scope["programs"].values()  # no dim is 1 in every call of a phase: one phase
+    assert list(scope["programs"]) == ["all calls"]
+    with torch.no_grad():
+        torch.testing.assert_close(program.module()(**kwargs).logits, scope["model"](**kwargs).logits)

@@ -166,10 +166,15 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
   const auto where = [&](std::size_t f, std::size_t d) {
     return "dimension " + std::to_string(d) + " of '" + inputs[tensor_of[f]].name + "'";
   };
+  // Given with some member and different from none: then every call gives its members equal sizes, whichever of
+  // them it gives (a cache absent at the prefill joins input_ids' batch though never given with an image that only
+  // the prefill has).
   const auto fits = [&](const group& g, const dim_ref& r) {
     if (g.everywhere && r.everywhere && g.sequence == r.sequence) return true;
     return r.slot != untracked_dim && !g.untracked && !g.members.empty() &&
-           std::all_of(g.members.begin(), g.members.end(),
+           std::none_of(g.members.begin(), g.members.end(),
+                        [&](std::uint32_t m) { return pairs.ever_differ(m, r.slot); }) &&
+           std::any_of(g.members.begin(), g.members.end(),
                        [&](std::uint32_t m) { return pairs.equal_where_both(m, r.slot); });
   };
   const auto named = [&](std::string_view name) {
@@ -347,24 +352,38 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
 
   std::vector<input_key> batch;
   for (const std::string& b : o.batch_dimension_for) batch.push_back(input_key::parse(b));
-  const auto forced = [&](const slot& sl) {  // C2
-    return o.batch_dimension_for_all ||
-           std::any_of(batch.begin(), batch.end(), [&](const input_key& k) { return matches(k, sl); });
+  const auto named = [&](const slot& sl) {
+    return std::any_of(batch.begin(), batch.end(), [&](const input_key& k) { return matches(k, sl); });
+  };
+  // C2: an argument only ever given value_if_missing's placeholder was never observed, so it gets no batch dim.
+  const auto forced = [&](const slot& sl) {
+    return (o.batch_dimension_for_all || named(sl)) && !s.keys[sl.key].only_if_missing();
   };
 
   shapes_result r;
   std::vector<std::size_t> tensor_of(flat.size(), no_tensor);
+  std::vector<bool> slot_has_tensor(slots.size(), false);
   for (std::size_t f = 0; f < flat.size(); ++f) {
     const leaf_summary* l = flat[f].summary;
     if (!l || l->observed == 0) continue;
     tensor_of[f] = r.inputs.size();
+    slot_has_tensor[flat[f].slot] = true;
     r.inputs.push_back(describe(flat[f], *l, forced(slots[flat[f].slot])));
   }
   std::vector<std::string> notes;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    if (!named(slots[i])) continue;
+    const bool placeholder = s.keys[slots[i].key].only_if_missing();
+    if (!placeholder && slot_has_tensor[i]) continue;
+    notes.push_back(
+        "hookscope: a batch dimension is asked for '" + slots[i].name + "' (set_batch_dimension_for, --batch), which " +
+        (placeholder ? "every call gave only as its value_if_missing placeholder" : "no call gave as a tensor") +
+        ": it gets no dynamic batch dimension");
+  }
   name_dims(r.inputs, flat, tensor_of, slots, s, o, notes);
   r.warnings = warnings(r.inputs, flat, tensor_of);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
-  const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs.size());
+  const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs);
   std::vector<std::vector<std::uint32_t>> pair_slot(r.inputs.size());  // per input and dim: its C3 pair slot
   for (std::size_t f = 0; f < flat.size(); ++f) {
     if (tensor_of[f] == no_tensor) continue;

@@ -289,9 +289,10 @@ struct joint_row {
   std::uint64_t count = 0;
   std::size_t first_call = 0;
 };
+/// `inputs`' shared names decide the placeholders' dims: each takes its name's value in the call where a tensor gives it.
 std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slot>& slots,
                                   const std::vector<flat_leaf>& flat, const std::vector<std::size_t>& tensor_of,
-                                  std::size_t n_inputs);
+                                  const std::vector<tensor_input>& inputs);
 
 inline constexpr std::int64_t max_relation_value = std::int64_t{1} << 40;  // larger sizes take no part in relations
 

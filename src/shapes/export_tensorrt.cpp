@@ -40,9 +40,9 @@ std::string quoted_name(const std::string& name) {
 
 // Both split the list at every ',' before anything else, so no name may hold one. trtexec takes the name up to the
 // last ':' of an entry and treats a `'` as a quote (exactly two per entry); ONNX Runtime ends the name at the first
-// ':'. The line is meant for a shell (trtexec) or a key=value file (ONNX Runtime): no spaces, quotes or control
-// characters, and for trtexec none of the characters a shell expands or splits at. ONNX input names are UTF-8
-// strings, so a name that is not cannot match any.
+// ':', and onnxruntime_perf_test's `-i "key|value ..."` splits at every '|'. The line is meant for a shell (trtexec)
+// or a key=value file (ONNX Runtime): no spaces, quotes or control characters, and for trtexec none of the
+// characters a shell expands or splits at. ONNX input names are UTF-8 strings, so a name that is not cannot match any.
 void check_spec_name(const std::string& name, spec_consumer c) {
   if (name.empty()) throw_bad_name(name, c, "it is empty, and an entry without a name is refused");
   if (!detail::is_utf8(name)) throw_bad_name(name, c, "it is not UTF-8, and ONNX input names are");
@@ -51,6 +51,9 @@ void check_spec_name(const std::string& name, spec_consumer c) {
     if (ch == ',') throw_bad_name(name, c, "it contains ',', which separates the entries");
     if (ch == ':' && c == spec_consumer::ort) {
       throw_bad_name(name, c, "it contains ':', and ONNX Runtime ends the name at the first ':'");
+    }
+    if (ch == '|' && c == spec_consumer::ort) {
+      throw_bad_name(name, c, "it contains '|', which onnxruntime_perf_test's -i option reads as key|value");
     }
     if (ch == '\'' || ch == '"') throw_bad_name(name, c, "it contains a quote, which the syntax or the shell reads");
     if (u <= ' ' || u == 0x7f) throw_bad_name(name, c, "it contains a space or a control character");

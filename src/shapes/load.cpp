@@ -140,19 +140,48 @@ class summary_scan {
     }
   }
 
-  // The rest of a string whose opening quote was taken; its raw bytes into `out` up to `most` of them (escapes
-  // are kept as written: the names compared have none). False at the end of the input or past `most`.
+  // The rest of a string whose opening quote was taken, unescaped into `out` up to `most` bytes: a summary rewritten
+  // by a tool that escapes ("\u0066ormat") is still one. An escaped character beyond ASCII becomes a byte no
+  // compared name holds. False at the end of the input, past `most`, or at a malformed escape.
   bool string_into(std::string* out, std::size_t most) {
     for (;;) {
-      const int c = take();
+      int c = take();
       if (c == std::char_traits<char>::eof()) return false;
       if (c == '"') return true;
+      if (c == '\\' && (c = unescaped()) < 0) return false;
       if (out) {
         if (out->size() == most) return false;
         out->push_back(static_cast<char>(c));
       }
-      if (c == '\\' && take() == std::char_traits<char>::eof()) return false;
     }
+  }
+
+  // The character of the escape whose backslash was taken; -1 when it is not JSON's.
+  int unescaped() {
+    const int c = take();
+    switch (c) {
+      case '"':
+      case '\\':
+      case '/': return c;
+      case 'b': return '\b';
+      case 'f': return '\f';
+      case 'n': return '\n';
+      case 'r': return '\r';
+      case 't': return '\t';
+      case 'u': break;
+      default: return -1;
+    }
+    int code = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int h = take();
+      const int digit = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
+      if (digit < 0) return -1;
+      code = code * 16 + digit;
+    }
+    return code < 0x80 ? code : 0x80;
   }
 
   // One value of any kind, its nesting counted (no recursion, no limit: the reader checks depth later).

@@ -15,7 +15,13 @@ namespace detail::shapes {
 
 std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slot>& slots,
                                   const std::vector<flat_leaf>& flat, const std::vector<std::size_t>& tensor_of,
-                                  std::size_t n_inputs) {
+                                  const std::vector<tensor_input>& inputs) {
+  const std::size_t n_inputs = inputs.size();
+  // Per shared name, its dims: a placeholder's dim takes the value its name has in the call (below).
+  std::unordered_map<std::string_view, std::vector<dim_var>> by_name;
+  for (std::size_t i = 0; i < n_inputs; ++i) {
+    for (const dynamic_dim& dd : inputs[i].dynamic_dims) by_name[dd.shared_name].push_back({i, dd.dim});
+  }
   std::vector<joint_row> rows;
   const std::vector<std::vector<value>> observed = observed_calls(s, slots);
   const placeholder_sources sources(flat, observed);
@@ -38,6 +44,22 @@ std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slo
     take(r.shapes);
     fill_placeholders(leaves, flat, sources, false);
     take(r.filled);
+    // Placeholders follow the labels: a dim of a placeholder whose shared name a tensor of the call gives takes that
+    // value (a cache left out at the prefill has the prefill's batch, not its source call's), so that a name's dims
+    // agree at every profile point. A dim D2 left 0 stays 0: that zero is what says "absent" to the model (an image
+    // of batch 0), and a name the call gives nowhere keeps D2's value.
+    for (std::size_t i = 0; i < n_inputs; ++i) {
+      if (r.shapes[i] || !r.filled[i]) continue;
+      for (const dynamic_dim& dd : inputs[i].dynamic_dims) {
+        std::int64_t& x = (*r.filled[i])[dd.dim];
+        if (x == 0) continue;
+        for (const dim_var& m : by_name[dd.shared_name]) {
+          if (!r.shapes[m.input] || m.dim >= r.shapes[m.input]->size()) continue;
+          x = (*r.shapes[m.input])[m.dim];
+          break;
+        }
+      }
+    }
     rows.push_back(std::move(r));
   }
   return rows;

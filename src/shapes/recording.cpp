@@ -174,11 +174,13 @@ void apply_missing_position(const recorded_state& s, call_inputs& in, std::size_
   in.args[k] = v;
 }
 
-// A4: by name, inserted when absent (and not given by position); by position, replaced unconditionally.
-void apply_if_missing(const recorded_state& s, call_inputs& in) {
+// A4: by name, inserted when absent (and not given by position); by position, replaced unconditionally. `filled`:
+// the arguments given their placeholder, which are not observations.
+void apply_if_missing(const recorded_state& s, call_inputs& in, std::vector<input_key>& filled) {
   for (const auto& [key, v] : s.if_missing) {
     if (key.is_position()) {
       apply_missing_position(s, in, key.position(), v);
+      filled.push_back(key);
       continue;
     }
     const std::string& name = key.name();
@@ -191,6 +193,14 @@ void apply_if_missing(const recorded_state& s, call_inputs& in) {
                             s.signature_text());
     }
     in.kwargs.emplace_back(name, v);
+    filled.push_back(key);
+  }
+}
+
+// The arguments value_if_missing gave this call, counted: one given nothing else was never observed (C2).
+void count_if_missing(recorded_state& s, const std::vector<input_key>& filled) {
+  for (const input_key& key : filled) {
+    ++s.keys[key.is_position() ? position_key(s, key.position()) : intern_name(s, key.name())].if_missing;
   }
 }
 
@@ -334,9 +344,11 @@ bool add_call(recorded_state& s, call_inputs&& in) {
     return false;
   }
   value_fields constants = split_kwargs(s, in);
-  apply_if_missing(s, in);
+  std::vector<input_key> filled;
+  apply_if_missing(s, in, filled);
   order_kwargs(s, in);
   check_names(s, in);
+  count_if_missing(s, filled);
   const std::size_t leaves = call_leaf_count(in);
   summarise(s, in, constants);
   const std::uint64_t h = call_hash(in);

@@ -219,6 +219,7 @@ void key_summary::observe(const value& v, std::size_t call) {
 void merge_into(key_summary& into, const key_summary& later, std::size_t offset) {
   into.present += later.present;
   into.constant_present += later.constant_present;
+  into.if_missing += later.if_missing;
   if (!into.first_kwarg_call) into.first_kwarg_call = shifted(later.first_kwarg_call, offset);
   if (later.provided == 0) return;
   if (into.provided == 0) {

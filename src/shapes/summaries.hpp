@@ -75,6 +75,7 @@ struct key_summary {
   std::optional<std::size_t> position;  // set for a position without a parameter of its own
   std::uint64_t present = 0;            // calls giving it at all (remove_inputs counts them)
   std::uint64_t constant_present = 0;   // calls giving it as a constant keyword value
+  std::uint64_t if_missing = 0;         // calls given it by value_if_missing (its placeholder, not an observation)
   std::uint64_t provided = 0;           // calls giving it with a truthy value (rule B4)
   std::size_t leaf_count = 0;           // of the first call providing it
   std::size_t first_provided_call = 0;  // that call
@@ -82,6 +83,9 @@ struct key_summary {
   std::optional<std::size_t> first_kwarg_call;                        // first call naming it as a keyword (B1)
   std::vector<leaf_summary> leaves;
   std::size_t stamp = 0;  // call number + 1 when last seen in a call: catches an argument given twice
+
+  /// Every call giving it gave value_if_missing's placeholder: it was never observed.
+  bool only_if_missing() const noexcept { return present > 0 && if_missing == present; }
 
   /// One call's value for the argument: the counts, and every leaf's and dimension's summary (rules A6, B4, C1).
   /// The leaves and dimensions are observed by functions local to summaries.cpp, which the compiler inlines here.

@@ -148,6 +148,7 @@ void check_key(const key_summary& k, std::size_t n_calls, const json_path& at) {
     fail(at / "constant_present", "more than the " + std::to_string(n_calls) + " calls recorded");
   }
   if (k.provided > k.present) fail(at / "provided", "more than present");
+  if (k.if_missing > k.present) fail(at / "if_missing", "more than present");
   if (k.first_kwarg_call) check_call(at / "first_kwarg_call", *k.first_kwarg_call, n_calls);
   if (k.provided == 0) {
     if (k.leaf_count != 0 || k.first_provided_call != 0 || k.count_conflict) {

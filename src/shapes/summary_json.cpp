@@ -147,6 +147,7 @@ void write_key(writer& w, const key_summary& k) {
   }
   w.number("present", k.present);
   w.number("constant_present", k.constant_present);
+  if (k.if_missing > 0) w.number("if_missing", k.if_missing);  // optional: absent means 0
   w.number("provided", k.provided);
   w.number("leaf_count", k.leaf_count);
   w.number("first_provided_call", k.first_provided_call);
@@ -414,6 +415,7 @@ key_summary read_key(const json::value& j, const json_path& at) {
   }
   k.present = m.count("present");
   k.constant_present = m.count("constant_present");
+  if (m.find("if_missing") != nullptr) k.if_missing = m.count("if_missing");
   k.provided = m.count("provided");
   k.leaf_count = m.size("leaf_count");
   k.first_provided_call = m.size("first_provided_call");

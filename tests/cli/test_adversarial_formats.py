@@ -57,7 +57,7 @@ def test_two_inputs_of_one_flattened_name_are_refused(hookscope_shapes, tmp_path
             f"cannot tell apart; rename one of them") in done.stderr.decode()
 
 
-@pytest.mark.parametrize("name", ["a$b", "a;b", "a|b", "a&b", "a`b", "a\\b", "a*", "a?", "a[0]", "f(x)", "a<b",
+@pytest.mark.parametrize("name", ["a$b", "a;b", "a&b", "a`b", "a\\b", "a*", "a?", "a[0]", "f(x)", "a<b",
                                   "a>b", "a!b"])
 def test_a_name_a_shell_reads_is_refused_by_trtexec_and_kept_by_the_others(hookscope_shapes, tmp_path, name):
     """trtexec's line is pasted into a shell unquoted: `$`, `;`, a glob... would change the command. ONNX Runtime's
@@ -74,6 +74,19 @@ def test_a_name_a_shell_reads_is_refused_by_trtexec_and_kept_by_the_others(hooks
     torch_trt = shapes(hookscope_shapes, "infer", "in.jsonl", "--format", "torch-tensorrt", cwd=tmp_path)
     assert torch_trt.returncode == 0
     assert json.loads(torch_trt.stdout)[0]["name"] == name
+
+
+def test_a_name_with_a_bar_is_refused_by_trtexec_and_ort_and_kept_by_torch_tensorrt(hookscope_shapes, tmp_path):
+    """onnxruntime_perf_test's `-i "key|value ..."` splits at every '|', and a shell at the first: only the JSON of
+    Torch-TensorRT carries the name."""
+    write_records(tmp_path / "in.jsonl", [[["a|b", tensor([1, 3])]], [["a|b", tensor([2, 3])]]])
+    trt = shapes(hookscope_shapes, "infer", "in.jsonl", "--format", "trtexec", cwd=tmp_path)
+    assert trt.returncode == 1 and "contains '|', which a shell reads" in trt.stderr.decode()
+    ort = shapes(hookscope_shapes, "infer", "in.jsonl", "--format", "ort", cwd=tmp_path)
+    assert ort.returncode == 1 and ort.stdout == b""
+    assert "contains '|', which onnxruntime_perf_test's -i option reads as key|value" in ort.stderr.decode()
+    torch_trt = shapes(hookscope_shapes, "infer", "in.jsonl", "--format", "torch-tensorrt", cwd=tmp_path)
+    assert torch_trt.returncode == 0 and json.loads(torch_trt.stdout)[0]["name"] == "a|b"
 
 
 #=== a summary that is not JSON ===#

@@ -667,3 +667,27 @@ def test_infer_compares_opaque_constants_by_type_name(hookscope_shapes, tmp_path
     (tmp_path / "o2.jsonl").write_text(lines.replace('"Node","depth_limited":true', '"Leaf"'), encoding="utf-8")
     done = shapes(hookscope_shapes, ["infer", "o2.jsonl"], cwd=tmp_path)
     expect("infer's exit code on different type names", done.returncode, 1)
+
+
+def test_batch_leaves_an_input_only_ever_a_placeholder_static(hookscope_shapes, tmp_path):
+    """--batch / --batch-all give no dynamic dim to an input every call left out (only --value-if-missing's
+    placeholder, batch 0, was given), with a warning when --batch names it; the same through a summary."""
+    sig = '"signature":[{"name":"input_ids"},{"name":"pixel_values","default":null}],'
+    (tmp_path / "decode.jsonl").write_text(
+        '{"function":"forward",' + sig + '"args":[],"kwargs":[["input_ids",{"shape":[2,1],"dtype":"int64"}]]}\n'
+        '{"function":"forward","args":[],"kwargs":[["input_ids",{"shape":[3,1],"dtype":"int64"}]]}\n',
+        encoding="utf-8")
+    missing = ["--value-if-missing", 'pixel_values={"shape":[0,3,8,8],"dtype":"float32"}']
+    want = '{"input_ids":{"0":"DYNAMIC"},"pixel_values":{}}\n'
+    warning = ("hookscope-shapes: warning: a batch dimension is asked for 'pixel_values' (set_batch_dimension_for, "
+               "--batch), which every call gave only as its value_if_missing placeholder: it gets no dynamic batch "
+               "dimension\n")
+    done = shapes(hookscope_shapes, ["infer", "decode.jsonl", "--batch", "pixel_values,input_ids"] + missing,
+                  cwd=tmp_path)
+    expect("--batch naming it", (done.returncode, done.stdout, done.stderr), (0, want, warning))
+    done = shapes(hookscope_shapes, ["infer", "decode.jsonl", "--batch-all"] + missing, cwd=tmp_path)
+    expect("--batch-all", (done.returncode, done.stdout, done.stderr), (0, want, ""))
+    done = shapes(hookscope_shapes, ["summarize", "decode.jsonl", "-o", "S.json"] + missing, cwd=tmp_path)
+    expect("summarize", (done.returncode, done.stderr), (0, ""))
+    done = shapes(hookscope_shapes, ["infer", "S.json", "--batch-all"], cwd=tmp_path)
+    expect("--batch-all on the summary", (done.returncode, done.stdout, done.stderr), (0, want, ""))

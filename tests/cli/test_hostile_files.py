@@ -193,7 +193,10 @@ def test_summaries_read_however_written(hookscope_shapes, tmp_path):
                  "jq -S": json.dumps(doc, indent=2, sort_keys=True) + "\n",
                  "sorted on one line": json.dumps(doc, sort_keys=True, separators=(",", ":")),
                  "bom": "\ufeff" + written, "bom jq -S": "\ufeff" + json.dumps(doc, indent=1, sort_keys=True),
-                 "crlf": json.dumps(doc, indent=2).replace("\n", "\r\n")}
+                 "crlf": json.dumps(doc, indent=2).replace("\n", "\r\n"),
+                 # A tool that escapes what JSON lets it escape: the key and the name are still a summary's.
+                 "escaped": written.replace('"format"', '"\\u0066ormat"', 1).replace(
+                     '"hookscope-shapes-summary"', '"hookscope\\u002Dshapes-summ\\u0061ry"', 1)}
         for options in (("--format", "report"), ("--profiles", "auto", "--format", "trtexec"), ("--dim-names",)):
             expected = shapes(hookscope_shapes, "infer", "r.jsonl", "--store-n-calls", "all", *options, cwd=tmp_path)
             for name, form in forms.items():

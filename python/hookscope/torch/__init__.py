@@ -17,7 +17,8 @@ call left out).
 """
 from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
 from ._observer import InputObserver
+from ._phases import Phase
 from ._values import DTYPES, to_value
 
-__all__ = ["InputObserver", "to_value", "DTYPES", "to_torch_dynamic_shapes", "to_torch_tensorrt_kwargs",
+__all__ = ["InputObserver", "Phase", "to_value", "DTYPES", "to_torch_dynamic_shapes", "to_torch_tensorrt_kwargs",
            "to_torch_tensorrt_inputs"]

@@ -511,6 +511,10 @@ class InputObserver:
                   if predicate(*c.inputs.materialize())]
         if not chosen:
             raise ValueError("hookscope: select: the predicate holds for no stored call")
+        return self._subset(chosen)
+
+    def _subset(self, chosen: list[_StoredCall]) -> "InputObserver":
+        """A new observer holding these stored calls (select, phases)."""
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
         out._engine = _engine.ShapeEngine(store_n_calls=len(chosen))
         out._engine_n = len(chosen)
@@ -524,6 +528,14 @@ class InputObserver:
             if out._engine.add_call(c.call_json):
                 out._calls.append(c)
         return out
+
+    def phases(self, set_batch_dimension_for: set[int | str] | bool | None = None,
+               dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None) -> list:
+        """One export bundle per phase (``hookscope.torch.Phase``: name, args, kwargs, dynamic_shapes,
+        backed_size_oblivious, calls, ``export(model)``), the phases those of ``tensorrt_profiles(phases=True)``
+        (e.g. a decoder's prefill and decode steps; one phase, "all calls", when no dim splits the calls)."""
+        from ._phases import phases
+        return phases(self, set_batch_dimension_for, dim_names)
 
     def needs_backed_size_oblivious(self, arguments=None, dynamic_shapes=None) -> bool:
         """True when a dim the dynamic shapes declare dynamic is 0 or 1 in the arguments (by default those of

@@ -1,0 +1,105 @@
+"""observer.phases(): one export bundle per phase (e.g. a decoder's prefill and decode steps), the phases being the
+engine's (the split of tensorrt_profiles(phases=True): calls grouped by whether one dynamic dim is 1)."""
+from __future__ import annotations
+
+import contextlib
+import json
+import warnings
+from typing import TYPE_CHECKING, Any, Mapping
+
+import torch
+
+from .. import _engine
+from ._values import to_value
+
+if TYPE_CHECKING:
+    from ._observer import InputObserver
+
+
+class Phase:
+    """One phase's export bundle: ``torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes)``, under
+    ``torch.fx.experimental._config.patch(backed_size_oblivious=True)`` when ``backed_size_oblivious`` (a dynamic dim
+    is 0 or 1 in the chosen arguments). ``calls``: the indexes of the observer's stored calls the phase covers;
+    ``split``: the engine's name of the phase (``sequence_length = 1``, ``all calls``); ``observer``: an observer
+    holding those calls only (``observer.select`` of them)."""
+
+    def __init__(self, name: str, split: str, calls: list[int], observer: "InputObserver", args: tuple,
+                 kwargs: dict, dynamic_shapes: Any, backed_size_oblivious: bool):
+        self.name, self.split, self.calls, self.observer = name, split, calls, observer
+        self.args, self.kwargs, self.dynamic_shapes = args, kwargs, dynamic_shapes
+        self.backed_size_oblivious = backed_size_oblivious
+
+    def export(self, model: torch.nn.Module, **kw) -> torch.export.ExportedProgram:
+        """torch.export.export of the model with this phase's arguments and dynamic shapes; ``kw`` goes to it."""
+        patch = contextlib.nullcontext()
+        if self.backed_size_oblivious:
+            from torch.fx.experimental import _config as fx_config
+            patch = fx_config.patch(backed_size_oblivious=True)
+        with patch:
+            return torch.export.export(model, self.args, self.kwargs, dynamic_shapes=self.dynamic_shapes, **kw)
+
+    def __repr__(self) -> str:
+        return f"Phase({self.name!r}, calls={self.calls}, backed_size_oblivious={self.backed_size_oblivious})"
+
+
+def _phase_name(split: str, n_phases: int) -> str:
+    if n_phases == 1:
+        return "all calls"
+    if split.startswith("sequence_length "):
+        return "decode" if split.endswith("= 1") else "prefill"
+    return split
+
+
+def _fits(profile: dict, shapes: Mapping[str, list[int]]) -> bool:
+    for r in profile["shapes"]:
+        shape = shapes.get(r["input"])
+        if shape is None or len(shape) != len(r["min"]):
+            continue
+        if any(not lo <= x <= hi for x, lo, hi in zip(shape, r["min"], r["max"])):
+            return False
+    return True
+
+
+def _call_shapes(observer: "InputObserver", call: dict) -> dict[str, list[int]]:
+    """The call's tensors as the engine names them (one engine over that call alone)."""
+    e = _engine.ShapeEngine(store_n_calls=1)
+    e.set_parameters(json.dumps(observer._signature))
+    for key, v in observer.value_if_missing.items():
+        e.value_if_missing(key, json.dumps(to_value(v)[0]))
+    e.begin_recording()
+    e.add_call(json.dumps(call))
+    return {t["name"]: list(t["shapes_seen"][0]) for t in e.infer_dynamic_shapes().inputs if t["shapes_seen"]}
+
+
+def _as_named(observer: "InputObserver", args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
+    """The arguments in the structure of the dynamic shapes (a dict by parameter name, or the positional tuple)."""
+    if isinstance(dynamic_shapes, dict):
+        return {**dict(zip(observer._names, args)), **kwargs}
+    return args
+
+
+def phases(observer: "InputObserver", set_batch_dimension_for=None, dim_names=None) -> list[Phase]:
+    engine = observer._check()
+    profiles = engine.infer_dynamic_shapes(profile_phases=True).tensorrt_profiles
+    # The "= 1" side first: its split dim's range is exactly 1, so a call of the other side never fits it.
+    order = sorted(range(len(profiles)), key=lambda p: not profiles[p]["phase"].endswith(" = 1"))
+    members: list[list[int]] = [[] for _ in profiles]
+    for i, stored in enumerate(observer._calls):
+        shapes = _call_shapes(observer, stored.call)
+        # Inputs the call lacks are not compared; a call fitting no profile (its split dim lacking) goes last.
+        p = next((p for p in order if _fits(profiles[p], shapes)), order[-1])
+        members[p].append(i)
+    out = []
+    for p, profile in enumerate(profiles):
+        if not members[p]:
+            continue
+        sub = observer._subset([observer._calls[i] for i in members[p]])
+        args, kwargs = sub.infer_arguments(as_args_kwargs=True, avoid_specialization=True)
+        ds = sub.infer_dynamic_shapes(set_batch_dimension_for, dim_names)
+        for w in sub.shape_warnings(set_batch_dimension_for, dim_names):
+            if w.startswith("hookscope: a batch dimension is asked for "):  # the user named it: say why it is static
+                warnings.warn(f"{w} (phase {profile['phase']})", stacklevel=3)
+        backed = sub.needs_backed_size_oblivious(_as_named(sub, args, kwargs, ds), ds)
+        out.append(Phase(_phase_name(profile["phase"], len(profiles)), profile["phase"], members[p], sub, args,
+                         kwargs, ds, backed))
+    return out
