@@ -117,12 +117,32 @@ TEST_CASE("shape_engine::infer_arguments") {
     CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }), Contains("no stored call at index 3 (3 stored)"));
     CHECK_THAT(error_of([&] { (void)llm(engine_options{.keep_calls = false}).infer_arguments(o); }),
                Contains("keep_calls is false"));
-    // inputs.c is None in every call: nothing to build a placeholder from.
+  }
+  SECTION("a leaf None in every call stays None, a falsy scalar stays itself") {
+    // The reference raises ("no tensor at position 1"); the model was given None, 0, "" or False there.
+    for (const value& falsy : {value(), value(0), value(-0.0), value(std::string()), value(false)}) {
+      INFO(hookscope::to_json(falsy));
+      shape_engine e;
+      e.set_parameters({param("inputs"), param("flag")});
+      e.add_call({{value::dict({{"a", t({2})}, {"c", falsy}}), falsy}, {}});
+      e.add_call({{value::dict({{"a", t({3})}, {"c", falsy}}), falsy}, {}});
+      // The representative call is the first with the most tensors (call 0); call 1 is asked for by index.
+      CHECK(e.infer_arguments() == value::tuple({value::dict({{"a", t({2})}, {"c", falsy}}), falsy}));
+      argument_options o;
+      o.candidate = std::size_t{1};
+      CHECK(e.infer_arguments(o) == value::tuple({value::dict({{"a", t({3})}, {"c", falsy}}), falsy}));
+    }
+  }
+  SECTION("a falsy scalar where other calls give a tensor is a placeholder (B4)") {
     shape_engine e;
-    e.set_parameters({param("inputs")});
-    e.add_call(named({{"inputs", value::dict({{"a", t({2})}, {"c", value()}})}}));
-    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }),
-               Contains("there is no tensor at position 1 ('inputs.c') in any flattened inputs"));
+    e.set_parameters({param("x"), param("mask")});
+    e.add_call(named({{"x", t({2})}, {"mask", t({2, 4})}}));
+    e.add_call(named({{"x", t({3})}, {"mask", value(0)}}));
+    argument_options o;
+    o.candidate = std::size_t{1};
+    const value got = e.infer_arguments(o);
+    REQUIRE(got.type() == value::kind::dict);
+    CHECK(got.fields().at(1).second.is_tensor());
   }
 }
 

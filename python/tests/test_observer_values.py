@@ -118,16 +118,7 @@ HOSTILE = [
 ]
 
 
-# The engine's infer_arguments raises "no tensor at position N ... no placeholder can be built" for a non-tensor leaf
-# that is None, 0, False, "" or -0.0 in every call (src/shapes/arguments.cpp, fill_placeholders): the call is
-# recorded, but no arguments come back. Rows marked so until the engine keeps such leaves as they are.
-ENGINE_FALSY = {"minus_zero", "none", "empty_str", "mixed_keys"}
-
-
-@pytest.mark.parametrize("value", [
-    pytest.param(v, id=i, marks=[pytest.mark.xfail(strict=True, raises=hookscope.InferenceError,
-                                                   reason="engine: a falsy constant leaf has no placeholder")]
-                 if i in ENGINE_FALSY else []) for i, v in HOSTILE])
+@pytest.mark.parametrize("value", [pytest.param(v, id=i) for i, v in HOSTILE])
 def test_infer_arguments_rebuilds_hostile_values_exactly(value):
     m, obs = Echo(), InputObserver()
     x = torch.ones(2)
@@ -250,8 +241,7 @@ def bound(m, args_kwargs):
 
 def random_tree(rng: random.Random, depth=0, dims=None, texts=("a", "\udcff")):
     """A random pytree of the kinds above; its tensors' sizes come from `dims` (one size per slot, varying per call)."""
-    # No leaf that is None, 0, False or "" in every call: ENGINE_FALSY below.
-    kinds = ["tensor", "tensor", "int", "float", "str", "bool"]
+    kinds = ["tensor", "tensor", "int", "float", "str", "bool", "none"]
     if depth < 3:
         kinds += ["tuple", "list", "dict", "namedtuple", "ordered", "intkeys", "dataclass"]
     kind = rng.choice(kinds)
@@ -260,8 +250,8 @@ def random_tree(rng: random.Random, depth=0, dims=None, texts=("a", "\udcff")):
         dtype = rng.choice([torch.float32, torch.int64, torch.bool, torch.float16])
         return ("tensor", rank, dtype, new_slot(dims))
     if kind in ("int", "float", "str", "none", "bool"):
-        leaf = {"int": rng.choice([-1, 2 ** 63, 7]), "float": rng.choice([0.5, float("inf"), float("nan"), -2.5]),
-                "str": rng.choice(texts), "none": None, "bool": True}[kind]
+        leaf = {"int": rng.choice([-1, 2 ** 63, 7, 0]), "float": rng.choice([0.5, float("inf"), float("nan"), -0.0]),
+                "str": rng.choice(texts + ("",)), "none": None, "bool": rng.choice([True, False])}[kind]
         return ("leaf", leaf)
     n = rng.randint(0, 3)
     children = [random_tree(rng, depth + 1, dims, texts) for _ in range(n)]

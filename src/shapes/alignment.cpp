@@ -156,16 +156,22 @@ std::vector<flat_leaf> flatten_slots(const recorded_state& s, const std::vector<
   return flat;
 }
 
-// B3, B4: leaves by slot; an argument left out (or falsy) becomes placeholders.
+// B3, B4: leaves by slot; an argument left out (or falsy) becomes placeholders, except a falsy scalar where no call
+// gave a tensor.
 std::vector<value> align(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots, bool strict) {
   std::vector<value> out;
   const kwarg_index kw = index_kwargs(c);
   for (const slot& sl : slots) {
     const value* v = find_value(s, c, kw, sl);
     const std::size_t expected = sl.best_value->leaf_count();
+    const key_summary& k = s.keys[sl.key];
+    // A falsy number, bool or string where no call gave a tensor is the value the call was given, not an absence.
+    if (v && !truthy(*v) && is_scalar(*v) && expected == 1 && !(k.leaves.size() == 1 && k.leaves.front().has_tensor)) {
+      out.push_back(*v);
+      continue;
+    }
     if (v && truthy(*v)) {
       const std::size_t n = v->leaf_count();
-      const key_summary& k = s.keys[sl.key];
       if (n == expected) {
         for_each_leaf(*v, [&](const value& leaf) { out.push_back(leaf); });
         continue;

@@ -127,7 +127,7 @@ placeholder_sources::placeholder_sources(const std::vector<flat_leaf>& flat,
 // see placeholder_source): reused when empty, zeros of its shape when no dim varies, else its highest varying dim
 // set to 0 (batch forcing plays no part here).
 void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat,
-                       const placeholder_sources& sources, bool strict) {
+                       const placeholder_sources& sources) {
   const std::vector<value> given = leaves;  // the candidate's own leaves, before any placeholder
   for (std::size_t f = 0; f < leaves.size(); ++f) {
     if (!leaves[f].is_none()) continue;
@@ -145,12 +145,7 @@ void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>&
       leaves[f] = value(std::move(t));
     } else if (l && l->last_other) {
       leaves[f] = *l->last_other;
-    } else if (strict) {
-      throw inference_error("hookscope: there is no tensor at position " + std::to_string(f) + " ('" +
-                            join_path(flat[f].path) +
-                            "') in any flattened inputs, so no placeholder can be built; give one with "
-                            "value_if_missing");
-    }
+    }  // else None in every call: the model was given None there, and None it gets
   }
 }
 
@@ -173,7 +168,7 @@ call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& sl
   std::vector<std::string> best_low;
   for (const call_ptr& c : s.calls) {
     std::vector<value> leaves = align(s, *c, slots, false);
-    fill_placeholders(leaves, flat, sources, false);
+    fill_placeholders(leaves, flat, sources);
     std::size_t score = 0;
     std::vector<std::string> low;
     for (std::size_t f = 0; f < flat.size(); ++f) {

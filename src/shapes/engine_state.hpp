@@ -276,9 +276,9 @@ struct placeholder_sources {
   const std::vector<std::vector<value>>& observed;  // outlives the sources
   std::vector<std::vector<std::size_t>> rows;       // per leaf: indexes into observed
 };
-/// D2: fills the none leaves; `strict` false: leaves a leaf without any tensor or value as none instead of throwing.
+/// D2: fills the none leaves; a leaf no call gave a tensor or another value stays none (None in every call).
 void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>& flat,
-                       const placeholder_sources& sources, bool strict = true);
+                       const placeholder_sources& sources);
 
 //=== relations and consistent profiles (profiles.cpp) ===//
 

@@ -42,7 +42,7 @@ std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slo
       }
     };
     take(r.shapes);
-    fill_placeholders(leaves, flat, sources, false);
+    fill_placeholders(leaves, flat, sources);
     take(r.filled);
     // Placeholders follow the labels: a dim of a placeholder whose shared name a tensor of the call gives takes that
     // value (a cache left out at the prefill has the prefill's batch, not its source call's), so that a name's dims
