@@ -345,3 +345,23 @@ def test_a_cache_given_through_var_keyword_arguments():
     assert not decode.backed_size_oblivious and list(decode.dynamic_shapes["kwargs"]) == ["past"]
     for phase in bundles:  # torch 2.15's program then fails in its guards (NameError: name 'L'), torch's own bug
         phase.export(model)
+
+
+# --- three regimes: a prefill, a chunk of the prompt with a cache, decode steps ------------------------------------
+def test_three_regimes_prefill_chunk_decode(tiny_llama_cached):
+    """No dim splits these calls (the past length varies on both sides of sequence_length = 1): one phase, whose
+    program runs every stored call, the empty cache of each first chunk included."""
+    import transformers
+    model, g = tiny_llama_cached, torch.Generator().manual_seed(1)
+    obs = InputObserver(store_n_calls=50)
+    with obs(model), torch.no_grad():
+        for b, chunks in ((2, (5, 4, 1, 1, 1)), (3, (7, 3, 1, 1, 1))):
+            cache, past = transformers.DynamicCache(config=model.config), 0
+            for s in chunks:
+                cache = model(input_ids=torch.randint(0, 100, (b, s), generator=g), cache=cache, use_cache=True,
+                              position_ids=torch.arange(past, past + s).expand(b, s)).past_key_values
+                past += s
+    bundles = obs.phases(set_batch_dimension_for=True)
+    assert sorted(i for p in bundles for i in p.calls) == list(range(10))
+    for phase in bundles:
+        replay(obs, phase, model)
