@@ -243,7 +243,8 @@ def test_vision_language_image_batches_one_to_three():
             if phase is prefill:
                 kw = {"pixel_values": torch.randn(b, 3, 4, 4, generator=g)}
             else:
-                kw = {"pixel_values": torch.empty((0, 3, 4, 4)), "past_key_values": (torch.randn(b, 9, 8, generator=g),)}
+                kw = {"pixel_values": torch.empty((0, 3, 4, 4)),
+                      "past_key_values": (torch.randn(b, 9, 8, generator=g),)}
             with torch.no_grad():
                 assert_same(ep.module()(ids, **kw), model(ids, **kw))
 
@@ -312,7 +313,8 @@ def test_static_cache_phases_run_at_unobserved_batches_and_positions():
         assert list((ds["cache"] if isinstance(ds, dict) else ds[2])) == [0]  # its batch only: its length is static
         ep = replay(obs, phase, model)
         lengths = {obs._stored_inputs(i)[0][0].shape[1] > 1 for i in phase.calls}  # prefills, decode steps
-        shapes = ([(4, 6, 0), (5, 3, 0)] if True in lengths else []) + ([(4, 1, 9), (5, 1, 12)] if False in lengths else [])
+        shapes = (([(4, 6, 0), (5, 3, 0)] if True in lengths else []) +
+                  ([(4, 1, 9), (5, 1, 12)] if False in lengths else []))
         for b, s, start in shapes:  # batches, prompt lengths and positions never observed
             args = (torch.randint(0, 50, (b, s), generator=g), torch.arange(start, start + s),
                     torch.randn(b, length, 8, generator=g))
@@ -329,9 +331,10 @@ class KwargsDecoder(torch.nn.Module):
 
 
 def test_a_cache_given_through_var_keyword_arguments():
-    """Exported per phase. dynamic_shapes groups the keywords **kwargs takes under its name (torch.export's structure) while the
-    arguments are flat: phases() and needs_backed_size_oblivious() raised "dynamic_shapes names 'kwargs', which the
-    arguments lack" (a Llama called with past_key_values=, which transformers 5.24 takes through **kwargs)."""
+    """Exported per phase. dynamic_shapes groups the keywords **kwargs takes under its name (torch.export's
+    structure) while the arguments are flat: phases() and needs_backed_size_oblivious() raised "dynamic_shapes names
+    'kwargs', which the arguments lack" (a Llama called with past_key_values=, which transformers 5.24 takes through
+    **kwargs)."""
     model, obs = KwargsDecoder(), InputObserver(store_n_calls=20)
     with obs(model):
         for b, n in ((2, 5), (3, 7)):
