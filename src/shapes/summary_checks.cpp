@@ -238,11 +238,27 @@ void check_calls(const recorded_state& s, const json_path& at) {
   }
 }
 
+// A placeholder count belongs to an argument value_if_missing names (by name, or by the position of its parameter or
+// its own): a count elsewhere would take a real input's batch dim away (rule C2) on no recorded ground.
+bool has_placeholder(const recorded_state& s, const key_summary& k) {
+  return std::any_of(s.if_missing.begin(), s.if_missing.end(), [&](const auto& entry) {
+    const input_key& key = entry.first;
+    if (!key.is_position()) return !k.name.empty() && key.name() == k.name;
+    const std::size_t p = key.position();
+    return (k.position && *k.position == p) || (!k.name.empty() && p < s.sig.size() && s.sig[p].name == k.name);
+  });
+}
+
 }  // namespace
 
 void check_summary_state(const recorded_state& s, const json_path& at) {
   const json_path keys_at = at / "arguments";
-  for (std::size_t i = 0; i < s.keys.size(); ++i) check_key(s.keys[i], s.n_calls, keys_at[i]);
+  for (std::size_t i = 0; i < s.keys.size(); ++i) {
+    check_key(s.keys[i], s.n_calls, keys_at[i]);
+    if (s.keys[i].if_missing > 0 && !has_placeholder(s, s.keys[i])) {
+      fail(keys_at[i] / "if_missing", "a count of placeholders for an argument value_if_missing does not name");
+    }
+  }
   try {
     check_calls(s, at);
   } catch (const format_error&) {

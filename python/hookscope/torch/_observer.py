@@ -599,6 +599,13 @@ class InputObserver:
         arguments = self.infer_arguments() if arguments is None else arguments
         dynamic_shapes = self.infer_dynamic_shapes() if dynamic_shapes is None else dynamic_shapes
         found = []
+        var_keyword = next((p["name"] for p in self._signature or () if p.get("kind") == "var_keyword"), None)
+        if (isinstance(arguments, dict) and isinstance(dynamic_shapes, dict) and var_keyword in dynamic_shapes
+                and var_keyword not in arguments):
+            # torch.export's structure: the keywords **kwargs takes, grouped under its parameter's name
+            named = [n for n in self._names if n != var_keyword]
+            arguments = {**{k: v for k, v in arguments.items() if k in named},
+                         var_keyword: {k: v for k, v in arguments.items() if k not in named}}
 
         def walk(v, spec):
             if spec is None or v is None:
