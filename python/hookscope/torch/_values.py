@@ -111,10 +111,19 @@ def _node_names(node, obj, n: int) -> list[str]:
 
 def key_texts(keys) -> list[str]:
     """A dict's keys as the record format's names: a str as itself, any other key as its repr; when two collide
-    (``1`` and ``"1"``), each non-str key as ``type:repr``."""
+    (``1`` and ``"1"``), each non-str key as ``type:repr``, then with ``#n`` where that is still taken."""
     names = [k if isinstance(k, str) else repr(k) for k in keys]
     if len(set(names)) < len(names):
         names = [k if isinstance(k, str) else f"{type(k).__name__}:{k!r}" for k in keys]
+        if len(set(names)) < len(names):  # still equal (two nan keys, a str key "int:1"): a suffix makes them unique
+            taken = {k for k in keys if isinstance(k, str)}
+            for i, (k, n) in enumerate(zip(keys, names)):
+                if not isinstance(k, str):
+                    c, j = n, 1
+                    while c in taken:
+                        c, j = f"{n}#{j}", j + 1
+                    taken.add(c)
+                    names[i] = c
     return names
 
 
