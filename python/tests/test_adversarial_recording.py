@@ -148,10 +148,10 @@ def test_fork_inside_the_block_while_a_thread_records():
         with obs(m):
             th = threading.Thread(target=worker)
             th.start()
-            for _ in range(40):
+            for _ in range(20):
                 pid = os.fork()
                 if pid == 0:
-                    signal.alarm(10)
+                    signal.alarm(30)
                     before = obs.num_obs
                     m(torch.ones(4, 2))
                     os._exit(0 if obs.num_obs == before + 1 else 3)
@@ -160,7 +160,7 @@ def test_fork_inside_the_block_while_a_thread_records():
             th.join()
             parent = obs.num_obs
             m(torch.ones(5, 2))
-        assert statuses == [0] * 40, statuses
+        assert statuses == [0] * 20, statuses
         assert obs.num_obs == parent + 1 == len(obs._calls)
         assert all(tuple(c.shapes[0]) != (4, 2) for c in obs._calls)  # the children's calls are theirs
         print("ok")
@@ -229,3 +229,49 @@ def test_keyboard_interrupt_in_model_propagates_and_threads_finish_while_the_blo
     assert errors == []
     assert "forward" not in vars(m)
     assert obs.num_obs == len(obs._calls) == len(obs.info)
+
+
+def test_torch_size_argument_rebuilt_as_torch_size():
+    # torch 2.15 registers torch.Size as a pytree node whose unflatten gives a plain tuple.
+    class Reshape(torch.nn.Module):
+        def forward(self, x, shape):
+            return x.reshape(shape.numel())
+
+    m, obs = Reshape(), InputObserver()
+    with obs(m):
+        m(torch.ones(2, 3), torch.Size([2, 3]))
+    args = obs.infer_arguments(0)
+    shape = args[1] if isinstance(args, tuple) else args["shape"]
+    assert type(shape) is torch.Size and shape == torch.Size([2, 3])
+    m(*args) if isinstance(args, tuple) else m(**args)
+
+
+def test_a_block_begun_while_an_earlier_blocks_call_runs_stores_its_own_store_n_calls():
+    # A thread's call begun in the first block returns during the second: it is stored, and the second block still
+    # stores its own store_n_calls calls.
+    inside, release = threading.Event(), threading.Event()
+
+    class Waits(torch.nn.Module):
+        def forward(self, x):
+            if x.shape[0] == 9:
+                inside.set()
+                release.wait(10)
+            return x
+
+    m, obs = Waits(), InputObserver()
+    with obs(m, store_n_calls=2):
+        th = threading.Thread(target=m, args=(torch.ones(9, 2),))
+        th.start()
+        assert inside.wait(10)
+    with obs(m, store_n_calls=2):
+        release.set()
+        th.join()
+        for b in range(1, 5):
+            m(torch.ones(b, 2))
+    assert obs.num_obs == 3 == len(obs._calls)
+    assert sorted(c.shapes[0][0] for c in obs._calls) == [1, 2, 9]
+    sub = obs.select(lambda args, kwargs: args[0].shape[0] < 9)
+    with sub(m, store_n_calls=1):
+        for b in range(5, 8):
+            m(torch.ones(b, 2))
+    assert sub.num_obs == 3

@@ -200,9 +200,9 @@ class InputObserver:
             self._busy = True
             try:
                 self._engine.begin_recording()
-                stored = self._engine.num_obs
-                self._store_limit = stored + n
-                self._reserved = stored
+                # _reserved is the stored calls plus those still running (a thread's call begun in an earlier block
+                # stores when it returns): this block reserves n more.
+                self._store_limit = self._reserved + n
             finally:
                 self._busy = False
         recording = [True]
@@ -608,7 +608,7 @@ class InputObserver:
     def _subset(self, chosen: list[_StoredCall]) -> "InputObserver":
         """A new observer holding these stored calls (select, phases)."""
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
-        out._engine = _engine.ShapeEngine(store_n_calls=len(chosen))
+        out._engine = _engine.ShapeEngine(store_n_calls=None)  # a later block's limit is kept by the reservations
         out._engine_n = len(chosen)
         out._signature, out._names, out._function = self._signature, self._names, self._function
         out._parameters = self._parameters
@@ -620,6 +620,7 @@ class InputObserver:
         for c in chosen:
             if out._engine.add_call(c.call_json):
                 out._calls.append(c)
+        out._reserved = len(out._calls)
         return out
 
     def phases(self, set_batch_dimension_for: set[int | str] | bool | None = None,

@@ -309,9 +309,11 @@ def rebuild(key: Any, leaves, contexts) -> Any:
         return [rebuild(k, leaves, contexts) for k in key[1]]
     if kind is dict:
         return {k: rebuild(sub, leaves, contexts) for k, sub in zip(key[1], key[3])}
-    node_type, _, _, children = key
+    node_type, t, _, children = key
     context = next(contexts)
     values = [rebuild(k, leaves, contexts) for k in children]
+    if t is torch.Size:  # torch's own unflatten gives a tuple, which lacks numel() and the rest
+        return torch.Size(values)
     return _pytree.SUPPORTED_NODES[node_type].unflatten_fn(values, context)
 
 
