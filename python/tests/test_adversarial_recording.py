@@ -1,5 +1,6 @@
 """Adversarial tests of InputObserver's recording path: calls that must return normally (and be recorded where the
 format can hold them) although their values, the process or the warnings filter are hostile."""
+import json
 import os
 import signal
 import subprocess
@@ -275,3 +276,19 @@ def test_a_block_begun_while_an_earlier_blocks_call_runs_stores_its_own_store_n_
         for b in range(5, 8):
             m(torch.ones(b, 2))
     assert sub.num_obs == 3
+
+
+def test_dict_keys_whose_texts_collide_round_trip_through_write_records(tmp_path):
+    import hookscope
+
+    m, obs = Echo(), InputObserver()
+    with obs(m):
+        for b in (2, 3, 4):
+            m(torch.ones(b, 3), {1: torch.ones(b, 5), "1": torch.ones(1, b), "int:1": torch.ones(b),
+                                 float("nan"): torch.ones(2, b)})
+    path = tmp_path / "calls.jsonl"
+    assert obs.write_records(str(path)) == 3
+    read = json.loads(hookscope.infer(str(path)).to_json())
+    assert read == json.loads(obs._dynamic_shapes().to_json())
+    names = set(read[1])
+    assert len(names) == 4 and {"1", "int:1"} <= names  # the str keys keep their own text
