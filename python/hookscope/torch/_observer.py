@@ -6,9 +6,11 @@ import collections
 import contextlib
 import inspect
 import json
+import os
 import threading
 import time
 import warnings
+import weakref
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import torch
@@ -26,6 +28,18 @@ from ._values import (DTYPES, Unrecordable, _placeholder, _signature_json, build
 
 _NO_RESULT = object()  # _store: the call raised, so it has no result
 _MAX_TEMPLATES = 1024  # structures whose encoding is kept
+_OBSERVERS: "weakref.WeakSet[InputObserver]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # A thread of the parent may have held an observer's lock at fork(): it does not exist in the child.
+    for o in list(_OBSERVERS):
+        o._lock = threading.RLock()
+        o._busy = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class _Recorded:
@@ -147,7 +161,12 @@ class InputObserver:
         self._calls: list[_StoredCall] = []
         self._structs: dict[str, tuple[Any, Any, int]] = {}   # struct name -> (node type, context, fields) last seen
         self._templates: dict[Any, Any] = {}  # structure key -> Template (the record encoding of that structure)
-        self._lock = threading.Lock()  # the engine, _calls and the reservations: one call recorded at a time
+        # The engine, _calls and the reservations: one call recorded at a time. Reentrant, and _busy set while held: a
+        # signal handler calling the model while this thread holds it must neither deadlock nor record in the middle
+        # of another call's section (the engine's calls and _calls would then disagree on order); it is left out.
+        self._lock = threading.RLock()
+        self._busy = False
+        _OBSERVERS.add(self)
         self._store_limit = 0  # the engine keeps calls while num_obs < this (its begin_recording's rule)
         self._reserved = 0  # calls to be stored, counted before the model runs (their inputs are copied then)
         self._warned: set[str] = set()
@@ -167,7 +186,8 @@ class InputObserver:
         n = self.store_n_calls if store_n_calls is None else store_n_calls
         if self._engine is None:
             _checks.value_if_missing_keys(self.value_if_missing, list(sig.parameters.values()))
-            self._engine = _engine.ShapeEngine(store_n_calls=n)
+            # The limit is this block's (each block may give its own, as torch.onnx's): kept by the reservations.
+            self._engine = _engine.ShapeEngine(store_n_calls=None)
             self._engine_n = n
             self._signature = _signature_json(sig)
             self._names = [p.name for p in sig.parameters.values()]
@@ -177,10 +197,14 @@ class InputObserver:
             for key, v in self.value_if_missing.items():
                 self._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
         with self._lock:
-            self._engine.begin_recording()
-            stored = self._engine.num_obs
-            self._store_limit = float("inf") if self._engine_n is None else stored + self._engine_n
-            self._reserved = stored
+            self._busy = True
+            try:
+                self._engine.begin_recording()
+                # _reserved is the stored calls plus those still running (a thread's call begun in an earlier block
+                # stores when it returns): this block reserves n more.
+                self._store_limit = self._reserved + n
+            finally:
+                self._busy = False
         recording = [True]
         perf_counter = time.perf_counter
 
@@ -197,6 +221,8 @@ class InputObserver:
                         build_template((args, kwargs), "inputs", call=True)  # the same error, with the value's path
                     except Unrecordable as located:
                         e = located
+                    except Exception:  # locating failed otherwise (a key's repr raised): the first error stands
+                        pass
                 self._warn(e, "the call is not recorded")
                 inputs = None
             if inputs is None:
@@ -227,7 +253,10 @@ class InputObserver:
         text = f"hookscope: recording a call of {self._function}: {error} ({consequence})"
         if text not in self._warned:
             self._warned.add(text)
-            warnings.warn(text, stacklevel=4)
+            try:
+                warnings.warn(text, stacklevel=4)
+            except Exception:  # warnings turned into errors (-W error): the model's call must still not fail
+                pass
 
     def _take_inputs(self, args: tuple, kwargs: dict):
         """(the call's inputs flattened, their template) or None when the engine keeps no more calls; tensors are
@@ -245,6 +274,8 @@ class InputObserver:
                 self._templates.clear()
             self._templates[key] = template
         with self._lock:
+            if self._busy:
+                raise RuntimeError("called from a signal handler while this thread was recording a call")
             if self._reserved >= self._store_limit:
                 return None
             self._reserved += 1
@@ -294,19 +325,27 @@ class InputObserver:
                 shapes += [x.shape for x in outputs.leaves if isinstance(x, torch.Tensor)]
         except Exception as e:
             with self._lock:
+                self._busy = True
                 self._reserved -= 1
+                self._busy = False
             self._warn(e, "the call is not recorded")
             return
+        refused = None
         with self._lock:
+            self._busy = True
             try:
                 kept = self._engine.add_call_shapes(line.compiled, shapes)
             except Exception as e:
-                kept = False
-                self._warn(e, "the call is not recorded")
-            if kept:
-                self._calls.append(_StoredCall(line, shapes, inputs, outputs, latency))
-            else:
-                self._reserved -= 1
+                kept, refused = False, e
+            try:
+                if kept:
+                    self._calls.append(_StoredCall(line, shapes, inputs, outputs, latency))
+                else:
+                    self._reserved -= 1
+            finally:
+                self._busy = False
+        if refused is not None:
+            self._warn(refused, "the call is not recorded")
 
     # --- what was seen ---------------------------------------------------------------------------------------
     def _check(self) -> _engine.ShapeEngine:
@@ -569,7 +608,7 @@ class InputObserver:
     def _subset(self, chosen: list[_StoredCall]) -> "InputObserver":
         """A new observer holding these stored calls (select, phases)."""
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
-        out._engine = _engine.ShapeEngine(store_n_calls=len(chosen))
+        out._engine = _engine.ShapeEngine(store_n_calls=None)  # a later block's limit is kept by the reservations
         out._engine_n = len(chosen)
         out._signature, out._names, out._function = self._signature, self._names, self._function
         out._parameters = self._parameters
@@ -581,6 +620,7 @@ class InputObserver:
         for c in chosen:
             if out._engine.add_call(c.call_json):
                 out._calls.append(c)
+        out._reserved = len(out._calls)
         return out
 
     def phases(self, set_batch_dimension_for: set[int | str] | bool | None = None,

@@ -111,10 +111,19 @@ def _node_names(node, obj, n: int) -> list[str]:
 
 def key_texts(keys) -> list[str]:
     """A dict's keys as the record format's names: a str as itself, any other key as its repr; when two collide
-    (``1`` and ``"1"``), each non-str key as ``type:repr``."""
+    (``1`` and ``"1"``), each non-str key as ``type:repr``, then with ``#n`` where that is still taken."""
     names = [k if isinstance(k, str) else repr(k) for k in keys]
     if len(set(names)) < len(names):
         names = [k if isinstance(k, str) else f"{type(k).__name__}:{k!r}" for k in keys]
+        if len(set(names)) < len(names):  # still equal (two nan keys, a str key "int:1"): a suffix makes them unique
+            taken = {k for k in keys if isinstance(k, str)}
+            for i, (k, n) in enumerate(zip(keys, names)):
+                if not isinstance(k, str):
+                    c, j = n, 1
+                    while c in taken:
+                        c, j = f"{n}#{j}", j + 1
+                    taken.add(c)
+                    names[i] = c
     return names
 
 
@@ -300,9 +309,11 @@ def rebuild(key: Any, leaves, contexts) -> Any:
         return [rebuild(k, leaves, contexts) for k in key[1]]
     if kind is dict:
         return {k: rebuild(sub, leaves, contexts) for k, sub in zip(key[1], key[3])}
-    node_type, _, _, children = key
+    node_type, t, _, children = key
     context = next(contexts)
     values = [rebuild(k, leaves, contexts) for k in children]
+    if t is torch.Size:  # torch's own unflatten gives a tuple, which lacks numel() and the rest
+        return torch.Size(values)
     return _pytree.SUPPORTED_NODES[node_type].unflatten_fn(values, context)
 
 
