@@ -102,7 +102,8 @@ class InputObserverInfo:
 
     def __init__(self, observer: "InputObserver"):
         self._observer = _observer_arg(observer)
-        parameters = observer._parameters or []
+        # The inputs remove_inputs removed are left out, as the references' info forgets them.
+        parameters = [p for p in observer._parameters or [] if p.name not in observer._removed]
         self.signature_names = [p.name for p in parameters]
         self.default_values = {p.name: p.default for p in parameters
                                if p.default is not inspect.Parameter.empty and isinstance(p.default, _SCALARS)}

@@ -5,6 +5,7 @@ import base64
 import contextlib
 import inspect
 import json
+import os
 import time
 import warnings
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -62,6 +63,7 @@ class InputObserver:
         self._calls: list[_StoredCall] = []
         self._structs: dict[str, tuple[type, Any, int]] = {}   # struct name -> (type, context, fields) last seen
         self._result_warned = False
+        self._removed: set[str] = set()  # remove_inputs' names: info's candidates and signature leave them out
 
     # --- recording -------------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -173,7 +175,9 @@ class InputObserver:
     def _stored_inputs(self, i: int) -> tuple[tuple, dict]:
         """The i-th stored call's inputs as the model received them (copies): what info's candidates show."""
         args, kwargs = self._calls[i].snapshot
-        return tuple(_materialize(a) for a in args), {k: _materialize(v) for k, v in kwargs.items()}
+        kept = [a for j, a in enumerate(args) if j >= len(self._names) or self._names[j] not in self._removed]
+        return (tuple(_materialize(a) for a in kept),
+                {k: _materialize(v) for k, v in kwargs.items() if k not in self._removed})
 
     def is_empty(self) -> bool:
         """True when no call is stored (yobx's is_empty)."""
@@ -206,6 +210,7 @@ class InputObserver:
         wanted = _checks.input_names(input_names)
         names = [self._names[k] if isinstance(k, int) and k < len(self._names) else str(k) for k in wanted]
         removed = self._check().remove_inputs(names)
+        self._removed.update(names)
         if not removed:
             warnings.warn(f"hookscope: remove_inputs: no stored call holds {wanted!r}: nothing was removed",
                           stacklevel=2)
@@ -325,8 +330,10 @@ class InputObserver:
         phases = flag("phases", phases)
         if batch is not None and batch is not True and batch is not False:
             batch = [self._names[k] if isinstance(k, int) and k < len(self._names) else k for k in batch]
+        if dim_names is None or (isinstance(dim_names, int) and not isinstance(dim_names, bool)):
+            dim_names = flag("dim_names", bool(dim_names) if dim_names is None else dim_names)
         return engine.infer_dynamic_shapes(
-            **shapes_options(batch, False, dim_names or False, "auto" if phases else 1))
+            **shapes_options(batch, False, dim_names, "auto" if phases else 1))
 
     def infer_dynamic_shapes(self, set_batch_dimension_for: set[int | str] | bool | None = None,
                              dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None,
@@ -403,6 +410,7 @@ class InputObserver:
         out._signature, out._names, out._function = self._signature, self._names, self._function
         out._parameters = self._parameters
         out._structs = dict(self._structs)
+        out._removed = set(self._removed)
         out._engine.set_parameters(json.dumps(self._signature))
         for key, v in self.value_if_missing.items():
             out._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
@@ -410,6 +418,8 @@ class InputObserver:
         for c in chosen:
             if out._engine.add_call(json.dumps(c.call)):
                 out._calls.append(c)
+        if self._removed and out._calls:  # the stored calls hold them as observed: removed again
+            out._engine.remove_inputs(sorted(self._removed))
         return out
 
     def phases(self, set_batch_dimension_for: set[int | str] | bool | None = None,
@@ -438,6 +448,10 @@ class InputObserver:
             if isinstance(v, torch.Tensor):
                 dims = list(spec) if isinstance(spec, dict) else [i for i, x in enumerate(spec) if x is not None]
                 found.extend(d for d in dims if isinstance(d, int) and -v.dim() <= d < v.dim() and v.shape[d] in (0, 1))
+            elif (isinstance(spec, dict) and isinstance(v, (tuple, list))) or (isinstance(v, dict) and
+                                                                                not isinstance(spec, dict)):
+                raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes gives a "
+                                 f"{type(spec).__name__} where the arguments hold a {type(v).__name__}")
             elif isinstance(spec, dict):
                 for k, sub in spec.items():
                     if isinstance(v, dict) and k not in v:
@@ -451,6 +465,12 @@ class InputObserver:
                 for x, sub in zip(_pytree.SUPPORTED_NODES[type(v)].flatten_fn(v)[0], spec):
                     walk(x, sub)
 
+        if (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[0], tuple)
+                and isinstance(arguments[1], dict) and isinstance(dynamic_shapes, dict)):
+            # (args, kwargs) as infer_arguments(as_args_kwargs=True) gives them, shapes by name: the positional
+            # arguments by their parameters' names.
+            args, kwargs = arguments
+            arguments = {**dict(zip(self._names, args)), **kwargs}
         walk(arguments, dynamic_shapes)
         return bool(found)
 
@@ -459,7 +479,13 @@ class InputObserver:
         hookscope.infer read; returns the number of records."""
         _path("path", path)
         self._check()
-        with open(path, "w", encoding="utf-8") as f:
+        try:
+            f = open(path, "w", encoding="utf-8")
+        except OSError as e:  # the type kept (FileNotFoundError, PermissionError, ...), the sentence hookscope's
+            error = type(e)(f"hookscope: path: cannot write {os.fsdecode(path)!r}: {e.strerror}")
+            error.errno = e.errno
+            raise error from None
+        with f:
             for i, stored in enumerate(self._calls):
                 record: dict[str, Any] = {"function": self._function}
                 if i == 0:
