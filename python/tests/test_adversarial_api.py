@@ -70,6 +70,24 @@ def test_check_discrepancies_skips_none_outputs_torch_onnx_leaves_out(cls):
     assert all(r["SUCCESS"] is False for r in obs.check_discrepancies(program, skip_none=False))
 
 
+def test_check_discrepancies_by_torch_onnx_keywords():
+    """torch.onnx's check_discrepancies names its model onnx_program: code written for it passes it by that name."""
+    pytest.importorskip("onnxscript", reason="onnxscript is installed by tools/python_env.sh")
+    import onnxruntime
+
+    m, obs = NoneOutput().eval(), InputObserver()
+    with obs(m):
+        for b in (2, 3):
+            m(torch.randn(b, 4))
+    program = torch.onnx.export(m, obs.infer_arguments(), dynamic_shapes=obs.infer_dynamic_shapes(), dynamo=True)
+    session = lambda model: onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])  # noqa: E731
+    rows = obs.check_discrepancies(onnx_program=program, atol=1e-4, rtol=0.1, progress_bar=False,
+                                   initializer=session, skip_none=True)
+    assert [r["SUCCESS"] for r in rows] == [True, True], rows
+    refused(lambda: obs.check_discrepancies(program, onnx_program=program), TypeError, "onnx_program")
+    refused(lambda: obs.check_discrepancies(), TypeError, "onnx_model")
+
+
 # --- remove_inputs and info ----------------------------------------------------------------------------------------
 def test_remove_inputs_info_forgets_the_removed_input_as_the_reference():
     """onnx-diagnostic's info drops a removed input from every candidate and from signature_names; code reading

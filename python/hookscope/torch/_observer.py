@@ -216,15 +216,24 @@ class InputObserver:
                           stacklevel=2)
         return removed
 
-    def check_discrepancies(self, onnx_model, atol: float = 1e-4, rtol: float = 0.1, hist=(0.1, 0.01),
+    def check_discrepancies(self, onnx_model=None, atol: float = 1e-4, rtol: float = 0.1, hist=(0.1, 0.01),
                             progress_bar: bool = False, include_io: bool = True, skip_none: bool = True,
-                            initializer: Callable | None = None) -> list[dict]:
+                            initializer: Callable | None = None, *, onnx_program=None) -> list[dict]:
         """Runs every stored call's inputs through ``onnx_model`` (an ONNX file name, an ``onnx.ModelProto`` or a
         ``torch.onnx.ONNXProgram``) in ONNX Runtime and compares the outputs with the observed ones: one dict per
         stored call (abs, rel, SUCCESS, index, duration_torch, ort_duration, n_inputs, n_none, n_empty, one count per
         ``hist`` threshold, inputs/outputs_torch/outputs_ort with include_io, error where ONNX Runtime fails or the
         outputs differ in count, shape or dtype). ``initializer(model_path_or_bytes)`` makes the session
-        (torch.onnx's parameter); the default runs on CPU. ``progress_bar`` uses tqdm when it is installed."""
+        (torch.onnx's parameter); the default runs on CPU. ``progress_bar`` uses tqdm when it is installed.
+        ``onnx_program`` is torch.onnx's name of ``onnx_model``: code written for it passes the model by that name."""
+        if onnx_program is not None:
+            if onnx_model is not None:
+                raise TypeError("hookscope: check_discrepancies: onnx_program: torch.onnx's name of onnx_model: give "
+                                "one of them, not both")
+            onnx_model = onnx_program
+        elif onnx_model is None:
+            raise TypeError("hookscope: check_discrepancies: onnx_model: missing (an ONNX file name, an "
+                            "onnx.ModelProto or a torch.onnx.ONNXProgram)")
         return _check_discrepancies(self, onnx_model, atol, rtol, hist, progress_bar, include_io, skip_none,
                                     initializer)
 
