@@ -265,12 +265,16 @@ def _dim_labels(dim_names: Mapping[Key, Mapping[int, str]]) -> list[tuple[Key, i
     for key, dims in dim_names.items():
         if isinstance(key, bool) or not isinstance(key, (str, int)):
             _arguments.key("dim_names", key)
+        if isinstance(key, str):
+            _arguments.utf8("dim_names", key)
         if not isinstance(dims, Mapping):
             raise TypeError(f"hookscope: dim_names[{key!r}]: expected a mapping of dimension to label, got {dims!r}")
         for d, label in dims.items():
             if isinstance(d, bool) or not isinstance(d, int):
                 raise TypeError(f"hookscope: dim_names[{key!r}]: a dimension is an int >= 0, got {d!r}")
             _count("dim_name", d)
+            if isinstance(label, str):
+                _arguments.utf8(f"dim_names[{key!r}][{d}]", label)
             if not isinstance(label, str) or not _engine.is_dim_label(label):
                 raise _bad_option(f"--dim-name: the label '{label}' is not an identifier")
             out.append((key, d, label))

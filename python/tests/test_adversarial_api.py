@@ -118,6 +118,26 @@ def test_select_and_phases_after_remove_inputs_keep_it_removed():
     assert obs.select(lambda args, kwargs: True).info.signature_names == ["x"]
 
 
+def test_info_candidates_map_leaves_to_arguments_as_the_references():
+    """position_to_args_kwargs and n_tensors_for_args_kwargs are public properties of both references' candidates."""
+    class Nested(torch.nn.Module):
+        def forward(self, x, pair=None, y=None):
+            return x
+
+    calls = [((torch.ones(2, 3), (torch.ones(2), torch.ones(2))), {"y": torch.ones(2, 1)}),
+             ((torch.ones(3, 3), (torch.ones(3), torch.ones(3))), {"y": torch.ones(3, 1)})]
+    infos = []
+    for cls in (InputObserver, reference.InputObserver):
+        m, obs = Nested(), cls()
+        with obs(m):
+            for args, kwargs in calls:
+                m(*args, **kwargs)
+        infos.append(obs.info)
+    for ours, theirs in zip(infos[0].inputs, infos[1].inputs):
+        assert ours.n_tensors_for_args_kwargs == theirs.n_tensors_for_args_kwargs == {0: 1, 1: 2, "y": 1}
+        assert ours.position_to_args_kwargs == theirs.position_to_args_kwargs == [0, 1, 1, "y"]
+
+
 # --- needs_backed_size_oblivious ----------------------------------------------------------------------------------
 def test_needs_backed_size_oblivious_takes_args_kwargs_as_infer_arguments_gives_them():
     """The docstring takes (args, kwargs) as infer_arguments(as_args_kwargs=True) gives them: the answer must be the
@@ -177,6 +197,30 @@ def test_a_lone_surrogate_str_is_refused_with_hookscopes_sentence(tmp_path, call
     path = tmp_path / "forward.jsonl"
     observe().write_records(path)
     refused(lambda: call(path), ValueError, name)
+
+
+@pytest.mark.parametrize("dim_names", [{"x": {0: "b\udcff"}}, {"x\udcff": {0: "b"}}], ids=["label", "input"])
+def test_dim_names_a_lone_surrogate_is_refused_with_hookscopes_sentence(dim_names):
+    """A label that is not UTF-8 leaked pybind11's 'is_dim_label(): incompatible function arguments'."""
+    obs = observe()
+    refused(lambda: obs.infer_dynamic_shapes(dim_names=dim_names), ValueError, "dim_names")
+    refused(lambda: hookscope.shapes_options(dim_names=dim_names), ValueError, "dim_names")
+
+
+@pytest.mark.xfail(strict=True, reason="a dim_names label on an input that is not one, or on a static or past-rank "
+                   "dimension, changes nothing: the engine says so only in shape_warnings(); infer_dynamic_shapes "
+                   "neither raises nor warns (infer_arguments issues its engine's warnings, infer_dynamic_shapes not)")
+@pytest.mark.parametrize("dim_names", [{"zz": {0: "b"}}, {"x": {99: "b"}}], ids=["no_such_input", "past_rank"])
+def test_dim_names_that_name_nothing_are_not_silently_ignored(dim_names):
+    obs = observe()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            obs.infer_dynamic_shapes(dim_names=dim_names)
+        except (TypeError, ValueError) as e:
+            assert str(e).startswith("hookscope:")
+            return
+    assert any("changes nothing" in str(w.message) for w in seen)
 
 
 @pytest.mark.parametrize("value", [set(), [], "", (), frozenset()], ids=["set", "list", "str", "tuple", "frozenset"])
