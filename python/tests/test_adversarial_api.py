@@ -88,6 +88,28 @@ def test_check_discrepancies_by_torch_onnx_keywords():
     refused(lambda: obs.check_discrepancies(), TypeError, "onnx_model")
 
 
+def test_check_discrepancies_hist_keys_spell_the_thresholds_as_given(tmp_path):
+    """onnx-diagnostic's rows key a count by f">{h}" of the value given: hist=(1, 0.5) gives ">1", not ">1.0"; a
+    threshold given twice is one key, counted once."""
+    pytest.importorskip("onnxscript", reason="onnxscript is installed by tools/python_env.sh")
+    m, obs = NoneOutput().eval(), InputObserver()
+    with obs(m):
+        for b in (2, 3):
+            m(torch.randn(b, 4))
+    program = torch.onnx.export(m, obs.infer_arguments(), dynamic_shapes=obs.infer_dynamic_shapes(), dynamo=True)
+    rows = obs.check_discrepancies(program, hist=(1, 0.5, 0, 0))
+    assert all({">1", ">0.5", ">0"} <= set(r) and ">1.0" not in r for r in rows), rows
+
+    class Shifted(torch.nn.Module):  # every output element 1 away from NoneOutput's
+        def forward(self, x):
+            return x + 2, None
+
+    shifted = torch.onnx.export(Shifted(), obs.infer_arguments(), dynamic_shapes=obs.infer_dynamic_shapes(),
+                                dynamo=True)
+    twice = obs.check_discrepancies(shifted, hist=(0.5, 0.5))
+    assert [r[">0.5"] for r in twice] == [r["n"] for r in twice] == [8, 12], twice
+
+
 # --- remove_inputs and info ----------------------------------------------------------------------------------------
 def test_remove_inputs_info_forgets_the_removed_input_as_the_reference():
     """onnx-diagnostic's info drops a removed input from every candidate and from signature_names; code reading
