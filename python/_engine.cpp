@@ -292,8 +292,76 @@ void bind_inferred_arguments(py::module_& m) {
       .def_readonly("warnings", &IA::warnings);
 }
 
+// A call parsed once, whose tensors' shapes each later call of the same structure fills in: InputObserver's hot
+// path hands the engine shapes, with no JSON text written and parsed per call. Everything but the shapes (the
+// structure, names, dtypes, scalars) is the template's.
+struct call_template {
+  hookscope::call_record record;
+  std::size_t tensors = 0;
+};
+
+std::size_t count_tensors(const hookscope::value& v) {
+  std::size_t n = 0;
+  hookscope::for_each_leaf(v, [&](const hookscope::value& leaf) { n += leaf.is_tensor() ? 1 : 0; });
+  return n;
+}
+
+std::vector<std::int64_t> shape_of(PyObject* shape) {
+  if (!PyTuple_Check(shape)) throw py::type_error("hookscope: a shape is a tuple of ints (torch.Size)");
+  const Py_ssize_t n = PyTuple_GET_SIZE(shape);
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+    if (d == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (d < 0) throw py::value_error("hookscope: a negative dimension in a shape");
+    out[static_cast<std::size_t>(i)] = d;
+  }
+  return out;
+}
+
+// v with its tensors' shapes taken, in order, from shapes[next...].
+hookscope::value with_shapes(const hookscope::value& v, PyObject* shapes, std::size_t& next) {
+  using kind = hookscope::value::kind;
+  switch (v.type()) {
+    case kind::tensor: {
+      hookscope::tensor_spec t{.shape = shape_of(PyList_GET_ITEM(shapes, static_cast<Py_ssize_t>(next))),
+                               .dtype = v.as_tensor().dtype};
+      ++next;
+      return hookscope::value(std::move(t));
+    }
+    case kind::tuple:
+    case kind::list: {
+      std::vector<hookscope::value> items;
+      items.reserve(v.items().size());
+      for (const hookscope::value& x : v.items()) items.push_back(with_shapes(x, shapes, next));
+      return v.type() == kind::tuple ? hookscope::value::tuple(std::move(items))
+                                     : hookscope::value::list(std::move(items));
+    }
+    case kind::dict:
+    case kind::structure: {
+      hookscope::value_fields fields;
+      fields.reserve(v.fields().size());
+      for (const auto& [name, x] : v.fields()) fields.emplace_back(name, with_shapes(x, shapes, next));
+      return v.type() == kind::dict ? hookscope::value::dict(std::move(fields))
+                                    : hookscope::value::structure(v.struct_name(), std::move(fields));
+    }
+    case kind::variant: return hookscope::value::variant(v.variant_index(), with_shapes(v.alternative(), shapes, next));
+    default: return v;  // none, scalars, text, bytes, opaque leaves: the template's own
+  }
+}
+
 void bind_shape_engine(py::module_& m) {
   using SE = hookscope::shape_engine;
+  py::class_<call_template>(m, "CallTemplate")
+      .def(py::init([](const std::string& call_json) {
+             call_template t{hookscope::parse_call(call_json), 0};
+             for (const hookscope::value& a : t.record.inputs.args) t.tensors += count_tensors(a);
+             for (const auto& kw : t.record.inputs.kwargs) t.tensors += count_tensors(kw.second);
+             if (t.record.result) t.tensors += count_tensors(*t.record.result);
+             return t;
+           }),
+           py::arg("call_json"), "A call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}) parsed once.")
+      .def_readonly("tensors", &call_template::tensors);
   py::class_<SE>(m, "ShapeEngine")
       .def(py::init([](std::optional<std::size_t> store_n_calls, bool keep_calls) {
              return SE(hookscope::engine_options{.store_n_calls = store_n_calls.value_or(hookscope::unlimited),
@@ -323,6 +391,29 @@ void bind_shape_engine(py::module_& m) {
           },
           py::arg("call_json"),
           "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.")
+      .def(
+          "add_call_shapes",
+          [](SE& e, const call_template& t, const py::list& shapes) {
+            if (static_cast<std::size_t>(py::len(shapes)) != t.tensors) {
+              throw py::value_error("hookscope: add_call_shapes: " + std::to_string(py::len(shapes)) +
+                                    " shapes for a template of " + std::to_string(t.tensors) + " tensors");
+            }
+            std::size_t next = 0;
+            hookscope::call_inputs in;
+            in.args.reserve(t.record.inputs.args.size());
+            for (const hookscope::value& a : t.record.inputs.args)
+              in.args.push_back(with_shapes(a, shapes.ptr(), next));
+            in.kwargs.reserve(t.record.inputs.kwargs.size());
+            for (const auto& [name, v] : t.record.inputs.kwargs) {
+              in.kwargs.emplace_back(name, with_shapes(v, shapes.ptr(), next));
+            }
+            if (!t.record.result) return e.add_call(std::move(in));
+            hookscope::value result = with_shapes(*t.record.result, shapes.ptr(), next);
+            return e.add_call(std::move(in), std::move(result));
+          },
+          py::arg("template"), py::arg("shapes"),
+          "add_call for a call shaped as the template with these tensor shapes (torch.Size), in the order of its "
+          "tensors; False once the recording is full.")
       .def_property_readonly("num_obs", &SE::num_obs)
       .def(
           "infer_dynamic_shapes",

@@ -104,7 +104,7 @@ def test_check_discrepancies_hist_keys_spell_the_thresholds_as_given(tmp_path):
         def forward(self, x):
             return x + 2, None
 
-    shifted = torch.onnx.export(Shifted(), obs.infer_arguments(), dynamic_shapes=obs.infer_dynamic_shapes(),
+    shifted = torch.onnx.export(Shifted().eval(), obs.infer_arguments(), dynamic_shapes=obs.infer_dynamic_shapes(),
                                 dynamo=True)
     twice = obs.check_discrepancies(shifted, hist=(0.5, 0.5))
     assert [r[">0.5"] for r in twice] == [r["n"] for r in twice] == [8, 12], twice
@@ -284,14 +284,12 @@ def test_set_batch_dimension_for_a_name_outside_the_signature_as_the_references(
 NT = collections.namedtuple("NT", "a b")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 28 'never breaks the model': the observed call raises (FormatError "
-                   "for an int >= 2**63, TypeError 'cannot record' for a namedtuple, a numpy scalar, an enum, a set) "
-                   "where onnx-diagnostic's and torch.onnx's observers let it return; _observer.py's observed() "
-                   "encodes the call outside any guard")
 @pytest.mark.parametrize("value", [2**64, NT(torch.ones(2), 3), pytest.importorskip("numpy").int64(3)],
                          ids=["big_int", "namedtuple", "numpy_int"])
 def test_observed_call_never_fails_because_of_the_observer(value):
-    m, obs = M(), InputObserver()
+    """issue 28: values the references' observers let through (an int >= 2**63, a namedtuple, a numpy scalar) never
+    make the observed call fail."""
+    obs = InputObserver()
 
     class Extra(torch.nn.Module):
         def forward(self, x, extra=None):

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import base64
+import collections
 import contextlib
 import inspect
 import json
 import os
+import threading
 import time
 import warnings
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -20,21 +22,99 @@ from . import _checks
 from ._discrepancies import check_discrepancies as _check_discrepancies
 from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
 from ._info import InputObserverInfo
-from ._values import DTYPES, _copy, _materialize, _placeholder, _signature_json, _Struct, to_value
+from ._values import (DTYPES, Unrecordable, _placeholder, _signature_json, build_template, copy_leaves, flatten,
+                      join_templates, key_texts, materialize, to_value)
 
 _NO_RESULT = object()  # _store: the call raised, so it has no result
+_MAX_TEMPLATES = 1024  # structures whose encoding is kept
+
+
+class _Recorded:
+    """A structure's flattened form: its key, leaves (tensors copied once stored) and registered nodes' contexts."""
+
+    __slots__ = ("key", "leaves", "contexts")
+
+    def __init__(self, key, leaves: list, contexts: list):
+        self.key, self.leaves, self.contexts = key, leaves, contexts
+
+    def materialize(self):
+        return materialize(self.key, self.leaves, self.contexts)
 
 
 class _StoredCall:
-    """One call the engine stored: its record encoding, the snapshot of its inputs (copied tensors: what
-    infer_arguments returns), its outputs as torch's pytree flattens them (copied; None where the call raised) with
-    their spec, and the latency of the observed method in seconds (None where the call raised)."""
+    """One call the engine stored: its record encoding (``call_json``, ``call``), its inputs (copied tensors, rebuilt
+    with their exact types: ``snapshot`` is (args list, kwargs dict), what infer_arguments returns), its outputs as
+    torch's pytree flattens them (copied; None where the call raised) with their spec, and the latency of the observed
+    method in seconds (None where the call raised). The inputs and outputs are kept flat and rebuilt on demand."""
 
-    __slots__ = ("call", "snapshot", "flat_outputs", "outputs_spec", "latency")
+    __slots__ = ("line", "shapes", "inputs", "outputs", "latency")
 
-    def __init__(self, call: dict, snapshot: tuple[list, dict], flat_outputs, outputs_spec, latency):
-        self.call, self.snapshot = call, snapshot
-        self.flat_outputs, self.outputs_spec, self.latency = flat_outputs, outputs_spec, latency
+    def __init__(self, line, shapes: list, inputs: _Recorded, outputs: _Recorded | None, latency: float | None):
+        self.line, self.shapes, self.inputs, self.outputs, self.latency = line, shapes, inputs, outputs, latency
+
+    @property
+    def call_json(self) -> str:
+        return self.line.fill(self.shapes)
+
+    @property
+    def call(self) -> dict:
+        return json.loads(self.call_json)
+
+    @property
+    def snapshot(self) -> tuple[list, dict]:
+        args, kwargs = self.inputs.materialize()
+        return list(args), kwargs
+
+    @property
+    def flat_outputs(self) -> list | None:
+        return None if self.outputs is None else _pytree.tree_leaves(self.outputs.materialize())
+
+    @property
+    def outputs_spec(self):
+        return None if self.outputs is None else _pytree.tree_structure(self.outputs.materialize())
+
+
+def _with_input_types(spec, args: tuple, kwargs: dict, names: list[str]):
+    """The engine's dynamic_shapes with the inputs' own containers where torch.export compares node types: an
+    OrderedDict, a defaultdict, a deque or a namedtuple input gets a spec of its type, a dict keyed by ints (or any
+    non-str key) a spec keyed the same."""
+    by_name = {**dict(zip(names, args)), **kwargs}
+
+    def fix(sp, obj):
+        if sp is None or obj is None or isinstance(obj, torch.Tensor):
+            return sp
+        t = type(obj)
+        if isinstance(sp, dict) and isinstance(obj, dict):
+            names_ = key_texts(obj.keys()) if t is dict else [str(k) for k in obj.keys()]
+            items = [(k, fix(sp[n], obj[k])) for n, k in zip(names_, obj.keys()) if n in sp]
+            if t is collections.defaultdict:
+                return collections.defaultdict(obj.default_factory, items)
+            return t(items) if t in (dict, collections.OrderedDict) else sp
+        if isinstance(sp, (list, tuple)):
+            if isinstance(obj, dict) and t is not dict and len(sp) == len(obj):  # OrderedDict, defaultdict: a struct
+                items = [(k, fix(x, obj[k])) for x, k in zip(sp, obj.keys())]
+                if t is collections.defaultdict:
+                    return collections.defaultdict(obj.default_factory, items)
+                return t(items) if t is collections.OrderedDict else sp
+            if t in (tuple, list):
+                return type(sp)(fix(x, o) for x, o in zip(sp, obj))
+            node_type = _pytree._get_node_type(obj)
+            if node_type is collections.deque:
+                return collections.deque([fix(x, o) for x, o in zip(sp, obj)], maxlen=obj.maxlen)
+            if node_type is _pytree.namedtuple:
+                return t(*[fix(x, o) for x, o in zip(sp, obj)])
+            node = _pytree.SUPPORTED_NODES.get(node_type)
+            if node is not None:  # a dataclass, a cache: the engine's list, each child fixed
+                children = node.flatten_fn(obj)[0]
+                if len(children) == len(sp):
+                    return type(sp)(fix(x, c) for x, c in zip(sp, children))
+        return sp
+
+    if isinstance(spec, dict):
+        return {k: fix(v, by_name.get(k)) for k, v in spec.items()}
+    if isinstance(spec, (tuple, list)):
+        return type(spec)(fix(x, args[i] if i < len(args) else None) for i, x in enumerate(spec))
+    return spec
 
 
 class _Count(int):
@@ -50,19 +130,28 @@ class InputObserver:
     value_if_missing: {name or position: tensor (or value)} for arguments some calls leave out (e.g.
     ``pixel_values=torch.empty((0, 3, 896, 896))``): used for shapes and structure only.
     store_n_calls: calls kept per ``with`` block (the reference takes it in ``__call__``; both work).
+
+    Observing never makes the observed call fail: a call whose inputs cannot be recorded (a tensor of a dtype the
+    record format lacks, an object that is no pytree node, ...) returns normally, is left out, and one warning per
+    reason names the function and the value's path. Calls from several threads are recorded one at a time.
     """
 
     def __init__(self, value_if_missing: Mapping[str | int, Any] | None = None, store_n_calls: int = 3):
         self.value_if_missing = _checks.value_if_missing(value_if_missing)
         self.store_n_calls = _checks.store_n_calls(store_n_calls)
         self._engine: _engine.ShapeEngine | None = None
+        self._engine_n = store_n_calls  # the engine's store_n_calls, fixed when it is made
         self._function = ""
         self._signature: list[dict] | None = None
         self._names: list[str] = []
         self._parameters: list[inspect.Parameter] = []
         self._calls: list[_StoredCall] = []
-        self._structs: dict[str, tuple[type, Any, int]] = {}   # struct name -> (type, context, fields) last seen
-        self._result_warned = False
+        self._structs: dict[str, tuple[Any, Any, int]] = {}   # struct name -> (node type, context, fields) last seen
+        self._templates: dict[Any, Any] = {}  # structure key -> Template (the record encoding of that structure)
+        self._lock = threading.Lock()  # the engine, _calls and the reservations: one call recorded at a time
+        self._store_limit = 0  # the engine keeps calls while num_obs < this (its begin_recording's rule)
+        self._reserved = 0  # calls to be stored, counted before the model runs (their inputs are copied then)
+        self._warned: set[str] = set()
         self._removed: set[str] = set()  # remove_inputs' names: info's candidates and signature leave them out
 
     # --- recording -------------------------------------------------------------------------------------------
@@ -81,6 +170,7 @@ class InputObserver:
         if self._engine is None:
             _checks.value_if_missing_keys(self.value_if_missing, list(sig.parameters.values()))
             self._engine = _engine.ShapeEngine(store_n_calls=n)
+            self._engine_n = n
             self._signature = _signature_json(sig)
             self._names = [p.name for p in sig.parameters.values()]
             self._parameters = list(sig.parameters.values())
@@ -88,21 +178,38 @@ class InputObserver:
             self._engine.set_parameters(json.dumps(self._signature))
             for key, v in self.value_if_missing.items():
                 self._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
-        self._engine.begin_recording()
+        with self._lock:
+            self._engine.begin_recording()
+            stored = self._engine.num_obs
+            self._store_limit = float("inf") if self._engine_n is None else stored + self._engine_n
+            self._reserved = stored
         recording = [True]
+        perf_counter = time.perf_counter
 
         def observed(*args, **kwargs):
             if not recording[0]:
                 return captured(*args, **kwargs)
-            # The inputs are encoded before the call: a cache the model updates in place is recorded as it came in.
-            call, snapshot = self._encode(args, kwargs)
-            begin = time.perf_counter()
+            # The inputs are flattened (and copied, when the call is to be stored) before the call: a cache the model
+            # updates in place is recorded as it came in.
+            try:
+                inputs = self._take_inputs(args, kwargs)
+            except Exception as e:  # never the model's failure: the call is left out
+                if isinstance(e, Unrecordable) and e.path == "?":
+                    try:
+                        build_template((args, kwargs), "inputs", call=True)  # the same error, with the value's path
+                    except Unrecordable as located:
+                        e = located
+                self._warn(e, "the call is not recorded")
+                inputs = None
+            if inputs is None:
+                return captured(*args, **kwargs)
+            begin = perf_counter()
             try:
                 result = captured(*args, **kwargs)
             except BaseException:
-                self._store(call, snapshot)  # a call that raised has no result, but its inputs were seen
+                self._store(inputs)  # a call that raised has no result, but its inputs were seen
                 raise
-            self._store(call, snapshot, result, time.perf_counter() - begin)
+            self._store(inputs, result, perf_counter() - begin)
             return result
 
         # transformers' generate() reads forward's signature (e.g. to decide whether to pass position_ids).
@@ -117,49 +224,91 @@ class InputObserver:
             else:
                 delattr(model, method_name)
 
-    @staticmethod
-    def _encode(args: tuple, kwargs: dict) -> tuple[dict, tuple[list, dict]]:
-        """(the call in the record encoding, its snapshot: the tensors infer_arguments returns)."""
-        enc_args, snap_args = zip(*[to_value(a) for a in args]) if args else ((), ())
-        enc_kwargs = [(k, to_value(v)) for k, v in kwargs.items()]
-        call = {"args": list(enc_args), "kwargs": [[k, e] for k, (e, _) in enc_kwargs]}
-        return call, (list(snap_args), {k: s for k, (_, s) in enc_kwargs})
+    def _warn(self, error: BaseException, consequence: str) -> None:
+        """One warning per reason (not one per call), naming the function."""
+        text = f"hookscope: recording a call of {self._function}: {error} ({consequence})"
+        if text not in self._warned:
+            self._warned.add(text)
+            warnings.warn(text, stacklevel=4)
 
-    def _store(self, call: dict, snapshot: tuple[list, dict], result: Any = _NO_RESULT,
-               latency: float | None = None) -> None:
-        """Hands the call (and its result: the outputs' dims, ``outputs()``) to the engine; keeps the snapshot when the
-        engine stores the call. A result of a type that cannot be recorded is left out with a warning (the model's
-        call must not fail because of the observer)."""
-        assert self._engine is not None
+    def _take_inputs(self, args: tuple, kwargs: dict):
+        """(the call's inputs flattened, their template) or None when the engine keeps no more calls; tensors are
+        copied only for a call that will be stored (a slot is reserved for it)."""
+        if self._reserved >= self._store_limit:  # not stored: nothing to flatten or copy
+            return None
+        leaves: list = []
+        contexts: list = []
+        obj = (args, kwargs)
+        key = flatten(obj, leaves, contexts)
+        template = self._templates.get(key)
+        if template is None:
+            template = build_template(obj, "inputs", self._structs, call=True)
+            if len(self._templates) >= _MAX_TEMPLATES:  # scalars are in the keys: a counter would grow it forever
+                self._templates.clear()
+            self._templates[key] = template
+        with self._lock:
+            if self._reserved >= self._store_limit:
+                return None
+            self._reserved += 1
+        return _Recorded(key, copy_leaves(leaves), contexts), template
+
+    def _line_template(self, template, result):
+        """(the record line's template for these inputs and this result, the result flattened or None)."""
+        outputs = None
+        rkey = None
         if result is not _NO_RESULT:
             try:
-                call = {**call, "result": to_value(result)[0]}
-            except TypeError as e:
-                if not self._result_warned:
-                    warnings.warn(f"{e} (the results of {self._function} are not recorded)", stacklevel=3)
-                    self._result_warned = True
-        if self._engine.add_call(json.dumps(call)):
-            # Copies, as the reference keeps them: a later in-place update must not change them, and torch.export
-            # guards on a view's base (`x._base.size()`), which a tensor the exported program is later given lacks.
-            flat_outputs, outputs_spec = None, None
-            if result is not _NO_RESULT:
-                leaves, outputs_spec = _pytree.tree_flatten(result)
-                flat_outputs = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in leaves]
-            self._calls.append(_StoredCall(call, _copy(snapshot), flat_outputs, outputs_spec, latency))
-            for s in (*snapshot[0], *snapshot[1].values()):
-                self._note_structs(s)
+                leaves: list = []
+                contexts: list = []
+                if type(result) is torch.Tensor:  # the common result, without the walk
+                    leaves.append(result)
+                    rkey = result.dtype
+                else:
+                    rkey = flatten(result, leaves, contexts)
+                line = template.lines.get(rkey)
+                if line is None:
+                    line = join_templates(template, build_template(result, "result"))
+                outputs = _Recorded(rkey, copy_leaves(leaves), contexts)
+            except Exception as e:
+                self._warn(e, f"the results of {self._function} are not recorded")
+                rkey, outputs = _NO_RESULT, None
+        else:
+            rkey = _NO_RESULT
+        if outputs is None:
+            line = template.lines.get(_NO_RESULT)
+            if line is None:
+                line = join_templates(template, None)
+        if line.compiled is None:
+            line.compiled = _engine.CallTemplate(line.fill([()] * len(line.dtypes)))
+            template.lines[rkey] = line
+        return line, outputs
 
-    def _note_structs(self, snap) -> None:
-        if isinstance(snap, _Struct):
-            self._structs[snap.type.__name__] = (snap.type, snap.context, len(snap.children))
-            for c in snap.children:
-                self._note_structs(c)
-        elif isinstance(snap, (tuple, list)):
-            for c in snap:
-                self._note_structs(c)
-        elif isinstance(snap, dict):
-            for c in snap.values():
-                self._note_structs(c)
+    def _store(self, taken, result: Any = _NO_RESULT, latency: float | None = None) -> None:
+        """Hands the call (and its result: the outputs' dims, ``outputs()``) to the engine and keeps it. A result that
+        cannot be recorded is left out of the record with a warning; a call the engine refuses is left out with a
+        warning (the model's call must not fail because of the observer)."""
+        inputs, template = taken
+        try:
+            line, outputs = self._line_template(template, result)
+            leaves = inputs.leaves
+            shapes = [leaves[i].shape for i in template.tensor_index]
+            if outputs is not None:
+                shapes += [x.shape for x in outputs.leaves if isinstance(x, torch.Tensor)]
+        except Exception as e:
+            with self._lock:
+                self._reserved -= 1
+            self._warn(e, "the call is not recorded")
+            return
+        with self._lock:
+            try:
+                kept = self._engine.add_call_shapes(line.compiled, shapes)
+            except Exception as e:
+                kept = False
+                self._warn(e, "the call is not recorded")
+            if kept:
+                self._calls.append(_StoredCall(line, shapes, inputs, outputs, latency))
+            else:
+                self._reserved -= 1
 
     # --- what was seen ---------------------------------------------------------------------------------------
     def _check(self) -> _engine.ShapeEngine:
@@ -174,10 +323,9 @@ class InputObserver:
 
     def _stored_inputs(self, i: int) -> tuple[tuple, dict]:
         """The i-th stored call's inputs as the model received them (copies): what info's candidates show."""
-        args, kwargs = self._calls[i].snapshot
+        args, kwargs = self._calls[i].inputs.materialize()
         kept = [a for j, a in enumerate(args) if j >= len(self._names) or self._names[j] not in self._removed]
-        return (tuple(_materialize(a) for a in kept),
-                {k: _materialize(v) for k, v in kwargs.items() if k not in self._removed})
+        return tuple(kept), {k: v for k, v in kwargs.items() if k not in self._removed}
 
     def is_empty(self) -> bool:
         """True when no call is stored (yobx's is_empty)."""
@@ -238,12 +386,20 @@ class InputObserver:
                                     initializer)
 
     # --- arguments -------------------------------------------------------------------------------------------
-    def _rebuild(self, v: Any, snap: Any) -> Any:
+    def _rebuild(self, v: Any, obj: Any) -> Any:
+        """The engine's value v as objects: obj (the observed argument, rebuilt with its exact types) where its
+        encoding is v, else v's structure with obj's parts wherever they match (placeholders the engine added)."""
+        if obj is not None or v is None:
+            try:
+                if to_value(obj)[0] == v:
+                    return obj
+            except Unrecordable:
+                pass
         if v is None:
             return None
         if "shape" in v:
-            if isinstance(snap, torch.Tensor) and list(snap.shape) == v["shape"] and DTYPES.get(snap.dtype) == v["dtype"]:
-                return snap
+            if isinstance(obj, torch.Tensor) and list(obj.shape) == v["shape"] and DTYPES.get(obj.dtype) == v["dtype"]:
+                return obj
             return _placeholder(v)
         for tag in ("int", "bool"):
             if tag in v:
@@ -253,31 +409,39 @@ class InputObserver:
         if "str" in v:
             return decode_text(v["str"])
         if "bytes" in v:
-            return snap if isinstance(snap, (bytes, bytearray)) else base64.b64decode(v["bytes"])
+            return base64.b64decode(v["bytes"])
         if "opaque" in v:
             return Opaque(decode_text(v["opaque"]), v.get("depth_limited", False))
         if "variant" in v:  # Python holds the alternative itself
-            return self._rebuild(v["value"], snap)
+            return self._rebuild(v["value"], obj)
         if "tuple" in v or "list" in v:
             items = v.get("tuple", v.get("list"))
-            snaps = snap if isinstance(snap, (tuple, list)) else ()
-            out = [self._rebuild(x, snaps[i] if i < len(snaps) else None) for i, x in enumerate(items)]
+            objs = obj if type(obj) in (tuple, list) else ()
+            out = [self._rebuild(x, objs[i] if i < len(objs) else None) for i, x in enumerate(items)]
             return tuple(out) if "tuple" in v else out
         if "dict" in v:
-            snaps = snap if isinstance(snap, dict) else {}
-            return {decode_text(k): self._rebuild(x, snaps.get(decode_text(k))) for k, x in v["dict"]}
+            by_name = dict(zip(key_texts(obj.keys()), obj.items())) if type(obj) is dict else {}
+            out = {}
+            for k, x in v["dict"]:
+                name = decode_text(k)
+                key, sub = by_name.get(name, (name, None))
+                out[key] = self._rebuild(x, sub)
+            return out
         if "struct" in v:
             fields = v["fields"]
-            if isinstance(snap, _Struct) and snap.type.__name__ == v["struct"] and len(snap.children) == len(fields):
-                type_, context, snaps = snap.type, snap.context, snap.children
+            node_type = _pytree._get_node_type(obj)
+            node = _pytree.SUPPORTED_NODES.get(node_type) if obj is not None else None
+            children, context = node.flatten_fn(obj) if node is not None else ([], None)
+            if node is not None and type(obj).__name__ == v["struct"] and len(children) == len(fields):
+                objs = children
             else:
-                type_, context, n = self._structs[v["struct"]]
+                node_type, context, n = self._structs[v["struct"]]
                 if n != len(fields):
                     raise RuntimeError(f"hookscope: cannot rebuild a {v['struct']} of {len(fields)} fields (the calls "
                                        f"seen hold {n})")
-                snaps = [None] * len(fields)
-            children = [self._rebuild(x, s) for (_, x), s in zip(fields, snaps)]
-            return _pytree.SUPPORTED_NODES[type_].unflatten_fn(children, context)
+                objs = [None] * len(fields)
+            values = [self._rebuild(x, o) for (_, x), o in zip(fields, objs)]
+            return _pytree.SUPPORTED_NODES[node_type].unflatten_fn(values, context)
         raise ValueError(f"hookscope: unexpected value {v!r}")
 
     def infer_arguments(self, index_or_args_or_kwargs: int | tuple | dict | None = None, flat: bool = False,
@@ -303,11 +467,12 @@ class InputObserver:
         else:
             args, kwargs = ((index_or_args_or_kwargs, {}) if isinstance(index_or_args_or_kwargs, tuple)
                             else ((), dict(index_or_args_or_kwargs)))
-            enc = [to_value(a) for a in args]
-            enc_kw = {k: to_value(v) for k, v in kwargs.items()}
-            candidate = json.dumps({"args": [e for e, _ in enc], "kwargs": [[k, e] for k, (e, _) in enc_kw.items()]})
-            chosen = engine.infer_arguments(candidate=candidate, as_args_kwargs=True)
-            snap_args, snap_kwargs = [s for _, s in enc], {k: s for k, (_, s) in enc_kw.items()}
+            candidate = build_template((args, kwargs), "candidate", call=True)
+            leaves: list = []
+            flatten((args, kwargs), leaves, [])
+            shapes = [leaves[i].shape for i in candidate.tensor_index]
+            chosen = engine.infer_arguments(candidate=candidate.fill(shapes) + "}", as_args_kwargs=True)
+            snap_args, snap_kwargs = list(args), kwargs
         by_name = dict(snap_kwargs)
         for i, s in enumerate(snap_args):
             if i < len(self._names):
@@ -354,7 +519,12 @@ class InputObserver:
         torch.onnx's dynamic_axes or a report; torch.export wants the Dims)."""
         as_strings = flag("as_strings", as_strings)
         ds = self._dynamic_shapes(set_batch_dimension_for, dim_names)
-        return to_torch_dynamic_shapes(ds, as_strings)
+        spec = to_torch_dynamic_shapes(ds, as_strings)
+        try:
+            args, kwargs = self.infer_arguments(as_args_kwargs=True)
+        except Exception:  # the engine's own error comes from whoever asks for the arguments
+            return spec
+        return _with_input_types(spec, args, kwargs, self._names)
 
     def report(self, set_batch_dimension_for=None, dim_names=None) -> str:
         """The engine's table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings."""
@@ -406,8 +576,7 @@ class InputObserver:
         callable_("predicate", predicate)
         self._check()
         chosen = [c for c in self._calls
-                  if predicate(tuple(_materialize(x) for x in c.snapshot[0]),
-                               {k: _materialize(v) for k, v in c.snapshot[1].items()})]
+                  if predicate(*c.inputs.materialize())]
         if not chosen:
             raise ValueError("hookscope: select: the predicate holds for no stored call")
         return self._subset(chosen)
@@ -416,6 +585,7 @@ class InputObserver:
         """A new observer holding these stored calls (select, phases)."""
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
         out._engine = _engine.ShapeEngine(store_n_calls=len(chosen))
+        out._engine_n = len(chosen)
         out._signature, out._names, out._function = self._signature, self._names, self._function
         out._parameters = self._parameters
         out._structs = dict(self._structs)
@@ -425,7 +595,7 @@ class InputObserver:
             out._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
         out._engine.begin_recording()
         for c in chosen:
-            if out._engine.add_call(json.dumps(c.call)):
+            if out._engine.add_call(c.call_json):
                 out._calls.append(c)
         if self._removed and out._calls:  # the stored calls hold them as observed: removed again
             out._engine.remove_inputs(sorted(self._removed))
