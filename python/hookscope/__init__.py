@@ -114,7 +114,8 @@ def _paths(paths: Paths) -> list[bytes]:
     if isinstance(paths, Mapping) or not isinstance(paths, Iterable):
         raise TypeError(f"hookscope: paths: expected a path or an iterable of paths, got {type(paths).__name__} "
                         f"{paths!r}")
-    return [os.fsencode(_arguments.path("paths", p)) for p in paths]
+    return [os.fsencode(_arguments.path("paths", p))
+            for p in _arguments.items("paths", paths, "a path or an iterable of paths")]
 
 
 def _engine_call(fn, *args, **kwargs):
@@ -177,10 +178,10 @@ def _names(option: str, keys: Any) -> list[str]:
     if isinstance(keys, (str, bytes, Mapping)) or not isinstance(keys, Collection):
         raise TypeError(f"hookscope: {option}: expected a collection of names or positions, got {keys!r}")
     out = []
-    for k in keys:
+    for k in _arguments.items(option, keys, "a collection of names or positions"):
         if isinstance(k, bool) or not isinstance(k, (str, int)):
             raise TypeError(f"hookscope: {option}: a name (str) or a position (int), got {k!r}")
-        out.append(str(k))
+        out.append(_arguments.utf8(option, k) if isinstance(k, str) else str(k))
     return out
 
 
@@ -195,7 +196,8 @@ def _load(paths: Paths, *, function: str | None = None, store_n_calls: Any = _ST
     for k in value_if_missing or {}:  # the type here; the range where the command checks it (its sentence)
         if isinstance(k, bool) or not isinstance(k, (str, int)):
             _arguments.key("value_if_missing", k)
-    _arguments.text("function", function, optional=True)
+    if _arguments.text("function", function, optional=True) is not None:
+        _arguments.utf8("function", function)
     _arguments.path("signature_from", signature_from, optional=True)
     loaded = _engine_call(
         _engine.load, _paths(paths), function=function, store_n_calls=_store_n_calls(store_n_calls),
@@ -250,8 +252,10 @@ def merge_summaries(summaries: Iterable[str], *, function: str | None = None) ->
     if not isinstance(summaries, Iterable) or isinstance(summaries, Mapping):
         raise TypeError(f"hookscope: summaries: expected an iterable of summary texts, got "
                         f"{type(summaries).__name__}")
-    _arguments.text("function", function, optional=True)
-    named = [(f"summary {i}", _arguments.text("summaries", text)) for i, text in enumerate(summaries)]
+    if _arguments.text("function", function, optional=True) is not None:
+        _arguments.utf8("function", function)
+    named = [(f"summary {i}", _arguments.utf8("summaries", _arguments.text("summaries", text)))
+             for i, text in enumerate(_arguments.items("summaries", summaries, "an iterable of summary texts"))]
     return _engine_call(_engine.load_summaries, named, function=function).engine
 
 
@@ -261,12 +265,16 @@ def _dim_labels(dim_names: Mapping[Key, Mapping[int, str]]) -> list[tuple[Key, i
     for key, dims in dim_names.items():
         if isinstance(key, bool) or not isinstance(key, (str, int)):
             _arguments.key("dim_names", key)
+        if isinstance(key, str):
+            _arguments.utf8("dim_names", key)
         if not isinstance(dims, Mapping):
             raise TypeError(f"hookscope: dim_names[{key!r}]: expected a mapping of dimension to label, got {dims!r}")
         for d, label in dims.items():
             if isinstance(d, bool) or not isinstance(d, int):
                 raise TypeError(f"hookscope: dim_names[{key!r}]: a dimension is an int >= 0, got {d!r}")
             _count("dim_name", d)
+            if isinstance(label, str):
+                _arguments.utf8(f"dim_names[{key!r}][{d}]", label)
             if not isinstance(label, str) or not _engine.is_dim_label(label):
                 raise _bad_option(f"--dim-name: the label '{label}' is not an identifier")
             out.append((key, d, label))
@@ -328,7 +336,9 @@ class InferredArguments:
             _arguments.count("call", call)
         if isinstance(warnings, (str, bytes, Mapping)) or not isinstance(warnings, Iterable):
             raise TypeError(f"hookscope: warnings: expected a list of str, got {type(warnings).__name__}")
-        self.value, self.call, self.warnings = value, call, [_arguments.text("warnings", w) for w in warnings]
+        self.value, self.call = value, call
+        self.warnings = [_arguments.text("warnings", w)
+                         for w in _arguments.items("warnings", warnings, "a list of str")]
 
     def to_json(self) -> str:
         """What ``hookscope-shapes args`` prints."""

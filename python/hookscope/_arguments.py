@@ -62,6 +62,27 @@ def text(name: str, value: Any, optional: bool = False) -> str | None:
     return value
 
 
+def utf8(name: str, value: str) -> str:
+    """A str the compiled engine takes as text: names and JSON texts are UTF-8 (a lone surrogate, as
+    ``decode_text`` gives for bytes that are not UTF-8, names nothing the engine holds)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"hookscope: {name}: not UTF-8 text ({e.reason} at index {e.start}): "
+                         f"{_shown(value)}") from None
+    return value
+
+
+def items(name: str, value: Any, wanted: str) -> list:
+    """The elements of a collection argument; one that cannot be iterated (a 0-d tensor has ``__iter__`` but raises)
+    is refused with a sentence naming the parameter."""
+    try:
+        return list(value)
+    except TypeError as e:
+        raise TypeError(f"hookscope: {name}: expected {wanted}, got {type(value).__name__} {_shown(value)} ({e})") \
+            from None
+
+
 def path(name: str, value: Any, optional: bool = False):
     """A file name: str, bytes or os.PathLike."""
     if value is None and optional:
@@ -80,7 +101,7 @@ def key(name: str, k: Any) -> str | int:
     if isinstance(k, str):
         if not k:
             raise ValueError(f"hookscope: {name}: an input name is not empty")
-        return k
+        return utf8(name, k)
     return count(f"{name}: position", k)
 
 
@@ -92,7 +113,7 @@ def keys(name: str, value: Any) -> list[str | int]:
     if isinstance(value, Mapping) or not isinstance(value, Collection):
         raise TypeError(f"hookscope: {name}: expected a collection of names or positions, got "
                         f"{type(value).__name__} {_shown(value)}")
-    return [key(name, k) for k in value]
+    return [key(name, k) for k in items(name, value, "a collection of names or positions")]
 
 
 def mapping(name: str, value: Any, optional: bool = True) -> Mapping | None:

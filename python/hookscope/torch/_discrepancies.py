@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
 from .. import InferenceError
-from .._arguments import callable_, flag, tolerance
+from .._arguments import callable_, flag, items, tolerance
 from ._info import _shape_text
 
 if TYPE_CHECKING:
@@ -42,27 +43,33 @@ def _default_session(model: str | bytes):
     return onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
 
 
-def _hist_thresholds(hist: Any) -> list[float]:
+def _hist_thresholds(hist: Any) -> list[tuple[str, float]]:
+    """(row key, threshold) per threshold: the key spells the value as given (``>1`` for 1, as onnx-diagnostic's)."""
     if hist is None or hist is False:
         return []
-    if isinstance(hist, (str, bytes)) or not hasattr(hist, "__iter__"):
+    if isinstance(hist, (str, bytes, Mapping)) or not hasattr(hist, "__iter__"):
         raise TypeError(f"hookscope: check_discrepancies: hist: expected a sequence of thresholds, got "
                         f"{type(hist).__name__} {hist!r}")
-    return [tolerance("check_discrepancies: hist", h) for h in hist]
+    keyed = {f">{h}": tolerance("check_discrepancies: hist", h)
+             for h in items("check_discrepancies: hist", hist, "a sequence of thresholds")}
+    return list(keyed.items())  # a threshold given twice is one key, counted once
 
 
-def _compare(expected: list, got: list, hist: list[float], skip_none: bool) -> dict[str, Any]:
+def _compare(expected: list, got: list, hist: list[tuple[str, float]], skip_none: bool) -> dict[str, Any]:
     """abs, rel, sum, n, dnan and one count per threshold (``>0.1``: elements whose absolute error is above it), or
     an ``error`` saying how the outputs differ in count, shape or dtype."""
     # An empty last output ONNX Runtime gives and torch left out (the references drop it too).
     got = list(got)
+    if skip_none and len(got) != len(expected):
+        # torch.onnx.export leaves a None output out of the graph: skipped, as skip_none says.
+        expected = [e for e in expected if e is not None]
     while len(got) > len(expected) and got and got[-1].size == 0:
         got.pop()
     if len(got) != len(expected):
         return {"abs": float("inf"), "rel": float("inf"),
                 "error": f"not the same number of outputs: torch gave {len(expected)}, ONNX Runtime {len(got)}"}
     out: dict[str, Any] = {"abs": 0.0, "rel": 0.0, "sum": 0.0, "n": 0.0, "dnan": 0.0}
-    out.update({f">{h}": 0 for h in hist})
+    out.update({k: 0 for k, _ in hist})
     for i, (e, g) in enumerate(zip(expected, got)):
         if e is None or g is None:
             if (e is None) != (g is None) and not skip_none:
@@ -89,8 +96,8 @@ def _compare(expected: list, got: list, hist: list[float], skip_none: bool) -> d
         out["sum"] += diff.sum().item()
         out["n"] += float(diff.numel())
         out["dnan"] += float(nan_diff)
-        for h in hist:
-            out[f">{h}"] += int((diff > h).sum().item())
+        for k, h in hist:
+            out[k] += int((diff > h).sum().item())
     return out
 
 

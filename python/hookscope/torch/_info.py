@@ -78,6 +78,18 @@ class InputCandidate:
         return _pytree.tree_flatten((args, kwargs))[1]
 
     @property
+    def n_tensors_for_args_kwargs(self) -> dict[int | str, int]:
+        """The number of flattened leaves of each positional argument (by position) and keyword argument (by name)."""
+        sizes: dict[int | str, int] = {i: len(_pytree.tree_leaves(a)) for i, a in enumerate(self.args)}
+        sizes.update({k: len(_pytree.tree_leaves(v)) for k, v in self.kwargs.items()})
+        return sizes
+
+    @property
+    def position_to_args_kwargs(self) -> list[int | str]:
+        """For each leaf of flat_list, the position or name of the argument holding it."""
+        return [k for k, n in self.n_tensors_for_args_kwargs.items() for _ in range(n)]
+
+    @property
     def n_aligned_tensors(self) -> int:
         return len(self.aligned_flat_list)
 
@@ -102,7 +114,8 @@ class InputObserverInfo:
 
     def __init__(self, observer: "InputObserver"):
         self._observer = _observer_arg(observer)
-        parameters = observer._parameters or []
+        # The inputs remove_inputs removed are left out, as the references' info forgets them.
+        parameters = [p for p in observer._parameters or [] if p.name not in observer._removed]
         self.signature_names = [p.name for p in parameters]
         self.default_values = {p.name: p.default for p in parameters
                                if p.default is not inspect.Parameter.empty and isinstance(p.default, _SCALARS)}

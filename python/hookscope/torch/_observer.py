@@ -170,6 +170,7 @@ class InputObserver:
         self._store_limit = 0  # the engine keeps calls while num_obs < this (its begin_recording's rule)
         self._reserved = 0  # calls to be stored, counted before the model runs (their inputs are copied then)
         self._warned: set[str] = set()
+        self._removed: set[str] = set()  # remove_inputs' names: info's candidates and signature leave them out
 
     # --- recording -------------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -361,7 +362,8 @@ class InputObserver:
     def _stored_inputs(self, i: int) -> tuple[tuple, dict]:
         """The i-th stored call's inputs as the model received them (copies): what info's candidates show."""
         args, kwargs = self._calls[i].inputs.materialize()
-        return tuple(args), dict(kwargs)
+        kept = [a for j, a in enumerate(args) if j >= len(self._names) or self._names[j] not in self._removed]
+        return tuple(kept), {k: v for k, v in kwargs.items() if k not in self._removed}
 
     def is_empty(self) -> bool:
         """True when no call is stored (yobx's is_empty)."""
@@ -394,20 +396,30 @@ class InputObserver:
         wanted = _checks.input_names(input_names)
         names = [self._names[k] if isinstance(k, int) and k < len(self._names) else str(k) for k in wanted]
         removed = self._check().remove_inputs(names)
+        self._removed.update(names)
         if not removed:
             warnings.warn(f"hookscope: remove_inputs: no stored call holds {wanted!r}: nothing was removed",
                           stacklevel=2)
         return removed
 
-    def check_discrepancies(self, onnx_model, atol: float = 1e-4, rtol: float = 0.1, hist=(0.1, 0.01),
+    def check_discrepancies(self, onnx_model=None, atol: float = 1e-4, rtol: float = 0.1, hist=(0.1, 0.01),
                             progress_bar: bool = False, include_io: bool = True, skip_none: bool = True,
-                            initializer: Callable | None = None) -> list[dict]:
+                            initializer: Callable | None = None, *, onnx_program=None) -> list[dict]:
         """Runs every stored call's inputs through ``onnx_model`` (an ONNX file name, an ``onnx.ModelProto`` or a
         ``torch.onnx.ONNXProgram``) in ONNX Runtime and compares the outputs with the observed ones: one dict per
         stored call (abs, rel, SUCCESS, index, duration_torch, ort_duration, n_inputs, n_none, n_empty, one count per
         ``hist`` threshold, inputs/outputs_torch/outputs_ort with include_io, error where ONNX Runtime fails or the
         outputs differ in count, shape or dtype). ``initializer(model_path_or_bytes)`` makes the session
-        (torch.onnx's parameter); the default runs on CPU. ``progress_bar`` uses tqdm when it is installed."""
+        (torch.onnx's parameter); the default runs on CPU. ``progress_bar`` uses tqdm when it is installed.
+        ``onnx_program`` is torch.onnx's name of ``onnx_model``: code written for it passes the model by that name."""
+        if onnx_program is not None:
+            if onnx_model is not None:
+                raise TypeError("hookscope: check_discrepancies: onnx_program: torch.onnx's name of onnx_model: give "
+                                "one of them, not both")
+            onnx_model = onnx_program
+        elif onnx_model is None:
+            raise TypeError("hookscope: check_discrepancies: onnx_model: missing (an ONNX file name, an "
+                            "onnx.ModelProto or a torch.onnx.ONNXProgram)")
         return _check_discrepancies(self, onnx_model, atol, rtol, hist, progress_bar, include_io, skip_none,
                                     initializer)
 
@@ -530,8 +542,10 @@ class InputObserver:
         phases = flag("phases", phases)
         if batch is not None and batch is not True and batch is not False:
             batch = [self._names[k] if isinstance(k, int) and k < len(self._names) else k for k in batch]
+        if dim_names is None or (isinstance(dim_names, int) and not isinstance(dim_names, bool)):
+            dim_names = flag("dim_names", bool(dim_names) if dim_names is None else dim_names)
         return engine.infer_dynamic_shapes(
-            **shapes_options(batch, False, dim_names or False, "auto" if phases else 1))
+            **shapes_options(batch, False, dim_names, "auto" if phases else 1))
 
     def infer_dynamic_shapes(self, set_batch_dimension_for: set[int | str] | bool | None = None,
                              dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None,
@@ -613,6 +627,7 @@ class InputObserver:
         out._signature, out._names, out._function = self._signature, self._names, self._function
         out._parameters = self._parameters
         out._structs = dict(self._structs)
+        out._removed = set(self._removed)
         out._engine.set_parameters(json.dumps(self._signature))
         for key, v in self.value_if_missing.items():
             out._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
@@ -621,6 +636,8 @@ class InputObserver:
             if out._engine.add_call(c.call_json):
                 out._calls.append(c)
         out._reserved = len(out._calls)
+        if self._removed and out._calls:  # the stored calls hold them as observed: removed again
+            out._engine.remove_inputs(sorted(self._removed))
         return out
 
     def phases(self, set_batch_dimension_for: set[int | str] | bool | None = None,
@@ -656,6 +673,10 @@ class InputObserver:
             if isinstance(v, torch.Tensor):
                 dims = list(spec) if isinstance(spec, dict) else [i for i, x in enumerate(spec) if x is not None]
                 found.extend(d for d in dims if isinstance(d, int) and -v.dim() <= d < v.dim() and v.shape[d] in (0, 1))
+            elif (isinstance(spec, dict) and isinstance(v, (tuple, list))) or (isinstance(v, dict) and
+                                                                                not isinstance(spec, dict)):
+                raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes gives a "
+                                 f"{type(spec).__name__} where the arguments hold a {type(v).__name__}")
             elif isinstance(spec, dict):
                 for k, sub in spec.items():
                     if isinstance(v, dict) and k not in v:
@@ -669,6 +690,12 @@ class InputObserver:
                 for x, sub in zip(_pytree.SUPPORTED_NODES[type(v)].flatten_fn(v)[0], spec):
                     walk(x, sub)
 
+        if (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[0], tuple)
+                and isinstance(arguments[1], dict) and isinstance(dynamic_shapes, dict)):
+            # (args, kwargs) as infer_arguments(as_args_kwargs=True) gives them, shapes by name: the positional
+            # arguments by their parameters' names.
+            args, kwargs = arguments
+            arguments = {**dict(zip(self._names, args)), **kwargs}
         walk(arguments, dynamic_shapes)
         return bool(found)
 
@@ -677,7 +704,13 @@ class InputObserver:
         hookscope.infer read; returns the number of records."""
         _path("path", path)
         self._check()
-        with open(path, "w", encoding="utf-8") as f:
+        try:
+            f = open(path, "w", encoding="utf-8")
+        except OSError as e:  # the type kept (FileNotFoundError, PermissionError, ...), the sentence hookscope's
+            error = type(e)(f"hookscope: path: cannot write {os.fsdecode(path)!r}: {e.strerror}")
+            error.errno = e.errno
+            raise error from None
+        with f:
             for i, stored in enumerate(self._calls):
                 record: dict[str, Any] = {"function": self._function}
                 if i == 0:
