@@ -370,3 +370,24 @@ def test_a_registered_transformers_cache_is_rebuilt_with_its_type_and_tensors(ti
         assert any(len(leaves) == len(g_) and all(torch.equal(a, b) for a, b in zip(leaves, g_)) for g_ in given)
         checked += 1
     assert checked == 2
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_flatten_call_gives_flattens_key_leaves_and_contexts(seed):
+    """The recording path's flatten_call is flatten((args, kwargs)) without the outer levels: the same structure key
+    (the template and rebuilding depend on it), the same leaves (the same objects) and contexts, in the same order."""
+    rng = random.Random(9000 + seed)
+    dims: dict = {}
+    arg_trees = [random_tree(rng, 1, dims) for _ in range(rng.randint(0, 3))]
+    kwarg_trees = [random_tree(rng, 1, dims) for _ in range(rng.randint(0, 3))]
+    sizes = [rng.randint(0, 4) for _ in dims.get("slots", [])]
+    args = tuple(realise(t, sizes) for t in arg_trees)
+    kwargs = {f"k{i}": realise(t, sizes) for i, t in enumerate(kwarg_trees)}
+    kwargs.update(rng.choice([{}, {"none": None}, {"t": torch.ones(2)}]))
+    want_leaves, want_contexts, leaves, contexts = [], [], [], []
+    want = _values.flatten((args, kwargs), want_leaves, want_contexts)
+    assert _values.flatten_call(args, kwargs, leaves, contexts) == want
+    assert len(leaves) == len(want_leaves) and all(a is b for a, b in zip(leaves, want_leaves))
+    assert contexts == want_contexts
+    rebuilt = _values.materialize(want, leaves, contexts)
+    same(rebuilt, (args, kwargs))

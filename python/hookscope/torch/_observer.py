@@ -24,7 +24,7 @@ from ._discrepancies import check_discrepancies as _check_discrepancies
 from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
 from ._info import InputObserverInfo
 from ._values import (DTYPES, Unrecordable, _placeholder, _signature_json, build_template, copy_leaves, flatten,
-                      join_templates, key_texts, materialize, to_value)
+                      flatten_call, join_templates, key_texts, materialize, to_value)
 
 _NO_RESULT = object()  # _store: the call raised, so it has no result
 _MAX_TEMPLATES = 1024  # structures whose encoding is kept
@@ -266,11 +266,10 @@ class InputObserver:
             return None
         leaves: list = []
         contexts: list = []
-        obj = (args, kwargs)
-        key = flatten(obj, leaves, contexts)
+        key = flatten_call(args, kwargs, leaves, contexts)
         template = self._templates.get(key)
         if template is None:
-            template = build_template(obj, "inputs", self._structs, call=True)
+            template = build_template((args, kwargs), "inputs", self._structs, call=True)
             if len(self._templates) >= _MAX_TEMPLATES:  # scalars are in the keys: a counter would grow it forever
                 self._templates.clear()
             self._templates[key] = template

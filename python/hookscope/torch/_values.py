@@ -43,6 +43,7 @@ class Unrecordable(TypeError):
 
 _NONE = "N"
 _SCALARS = (bool, int, float, str, bytes)
+_Tensor = torch.Tensor
 
 
 def _hashable(context):
@@ -65,7 +66,7 @@ def flatten(obj: Any, leaves: list, contexts: list) -> Any:
     same types: it holds the tensors' dtypes and the scalars' values); its leaves and its registered nodes' contexts
     are appended in pytree order."""
     t = type(obj)
-    if t is torch.Tensor or isinstance(obj, torch.Tensor):
+    if t is _Tensor or isinstance(obj, _Tensor):
         leaves.append(obj)
         return obj.dtype
     if obj is None:
@@ -74,9 +75,9 @@ def flatten(obj: Any, leaves: list, contexts: list) -> Any:
         leaves.append(obj)
         return (t, repr(obj) if t is float else obj)  # a float by its text: -0.0 == 0.0, nan != nan
     if t is tuple or t is list:
-        return (t, tuple([flatten(x, leaves, contexts) for x in obj]))
+        return (t, _flatten_items(obj, leaves, contexts))
     if t is dict:  # the keys' types too: 1 and True are equal keys of a tuple, but rebuild differently
-        return (dict, tuple(obj), tuple(map(type, obj)), tuple([flatten(v, leaves, contexts) for v in obj.values()]))
+        return (dict, tuple(obj), tuple(map(type, obj)), _flatten_items(obj.values(), leaves, contexts))
     node_type = _pytree._get_node_type(obj)
     node = _pytree.SUPPORTED_NODES.get(node_type)
     if node is None:
@@ -89,7 +90,28 @@ def flatten(obj: Any, leaves: list, contexts: list) -> Any:
     ck = _hashable(context)
     if ck is None:  # the field names decide the encoding
         ck = ("names", tuple(_node_names(node, obj, len(children))))
-    return (node_type, t, ck, tuple([flatten(c, leaves, contexts) for c in children]))
+    return (node_type, t, ck, _flatten_items(children, leaves, contexts))
+
+
+def flatten_call(args: tuple, kwargs: dict, leaves: list, contexts: list) -> Any:
+    """flatten((args, kwargs), ...) without the walk's outer levels (the recording path's hot spot)."""
+    return (tuple, (
+        (tuple, _flatten_items(args, leaves, contexts)),
+        (dict, tuple(kwargs), tuple(map(type, kwargs)), _flatten_items(kwargs.values(), leaves, contexts))))
+
+
+def _flatten_items(items, leaves: list, contexts: list) -> tuple:
+    """The keys of a container's items, its plain tensors and Nones handled here (most leaves: no call each)."""
+    keys = []
+    for x in items:
+        if type(x) is _Tensor:
+            leaves.append(x)
+            keys.append(x.dtype)
+        elif x is None:
+            keys.append(_NONE)
+        else:
+            keys.append(flatten(x, leaves, contexts))
+    return tuple(keys)
 
 
 def _key_name(key, i: int) -> str:
