@@ -317,6 +317,24 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
     CHECK(range_of(decode, "pixels").opt == shape{1, 3, 9, 8});
     check_oracle(ds, st.calls);
   }
+  SECTION("one generate(): a phase of a single call (its one prefill) is a phase") {
+    // {batch, sequence, past}: one prefill of 5 tokens, then decode steps.
+    for (const auto& steps : {std::vector<std::array<std::int64_t, 3>>{{1, 5, 0}, {1, 1, 5}, {1, 1, 6}, {1, 1, 7}},
+                              std::vector<std::array<std::int64_t, 3>>{{2, 5, 0}, {2, 1, 5}}}) {
+      INFO(steps.size() << " calls");
+      stream st = llm(steps);
+      const auto ds = st.engine.infer_dynamic_shapes({.dim_names = true, .profile_phases = true});
+      REQUIRE(ds.tensorrt_profiles().size() == 2);
+      const auto& prefill = ds.tensorrt_profiles()[0];
+      CHECK(prefill.phase == "sequence_length > 1");
+      CHECK(range_of(prefill, "input_ids").min == shape{steps[0][0], 5});
+      CHECK(range_of(prefill, "input_ids").max == shape{steps[0][0], 5});
+      CHECK(range_of(ds.tensorrt_profiles()[1], "input_ids").max == shape{steps[0][0], 1});
+      check_oracle(ds, st.calls);
+    }
+    stream one = llm({{1, 5, 0}});  // nothing varies: nothing to split
+    CHECK(one.engine.infer_dynamic_shapes({.profile_phases = true}).tensorrt_profiles().size() == 1);
+  }
   SECTION("more than 4096 distinct calls: min and max cover the calls beyond the kept ones") {
     stream st({.store_n_calls = hookscope::unlimited, .keep_calls = false});
     st.engine.set_parameters({param("x"), param("y")});

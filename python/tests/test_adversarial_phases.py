@@ -50,10 +50,6 @@ def generate(obs, model, prompts, new=3):
 
 
 # --- a decoder with DynamicCache observed as a user would ----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason=(
-    "one generate() gives one prefill call; the engine's phase split needs 2 distinct calls on each side of "
-    "sequence_length = 1 (profiles.cpp phase_split), so phases() returns one bundle 'all calls', traced from a "
-    "decode step, whose program guards input_ids.size()[1] <= 2 and refuses the observed 2x5 prefill"))
 def test_one_generate_every_stored_call_runs_on_its_phase_program(tiny_llama_cached):
     obs = InputObserver(store_n_calls=20)
     generate(obs, tiny_llama_cached, [(2, 5)])
@@ -61,11 +57,6 @@ def test_one_generate_every_stored_call_runs_on_its_phase_program(tiny_llama_cac
         replay(obs, phase, tiny_llama_cached)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a prompt of length 1 beside one longer prompt: the only prefill of length > 1 is one distinct call, so no split "
-    "(as above); the single program, traced from a decode step, guards input_ids.size()[1] + cache[0].size()[2] != 1 "
-    "and refuses the observed prompt of length 1 (its empty cache), and guards input_ids.size()[1] <= 2 (the 3x5 "
-    "prefill)"))
 def test_prompt_of_length_one_beside_one_longer_prompt(tiny_llama_cached):
     obs = InputObserver(store_n_calls=20)
     generate(obs, tiny_llama_cached, [(2, 1), (3, 5)])

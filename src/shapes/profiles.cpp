@@ -301,7 +301,8 @@ std::size_t phase_split(const std::vector<value_class>& cls) {
     const std::size_t given =
         static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](const auto& x) { return x.has_value(); }));
     const std::size_t ones = static_cast<std::size_t>(std::count(v.begin(), v.end(), std::optional<std::int64_t>(1)));
-    if (given != v.size() || cls[p].constant || ones < 2 || v.size() - ones < 2) continue;
+    // A side of one call is a phase: one generate() has a single prefill, and its program must take it.
+    if (given != v.size() || cls[p].constant || ones < 1 || v.size() - ones < 1) continue;
     std::size_t score = 0;
     for (const bool one : {true, false}) {
       for (std::size_t q = 0; q < cls.size(); ++q) {

@@ -4,6 +4,7 @@ stored calls) with sentences starting ``hookscope:`` that name the parameter."""
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
 from .._arguments import ArgumentTypeError, ArgumentValueError, _shown, count, key, keys, mapping
@@ -43,15 +44,20 @@ def value_if_missing_keys(values: dict, parameters: list[inspect.Parameter]) -> 
 
 
 def batch_keys(value: Any, parameters: list[inspect.Parameter]) -> Any:
-    """set_batch_dimension_for: None, a bool, or a collection of names or positions the signature accepts."""
+    """set_batch_dimension_for: None, a bool, or a collection of names or positions. One the signature cannot take is
+    left out with a warning: code shared by several models names every input any of them takes, and the references
+    accept it."""
     if value is None or isinstance(value, bool):
         return value
     found = keys("set_batch_dimension_for", value)
+    kept = []
     for k in found:
         why = _accepts(parameters, k)
-        if why is not None:
-            raise ValueError(f"hookscope: set_batch_dimension_for: {why}")
-    return found
+        if why is None:
+            kept.append(k)
+        else:
+            warnings.warn(f"hookscope: set_batch_dimension_for: {why}: it changes nothing", stacklevel=4)
+    return kept
 
 
 def method(model: Any, method_name: Any) -> None:

@@ -556,6 +556,9 @@ class InputObserver:
         torch.onnx's dynamic_axes or a report; torch.export wants the Dims)."""
         as_strings = flag("as_strings", as_strings)
         ds = self._dynamic_shapes(set_batch_dimension_for, dim_names)
+        for w in ds.warnings:  # an option that changes nothing (a typo) is said, not ignored silently
+            if w.endswith("it changes nothing"):
+                warnings.warn(w if w.startswith("hookscope:") else "hookscope: " + w, stacklevel=2)
         spec = to_torch_dynamic_shapes(ds, as_strings)
         try:
             args, kwargs = self.infer_arguments(as_args_kwargs=True)
