@@ -237,6 +237,14 @@ def build_template(obj: Any, path: str, structs: dict | None = None, call: bool 
     tensor_index: list[int] = []
     n_leaves = [0]
 
+    def members(pairs, prefix):  # a dict's items, a struct's fields, the keyword arguments: [name, value], ...
+        for i, (name, v) in enumerate(pairs):
+            if i:
+                pieces.append(",")
+            pieces.append("[%s," % (_text_json(name)))
+            walk(v, f"{prefix}{name}")
+            pieces.append("]")
+
     def walk(o, p):
         t = type(o)
         if o is None:
@@ -264,12 +272,7 @@ def build_template(obj: Any, path: str, structs: dict | None = None, call: bool 
             pieces.append("]}")
         elif t is dict:
             pieces.append('{"dict":[')
-            for i, (name, v) in enumerate(zip(key_texts(o.keys()), o.values())):
-                if i:
-                    pieces.append(",")
-                pieces.append("[%s," % (_text_json(name)))
-                walk(v, f"{p}.{name}")
-                pieces.append("]")
+            members(zip(key_texts(o.keys()), o.values()), f"{p}.")
             pieces.append("]}")
         else:
             node_type = _pytree._get_node_type(o)
@@ -287,12 +290,7 @@ def build_template(obj: Any, path: str, structs: dict | None = None, call: bool 
             if structs is not None:
                 structs[t.__name__] = (node_type, context, len(children))
             pieces.append('{"struct":%s,"fields":[' % (_text_json(t.__name__)))
-            for i, (name, c) in enumerate(zip(names, children)):
-                if i:
-                    pieces.append(",")
-                pieces.append("[%s," % (_text_json(name)))
-                walk(c, f"{p}.{name}")
-                pieces.append("]")
+            members(zip(names, children), f"{p}.")
             pieces.append("]}")
 
     if call:
@@ -303,12 +301,7 @@ def build_template(obj: Any, path: str, structs: dict | None = None, call: bool 
                 pieces.append(",")
             walk(a, f"args.{i}")
         pieces.append('],"kwargs":[')
-        for i, (name, v) in enumerate(kwargs.items()):
-            if i:
-                pieces.append(",")
-            pieces.append("[%s," % (_text_json(name)))
-            walk(v, f"kwargs.{name}")
-            pieces.append("]")
+        members(kwargs.items(), "kwargs.")
         pieces.append("]")
     else:
         walk(obj, path)
