@@ -2,14 +2,17 @@
 keyword arguments."""
 from __future__ import annotations
 
+import collections
 import json
 import warnings
 from typing import Any
 
 import torch
+import torch.utils._pytree as _pytree
 
 from .. import _engine
 from .._arguments import flag
+from ._values import key_texts
 
 
 def _dynamic_shapes_arg(ds: Any) -> _engine.DynamicShapes:
@@ -17,6 +20,52 @@ def _dynamic_shapes_arg(ds: Any) -> _engine.DynamicShapes:
         raise TypeError(f"hookscope: ds: expected a hookscope.DynamicShapes (hookscope.infer's result), got "
                         f"{type(ds).__name__}")
     return ds
+
+
+def _same_mapping(obj: dict, items: list) -> dict:
+    """A dict, OrderedDict or defaultdict (its default_factory kept) of obj's type holding items."""
+    if type(obj) is collections.defaultdict:
+        return collections.defaultdict(obj.default_factory, items)
+    return type(obj)(items)
+
+
+def _with_input_types(spec, args: tuple, kwargs: dict, names: list[str]):
+    """The engine's dynamic_shapes with the inputs' own containers where torch.export compares node types: an
+    OrderedDict, a defaultdict, a deque or a namedtuple input gets a spec of its type, a dict keyed by ints (or any
+    non-str key) a spec keyed the same."""
+    by_name = {**dict(zip(names, args)), **kwargs}
+
+    def fix(sp, obj):
+        if sp is None or obj is None or isinstance(obj, torch.Tensor):
+            return sp
+        t = type(obj)
+        if isinstance(sp, dict) and isinstance(obj, dict):
+            names_ = key_texts(obj.keys()) if t is dict else [str(k) for k in obj.keys()]
+            items = [(k, fix(sp[n], obj[k])) for n, k in zip(names_, obj.keys()) if n in sp]
+            return _same_mapping(obj, items) if t in (dict, collections.OrderedDict, collections.defaultdict) else sp
+        if isinstance(sp, (list, tuple)):
+            if isinstance(obj, dict) and t is not dict and len(sp) == len(obj):  # OrderedDict, defaultdict: a struct
+                items = [(k, fix(x, obj[k])) for x, k in zip(sp, obj.keys())]
+                return _same_mapping(obj, items) if t in (collections.OrderedDict, collections.defaultdict) else sp
+            if t in (tuple, list):
+                return type(sp)(fix(x, o) for x, o in zip(sp, obj))
+            node_type = _pytree._get_node_type(obj)
+            if node_type is collections.deque:
+                return collections.deque([fix(x, o) for x, o in zip(sp, obj)], maxlen=obj.maxlen)
+            if node_type is _pytree.namedtuple:
+                return t(*[fix(x, o) for x, o in zip(sp, obj)])
+            node = _pytree.SUPPORTED_NODES.get(node_type)
+            if node is not None:  # a dataclass, a cache: the engine's list, each child fixed
+                children = node.flatten_fn(obj)[0]
+                if len(children) == len(sp):
+                    return type(sp)(fix(x, c) for x, c in zip(sp, children))
+        return sp
+
+    if isinstance(spec, dict):
+        return {k: fix(v, by_name.get(k)) for k, v in spec.items()}
+    if isinstance(spec, (tuple, list)):
+        return type(spec)(fix(x, args[i] if i < len(args) else None) for i, x in enumerate(spec))
+    return spec
 
 
 def to_torch_dynamic_shapes(ds: _engine.DynamicShapes, as_strings: bool = False):

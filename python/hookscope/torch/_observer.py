@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import base64
-import collections
 import contextlib
 import inspect
 import json
@@ -21,7 +20,7 @@ from .._arguments import callable_, flag
 from .._arguments import path as _path
 from . import _checks
 from ._discrepancies import check_discrepancies as _check_discrepancies
-from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
+from ._export import _with_input_types, to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
 from ._info import InputObserverInfo
 from ._values import (DTYPES, Unrecordable, _placeholder, _signature_json, build_template, copy_leaves, flatten,
                       flatten_call, join_templates, key_texts, materialize, to_value)
@@ -85,49 +84,6 @@ class _StoredCall:
     @property
     def outputs_spec(self):
         return None if self.outputs is None else _pytree.tree_structure(self.outputs.materialize())
-
-
-def _with_input_types(spec, args: tuple, kwargs: dict, names: list[str]):
-    """The engine's dynamic_shapes with the inputs' own containers where torch.export compares node types: an
-    OrderedDict, a defaultdict, a deque or a namedtuple input gets a spec of its type, a dict keyed by ints (or any
-    non-str key) a spec keyed the same."""
-    by_name = {**dict(zip(names, args)), **kwargs}
-
-    def fix(sp, obj):
-        if sp is None or obj is None or isinstance(obj, torch.Tensor):
-            return sp
-        t = type(obj)
-        if isinstance(sp, dict) and isinstance(obj, dict):
-            names_ = key_texts(obj.keys()) if t is dict else [str(k) for k in obj.keys()]
-            items = [(k, fix(sp[n], obj[k])) for n, k in zip(names_, obj.keys()) if n in sp]
-            if t is collections.defaultdict:
-                return collections.defaultdict(obj.default_factory, items)
-            return t(items) if t in (dict, collections.OrderedDict) else sp
-        if isinstance(sp, (list, tuple)):
-            if isinstance(obj, dict) and t is not dict and len(sp) == len(obj):  # OrderedDict, defaultdict: a struct
-                items = [(k, fix(x, obj[k])) for x, k in zip(sp, obj.keys())]
-                if t is collections.defaultdict:
-                    return collections.defaultdict(obj.default_factory, items)
-                return t(items) if t is collections.OrderedDict else sp
-            if t in (tuple, list):
-                return type(sp)(fix(x, o) for x, o in zip(sp, obj))
-            node_type = _pytree._get_node_type(obj)
-            if node_type is collections.deque:
-                return collections.deque([fix(x, o) for x, o in zip(sp, obj)], maxlen=obj.maxlen)
-            if node_type is _pytree.namedtuple:
-                return t(*[fix(x, o) for x, o in zip(sp, obj)])
-            node = _pytree.SUPPORTED_NODES.get(node_type)
-            if node is not None:  # a dataclass, a cache: the engine's list, each child fixed
-                children = node.flatten_fn(obj)[0]
-                if len(children) == len(sp):
-                    return type(sp)(fix(x, c) for x, c in zip(sp, children))
-        return sp
-
-    if isinstance(spec, dict):
-        return {k: fix(v, by_name.get(k)) for k, v in spec.items()}
-    if isinstance(spec, (tuple, list)):
-        return type(spec)(fix(x, args[i] if i < len(args) else None) for i, x in enumerate(spec))
-    return spec
 
 
 class _Count(int):
@@ -598,8 +554,8 @@ class InputObserver:
     def relations(self, set_batch_dimension_for=None, dim_names=None) -> list[dict]:
         """Exact relations between dynamic dims held in every call (dynamic_shapes::relations()): each a dict with
         target/terms ({input, dim, label}), k, c, text (``total_sequence_length = past_sequence_length +
-        sequence_length``), torch_derived (expressible as a derived torch.export Dim), supporting_calls (the calls giving
-        its dims, each satisfying it) and distinct_points (distinct value tuples among them: the evidence, see
+        sequence_length``), torch_derived (expressible as a derived torch.export Dim), supporting_calls (the calls
+        giving its dims, each satisfying it) and distinct_points (distinct value tuples among them: the evidence, see
         docs/export_formats.md "Relations and profiles")."""
         return list(self._dynamic_shapes(set_batch_dimension_for, dim_names).relations)
 
