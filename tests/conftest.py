@@ -23,6 +23,7 @@ PROGRAMS = {
     "tiny-llm": "examples/tiny_llm (the README's demo), built",
     "libtorch-attention": "examples/libtorch_attention, built",
     "hookscope-library": "the built libhookscope (what a program compiled by a test links with)",
+    "probe-program": "tests/probes/probe_program.cpp, built",
 }
 
 
@@ -32,6 +33,8 @@ def pytest_addoption(parser):
         group.addoption(f"--{name}", metavar="PATH", help=what)
     group.addoption("--hooks", choices=("on", "off"),
                     help="how the programs were built: -Dhooks=true (on) or -Dhooks=false (off)")
+    group.addoption("--usdt", choices=("on", "off"),
+                    help="whether the library was built with USDT probes (Meson option usdt, found or not)")
     group.addoption("--compiler", action="append", default=[], metavar="ARG",
                     help="the compiler command, one argument per option (--compiler=g++ --compiler=-std=c++20 ...)")
 
@@ -52,6 +55,12 @@ def program_fixture(name):
 
 for _name in PROGRAMS:
     globals()[_name.replace("-", "_")] = program_fixture(_name)
+
+
+@pytest.fixture(scope="session")
+def usdt_enabled(pytestconfig):
+    """True when the library was built with USDT probes (-Dusdt found <sys/sdt.h>, or was enabled)."""
+    return option(pytestconfig, "usdt") == "on"
 
 
 @pytest.fixture(scope="session")

@@ -1,14 +1,19 @@
-// hookscope/config.hpp — the one switch that turns every hook on or off, and the ABI namespace it selects.
+// hookscope/config.hpp — the one switch that turns every hook on or off (and the probes beside it), and the ABI
+// namespace they select.
 //
-// The build sets HOOKSCOPE_ENABLED through the `hookscope` dependency (Meson option `hooks`) or the
-// pkg-config file; nobody edits this header to configure hookscope.
+// The build sets HOOKSCOPE_ENABLED and HOOKSCOPE_USDT through the `hookscope` dependency (Meson options `hooks` and
+// `usdt`), the pkg-config file or the CMake package; nobody edits this header to configure hookscope.
 #pragma once
 
 /// 1: observers, observables and recorders work. 0: they compile to nothing (plain calls). Default: the
 /// mode of the installed library (hookscope/build_config.hpp), else 1.
-#ifndef HOOKSCOPE_ENABLED
+#if !defined(HOOKSCOPE_ENABLED) || !defined(HOOKSCOPE_USDT)
 #if __has_include("hookscope/build_config.hpp")
 #include "hookscope/build_config.hpp"
+#endif
+#endif
+#ifndef HOOKSCOPE_ENABLED
+#ifdef HOOKSCOPE_BUILD_ENABLED
 #define HOOKSCOPE_ENABLED HOOKSCOPE_BUILD_ENABLED
 #else
 #define HOOKSCOPE_ENABLED 1
@@ -19,9 +24,33 @@
 #error "hookscope: HOOKSCOPE_ENABLED must be 0 or 1 (set it with the Meson option -Dhooks=true|false)"
 #endif
 
-// The mode is part of every mangled name, so linking an enabled translation unit with a disabled one
-// fails at link time instead of silently breaking the one-definition rule.
-#if HOOKSCOPE_ENABLED
+/// 1: with hooks enabled, each annotation made by the macros is also a USDT probe site (an entry and a return probe
+/// of provider `hookscope`, through <sys/sdt.h>) that bpftrace, perf and gdb attach to from outside the process.
+/// Default: the mode of the installed library, else 0. Disabled builds have no probes whatever it says.
+#ifndef HOOKSCOPE_USDT
+#ifdef HOOKSCOPE_BUILD_USDT
+#define HOOKSCOPE_USDT HOOKSCOPE_BUILD_USDT
+#else
+#define HOOKSCOPE_USDT 0
+#endif
+#endif
+
+#if HOOKSCOPE_USDT != 0 && HOOKSCOPE_USDT != 1
+#error "hookscope: HOOKSCOPE_USDT must be 0 or 1 (set it with the Meson option -Dusdt=enabled|disabled|auto)"
+#endif
+#if HOOKSCOPE_USDT && !__has_include(<sys/sdt.h>)
+#error \
+    "hookscope: HOOKSCOPE_USDT=1 needs <sys/sdt.h> (Debian: apt install systemtap-sdt-dev), or build with -Dusdt=disabled"
+#endif
+
+/// Whether this translation unit's annotations are probe sites.
+#define HOOKSCOPE_DETAIL_PROBES (HOOKSCOPE_ENABLED && HOOKSCOPE_USDT)
+
+// The mode is part of every mangled name, so linking translation units built in different modes (hooks enabled or
+// disabled, probes or none) fails at link time instead of silently breaking the one-definition rule.
+#if HOOKSCOPE_ENABLED && HOOKSCOPE_USDT
+#define HOOKSCOPE_DETAIL_ABI_NAMESPACE v0_hooks_on_usdt
+#elif HOOKSCOPE_ENABLED
 #define HOOKSCOPE_DETAIL_ABI_NAMESPACE v0_hooks_on
 #else
 #define HOOKSCOPE_DETAIL_ABI_NAMESPACE v0_hooks_off
@@ -53,4 +82,6 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 /// True when this translation unit was compiled with hooks enabled.
 inline constexpr bool hooks_enabled = HOOKSCOPE_ENABLED != 0;
+/// True when this translation unit's annotations are USDT probe sites (hooks enabled and HOOKSCOPE_USDT=1).
+inline constexpr bool probes_enabled = HOOKSCOPE_DETAIL_PROBES != 0;
 HOOKSCOPE_DETAIL_END_NAMESPACE

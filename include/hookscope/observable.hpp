@@ -22,6 +22,8 @@
 #include "hookscope/detail/given_call.hpp"
 #include "hookscope/detail/observable_state.hpp"
 #include "hookscope/detail/observed_call.hpp"
+#include "hookscope/detail/probe_sites.hpp"
+#include "hookscope/detail/probed_call.hpp"
 #include "hookscope/detail/site_list.hpp"
 #include "hookscope/observable_function.hpp"
 #include "hookscope/observer.hpp"
@@ -52,6 +54,8 @@ namespace detail {
 /// A site has `file`, `line`, `problem`, and in enabled builds `state` (an observable_state) and `registration`:
 /// the site's own static initialiser (an annotation_link; in a class, or for a type written by hand), or, for an
 /// annotation at namespace scope, `true` and an entry in the module's list of sites (HOOKSCOPE_DETAIL_LIST_SITE).
+/// With probes (HOOKSCOPE_USDT=1), `probes`: the macros' sites have USDT probes named after the annotation
+/// (detail/probe_sites.hpp); a type written by hand has none (detail::no_probes).
 template <auto Fn, fixed_string Name, fixed_string Params>
 struct default_site;
 
@@ -99,6 +103,9 @@ struct default_site {
   static constexpr names_problem problem = check_names(Params.view(), arity_of<decltype(Fn)>);
   HOOKSCOPE_DETAIL_SITE_STATE(default_site, Name, Params, Fn);
   HOOKSCOPE_DETAIL_LINKED_SITE;
+#if HOOKSCOPE_DETAIL_PROBES
+  using probes = no_probes;
+#endif
 };
 
 #if !HOOKSCOPE_ENABLED
@@ -212,9 +219,8 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
 
   /// Calls the function, with the callbacks around it when anyone listens.
   [[gnu::always_inline]] inline R operator()(A... args) const noexcept(NE) requires std::is_void_v<Self> {
-    if (Site::state.hooks.listening()) [[unlikely]] {
-      return detail::observed<typename observable::context_type, Self, NE>::call(Site::state.info, Fn, nullptr,
-                                                                                 args...);
+    if (detail::hooks_or_probes<Site>()) [[unlikely]] {
+      return slow_call(nullptr, args...);
     }
     return Fn(static_cast<A&&>(args)...);
   }
@@ -230,13 +236,28 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
   [[gnu::always_inline]] inline R operator()(detail::object_ref<Self> object, A... args) const
       noexcept(NE) requires(!std::is_void_v<Self>) {
 #if HOOKSCOPE_ENABLED
-    if (Site::state.hooks.listening()) [[unlikely]] {
-      return detail::observed<typename observable::context_type, Self, NE>::call(
-          Site::state.info, Fn, const_cast<void*>(static_cast<const void*>(&object)), args...);
+    if (detail::hooks_or_probes<Site>()) [[unlikely]] {
+      return slow_call(const_cast<void*>(static_cast<const void*>(&object)), args...);
     }
 #endif
     return (object.*Fn)(static_cast<A&&>(args)...);
   }
+
+#if HOOKSCOPE_ENABLED
+ private:
+  /// The call with someone listening: between the probes while a tool is attached to them, else between the
+  /// process's callbacks.
+  [[gnu::always_inline]] static R slow_call(void* object, A&... args) noexcept(NE) {
+#if HOOKSCOPE_DETAIL_PROBES
+    if constexpr (Site::probes::exist) {
+      if (Site::probes::attached()) {
+        return detail::probed<Site, typename observable::context_type, Self, NE>::call(Fn, object, args...);
+      }
+    }
+#endif
+    return detail::observed<typename observable::context_type, Self, NE>::call(Site::state.info, Fn, object, args...);
+  }
+#endif
 };
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
@@ -255,15 +276,16 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 // through its template parameter object.
 // `registration` is HOOKSCOPE_DETAIL_LISTED_SITE at namespace scope (then followed by HOOKSCOPE_DETAIL_LIST_SITE),
 // HOOKSCOPE_DETAIL_LINKED_SITE in a class.
-#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text, registration, by_name)   \
-  struct hookscope_detail_site_##name {                                                        \
-    static constexpr ::std::string_view file = HOOKSCOPE_DETAIL_FILE_NAME;                     \
-    static constexpr unsigned line = __LINE__;                                                 \
-    static constexpr ::hookscope::detail::names_problem problem =                              \
-        ::hookscope::detail::check_names(params_text, ::hookscope::detail::arity_of<fn_type>); \
-    HOOKSCOPE_DETAIL_SITE_STATE(hookscope_detail_site_##name, #name, params_text, fn_pointer); \
-    registration;                                                                              \
-    by_name                                                                                    \
+#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text, registration, by_name, probe_operands) \
+  struct hookscope_detail_site_##name {                                                                      \
+    static constexpr ::std::string_view file = HOOKSCOPE_DETAIL_FILE_NAME;                                   \
+    static constexpr unsigned line = __LINE__;                                                               \
+    static constexpr ::hookscope::detail::names_problem problem =                                            \
+        ::hookscope::detail::check_names(params_text, ::hookscope::detail::arity_of<fn_type>);               \
+    HOOKSCOPE_DETAIL_SITE_STATE(hookscope_detail_site_##name, #name, params_text, fn_pointer);               \
+    registration;                                                                                            \
+    HOOKSCOPE_DETAIL_SITE_PROBES(name, probe_operands);                                                      \
+    by_name                                                                                                  \
   }
 
 // A site's call of its function by name, so that the function's own defaults apply to the arguments left out
@@ -291,16 +313,17 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// `HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);` then `lower(g, s)` calls `impl::lower` with hooks.
 /// The registry knows it by its name qualified with the enclosing namespace ("passes::lower"; anonymous
 /// namespaces left out); its `file` is the file's name without directories. Use it at namespace scope.
-#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                   \
-  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE, \
-                        HOOKSCOPE_DETAIL_BY_NAME(fn));                                        \
-  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                   \
+#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                          \
+  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE,        \
+                        HOOKSCOPE_DETAIL_BY_NAME(fn), HOOKSCOPE_DETAIL_PROBE_OPERANDS(__VA_ARGS__)); \
+  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                          \
   inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__, hookscope_detail_site_##name> name {}
 
 /// As HOOKSCOPE_OBSERVABLE, for one overload of `fn`: `type` is its function type, e.g. `double(double)`.
 #define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                                             \
   HOOKSCOPE_DETAIL_SITE(name, ::hookscope::detail::pick_overload<type>(&fn), ::std::add_pointer_t<type>, #__VA_ARGS__, \
-                        HOOKSCOPE_DETAIL_LISTED_SITE, HOOKSCOPE_DETAIL_BY_NAME(fn));                                   \
+                        HOOKSCOPE_DETAIL_LISTED_SITE, HOOKSCOPE_DETAIL_BY_NAME(fn),                                    \
+                        HOOKSCOPE_DETAIL_PROBE_OPERANDS(__VA_ARGS__));                                                 \
   HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                                            \
   inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__,         \
                                            hookscope_detail_site_##name>                                               \
@@ -314,7 +337,8 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// `model.forward(ids, mask)`, and `Model::forward_observers().pre.add(...)`.
 #define HOOKSCOPE_OBSERVABLE_METHOD(cls, name, impl, ...)                                                           \
   HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__, HOOKSCOPE_DETAIL_LINKED_SITE,         \
-                        HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl));                                                     \
+                        HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl),                                                      \
+                        HOOKSCOPE_DETAIL_PROBE_OPERANDS(this_ __VA_OPT__(, ) __VA_ARGS__));                         \
   using name##_observable = ::hookscope::observable<&cls::impl, #name, #__VA_ARGS__, hookscope_detail_site_##name>; \
   template <class... HookscopeArgs>                                                                                 \
   decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                          \

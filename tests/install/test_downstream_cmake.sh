@@ -32,7 +32,7 @@ config=$(find "$stage" -name hookscopeConfig.cmake -path '*/cmake/hookscope/*' -
 [[ -n $config ]] || fail "no cmake/hookscope/hookscopeConfig.cmake under $stage; installed: $(cd "$stage" && find . -type f)"
 echo "   found ${config#"$stage"}"
 [[ -f $(dirname "$config")/hookscopeConfigVersion.cmake ]] || fail "no hookscopeConfigVersion.cmake next to $config"
-grep -q "HOOKSCOPE_ENABLED=$mode\"" "$config" || fail "$config does not define HOOKSCOPE_ENABLED=$mode"
+grep -q "HOOKSCOPE_ENABLED=$mode[;\"]" "$config" || fail "$config does not define HOOKSCOPE_ENABLED=$mode"
 ! grep -n -- "$tc_prefix/" "$config" | grep -v '^[0-9]*: *#' ||
   fail "$config names the install prefix $tc_prefix: not relocatable"
 

@@ -41,7 +41,9 @@ def zoo_program(request, compiler, pytestconfig, tmp_path_factory):
     mode = request.param
     exe = tmp_path_factory.mktemp("zoo") / f"type_zoo_{mode}"
     command = compiler + ["-std=c++20", "-O1", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
-                          f"-DHOOKSCOPE_ENABLED={1 if mode == 'enabled' else 0}", "-I", str(SOURCE_ROOT / "include"),
+                          f"-DHOOKSCOPE_ENABLED={1 if mode == 'enabled' else 0}",
+                          f"-DHOOKSCOPE_USDT={1 if pytestconfig.getoption('usdt') == 'on' else 0}",
+                          "-I", str(SOURCE_ROOT / "include"),
                           "-I", str(TESTS), str(TESTS / "type_zoo_program.cpp"), "-o", str(exe)]
     if mode == "enabled":
         if pytestconfig.getoption("hooks") != "on":
@@ -72,10 +74,21 @@ def test_expectations_agree_with_structural_column():
             check.expect(f"{entry}: structural", not has_opaque_leaf(want), columns[entry] == "true")
 
 
-def test_recorded_and_read_back(zoo_program, tmp_path):
+@pytest.fixture(params=["probes idle", "probes raised"])
+def probes_raised(request):
+    """Whether the program raises every probe's semaphore first, as a tool attached to each would."""
+    return request.param == "probes raised"
+
+
+def test_recorded_and_read_back(zoo_program, probes_raised, usdt_enabled, tmp_path):
     mode, exe = zoo_program
     out = tmp_path / "zoo.jsonl"
-    done = run([exe], {"HOOKSCOPE_RECORD": f"zoo::*={out}"})
+    if probes_raised and not (usdt_enabled and mode == "enabled"):
+        # A program without probes (hooks disabled, or built without USDT) has no semaphore to raise.
+        refused = run([exe, "--raise-probes"])
+        assert refused.returncode == 2 and "usage" in refused.stderr, f"--raise-probes without probes: {refused}"
+        return
+    done = run([exe] + (["--raise-probes"] if probes_raised else []), {"HOOKSCOPE_RECORD": f"zoo::*={out}"})
     assert (done.returncode, done.stdout, done.stderr) == (0, f"{len(EXPECTED)}\n", "")
     if mode == "disabled":
         assert not out.exists(), "a disabled build recorded calls"

@@ -7,6 +7,7 @@
 #include "hookscope/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/observed_call.hpp"
+#include "hookscope/detail/probed_call.hpp"
 
 #include <cstddef>
 #include <type_traits>
@@ -65,9 +66,9 @@ class given_call<Site, named_call_context<R(A...), Params>, void, NE, std::index
   [[gnu::always_inline]] constexpr R operator()(nth_param<I, A...>... args) const noexcept(nothrow) {
     if constexpr (check_by_name<Site, nth_param<I, A...>...>()) {
 #if HOOKSCOPE_ENABLED
-      if (Site::state.hooks.listening()) [[unlikely]] {
-        return observed_given<named_call_context<R(A...), Params>, nothrow>::call(
-            Site::state.info,
+      if (hooks_or_probes<Site>()) [[unlikely]] {
+        return slow_given_call<Site, named_call_context<R(A...), Params>, nothrow, false>(
+            nullptr,
             [](nth_param<I, A...>&... a) -> R { return Site::by_name(static_cast<nth_param<I, A...>&&>(a)...); },
             args...);
       }
@@ -87,9 +88,9 @@ class given_call<Site, named_call_context<R(A...), Params>, Self, NE, std::index
   [[gnu::always_inline]] constexpr R operator()(Self& object, nth_param<I, A...>... args) const noexcept(nothrow) {
     if constexpr (check_by_name<Site, Self&, nth_param<I, A...>...>()) {
 #if HOOKSCOPE_ENABLED
-      if (Site::state.hooks.listening()) [[unlikely]] {
-        return observed_given<named_call_context<R(A...), Params>, nothrow>::call(
-            Site::state.info,
+      if (hooks_or_probes<Site>()) [[unlikely]] {
+        return slow_given_call<Site, named_call_context<R(A...), Params>, nothrow, true>(
+            const_cast<void*>(static_cast<const void*>(&object)),
             [&object](nth_param<I, A...>&... a) -> R {
               return Site::by_name(object, static_cast<nth_param<I, A...>&&>(a)...);
             },
