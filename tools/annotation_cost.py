@@ -6,7 +6,8 @@ each with a caller, in three variants compiled at -O2 (compiler CPU time, user +
 which the three variants take turns):
   plain     the functions called directly, no hookscope header;
   enabled   each function annotated with HOOKSCOPE_OBSERVABLE and called through the annotation;
-  disabled  the same source as enabled, with -DHOOKSCOPE_ENABLED=0.
+  disabled  the same source as enabled, with -DHOOKSCOPE_ENABLED=0;
+  probes    the same source as enabled, with USDT probes (-DHOOKSCOPE_USDT=1; where <sys/sdt.h> is found).
 Code size is text+data of the object file (`size`: machine code, read-only data, unwind tables and data) and, apart,
 its machine code (the executable sections, `readelf -S`); per-annotation figures are (variant - plain) / N. The
 400 B target is judged on machine code; text+data is printed beside it.
@@ -71,7 +72,10 @@ def generate(n, annotated, distinct_names=False):
 
 
 # The flags of each variant beyond the common ones; plain is compiled from a source without annotations.
-VARIANT_FLAGS = {"plain": [], "enabled": ["-DHOOKSCOPE_ENABLED=1"], "disabled": ["-DHOOKSCOPE_ENABLED=0"]}
+VARIANT_FLAGS = {"plain": [], "enabled": ["-DHOOKSCOPE_ENABLED=1", "-DHOOKSCOPE_USDT=0"],
+                 "disabled": ["-DHOOKSCOPE_ENABLED=0"]}
+PROBES_FLAGS = ["-DHOOKSCOPE_ENABLED=1", "-DHOOKSCOPE_USDT=1"]
+SDT_HEADERS = ("/usr/include/sys/sdt.h", "/usr/include/x86_64-linux-gnu/sys/sdt.h")
 
 
 def compile_command(compiler, include_dir, src, obj, flags):
@@ -163,6 +167,8 @@ def main() -> int:
         annotated = generate(n, True, args.distinct_names)
         sources = {"plain": generate(n, False), "enabled": annotated, "disabled": annotated}
         variants = {tag: (sources[tag], flags, args.include_dir) for tag, flags in VARIANT_FLAGS.items()}
+        if any(os.path.exists(h) for h in SDT_HEADERS):
+            variants["probes"] = (annotated, PROBES_FLAGS, args.include_dir)
         if args.baseline:
             variants.update({f"baseline {tag}": (annotated, VARIANT_FLAGS[tag], args.baseline)
                              for tag in ("enabled", "disabled")})
@@ -193,6 +199,10 @@ def main() -> int:
     print(f"| disabled | {disabled[0]:.2f} s ({disabled[0] / plain[0]:.2f}× plain) | {disabled[1]} B | "
           f"{per(disabled):.0f} B | {per_code(disabled):.0f} B | ≤ {DISABLED_MAX_RATIO}× plain: "
           f"{'met' if disabled_ok else 'NOT met'} |")
+    if "probes" in results:
+        probes = results["probes"]
+        print(f"| enabled, USDT probes | {probes[0]:.2f} s ({probes[0] / plain[0]:.2f}× plain) | {probes[1]} B | "
+              f"{per(probes):.0f} B | {per_code(probes):.0f} B | reported (enabled's target is without probes) |")
     for tag in ("enabled", "disabled"):
         if f"baseline {tag}" in results:
             base = results[f"baseline {tag}"]

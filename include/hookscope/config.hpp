@@ -38,7 +38,9 @@
 #if HOOKSCOPE_USDT != 0 && HOOKSCOPE_USDT != 1
 #error "hookscope: HOOKSCOPE_USDT must be 0 or 1 (set it with the Meson option -Dusdt=enabled|disabled|auto)"
 #endif
-#if HOOKSCOPE_USDT && !__has_include(<sys/sdt.h>)
+// Only a translation unit with hooks enabled has probes: a disabled one compiles without <sys/sdt.h> whatever the
+// installed library's HOOKSCOPE_USDT says.
+#if HOOKSCOPE_ENABLED && HOOKSCOPE_USDT && !__has_include(<sys/sdt.h>)
 #error \
     "hookscope: HOOKSCOPE_USDT=1 needs <sys/sdt.h> (Debian: apt install systemtap-sdt-dev), or build with -Dusdt=disabled"
 #endif

@@ -251,7 +251,9 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
 #if HOOKSCOPE_DETAIL_PROBES
     if constexpr (Site::probes::exist) {
       if (Site::probes::attached()) {
-        return detail::probed<Site, typename observable::context_type, Self, NE>::call(Fn, object, args...);
+        using probed = detail::probed<typename observable::context_type, Self, NE>;
+        return probed::call(Site::state.info, detail::probe_functions_of<Site, R, typename probed::operands>, Fn,
+                            object, args...);
       }
     }
 #endif

@@ -45,7 +45,8 @@ EXPECTED_HITS = {
     "label__entry": [hit(3, "probed::label", (("cstring", 1), "tag"), (("nonzero", 2), 1))],
     "label__return": [hit(3, "probed::label", (("int", 1), 0), (("cstring", 2), "tag"))],
     "tick__entry": [hit(2, "probed::tick", (("int", 1), 2**32 - 1))],
-    "tick__return": [hit(2, "probed::tick", (("int", 1), 0))],
+    # A void function's return probe: the result operand is 0.
+    "tick__return": [hit(3, "probed::tick", (("int", 1), 0), (("int", 2), 0))],
     "may_throw__entry": [hit(2, "probed::may_throw", (("int", 1), 21)),
                          hit(2, "probed::may_throw", (("int", 1), -1))],
     "may_throw__return": [hit(3, "probed::may_throw", (("int", 1), 0), (("int", 2), 42)),

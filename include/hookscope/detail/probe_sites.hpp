@@ -63,24 +63,45 @@ template <class T>
   }
 }
 
-/// The `Count` operands of an entry probe: `object` first for a member function (Method), then the arguments, cut
-/// at `Count`; slots past the arguments given (a call leaving defaults out) are 0.
-template <std::size_t Count, bool Method, class... A>
-[[gnu::always_inline]] inline auto entry_operands(void* object, const A&... args) noexcept {
-  const auto all = std::forward_as_tuple(args...);
-  const auto operand = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
-    if constexpr (Method && I == 0) {
-      return reinterpret_cast<std::uintptr_t>(object);
-    } else if constexpr (I - Method < sizeof...(A)) {
-      return probe_operand(std::get<I - Method>(all));
-    } else {
-      return 0;
-    }
-  };
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return std::tuple{operand(std::integral_constant<std::size_t, I>{})...};
+/// What a probe carries for a value of type T (any cv and reference), and for the result of a `void` function (0).
+template <class T>
+using operand_t = decltype(probe_operand(std::declval<const std::remove_cvref_t<T>&>()));
+template <class R>
+struct result_operand {
+  using type = operand_t<R>;
+};
+template <>
+struct result_operand<void> {
+  using type = int;
+};
+template <class R>
+using result_operand_t = typename result_operand<R>::type;
+
+/// The operands of an entry probe, before they are cut or padded to the count the annotation's names give: the
+/// object's address first for a member function (Method), then one per argument.
+template <bool Method, class... A>
+using entry_operands_t =
+    std::conditional_t<Method, std::tuple<std::uintptr_t, operand_t<A>...>, std::tuple<operand_t<A>...>>;
+
+template <bool Method, class... A>
+[[gnu::always_inline]] inline entry_operands_t<Method, A...> entry_operands([[maybe_unused]] void* object,
+                                                                            const A&... args) noexcept {
+  if constexpr (Method) {
+    return {reinterpret_cast<std::uintptr_t>(object), probe_operand(args)...};
+  } else {
+    return {probe_operand(args)...};
   }
-  (std::make_index_sequence<Count>{});
+}
+
+/// Operand `I` of a probe: the tuple's, or 0 past its end (arguments left to their defaults, or a parameter list
+/// whose defaults hold commas).
+template <std::size_t I, class Operands>
+[[gnu::always_inline]] inline auto operand_at(const Operands& operands) noexcept {
+  if constexpr (I < std::tuple_size_v<Operands>) {
+    return std::get<I>(operands);
+  } else {
+    return 0;
+  }
 }
 
 /// The site of an annotation without probes: a type written by hand (default_site).
@@ -111,7 +132,7 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
   count
 
 // STAP_PROBE<n+1>(hookscope, probe, name, the n operands of the tuple `ops`).
-#define HOOKSCOPE_DETAIL_GET(i, ops) ::std::get<i>(ops)
+#define HOOKSCOPE_DETAIL_GET(i, ops) ::hookscope::detail::operand_at<i>(ops)
 #define HOOKSCOPE_DETAIL_STAP_0(probe, name, ops) STAP_PROBE1(hookscope, probe, name)
 #define HOOKSCOPE_DETAIL_STAP_1(probe, name, ops) STAP_PROBE2(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops))
 #define HOOKSCOPE_DETAIL_STAP_2(probe, name, ops) \
@@ -184,8 +205,8 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 
 /// The probes of the annotation `name` whose entry probe carries `count` operands after its registry name (a struct
 /// `probes` in its site): `attached()` says whether a tool is attached to either (and defines the semaphores);
-/// `enter` fires `name__entry` with a tuple of operands (detail::entry_operands), `leave` and `leave_with` fire
-/// `name__return` (with the result's operand): each only while its own semaphore is raised. The local variables
+/// `enter` fires `name__entry` with a tuple of operands (detail::entry_operands), `leave` fires `name__return` with
+/// the "threw" flag and the result's operand: each only while its own semaphore is raised. The local variables
 /// named after the semaphores are what <sys/sdt.h> marks as used; its notes name the symbols defined above.
 #define HOOKSCOPE_DETAIL_SITE_PROBES(name, count)                                                                  \
   struct probes {                                                                                                  \
@@ -205,16 +226,9 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
         HOOKSCOPE_DETAIL_STAP_N(count, name##__entry, hookscope_name, hookscope_operands);                         \
       }                                                                                                            \
     }                                                                                                              \
-    [[gnu::noinline, gnu::cold]] static void leave(const char* hookscope_name, int hookscope_threw) noexcept {     \
-      HOOKSCOPE_DETAIL_LOAD(hookscope_raised, "movzwl", HOOKSCOPE_DETAIL_SEMAPHORE(name, "return"), "");           \
-      if (hookscope_raised != 0) {                                                                                 \
-        unsigned short hookscope_##name##__return_semaphore = 0;                                                   \
-        STAP_PROBE2(hookscope, name##__return, hookscope_name, hookscope_threw);                                   \
-      }                                                                                                            \
-    }                                                                                                              \
     template <class Result>                                                                                        \
-    [[gnu::noinline, gnu::cold]] static void leave_with(const char* hookscope_name, int hookscope_threw,           \
-                                                        Result hookscope_result) noexcept {                        \
+    [[gnu::noinline, gnu::cold]] static void leave(const char* hookscope_name, int hookscope_threw,                \
+                                                   Result hookscope_result) noexcept {                             \
       HOOKSCOPE_DETAIL_LOAD(hookscope_raised, "movzwl", HOOKSCOPE_DETAIL_SEMAPHORE(name, "return"), "");           \
       if (hookscope_raised != 0) {                                                                                 \
         unsigned short hookscope_##name##__return_semaphore = 0;                                                   \

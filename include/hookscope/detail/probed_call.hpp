@@ -1,5 +1,7 @@
 // hookscope/detail/probed_call.hpp — how an annotation runs a call while a tool is attached to its probes: the entry
 // probe, the call (between the process's own callbacks if it has any), and the return probe, also when it throws.
+// The probes themselves are the annotation's own (detail/probe_sites.hpp); what runs around them is shared by every
+// annotation of one signature, as the observed call is (each annotation's pays for its probes only).
 #pragma once
 
 #include "hookscope/config.hpp"
@@ -11,6 +13,7 @@
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/function_traits.hpp"
 #include "hookscope/detail/observed_call.hpp"
+#include "hookscope/function_info.hpp"
 
 #include <exception>
 #include <type_traits>
@@ -40,33 +43,47 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-/// What the return probe carries for a result of type R.
-template <class R>
-using result_operand_t = decltype(probe_operand(std::declval<const std::remove_cvref_t<R>&>()));
+/// The two probes of one annotation, as the shared call reaches them: its entry probe taking `Operands` (the tuple
+/// entry_operands makes) and its return probe taking the result's operand (an `int` 0 for `void`).
+template <class R, class Operands>
+struct probe_functions {
+  void (*enter)(const char* name, const Operands& operands) noexcept;
+  void (*leave)(const char* name, int threw, result_operand_t<R> result) noexcept;
+};
 
-/// Runs `invoke()` and fires the return probe of `Probes` after it: with the result's operand and 0 when it
-/// returned, with a zero operand and 1 when it threw (then the exception propagates). A forced unwind (pthread_exit,
-/// pthread_cancel: no current exception) fires nothing, as it fires no post callback.
-template <class Probes, class R, class Invoke>
-[[gnu::always_inline]] inline R run_probed(const char* name, Invoke&& invoke) {
+/// The probe functions of the annotation at `Site` for a call whose entry operands are `Operands`.
+template <class Site, class R, class Operands>
+inline constexpr probe_functions<R, Operands> probe_functions_of{&Site::probes::template enter<Operands>,
+                                                                 &Site::probes::template leave<result_operand_t<R>>};
+
+/// Whether the process's own callbacks listen to the annotation of `info`.
+inline bool callbacks_listen(const function_info& info) noexcept {
+  return hookscope_detail_worth_walking(info.pre()) || hookscope_detail_worth_walking(info.post());
+}
+
+/// Runs `invoke()` and fires the return probe after it: with 0 and the result's operand when it returned, with 1
+/// and a zero operand when it threw (then the exception propagates). A forced unwind (pthread_exit, pthread_cancel:
+/// no current exception) fires nothing, as it fires no post callback.
+template <class R, class Leave, class Invoke>
+[[gnu::always_inline]] inline R run_probed(Leave leave, const char* name, Invoke&& invoke) {
   if constexpr (std::is_void_v<R>) {
     try {
       invoke();
     } catch (...) {
-      if (std::current_exception()) Probes::leave(name, 1);
+      if (std::current_exception()) leave(name, 1, 0);
       throw;
     }
-    Probes::leave(name, 0);
+    leave(name, 0, 0);
   } else {
     R r = [&]() -> R {
       try {
         return invoke();
       } catch (...) {
-        if (std::current_exception()) Probes::leave_with(name, 1, result_operand_t<R>{});
+        if (std::current_exception()) leave(name, 1, result_operand_t<R>{});
         throw;
       }
     }();
-    Probes::leave_with(name, 0, probe_operand(r));
+    leave(name, 0, probe_operand(r));
     if constexpr (std::is_reference_v<R>) {
       return static_cast<R>(r);
     } else {
@@ -75,50 +92,29 @@ template <class Probes, class R, class Invoke>
   }
 }
 
-/// The call of the annotation at `Site` (whose callbacks receive `Context`) while a tool may be attached to its
-/// probes: one per annotation, since each has probes of its own name.
-template <class Site, class Context, class Self, bool NE>
+/// The call of an annotation whose callbacks receive `Context`, on an object of type `Self` (void for free
+/// functions), while a tool may be attached to its probes `probes`: one per signature, as detail::observed.
+template <class Context, class Self, bool NE>
 struct probed;
 
-template <class Site, class R, class... A, fixed_string Params, class Self, bool NE>
-struct probed<Site, named_call_context<R(A...), Params>, Self, NE> {
+template <class R, class... A, fixed_string Params, class Self, bool NE>
+struct probed<named_call_context<R(A...), Params>, Self, NE> {
   using context = named_call_context<R(A...), Params>;
   using function = typename function_pointer_type<Self, R, NE, A...>::type;
-  using probes = typename Site::probes;
+  using operands = entry_operands_t<!std::is_void_v<Self>, observed_arg_t<A>...>;
+  using functions = probe_functions<R, operands>;
 
-  [[gnu::noinline]] static R call(function fn, [[maybe_unused]] void* object, observed_arg_t<A>... args) noexcept(NE) {
-    const char* const name = Site::state.info.name.data();
-    probes::enter(name, entry_operands<probes::operands, !std::is_void_v<Self>>(object, args...));
-    return run_probed<probes, R>(name, [&]() -> R {
-      if (Site::state.hooks.listening()) {
-        return observed<context, Self, NE>::call(Site::state.info, fn, object, args...);
-      }
+  [[gnu::noinline]] static R call(const function_info& info, functions probes, function fn,
+                                  [[maybe_unused]] void* object, observed_arg_t<A>... args) noexcept(NE) {
+    const char* const name = info.name.data();
+    probes.enter(name, entry_operands<!std::is_void_v<Self>>(object, args...));
+    return run_probed<R>(probes.leave, name, [&]() -> R {
+      if (callbacks_listen(info)) return observed<context, Self, NE>::call(info, fn, object, args...);
       if constexpr (std::is_void_v<Self>) {
         return fn(static_cast<A&&>(args)...);
       } else {
         return (static_cast<Self*>(object)->*fn)(static_cast<A&&>(args)...);
       }
-    });
-  }
-};
-
-/// The same for a call given its first `sizeof...(G)` arguments (detail::given_call): the entry probe's operands of
-/// the arguments left to their defaults are 0.
-template <class Site, class Context, bool NE>
-struct probed_given;
-
-template <class Site, class R, class... A, fixed_string Params, bool NE>
-struct probed_given<Site, named_call_context<R(A...), Params>, NE> {
-  using context = named_call_context<R(A...), Params>;
-  using probes = typename Site::probes;
-
-  template <bool Method, class Invoke, class... G>
-  [[gnu::noinline]] static R call(void* object, Invoke invoke, G&... args) noexcept(NE) {
-    const char* const name = Site::state.info.name.data();
-    probes::enter(name, entry_operands<probes::operands, Method>(object, args...));
-    return run_probed<probes, R>(name, [&]() -> R {
-      if (Site::state.hooks.listening()) return observed_given<context, NE>::call(Site::state.info, invoke, args...);
-      return invoke(args...);
     });
   }
 };
@@ -134,15 +130,24 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
 /// The call of an annotation given its first arguments (detail::given_call) with someone listening: between the
-/// probes while a tool is attached to them, else between the process's callbacks. `Method`: `object` is the object
-/// of a member function, which the entry probe carries first.
+/// probes while a tool is attached to them (the operands of the arguments left to their defaults are then 0), else
+/// between the process's callbacks. `Method`: `object` is the object of a member function, which the entry probe
+/// carries first.
 template <class Site, class Context, bool NE, bool Method, class Invoke, class... G>
 [[gnu::always_inline]] inline decltype(auto) slow_given_call([[maybe_unused]] void* object, Invoke invoke,
                                                              G&... args) noexcept(NE) {
 #if HOOKSCOPE_DETAIL_PROBES
   if constexpr (Site::probes::exist) {
     if (Site::probes::attached()) {
-      return probed_given<Site, Context, NE>::template call<Method>(object, invoke, args...);
+      using result = typename Context::result_type;
+      using operands = entry_operands_t<Method, G&...>;
+      const auto& info = Site::state.info;
+      const char* const name = info.name.data();
+      Site::probes::template enter<operands>(name, entry_operands<Method>(object, args...));
+      return run_probed<result>(&Site::probes::template leave<result_operand_t<result>>, name, [&]() -> result {
+        if (callbacks_listen(info)) return observed_given<Context, NE>::call(info, invoke, args...);
+        return invoke(args...);
+      });
     }
   }
 #endif
