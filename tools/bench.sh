@@ -31,7 +31,7 @@ sys.exit(0 if all(have.get(k) == v for k, v in want.items()) else 1)' "$options"
   fi
 fi
 
-benches=(observer_bench observable_bench observable_bench_disabled recorder_bench environment_bench shapes_bench)
+benches=(observer_bench observable_bench observable_bench_disabled probes_bench recorder_bench environment_bench shapes_bench)
 ninja -C "$build_dir" build.ninja >/dev/null  # regenerate first: targets added since setup are then known
 meson compile -C "$build_dir" "${benches[@]}"
 python3 tools/bench_table.py "${benches[@]/#/$build_dir/bench/}" "$@"

@@ -393,6 +393,30 @@ MIN_RECORDS_PER_S = 200_000
 FLAT_MEMORY_MIB = 1.0  # peak RSS after 1 M records vs after 100 k: allocator noise, not growth
 
 
+# bench/probes.bench.cpp: USDT probes idle, raised and with callbacks, beside the plain call and peers.
+PROBES_BASELINE = "probes_plain_call"
+PROBES_TARGETS = (
+    ("probes compiled in, nobody attached or listening, over the plain call", "probes_idle", NO_CALLBACK_MAX_NS,
+     PROBES_BASELINE),
+    ("pre + post callbacks with probes compiled in, over the plain call", "probes_pre_post", PRE_POST_MAX_NS,
+     PROBES_BASELINE),
+)
+
+
+def is_probes_run(order):
+    return any(name.startswith("probes_") for name in order)
+
+
+def probes_targets(times):
+    """The idle and pre + post targets with probes; what the probes add beside the same annotation without them."""
+    results = [at_most(times, label, name, limit, base) for label, name, limit, base in PROBES_TARGETS]
+    for ours, without in (("probes_idle", "probes_without_probes_idle"),
+                          ("probes_pre_post", "probes_without_probes_pre_post")):
+        if ours in times and without in times:
+            print(f"{ours} − {without} (what the probe check adds): {times[ours] - times[without]:+.2f} ns")
+    return results
+
+
 def is_shapes_run(order):
     return any(name.startswith(SHAPES_PREFIX) for name in order)
 
@@ -487,6 +511,16 @@ def report(data, args):
         print()
         results = [at_most(times, label, name, limit, ENVIRONMENT_BASELINE)
                    for label, name, limit in ENVIRONMENT_TARGETS] if enabled else []
+        print_targets(results)
+        return results
+
+    if is_probes_run(order):
+        print("\n".join(observable_table(times, errors, order, PROBES_BASELINE)))
+        print()
+        print(f"_{describe(context, args.time, repetitions, shuffled)}. Differences and ratios are to "
+              f"{PROBES_BASELINE} measured in this run._")
+        print()
+        results = probes_targets(times) if enabled else []
         print_targets(results)
         return results
 

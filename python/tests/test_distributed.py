@@ -118,10 +118,10 @@ def test_merging_summaries_recorded_differently_is_refused(client, shards, tmp_p
     assert e.value.kind == "signatures_differ"
 
 
-def test_readme_recipe_runs(shards, tmp_path, monkeypatch):
+def test_docs_recipe_runs(shards, tmp_path, monkeypatch):
     from helpers import ROOT
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Beyond one machine: Dask\n"):]
+    text = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
+    section = text[text.index("## Beyond one machine: Dask\n"):]
     code = section[section.index("```python\n") + len("```python\n"):section.index("```\n", section.index("```python"))]
     (tmp_path / "records").mkdir()
     forward = [s for s in shards if "no_forward" not in s]
@@ -129,7 +129,7 @@ def test_readme_recipe_runs(shards, tmp_path, monkeypatch):
         (tmp_path / "records" / f"forward-{i}.jsonl").write_text(open(shard, encoding="utf-8").read())
     monkeypatch.chdir(tmp_path)
     scope = {}
-    exec(compile(code, "README.md (Beyond one machine: Dask)", "exec"), scope)
+    exec(compile(code, "docs/python.md (Beyond one machine: Dask)", "exec"), scope)
     expected = hookscope.infer(sorted(str(p) for p in (tmp_path / "records").glob("forward-*.jsonl")),
                                function="Model::forward", store_n_calls=None, dim_names=True)
     assert scope["ds"].to_json() == expected.to_json()

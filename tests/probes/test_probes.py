@@ -11,11 +11,8 @@
 
 A tool that cannot run here makes its tests skip with a sentence naming the tool and why (pytest -rs shows it).
 """
-import os
 import re
-import shutil
 import subprocess
-import time
 
 import pytest
 
@@ -82,19 +79,11 @@ def probes_built(usdt_enabled, hooks_enabled):
     return usdt_enabled and hooks_enabled
 
 
-def require_tool(name):
-    path = shutil.which(name)
-    if path is None:
-        pytest.skip(f"{name} is not installed on this machine (Debian package: "
-                    f"{'binutils' if name == 'readelf' else name}); its probe tests cannot run")
-    return path
-
-
 # --- 1. the notes ---
 
-def notes(program):
+def notes(readelf, program):
     """{probe name: [(arguments, semaphore address)]} of provider hookscope, from `readelf -n`."""
-    done = run([require_tool("readelf"), "-n", "--wide", program])
+    done = run([readelf, "-n", "--wide", program])
     assert done.returncode == 0, f"readelf -n failed: {done.stderr}"
     found = {}
     for block in done.stdout.split("stapsdt ")[1:]:
@@ -109,8 +98,8 @@ def notes(program):
     return found
 
 
-def test_notes_list_every_probe(probe_program, probes_built):
-    found = notes(probe_program)
+def test_notes_list_every_probe(readelf_tool, probe_program, probes_built):
+    found = notes(readelf_tool, probe_program)
     if not probes_built:
         expect("hookscope's probes in a build without them (hooks disabled or no USDT)", found, {})
         return
@@ -173,11 +162,11 @@ def expected_text(kind, value):
 
 
 @pytest.fixture(scope="module")
-def gdb_hits(probe_program, probes_built, tmp_path_factory):
+def gdb_hits(probe_program, probes_built, gdb_tool, tmp_path_factory):
     """{probe: [[printed line per expected operand] per hit]} from one gdb run of `probe_program once`."""
     if not probes_built:
         pytest.skip("no probes in this build (hooks disabled or no USDT): nothing for gdb to stop at")
-    gdb = require_tool("gdb")
+    gdb = gdb_tool
     script = tmp_path_factory.mktemp("gdb") / "probes.gdb"
     lines = ["set pagination off", "set confirm off", "set breakpoint pending off"]
     for probe, hits in EXPECTED_HITS.items():
@@ -211,23 +200,10 @@ def test_gdb_reads_operands(gdb_hits, probe):
 # --- 3. bpftrace ---
 
 @pytest.fixture(scope="module")
-def bpftrace(probes_built):
-    """bpftrace, able to run here: root, tracefs mounted (mounted here if missing), a trivial program runs."""
+def bpftrace(probes_built, bpftrace_tool):
     if not probes_built:
         pytest.skip("no probes in this build (hooks disabled or no USDT): nothing for bpftrace to attach to")
-    path = require_tool("bpftrace")
-    if os.geteuid() != 0:
-        pytest.skip("bpftrace needs root (this test runs as uid %d)" % os.geteuid())
-    if not os.path.isdir("/sys/kernel/tracing/events"):
-        mounted = subprocess.run(["mount", "-t", "tracefs", "tracefs", "/sys/kernel/tracing"], capture_output=True,
-                                 text=True)
-        if mounted.returncode != 0:
-            pytest.skip(f"bpftrace needs tracefs, and mounting it at /sys/kernel/tracing failed: {mounted.stderr}")
-    trial = subprocess.run([path, "-e", 'BEGIN { printf("bpftrace runs\\n"); exit(); }'], capture_output=True,
-                           text=True, timeout=60)
-    if "bpftrace runs" not in trial.stdout:
-        pytest.skip(f"bpftrace cannot run on this machine: {trial.stderr.strip()[-500:]}")
-    return path
+    return bpftrace_tool
 
 
 def attach_to_running(bpftrace, probe_program, script, iterations=400):
