@@ -1,10 +1,16 @@
 """The promises of disabled builds (HOOKSCOPE_ENABLED=0), with the compiler given (--compiler=g++ or clang++):
 
 1. identical code: in tests/disabled/callers.cpp, each observed_X compiles (-O2) to the same instructions
-   as plain_X (objdump, addresses and symbol names normalised);
-2. nothing left: tests/disabled/program.cpp, linked, holds no hookscope symbol and no observable name;
-3. no silent mix: an enabled and a disabled translation unit sharing hookscope types fail to link, while the
-   same two built in one mode link.
+   as plain_X (objdump, addresses and symbol names normalised), whatever HOOKSCOPE_USDT says (0 and 1), with no
+   USDT probe left (no .note.stapsdt section, no semaphore);
+2. nothing left: tests/disabled/program.cpp, linked, holds no hookscope symbol, no observable name and no probe,
+   whatever HOOKSCOPE_USDT says;
+3. no silent mix: two translation units sharing hookscope types fail to link when their modes select different ABI
+   namespaces (hooks enabled and disabled; hooks enabled with HOOKSCOPE_USDT=1 and =0), while the same two built
+   in modes of one namespace link.
+
+A case compiling HOOKSCOPE_USDT=1 needs <sys/sdt.h> (Debian: systemtap-sdt-dev): where the compiler does not find
+it, the case skips saying so, and fails when the build itself has probes (--usdt=on).
 """
 import os
 import re
@@ -50,16 +56,54 @@ def functions(obj):
     return result
 
 
+# Sections and symbols that only USDT probes put in a binary: the notes tools read (.note.stapsdt, and its
+# relocations in an object file), the section <sys/sdt.h> puts its base in, and hookscope's semaphores.
+PROBE_SECTION = re.compile(r"(^|\.)note\.stapsdt$|^\.stapsdt\.base$|^\.probes$")
+PROBE_SYMBOL = re.compile(r"\bhookscope_\w*(?:_semaphore|__probes)\b")
+
+
+def probe_traces(binary):
+    """The probe sections (readelf -S) and probe symbols (nm, defined or not) in an object file or program."""
+    sections = sh(["readelf", "-S", "-W", binary])
+    assert sections.returncode == 0, f"readelf -S {binary}: {sections.stderr}"
+    names = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", sections.stdout, re.M)
+    symbols = sh(["nm", binary])
+    assert symbols.returncode == 0, f"nm {binary}: {symbols.stderr}"
+    return (sorted({n for n in names if PROBE_SECTION.search(n)}),
+            sorted(set(PROBE_SYMBOL.findall(symbols.stdout))))
+
+
+@pytest.fixture(scope="session")
+def require_sdt(compiler, pytestconfig):
+    """require_sdt(usdt): a case about to compile HOOKSCOPE_USDT=1 skips, naming the package, where the compiler does
+    not find <sys/sdt.h>; it fails instead where the build itself has probes (--usdt=on), which needs the header."""
+    found = sh(compiler + ["-x", "c++", "-fsyntax-only", "-"], input="#include <sys/sdt.h>\n")
+
+    def require(usdt):
+        if not usdt or found.returncode == 0:
+            return
+        why = (f"{os.path.basename(compiler[0])} does not find <sys/sdt.h> (Debian: apt install systemtap-sdt-dev), "
+               f"so no HOOKSCOPE_USDT=1 translation unit compiles here: {found.stderr.strip()}")
+        if pytestconfig.getoption("usdt") == "on":
+            pytest.fail(f"hookscope: this build has USDT probes (--usdt=on), but {why}", pytrace=False)
+        pytest.skip(why)
+    return require
+
+
 # --- 1. identical code ---
 
-@pytest.fixture(scope="module")
-def callers(compiler, tmp_path_factory):
-    obj = tmp_path_factory.mktemp("callers") / "callers.o"
-    build = sh(compiler + ["-std=c++20", "-O2", "-DHOOKSCOPE_ENABLED=0", "-I", INCLUDE, "-c", DISABLED / "callers.cpp",
-                           "-o", obj])
+@pytest.fixture(scope="module", params=[0, 1], ids=lambda usdt: f"usdt{usdt}")
+def callers(request, compiler, require_sdt, tmp_path_factory):
+    """callers.cpp compiled with hooks disabled and HOOKSCOPE_USDT=0 or 1: (object, functions, usdt)."""
+    usdt = request.param
+    require_sdt(usdt)
+    obj = tmp_path_factory.mktemp(f"callers_usdt{usdt}") / "callers.o"
+    build = sh(compiler + ["-std=c++20", "-O2", "-DHOOKSCOPE_ENABLED=0", f"-DHOOKSCOPE_USDT={usdt}", "-I", INCLUDE,
+                           "-c", DISABLED / "callers.cpp", "-o", obj])
     if build.returncode != 0:
-        pytest.fail(f"callers.cpp does not compile:\n{build.stderr}", pytrace=False)
-    return obj, functions(obj)
+        pytest.fail(f"callers.cpp does not compile (HOOKSCOPE_ENABLED=0 HOOKSCOPE_USDT={usdt}):\n{build.stderr}",
+                    pytrace=False)
+    return obj, functions(obj), usdt
 
 
 def test_callers_pairs(callers):
@@ -95,15 +139,41 @@ def test_callers_holds_no_annotation_string(callers, marker):
         f"the string {marker!r} of an annotation remains in the disabled callers.o"
 
 
+# Hooks disabled, no annotation is a probe site, whatever HOOKSCOPE_USDT says.
+def test_callers_holds_no_probe(callers):
+    sections, symbols = probe_traces(callers[0])
+    assert not sections, f"the disabled callers.o (HOOKSCOPE_USDT={callers[2]}) has probe sections {sections}"
+    assert not symbols, f"the disabled callers.o (HOOKSCOPE_USDT={callers[2]}) has probe symbols {symbols}"
+
+
+# The check above can fail: the same callers.cpp with hooks enabled and HOOKSCOPE_USDT=1 has every trace it looks for.
+def test_probe_traces_found_in_an_enabled_usdt_build(compiler, require_sdt, tmp_path):
+    require_sdt(1)
+    obj = tmp_path / "callers_enabled_usdt.o"
+    build = sh(compiler + ["-std=c++20", "-O2", "-DHOOKSCOPE_ENABLED=1", "-DHOOKSCOPE_USDT=1", "-I", INCLUDE, "-c",
+                           DISABLED / "callers.cpp", "-o", obj])
+    assert build.returncode == 0, f"callers.cpp does not compile with hooks enabled and USDT:\n{build.stderr}"
+    sections, symbols = probe_traces(obj)
+    for section in (".note.stapsdt", ".probes"):
+        assert section in sections, f"no {section} section in the enabled USDT callers.o: {sections}"
+    for name in ("scale", "notify", "run", "blend"):
+        for symbol in (f"hookscope_{name}__probes", f"hookscope_{name}__entry_semaphore",
+                       f"hookscope_{name}__return_semaphore"):
+            assert symbol in symbols, f"no {symbol} in the enabled USDT callers.o: {symbols}"
+
+
 # --- 2. nothing left ---
 
-@pytest.fixture(scope="module")
-def program(compiler, tmp_path_factory):
-    exe = tmp_path_factory.mktemp("program") / "program"
-    build = sh(compiler + ["-std=c++20", "-O2", "-DHOOKSCOPE_ENABLED=0", "-I", INCLUDE, DISABLED / "program.cpp",
-                           "-o", exe])
+@pytest.fixture(scope="module", params=[0, 1], ids=lambda usdt: f"usdt{usdt}")
+def program(request, compiler, require_sdt, tmp_path_factory):
+    usdt = request.param
+    require_sdt(usdt)
+    exe = tmp_path_factory.mktemp(f"program_usdt{usdt}") / "program"
+    build = sh(compiler + ["-std=c++20", "-O2", "-DHOOKSCOPE_ENABLED=0", f"-DHOOKSCOPE_USDT={usdt}", "-I", INCLUDE,
+                           DISABLED / "program.cpp", "-o", exe])
     if build.returncode != 0:
-        pytest.fail(f"program.cpp does not build without the library:\n{build.stderr}", pytrace=False)
+        pytest.fail(f"program.cpp does not build without the library (HOOKSCOPE_USDT={usdt}):\n{build.stderr}",
+                    pytrace=False)
     return exe
 
 
@@ -121,33 +191,68 @@ def test_program_holds_no_observable_name(program, marker):
     assert marker not in sh(["strings", "-a", program]).stdout, f"the string {marker!r} remains in the executable"
 
 
+def test_program_holds_no_probe(program):
+    sections, symbols = probe_traces(program)
+    assert not sections, f"the disabled program has probe sections {sections}"
+    assert not symbols, f"the disabled program has probe symbols {symbols}"
+
+
 # --- 3. no silent mix ---
 
-def link(compiler, tmp, modes, out):
+def namespace(enabled, usdt):
+    """The ABI namespace (hookscope/config.hpp) a translation unit built in this mode selects."""
+    return "v0_hooks_on_usdt" if enabled and usdt else "v0_hooks_on" if enabled else "v0_hooks_off"
+
+
+def link(compiler, tmp, halves, out):
+    """Compiles each (source, HOOKSCOPE_ENABLED, HOOKSCOPE_USDT) of tests/disabled and links them into `out`."""
     objs = []
-    for src, mode in modes:
-        obj = tmp / f"{src}.{mode}.o"
+    for src, enabled, usdt in halves:
+        obj = tmp / f"{src}.{enabled}{usdt}.o"
         if not obj.exists():
-            done = sh(compiler + ["-std=c++20", "-O2", f"-DHOOKSCOPE_ENABLED={mode}", "-I", INCLUDE, "-c",
-                                  DISABLED / f"{src}.cpp", "-o", obj])
-            assert done.returncode == 0, f"{src}.cpp does not compile with HOOKSCOPE_ENABLED={mode}:\n{done.stderr}"
+            done = sh(compiler + ["-std=c++20", "-O2", f"-DHOOKSCOPE_ENABLED={enabled}", f"-DHOOKSCOPE_USDT={usdt}",
+                                  "-I", INCLUDE, "-c", DISABLED / f"{src}.cpp", "-o", obj])
+            assert done.returncode == 0, (f"{src}.cpp does not compile with HOOKSCOPE_ENABLED={enabled} "
+                                          f"HOOKSCOPE_USDT={usdt}:\n{done.stderr}")
         objs.append(obj)
     return sh(compiler + objs + ["-o", tmp / out])
 
 
-@pytest.mark.parametrize("mode", [0, 1])
-def test_one_mode_links(compiler, tmp_path, mode):
-    same = link(compiler, tmp_path, [("mixed_enabled", mode), ("mixed_disabled", mode)], f"same_mode_{mode}")
-    assert same.returncode == 0, f"the two translation units do not link in mode {mode}:\n{same.stderr}"
+def mode_id(mode):
+    return f"enabled{mode[0]}_usdt{mode[1]}"
 
 
-def test_mixed_modes_fail_to_link(compiler, tmp_path):
-    mixed = link(compiler, tmp_path, [("mixed_enabled", 1), ("mixed_disabled", 0)], "mixed_modes")
-    assert mixed.returncode != 0, "an enabled and a disabled translation unit linked into one program"
-    assert "v0_hooks_off" in mixed.stderr or "v0_hooks_on" in mixed.stderr, \
-        f"the mixed link failed, but not over the mode namespace:\n{mixed.stderr}"
-    print("mixing an enabled and a disabled translation unit fails to link:\n    " +
-          next(l for l in mixed.stderr.splitlines() if "v0_hooks" in l).strip())
+# (mode of mixed_watch.cpp, mode of mixed_main.cpp), each (HOOKSCOPE_ENABLED, HOOKSCOPE_USDT), in one namespace:
+# hooks disabled, HOOKSCOPE_USDT changes nothing.
+SAME_NAMESPACE = [((0, 0), (0, 0)), ((1, 0), (1, 0)), ((1, 1), (1, 1)), ((0, 1), (0, 1)), ((0, 1), (0, 0)),
+                  ((0, 0), (0, 1))]
+# ... in two namespaces.
+MIXED_NAMESPACES = [((1, 0), (0, 0)), ((0, 0), (1, 0)), ((1, 1), (1, 0)), ((1, 0), (1, 1)), ((1, 1), (0, 1)),
+                    ((0, 1), (1, 1))]
+
+
+@pytest.mark.parametrize("watch,main", SAME_NAMESPACE, ids=[f"{mode_id(w)}-{mode_id(m)}" for w, m in SAME_NAMESPACE])
+def test_one_mode_links(compiler, require_sdt, tmp_path, watch, main):
+    require_sdt(watch[1] or main[1])
+    assert namespace(*watch) == namespace(*main)
+    same = link(compiler, tmp_path, [("mixed_watch", *watch), ("mixed_main", *main)], "same_mode")
+    assert same.returncode == 0, \
+        f"the two translation units do not link in {mode_id(watch)} and {mode_id(main)}:\n{same.stderr}"
+
+
+@pytest.mark.parametrize("watch,main", MIXED_NAMESPACES,
+                         ids=[f"{mode_id(w)}-{mode_id(m)}" for w, m in MIXED_NAMESPACES])
+def test_mixed_modes_fail_to_link(compiler, require_sdt, tmp_path, watch, main):
+    require_sdt(watch[1] or main[1])
+    mixed = link(compiler, tmp_path, [("mixed_watch", *watch), ("mixed_main", *main)], "mixed_modes")
+    assert mixed.returncode != 0, \
+        f"translation units in {namespace(*watch)} and {namespace(*main)} linked into one program"
+    # The symbol missing is `watch` as main() names it: with the hookscope type of main's namespace.
+    missing = set(re.findall(r"watch\(hookscope::(\w+)::observer", mixed.stderr))
+    assert missing == {namespace(*main)}, \
+        f"the mixed link failed, but not over the mode namespace {namespace(*main)} of main():\n{mixed.stderr}"
+    print(f"mixing {namespace(*watch)} and {namespace(*main)} fails to link:\n    " +
+          next(line for line in mixed.stderr.splitlines() if "v0_hooks" in line).strip())
 
 
 # --- 4. the same user code compiles in both modes, warnings as errors ---

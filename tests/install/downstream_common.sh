@@ -1,18 +1,22 @@
 # Sourced by tests/install/test_downstream.sh and tests/install/test_downstream_cmake.sh: their arguments, a temporary directory,
 # step/fail/run, and the toolchain settings of the hookscope build they consume.
 #
-# After sourcing: source_root, build_root, mode (1|0), meson, tmp; tc_compiler (the whole compiler command, e.g.
+# After sourcing: source_root, build_root, mode (1|0), usdt (1|0), probes (1 when mode and usdt are, else 0), meson,
+# tmp; step/fail/run/check_probes; tc_compiler (the whole compiler command, e.g.
 # "ccache c++"), tc_cxx (its last word), tc_launcher (the words before it, ';'-separated), tc_cxxflags,
 # tc_ldflags, tc_sanitize, tc_prefix.
 # Set HOOKSCOPE_KEEP_TMP=1 to keep the temporary directory for inspection.
 
-if [[ $# -ne 3 || ! ($3 == 0 || $3 == 1) ]]; then
-  echo "usage: $0 SOURCE_ROOT BUILD_ROOT EXPECTED_MODE(1|0)" >&2
+if [[ $# -ne 4 || ! ($3 == 0 || $3 == 1) || ! ($4 == 0 || $4 == 1) ]]; then
+  echo "usage: $0 SOURCE_ROOT BUILD_ROOT EXPECTED_MODE(1|0) EXPECTED_USDT(1|0)" >&2
   exit 2
 fi
 source_root=$(cd "$1" && pwd -P)
 build_root=$(cd "$2" && pwd -P)
 mode=$3
+usdt=$4
+# Annotations are probe sites only with hooks enabled (hookscope/config.hpp: HOOKSCOPE_DETAIL_PROBES).
+probes=$((mode && usdt))
 meson=${MESON:-meson}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hookscope-$(basename "$0" .sh).XXXXXX")
@@ -41,6 +45,30 @@ run() {
     cat "$log" >&2
     echo "----" >&2
     fail "command failed: $*"
+  fi
+}
+
+# check_probes EXE ANNOTATION: with probes expected, `readelf -n` of EXE lists the probes ANNOTATION__entry and
+# ANNOTATION__return of provider hookscope; without, no probe of provider hookscope at all.
+check_probes() {
+  local exe=$1 annotation=$2 notes found
+  step "reading the USDT probes of ${exe#"$tmp/"} (readelf -n; probes of $annotation expected: $probes)"
+  command -v readelf >/dev/null || fail "readelf is not installed (Debian package binutils)"
+  notes=$(readelf -n --wide "$exe") || fail "readelf -n $exe failed"
+  # Each stapsdt note: "Provider: P" (on the note's own line with --wide), then "Name: N" on the next line.
+  found=$(awk 'match($0, /Provider: [^[:space:]]+/) { provider = substr($0, RSTART + 10, RLENGTH - 10) }
+               $1 == "Name:" && provider == "hookscope" { print $2 }' <<<"$notes" | sort -u)
+  local shown
+  shown=$(paste -sd ' ' <<<"$found")
+  echo "   hookscope probes: ${shown:-(none)}"
+  if [[ $probes == 1 ]]; then
+    local name
+    for name in "${annotation}__entry" "${annotation}__return"; do
+      grep -qx -- "$name" <<<"$found" ||
+        fail "$exe has no USDT probe hookscope:$name (hooks=$mode usdt=$usdt); its probes: ${shown:-(none)}"
+    done
+  else
+    [[ -z $found ]] || fail "$exe has USDT probes of provider hookscope, none expected (hooks=$mode usdt=$usdt): $shown"
   fi
 }
 
