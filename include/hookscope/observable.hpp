@@ -250,10 +250,10 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
   [[gnu::always_inline]] static R slow_call(void* object, A&... args) noexcept(NE) {
 #if HOOKSCOPE_DETAIL_PROBES
     if constexpr (Site::probes::exist) {
-      if (Site::probes::attached()) {
+      if (const unsigned raised = Site::probes::semaphores()) {
         using probed = detail::probed<typename observable::context_type, Self, NE>;
-        return probed::call(Site::state.info, detail::probe_functions_of<Site, R, typename probed::operands>, Fn,
-                            object, args...);
+        return probed::call(Site::state.info, detail::probe_functions_of<Site, R, typename probed::operands>, raised,
+                            Fn, object, args...);
       }
     }
 #endif

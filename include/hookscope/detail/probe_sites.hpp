@@ -4,7 +4,8 @@
 // An annotation `name` has two probes of provider `hookscope`, `name__entry` and `name__return` (docs/probes.md has
 // the layout), and one semaphore each: tools raise a probe's semaphore while they are attached, and the call
 // operator reads both as one 32-bit word beside its two observers' counters, so that nobody listening costs one
-// load more than today. Operands are prepared only behind that test, in a cold function of the site's own.
+// load more. Operands are prepared only behind that test (detail/probed_call.hpp), and fired from two cold
+// functions of the site's own.
 #pragma once
 
 #include "hookscope/config.hpp"
@@ -198,42 +199,39 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
   ".size hookscope_" #name "__probes, 4\n"                                          \
   ".popsection\n"                                                                   \
   ".endif\n"
-// `value` = the semaphores at `symbol` (text), loaded by the instruction `load`: a relaxed load, fresh at every call.
+// `value` = the semaphores at `symbol` (text), loaded by `load` after `definitions`: a relaxed load, fresh at every
+// call (volatile: never hoisted out of a loop).
 #define HOOKSCOPE_DETAIL_LOAD(value, load, symbol, definitions) \
   unsigned value;                                               \
   __asm__ __volatile__(definitions load " " symbol "(%%rip), %0" : "=r"(value))
 
 /// The probes of the annotation `name` whose entry probe carries `count` operands after its registry name (a struct
-/// `probes` in its site): `attached()` says whether a tool is attached to either (and defines the semaphores);
-/// `enter` fires `name__entry` with a tuple of operands (detail::entry_operands), `leave` fires `name__return` with
-/// the "threw" flag and the result's operand: each only while its own semaphore is raised. The local variables
-/// named after the semaphores are what <sys/sdt.h> marks as used; its notes name the symbols defined above.
+/// `probes` in its site): `semaphores()` reads both semaphores as one word (and defines them), the entry probe's in
+/// the low half (x86-64 is little-endian): nonzero while a tool is attached to either; `enter` fires `name__entry`
+/// with a tuple of operands (detail::entry_operands), `leave` fires `name__return` with the "threw" flag and the
+/// result's operand. The caller fires each only while its half of the word is raised, so no operand is prepared for
+/// a probe nobody is attached to. The local variables named after the semaphores are what <sys/sdt.h> marks as used;
+/// its notes name the symbols defined above.
 #define HOOKSCOPE_DETAIL_SITE_PROBES(name, count)                                                                  \
   struct probes {                                                                                                  \
     [[maybe_unused]] static constexpr bool exist = true;                                                           \
     [[maybe_unused]] static constexpr ::std::size_t operands = count;                                              \
-    [[gnu::always_inline]] static bool attached() noexcept {                                                       \
+    [[gnu::always_inline]] static unsigned semaphores() noexcept {                                                 \
       HOOKSCOPE_DETAIL_LOAD(hookscope_raised, "movl", "hookscope_" #name "__probes",                               \
                             HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name));                                             \
-      return hookscope_raised != 0;                                                                                \
+      return hookscope_raised;                                                                                     \
     }                                                                                                              \
     template <class Operands>                                                                                      \
     [[gnu::noinline, gnu::cold]] static void enter(const char* hookscope_name,                                     \
                                                    [[maybe_unused]] const Operands& hookscope_operands) noexcept { \
-      HOOKSCOPE_DETAIL_LOAD(hookscope_raised, "movzwl", HOOKSCOPE_DETAIL_SEMAPHORE(name, "entry"), "");            \
-      if (hookscope_raised != 0) {                                                                                 \
-        unsigned short hookscope_##name##__entry_semaphore = 0;                                                    \
-        HOOKSCOPE_DETAIL_STAP_N(count, name##__entry, hookscope_name, hookscope_operands);                         \
-      }                                                                                                            \
+      unsigned short hookscope_##name##__entry_semaphore = 0;                                                      \
+      HOOKSCOPE_DETAIL_STAP_N(count, name##__entry, hookscope_name, hookscope_operands);                           \
     }                                                                                                              \
     template <class Result>                                                                                        \
     [[gnu::noinline, gnu::cold]] static void leave(const char* hookscope_name, int hookscope_threw,                \
                                                    Result hookscope_result) noexcept {                             \
-      HOOKSCOPE_DETAIL_LOAD(hookscope_raised, "movzwl", HOOKSCOPE_DETAIL_SEMAPHORE(name, "return"), "");           \
-      if (hookscope_raised != 0) {                                                                                 \
-        unsigned short hookscope_##name##__return_semaphore = 0;                                                   \
-        STAP_PROBE3(hookscope, name##__return, hookscope_name, hookscope_threw, hookscope_result);                 \
-      }                                                                                                            \
+      unsigned short hookscope_##name##__return_semaphore = 0;                                                     \
+      STAP_PROBE3(hookscope, name##__return, hookscope_name, hookscope_threw, hookscope_result);                   \
     }                                                                                                              \
   }
 

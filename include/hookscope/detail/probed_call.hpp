@@ -27,7 +27,7 @@ template <class Site>
 [[gnu::always_inline]] inline bool hooks_or_probes() noexcept {
 #if HOOKSCOPE_DETAIL_PROBES
   if constexpr (Site::probes::exist) {
-    return Site::state.hooks.listening() || Site::probes::attached();
+    return Site::state.hooks.listening() || Site::probes::semaphores() != 0;
   }
 #endif
   return Site::state.hooks.listening();
@@ -61,29 +61,42 @@ inline bool callbacks_listen(const function_info& info) noexcept {
   return hookscope_detail_worth_walking(info.pre()) || hookscope_detail_worth_walking(info.post());
 }
 
-/// Runs `invoke()` and fires the return probe after it: with 0 and the result's operand when it returned, with 1
-/// and a zero operand when it threw (then the exception propagates). A forced unwind (pthread_exit, pthread_cancel:
-/// no current exception) fires nothing, as it fires no post callback.
+/// The halves of an annotation's semaphores word (probes::semaphores()): a tool on the entry probe, on the return one.
+inline constexpr unsigned entry_raised = 0xffffu;
+inline constexpr unsigned return_raised = 0xffff0000u;
+
+/// Fires the entry probe `enter` if `raised` says a tool is attached to it, with the operands of `args`.
+template <bool Method, class Enter, class... A>
+[[gnu::always_inline]] inline void fire_entry(unsigned raised, Enter enter, const char* name, void* object,
+                                              const A&... args) {
+  if (raised & entry_raised) enter(name, entry_operands<Method>(object, args...));
+}
+
+/// Runs `invoke()` and fires the return probe `leave` after it if `raised` says a tool is attached to it: with 0
+/// and the result's operand when it returned, with 1 and a zero operand when it threw (then the exception
+/// propagates). A forced unwind (pthread_exit, pthread_cancel: no current exception) fires nothing, as it fires no
+/// post callback.
 template <class R, class Leave, class Invoke>
-[[gnu::always_inline]] inline R run_probed(Leave leave, const char* name, Invoke&& invoke) {
+[[gnu::always_inline]] inline R run_probed(unsigned raised, Leave leave, const char* name, Invoke&& invoke) {
+  const bool fire = (raised & return_raised) != 0;
   if constexpr (std::is_void_v<R>) {
     try {
       invoke();
     } catch (...) {
-      if (std::current_exception()) leave(name, 1, 0);
+      if (fire && std::current_exception()) leave(name, 1, 0);
       throw;
     }
-    leave(name, 0, 0);
+    if (fire) leave(name, 0, 0);
   } else {
     R r = [&]() -> R {
       try {
         return invoke();
       } catch (...) {
-        if (std::current_exception()) leave(name, 1, result_operand_t<R>{});
+        if (fire && std::current_exception()) leave(name, 1, result_operand_t<R>{});
         throw;
       }
     }();
-    leave(name, 0, probe_operand(r));
+    if (fire) leave(name, 0, probe_operand(r));
     if constexpr (std::is_reference_v<R>) {
       return static_cast<R>(r);
     } else {
@@ -104,11 +117,11 @@ struct probed<named_call_context<R(A...), Params>, Self, NE> {
   using operands = entry_operands_t<!std::is_void_v<Self>, observed_arg_t<A>...>;
   using functions = probe_functions<R, operands>;
 
-  [[gnu::noinline]] static R call(const function_info& info, functions probes, function fn,
+  [[gnu::noinline]] static R call(const function_info& info, functions probes, unsigned raised, function fn,
                                   [[maybe_unused]] void* object, observed_arg_t<A>... args) noexcept(NE) {
     const char* const name = info.name.data();
-    probes.enter(name, entry_operands<!std::is_void_v<Self>>(object, args...));
-    return run_probed<R>(probes.leave, name, [&]() -> R {
+    fire_entry<!std::is_void_v<Self>>(raised, probes.enter, name, object, args...);
+    return run_probed<R>(raised, probes.leave, name, [&]() -> R {
       if (callbacks_listen(info)) return observed<context, Self, NE>::call(info, fn, object, args...);
       if constexpr (std::is_void_v<Self>) {
         return fn(static_cast<A&&>(args)...);
@@ -138,13 +151,13 @@ template <class Site, class Context, bool NE, bool Method, class Invoke, class..
                                                              G&... args) noexcept(NE) {
 #if HOOKSCOPE_DETAIL_PROBES
   if constexpr (Site::probes::exist) {
-    if (Site::probes::attached()) {
+    if (const unsigned raised = Site::probes::semaphores()) {
       using result = typename Context::result_type;
       using operands = entry_operands_t<Method, G&...>;
       const auto& info = Site::state.info;
       const char* const name = info.name.data();
-      Site::probes::template enter<operands>(name, entry_operands<Method>(object, args...));
-      return run_probed<result>(&Site::probes::template leave<result_operand_t<result>>, name, [&]() -> result {
+      fire_entry<Method>(raised, &Site::probes::template enter<operands>, name, object, args...);
+      return run_probed<result>(raised, &Site::probes::template leave<result_operand_t<result>>, name, [&]() -> result {
         if (callbacks_listen(info)) return observed_given<Context, NE>::call(info, invoke, args...);
         return invoke(args...);
       });
