@@ -199,37 +199,35 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
   ".size hookscope_" #name "__probes, 4\n"                                          \
   ".popsection\n"                                                                   \
   ".endif\n"
-// `value` = the semaphores at `symbol` (text), loaded by `load` after `definitions`: a relaxed load, fresh at every
-// call (volatile: never hoisted out of a loop).
-#define HOOKSCOPE_DETAIL_LOAD(value, load, symbol, definitions) \
-  unsigned value;                                               \
-  __asm__ __volatile__(definitions load " " symbol "(%%rip), %0" : "=r"(value))
-
 /// The probes of the annotation `name` whose entry probe carries `count` operands after its registry name (a struct
-/// `probes` in its site): `semaphores()` reads both semaphores as one word (and defines them), the entry probe's in
-/// the low half (x86-64 is little-endian): nonzero while a tool is attached to either; `enter` fires `name__entry`
+/// `probes` in its site): `semaphores()` reads both semaphores as one word, the entry probe's in the low half
+/// (x86-64 is little-endian): nonzero while a tool is attached to either; `enter` fires `name__entry`
 /// with a tuple of operands (detail::entry_operands), `leave` fires `name__return` with the "threw" flag and the
 /// result's operand. The caller fires each only while its half of the word is raised, so no operand is prepared for
-/// a probe nobody is attached to. The local variables named after the semaphores are what <sys/sdt.h> marks as used;
-/// its notes name the symbols defined above.
+/// a probe nobody is attached to. `enter` and `leave` define the semaphores: every call site that reads them takes
+/// their addresses (detail::probe_functions_of), and the one-instruction read keeps GCC's estimate of the caller's
+/// size (which counts an asm statement's lines) where it was. The local variables named after the semaphores are
+/// what <sys/sdt.h> marks as used; its notes name the symbols defined above.
 #define HOOKSCOPE_DETAIL_SITE_PROBES(name, count)                                                                  \
   struct probes {                                                                                                  \
     [[maybe_unused]] static constexpr bool exist = true;                                                           \
     [[maybe_unused]] static constexpr ::std::size_t operands = count;                                              \
     [[gnu::always_inline]] static unsigned semaphores() noexcept {                                                 \
-      HOOKSCOPE_DETAIL_LOAD(hookscope_raised, "movl", "hookscope_" #name "__probes",                               \
-                            HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name));                                             \
+      unsigned hookscope_raised; /* volatile: a fresh load at every call, never hoisted out of a loop */           \
+      __asm__ __volatile__("movl hookscope_" #name "__probes(%%rip), %0" : "=r"(hookscope_raised));                \
       return hookscope_raised;                                                                                     \
     }                                                                                                              \
     template <class Operands>                                                                                      \
     [[gnu::noinline, gnu::cold]] static void enter(const char* hookscope_name,                                     \
                                                    [[maybe_unused]] const Operands& hookscope_operands) noexcept { \
+      __asm__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name));                                                           \
       unsigned short hookscope_##name##__entry_semaphore = 0;                                                      \
       HOOKSCOPE_DETAIL_STAP_N(count, name##__entry, hookscope_name, hookscope_operands);                           \
     }                                                                                                              \
     template <class Result>                                                                                        \
     [[gnu::noinline, gnu::cold]] static void leave(const char* hookscope_name, int hookscope_threw,                \
                                                    Result hookscope_result) noexcept {                             \
+      __asm__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name));                                                           \
       unsigned short hookscope_##name##__return_semaphore = 0;                                                     \
       STAP_PROBE3(hookscope, name##__return, hookscope_name, hookscope_threw, hookscope_result);                   \
     }                                                                                                              \
