@@ -4,6 +4,7 @@
 // tests/probes/test_probes.py attaches the real tools (readelf, gdb, bpftrace) from outside.
 #include "hookscope/observable.hpp"
 
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +49,12 @@ inline std::unique_ptr<int> take(std::unique_ptr<int> p, std::string&& s) {
   return p;
 }
 inline int defaults(int a, int b = 10, int c = 100) { return a + b + c; }
+inline int end_thread(int how) {
+  if (how == 0) pthread_exit(nullptr);
+  pthread_cancel(pthread_self());
+  pthread_testcancel();
+  return how;
+}
 inline long many(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, int a9, int a10, int a11, int a12,
                  int a13, int a14) {
   return a1 - a2 + a3 - a4 + a5 - a6 + a7 - a8 + a9 - a10 + a11 - a12 + a13 - a14;
@@ -62,6 +69,7 @@ HOOKSCOPE_OBSERVABLE(store, impl::store, where, value);
 HOOKSCOPE_OBSERVABLE(checked, impl::checked, x);
 HOOKSCOPE_OBSERVABLE(take, impl::take, p, s);
 HOOKSCOPE_OBSERVABLE(defaults, impl::defaults, a, b = 10, c = 100);
+HOOKSCOPE_OBSERVABLE(end_thread, impl::end_thread, how);
 HOOKSCOPE_OBSERVABLE(many, impl::many, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14);
 
 struct counter {
@@ -77,7 +85,7 @@ struct counter {
 #if HOOKSCOPE_DETAIL_PROBES
 // The semaphores a tool raises on attaching: both of an annotation's (entry, return) as one word.
 #define PROBES_TEST_NAMES(X) \
-  X(mix) X(halve) X(grow) X(pick_ref) X(store) X(checked) X(take) X(defaults) X(many) X(add) X(peek)
+  X(mix) X(halve) X(grow) X(pick_ref) X(store) X(checked) X(take) X(defaults) X(many) X(end_thread) X(add) X(peek)
 #define PROBES_TEST_DECLARE(name) extern "C" [[gnu::visibility("hidden")]] unsigned hookscope_##name##__probes;
 PROBES_TEST_NAMES(PROBES_TEST_DECLARE)
 #endif
@@ -210,6 +218,22 @@ TEST_CASE("HOOKSCOPE_OBSERVABLE probes across threads") {
   stop.store(true);
   for (auto& caller : callers) caller.join();
   REQUIRE(wrong.load() == 0);
+}
+
+TEST_CASE("HOOKSCOPE_OBSERVABLE probes and a thread ended inside the call") {
+  // pthread_exit and pthread_cancel unwind through the probed call (a forced unwind): the thread ends, nothing
+  // catches it for good, and the process goes on.
+  raised tool;
+  for (const int how : {0, 1}) {
+    std::atomic<bool> returned{false};
+    std::thread t([&] {
+      probed::end_thread(how);
+      returned = true;
+    });
+    t.join();
+    REQUIRE_FALSE(returned.load());
+  }
+  REQUIRE(probed::mix(1, 1, 1, false) == 1);
 }
 
 namespace {
