@@ -493,3 +493,41 @@ def test_non_ascii_annotation_name_builds_with_probes_as_without(build, compiler
     assert without.returncode == 0, f"größe without probes:\n{without.stderr[:3000]}"
     with_probes = compile_object(build, compiler, "non_ascii", text, 1)
     assert with_probes.returncode == 0, f"größe with probes:\n{with_probes.stderr[:3000]}"
+
+
+# --- 8. what fires when, with the process's own callbacks; tools attaching to threads at work ---
+
+def test_entry_pre_body_post_return_order(build, gdb_tool):
+    program = build("call_order", [HERE / "call_order.cpp"], ["-O2"])
+    script = ["set pagination off", "set confirm off"]
+    for place in ("-probe-stap hookscope:f__entry", "-probe-stap hookscope:f__return", "marker_pre", "marker_body",
+                  "marker_post"):
+        script += [f"break {place}", "commands", "silent", f'printf "ORDER {place.rsplit(":", 1)[-1]}\\n"',
+                   "continue", "end"]
+    script += ["run", "quit"]
+    path = build.directory / "call_order.gdb"
+    path.write_text("\n".join(script) + "\n", encoding="utf-8")
+    done = subprocess.run([gdb_tool, "-nx", "-batch", "-x", str(path), str(program)], capture_output=True, text=True,
+                          timeout=120)
+    expect("what gdb saw, in order", [line[6:] for line in done.stdout.splitlines() if line.startswith("ORDER ")],
+           ["f__entry", "marker_pre", "marker_body", "marker_post", "f__return"])
+
+
+def test_bpftrace_attaching_and_detaching_while_threads_call(build, bpftrace_tool):
+    program_path = build("threads_program", [HERE / "threads_program.cpp"], ["-O2"])
+    program = subprocess.Popen([program_path, "6"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert program.stdout.readline() == "ready\n"
+        for probe in ("add__entry", "shift__return", "add__return"):
+            script = (f'usdt:{program_path}:hookscope:{probe} {{ @n = @n + 1; if (@n >= 20000) {{ exit(); }} }} '
+                      "interval:ms:700 { exit(); }")
+            done = subprocess.run([bpftrace_tool, "-p", str(program.pid), "-e", script], capture_output=True,
+                                  text=True, timeout=60)
+            assert done.returncode == 0, f"bpftrace at {probe} failed:\n{done.stdout}\n{done.stderr}"
+            counted = re.search(r"@n: (\d+)", done.stdout)
+            assert counted and int(counted.group(1)) > 0, f"bpftrace counted no hit of {probe}:\n{done.stdout}"
+        out, _ = program.communicate(timeout=60)
+    finally:
+        program.kill()
+        program.wait()
+    expect("the program's exit status and wrong results", (program.returncode, out), (0, "errors: 0\n"))
