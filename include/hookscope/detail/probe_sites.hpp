@@ -31,6 +31,7 @@ semaphores: include hookscope's headers first, or define _SDT_HAS_SEMAPHORES 1 b
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -41,14 +42,14 @@ namespace detail {
 /// <sys/sdt.h>'s limit of operands per probe, the registry name included.
 inline constexpr std::size_t max_probe_operands = 12;
 
-/// What a probe carries for a value of type T (references and cv removed): integers and enums by value, widened to
-/// 32 bits at least with their sign kept (gdb and bpftrace read every register width then); pointers by value;
-/// everything else (floating-point values, classes, 128-bit integers) by address, since gdb 13 and bpftrace 0.17
-/// cannot read the `8f@` operands <sys/sdt.h> writes for a double.
+/// What a probe carries for a value of type T (references and cv removed): integers and enums up to 64 bits by
+/// value, widened to 32 bits at least with their sign kept (gdb and bpftrace read every register width then);
+/// pointers by value; everything else (floating-point values, classes, 128-bit integers and enums) by the address of
+/// `value`, since gdb 13 and bpftrace 0.17 cannot read the `8f@` operands <sys/sdt.h> writes for a double.
 template <class T>
 [[gnu::always_inline]] inline auto probe_operand(const T& value) noexcept {
-  if constexpr (std::is_enum_v<T>) {
-    return probe_operand(static_cast<std::underlying_type_t<T>>(value));
+  if constexpr (std::is_enum_v<T> && sizeof(T) <= 8) {
+    return probe_operand(static_cast<std::underlying_type_t<T>>(value));  // by value: no address of the temporary
   } else if constexpr (std::is_integral_v<T> && sizeof(T) <= 8) {
     if constexpr (std::is_signed_v<T>) {
       return static_cast<std::conditional_t<(sizeof(T) <= 4), int, long long>>(value);
@@ -105,6 +106,23 @@ template <std::size_t I, class Operands>
   }
 }
 
+/// Whether an annotation's name is ASCII: Clang's assembler takes no other byte in the symbols <sys/sdt.h> names
+/// after it (GNU as does).
+constexpr bool ascii_name(std::string_view name) noexcept {
+  for (const char c : name) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+#if defined(__clang__)
+#define HOOKSCOPE_DETAIL_CHECK_PROBE_NAME(name)                                                                       \
+  static_assert(::hookscope::detail::ascii_name(#name),                                                               \
+                "hookscope: with USDT probes, an annotation's name must be ASCII under Clang (its assembler refuses " \
+                "other bytes in the probes' symbols): rename it, build with GCC, or with -Dusdt=disabled")
+#else
+#define HOOKSCOPE_DETAIL_CHECK_PROBE_NAME(name) static_assert(true)
+#endif
+
 /// The site of an annotation without probes: a type written by hand (default_site).
 struct no_probes {
   static constexpr bool exist = false;
@@ -114,23 +132,35 @@ struct no_probes {
 HOOKSCOPE_DETAIL_END_NAMESPACE
 
 // How many operands follow the registry name in the entry probe of an annotation whose parameter names are `...`
-// (a member function's passes `this` first): one per macro argument, at most 11. A default whose comma is outside
-// parentheses (`b = std::pair<int, int>{1, 2}`) counts twice: its probe then ends with operands of value 0.
-#define HOOKSCOPE_DETAIL_PROBE_OPERANDS(...)                                                                          \
-  HOOKSCOPE_DETAIL_PROBE_OPERANDS_PICK(                                                                               \
-      __VA_ARGS__ __VA_OPT__(, ) 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11,  \
-      11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, \
-      11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, \
-      11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, \
-      11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define HOOKSCOPE_DETAIL_PROBE_OPERANDS_PICK(                                                                          \
-    _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24,     \
-    _25, _26, _27, _28, _29, _30, _31, _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, _47, \
-    _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, _62, _63, _64, _65, _66, _67, _68, _69, _70, \
-    _71, _72, _73, _74, _75, _76, _77, _78, _79, _80, _81, _82, _83, _84, _85, _86, _87, _88, _89, _90, _91, _92, _93, \
-    _94, _95, _96, _97, _98, _99, _100, _101, _102, _103, _104, _105, _106, _107, _108, _109, _110, _111, _112, _113,  \
-    _114, _115, _116, _117, _118, _119, _120, _121, _122, _123, _124, _125, _126, _127, count, ...)                    \
-  count
+// (a member function's passes `this` first): one per macro argument, at most 11, as a literal (<sys/sdt.h> pastes
+// it into a macro name). Only the first 11 arguments are looked at, however many there are: each gives a `1` if it
+// is there (the list is padded with empty ones), and the 1s pasted together name the count (`111`: 3). A default
+// whose comma is outside parentheses (`b = std::pair<int, int>{1, 2}`) counts twice: its probe then ends with
+// operands of value 0.
+#define HOOKSCOPE_DETAIL_PROBE_OPERANDS(...) \
+  HOOKSCOPE_DETAIL_PROBE_FIRST_11(__VA_ARGS__ __VA_OPT__(, ), , , , , , , , , , , )
+#define HOOKSCOPE_DETAIL_PROBE_FIRST_11(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, ...)            \
+  HOOKSCOPE_DETAIL_PROBE_UNARY(                                                                       \
+      HOOKSCOPE_DETAIL_PROBE_ONE(a1), HOOKSCOPE_DETAIL_PROBE_ONE(a2), HOOKSCOPE_DETAIL_PROBE_ONE(a3), \
+      HOOKSCOPE_DETAIL_PROBE_ONE(a4), HOOKSCOPE_DETAIL_PROBE_ONE(a5), HOOKSCOPE_DETAIL_PROBE_ONE(a6), \
+      HOOKSCOPE_DETAIL_PROBE_ONE(a7), HOOKSCOPE_DETAIL_PROBE_ONE(a8), HOOKSCOPE_DETAIL_PROBE_ONE(a9), \
+      HOOKSCOPE_DETAIL_PROBE_ONE(a10), HOOKSCOPE_DETAIL_PROBE_ONE(a11))
+#define HOOKSCOPE_DETAIL_PROBE_ONE(...) __VA_OPT__(1)
+#define HOOKSCOPE_DETAIL_PROBE_UNARY(...) HOOKSCOPE_DETAIL_PROBE_PASTE(__VA_ARGS__)
+#define HOOKSCOPE_DETAIL_PROBE_PASTE(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11) \
+  HOOKSCOPE_DETAIL_PROBE_COUNT_##a1##a2##a3##a4##a5##a6##a7##a8##a9##a10##a11
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_ 0
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_1 1
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_11 2
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_111 3
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_1111 4
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_11111 5
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_111111 6
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_1111111 7
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_11111111 8
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_111111111 9
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_1111111111 10
+#define HOOKSCOPE_DETAIL_PROBE_COUNT_11111111111 11
 
 // STAP_PROBE<n+1>(hookscope, probe, name, the n operands of the tuple `ops`).
 #define HOOKSCOPE_DETAIL_GET(i, ops) ::hookscope::detail::operand_at<i>(ops)
@@ -184,7 +214,13 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 // `.probes`. (A C++ declaration with an assembler name would do for the reads, but GCC 12 ignores the name in a
 // function of a template, and every annotation in a class template is one.)
 #define HOOKSCOPE_DETAIL_SEMAPHORE(name, probe) "hookscope_" #name "__" probe "_semaphore"
+// <sys/sdt.h> writes each operand's location in the compiler's assembler syntax, and gdb and bpftrace read AT&T
+// only: with -masm=intel the notes would be unreadable, so the build stops there, at assembly, with this message.
+#define HOOKSCOPE_DETAIL_ATT_ONLY                                                                                   \
+  "{|.error \"hookscope: USDT probes need the AT&T assembler syntax (gdb and bpftrace read <sys/sdt.h>'s notes in " \
+  "it): build without -masm=intel, or with -Dusdt=disabled (HOOKSCOPE_USDT=0)\"}\n"
 #define HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name) \
+  HOOKSCOPE_DETAIL_ATT_ONLY                      \
   ".ifndef hookscope_" #name "__probes\n"                                           \
   ".pushsection .probes,\"awG\",@progbits,hookscope_" #name "__probes,comdat\n"      \
   ".balign 4\n"                                                                     \
@@ -210,24 +246,27 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// what <sys/sdt.h> marks as used; its notes name the symbols defined above.
 #define HOOKSCOPE_DETAIL_SITE_PROBES(name, count)                                                                  \
   struct probes {                                                                                                  \
+    HOOKSCOPE_DETAIL_CHECK_PROBE_NAME(name);                                                                       \
     [[maybe_unused]] static constexpr bool exist = true;                                                           \
     [[maybe_unused]] static constexpr ::std::size_t operands = count;                                              \
     [[gnu::always_inline]] static unsigned semaphores() noexcept {                                                 \
       unsigned hookscope_raised; /* volatile: a fresh load at every call, never hoisted out of a loop */           \
-      __asm__ __volatile__("movl hookscope_" #name "__probes(%%rip), %0" : "=r"(hookscope_raised));                \
+      __asm__ __volatile__("{movl hookscope_" #name "__probes(%%rip), %0|mov %0, DWORD PTR hookscope_" #name       \
+                           "__probes[rip]}"                                                                        \
+                           : "=r"(hookscope_raised));                                                              \
       return hookscope_raised;                                                                                     \
     }                                                                                                              \
     template <class Operands>                                                                                      \
     [[gnu::noinline, gnu::cold]] static void enter(const char* hookscope_name,                                     \
                                                    [[maybe_unused]] const Operands& hookscope_operands) noexcept { \
-      __asm__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name));                                                           \
+      __asm__ __volatile__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name)::);                                            \
       unsigned short hookscope_##name##__entry_semaphore = 0;                                                      \
       HOOKSCOPE_DETAIL_STAP_N(count, name##__entry, hookscope_name, hookscope_operands);                           \
     }                                                                                                              \
     template <class Result>                                                                                        \
     [[gnu::noinline, gnu::cold]] static void leave(const char* hookscope_name, int hookscope_threw,                \
                                                    Result hookscope_result) noexcept {                             \
-      __asm__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name));                                                           \
+      __asm__ __volatile__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name)::);                                            \
       unsigned short hookscope_##name##__return_semaphore = 0;                                                     \
       STAP_PROBE3(hookscope, name##__return, hookscope_name, hookscope_threw, hookscope_result);                   \
     }                                                                                                              \

@@ -15,7 +15,9 @@
 #include "hookscope/detail/observed_call.hpp"
 #include "hookscope/function_info.hpp"
 
+#include <cstddef>
 #include <exception>
+#include <string_view>
 #include <type_traits>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -64,6 +66,15 @@ inline bool callbacks_listen(const function_info& info) noexcept {
 /// The halves of an annotation's semaphores word (probes::semaphores()): a tool on the entry probe, on the return one.
 inline constexpr unsigned entry_raised = 0xffffu;
 inline constexpr unsigned return_raised = 0xffff0000u;
+
+/// The registry name `name` (of `size` characters) as a probe passes it: its bytes read here first, so that their
+/// pages are resident when the probe fires. A tool reads them from its handler, which cannot fault a page in (in a
+/// shared library nothing else ever reads a name: bpftrace's `str(arg0)` was empty).
+inline const char* resident_name(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < name.size(); i += 4096) (void)*static_cast<const volatile char*>(name.data() + i);
+  (void)*static_cast<const volatile char*>(name.data() + name.size());  // the terminating NUL
+  return name.data();
+}
 
 /// Fires the entry probe `enter` if `raised` says a tool is attached to it, with the operands of `args`.
 template <bool Method, class Enter, class... A>
@@ -119,7 +130,7 @@ struct probed<named_call_context<R(A...), Params>, Self, NE> {
 
   [[gnu::noinline]] static R call(const function_info& info, functions probes, unsigned raised, function fn,
                                   [[maybe_unused]] void* object, observed_arg_t<A>... args) noexcept(NE) {
-    const char* const name = info.name.data();
+    const char* const name = resident_name(info.name);
     fire_entry<!std::is_void_v<Self>>(raised, probes.enter, name, object, args...);
     return run_probed<R>(raised, probes.leave, name, [&]() -> R {
       if (callbacks_listen(info)) return observed<context, Self, NE>::call(info, fn, object, args...);
@@ -155,7 +166,7 @@ template <class Site, class Context, bool NE, bool Method, class Invoke, class..
       using result = typename Context::result_type;
       using operands = entry_operands_t<Method, G&...>;
       const auto& info = Site::state.info;
-      const char* const name = info.name.data();
+      const char* const name = resident_name(info.name);
       fire_entry<Method>(raised, &Site::probes::template enter<operands>, name, object, args...);
       return run_probed<result>(raised, &Site::probes::template leave<result_operand_t<result>>, name, [&]() -> result {
         if (callbacks_listen(info)) return observed_given<Context, NE>::call(info, invoke, args...);
