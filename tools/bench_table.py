@@ -503,36 +503,22 @@ def report(data, args):
         print_targets(results)
         return results
 
-    if is_environment_run(order):
-        print("\n".join(observable_table(times, errors, order, ENVIRONMENT_BASELINE)))
-        print()
-        print(f"_{describe(context, args.time, repetitions, shuffled)}. Differences and ratios are to "
-              f"{ENVIRONMENT_BASELINE} measured in this run._")
-        print()
-        results = [at_most(times, label, name, limit, ENVIRONMENT_BASELINE)
-                   for label, name, limit in ENVIRONMENT_TARGETS] if enabled else []
-        print_targets(results)
-        return results
-
-    if is_probes_run(order):
-        print("\n".join(observable_table(times, errors, order, PROBES_BASELINE)))
-        print()
-        print(f"_{describe(context, args.time, repetitions, shuffled)}. Differences and ratios are to "
-              f"{PROBES_BASELINE} measured in this run._")
-        print()
-        results = probes_targets(times) if enabled else []
-        print_targets(results)
-        return results
-
-    if is_recorder_run(order):
-        print("\n".join(observable_table(times, errors, order, RECORDER_BASELINE)))
-        print()
-        print(f"_{describe(context, args.time, repetitions, shuffled)}. Differences and ratios are to "
-              f"{RECORDER_BASELINE} measured in this run._")
-        print()
-        results = recorder_targets(times) if enabled else []
-        print_targets(results)
-        return results
+    # Families compared to a plain call of their own: (is this run one, its baseline, its targets when enabled).
+    families = ((is_environment_run, ENVIRONMENT_BASELINE,
+                 lambda: [at_most(times, label, name, limit, ENVIRONMENT_BASELINE)
+                          for label, name, limit in ENVIRONMENT_TARGETS]),
+                (is_probes_run, PROBES_BASELINE, lambda: probes_targets(times)),
+                (is_recorder_run, RECORDER_BASELINE, lambda: recorder_targets(times)))
+    for is_run, baseline, family_targets in families:
+        if is_run(order):
+            print("\n".join(observable_table(times, errors, order, baseline)))
+            print()
+            print(f"_{describe(context, args.time, repetitions, shuffled)}. Differences and ratios are to "
+                  f"{baseline} measured in this run._")
+            print()
+            results = family_targets() if enabled else []
+            print_targets(results)
+            return results
 
     if is_observable_run(order):
         print("\n".join(observable_table(times, errors, order)))

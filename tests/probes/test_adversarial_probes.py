@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from attach import attach_while_running
 from support import SOURCE_ROOT, Checks, expect, run
 
 HERE = SOURCE_ROOT / "tests" / "probes" / "adversarial"
@@ -138,15 +139,8 @@ def names_programs(build, compiler):
 
 def bpftrace_on_running(bpftrace, argv, script, env=None):
     """Starts argv, attaches bpftrace to it (-p) once it printed "ready"; bpftrace's (returncode, stdout, stderr)."""
-    program = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-    try:
-        assert program.stdout.readline() == "ready\n"
-        done = subprocess.run([bpftrace, "-p", str(program.pid), "-e", script], capture_output=True, text=True,
-                              timeout=60, env=env)
-        return done.returncode, done.stdout, done.stderr
-    finally:
-        program.kill()
-        program.wait()
+    done, _ = attach_while_running(bpftrace, argv, script, env=env)
+    return done.returncode, done.stdout, done.stderr
 
 
 def names_read(bpftrace, argv, binary, probe, hits=3):
@@ -235,17 +229,9 @@ def ends(out):
 
 
 def test_semaphores_fall_back_in_a_child_forked_while_bpftrace_is_attached(bpftrace_tool, fork_program):
-    program = subprocess.Popen([fork_program, "fork"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert program.stdout.readline() == "ready\n"
-        script = f'usdt:{fork_program}:hookscope:add__entry {{ @n = @n + 1; if (@n >= 30) {{ exit(); }} }}'
-        done = subprocess.run([bpftrace_tool, "-p", str(program.pid), "-e", script], capture_output=True, text=True,
-                              timeout=60)
-        assert done.returncode == 0, f"bpftrace failed:\n{done.stdout}\n{done.stderr}"
-        out, _ = program.communicate(timeout=60)
-    finally:
-        program.kill()
-        program.wait()
+    script = f'usdt:{fork_program}:hookscope:add__entry {{ @n = @n + 1; if (@n >= 30) {{ exit(); }} }}'
+    done, out = attach_while_running(bpftrace_tool, [fork_program, "fork"], script, wait_for_program=True)
+    assert done.returncode == 0, f"bpftrace failed:\n{done.stdout}\n{done.stderr}"
     got = ends(out)
     expect("attached, then the parent's and the child's semaphores once bpftrace exited",
            (got.get("attached"), got.get("parent_at_end"), got.get("child_at_end")), ("1", "0", "0"))

@@ -16,6 +16,7 @@ import subprocess
 
 import pytest
 
+from attach import attach_while_running
 from support import Checks, expect, run
 
 NAME = "name"  # the registry name, arg0 of every probe
@@ -208,18 +209,11 @@ def bpftrace(probes_built, bpftrace_tool):
 
 
 def attach_to_running(bpftrace, probe_program, script, iterations=400):
-    """Starts `probe_program loop N`, attaches bpftrace to it (-p) once it is running; bpftrace's stdout lines."""
-    program = subprocess.Popen([probe_program, "loop", str(iterations)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert program.stdout.readline() == "ready\n"
-        done = subprocess.run([bpftrace, "-p", str(program.pid), "-e", script], capture_output=True, text=True,
-                              timeout=60)
-        # stderr may hold a harmless RLIMIT_MEMLOCK line: the output is what is judged.
-        assert done.returncode == 0, f"bpftrace failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
-        return done.stdout.splitlines()
-    finally:
-        program.kill()
-        program.wait()
+    """bpftrace's stdout lines, attached (-p) to `probe_program loop N` while it runs."""
+    done, _ = attach_while_running(bpftrace, [probe_program, "loop", iterations], script)
+    # stderr may hold a harmless RLIMIT_MEMLOCK line: the output is what is judged.
+    assert done.returncode == 0, f"bpftrace failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    return done.stdout.splitlines()
 
 
 def test_bpftrace_prints_arguments_of_a_running_program(bpftrace, probe_program):
@@ -249,17 +243,9 @@ def test_bpftrace_latency_histogram_per_batch_size(bpftrace, probe_program):
 
 def test_semaphores_fall_back_when_bpftrace_detaches(bpftrace, probe_program):
     # Attached, the program sees its semaphore raised; after bpftrace exits, idle again (the program prints both).
-    program = subprocess.Popen([probe_program, "loop", "250"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert program.stdout.readline() == "ready\n"
-        script = f'usdt:{probe_program}:hookscope:add__entry {{ @n = @n + 1; if (@n >= 3) {{ exit(); }} }}'
-        done = subprocess.run([bpftrace, "-p", str(program.pid), "-e", script], capture_output=True, text=True,
-                              timeout=60)
-        assert done.returncode == 0, f"bpftrace failed:\n{done.stdout}\n{done.stderr}"
-        out, _ = program.communicate(timeout=60)
-    finally:
-        program.kill()
-        program.wait()
+    script = f'usdt:{probe_program}:hookscope:add__entry {{ @n = @n + 1; if (@n >= 3) {{ exit(); }} }}'
+    done, out = attach_while_running(bpftrace, [probe_program, "loop", "250"], script, wait_for_program=True)
+    assert done.returncode == 0, f"bpftrace failed:\n{done.stdout}\n{done.stderr}"
     seen = dict(re.findall(r"^(\w+): (\d+)$", out, re.M))
     expect("the loop's semaphore readings (attached at some point, idle at the end)",
            (seen.get("raised_while_looping"), seen.get("raised_at_end")), ("1", "0"))
