@@ -29,7 +29,12 @@ template <class Site>
 [[gnu::always_inline]] inline bool hooks_or_probes() noexcept {
 #if HOOKSCOPE_DETAIL_PROBES
   if constexpr (Site::probes::exist) {
-    return Site::state.hooks.listening() || Site::probes::semaphores() != 0;
+    // Bitwise, not ||: the semaphores' read is an asm statement, and a chain of three branches around it was laid out
+    // with the idle path taking two jumps (+1.6 ns); combined, it is one test and one branch not taken.
+    const unsigned sems = Site::probes::semaphores();
+    const bool pre = hookscope_detail_worth_walking(Site::state.hooks.pre);
+    const bool post = hookscope_detail_worth_walking(Site::state.hooks.post);
+    return __builtin_expect(static_cast<int>(pre) | static_cast<int>(post) | static_cast<int>(sems != 0), 0) != 0;
   }
 #endif
   return Site::state.hooks.listening();
