@@ -137,14 +137,10 @@ struct probed<named_call_context<R(A...), Params>, Self, NE> {
                                   [[maybe_unused]] void* object, observed_arg_t<A>... args) noexcept(NE) {
     const char* const name = resident_name(info.name);
     fire_entry<!std::is_void_v<Self>>(raised, probes.enter, name, object, args...);
-    return run_probed<R>(raised, probes.leave, name, [&]() -> R {
-      if (callbacks_listen(info)) return observed<context, Self, NE>::call(info, fn, object, args...);
-      if constexpr (std::is_void_v<Self>) {
-        return fn(static_cast<A&&>(args)...);
-      } else {
-        return (static_cast<Self*>(object)->*fn)(static_cast<A&&>(args)...);
-      }
-    });
+    // Through the observed call whether the process's callbacks listen or not (an empty emission is a load and a
+    // branch): one path to compile per signature, not two.
+    return run_probed<R>(raised, probes.leave, name,
+                         [&]() -> R { return observed<context, Self, NE>::call(info, fn, object, args...); });
   }
 };
 
