@@ -25,7 +25,7 @@
 #endif
 
 /// 1: with hooks enabled, each annotation made by the macros is also a USDT probe site (an entry and a return probe
-/// of provider `hookscope`, through <sys/sdt.h>) that bpftrace, perf and gdb attach to from outside the process.
+/// of provider `hookscope`, through <sys/sdt.h>) that bpftrace and gdb attach to from outside the process.
 /// Default: the mode of the installed library, else 0. Disabled builds have no probes whatever it says.
 #ifndef HOOKSCOPE_USDT
 #ifdef HOOKSCOPE_BUILD_USDT

@@ -1,5 +1,5 @@
 // hookscope/detail/probe_sites.hpp — the USDT probes of an annotation (HOOKSCOPE_USDT=1 with hooks enabled): what
-// the macros add to a site so that bpftrace, perf and gdb attach to it from outside the process, through <sys/sdt.h>.
+// the macros add to a site so that bpftrace and gdb attach to it from outside the process, through <sys/sdt.h>.
 //
 // An annotation `name` has two probes of provider `hookscope`, `name__entry` and `name__return` (docs/probes.md has
 // the layout), and one semaphore each: tools raise a probe's semaphore while they are attached, and the call
@@ -12,12 +12,12 @@
 
 #if HOOKSCOPE_DETAIL_PROBES
 
-// <sys/sdt.h> names a probe's semaphore `provider_name_semaphore` in its note only when _SDT_HAS_SEMAPHORES is
-// defined as it is included, as a `dtrace -h` header does; one included before without it would leave our probes
-// without semaphores, which nothing would ever raise.
 #if !defined(__x86_64__)
 #error "hookscope: USDT probes (HOOKSCOPE_USDT=1) are implemented for x86-64 only; build with -Dusdt=disabled"
 #endif
+// <sys/sdt.h> names a probe's semaphore `provider_name_semaphore` in its note only when _SDT_HAS_SEMAPHORES is
+// defined as it is included, as a `dtrace -h` header does; one included before without it would leave our probes
+// without semaphores, which nothing would ever raise.
 #if defined(_SYS_SDT_H) && !defined(_SDT_HAS_SEMAPHORES)
 #error \
     "hookscope: <sys/sdt.h> was included before hookscope without _SDT_HAS_SEMAPHORES; hookscope's probes need \
@@ -38,9 +38,6 @@ semaphores: include hookscope's headers first, or define _SDT_HAS_SEMAPHORES 1 b
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
-
-/// <sys/sdt.h>'s limit of operands per probe, the registry name included.
-inline constexpr std::size_t max_probe_operands = 12;
 
 /// What a probe carries for a value of type T (references and cv removed): integers and enums up to 64 bits by
 /// value, widened to 32 bits at least with their sign kept (gdb and bpftrace read every register width then);
