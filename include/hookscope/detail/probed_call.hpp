@@ -72,9 +72,9 @@ inline bool callbacks_listen(const function_info& info) noexcept {
 inline constexpr unsigned entry_raised = 0xffffu;
 inline constexpr unsigned return_raised = 0xffff0000u;
 
-/// The registry name `name` as a probe passes it (a NUL-terminated `const char*`): its bytes read here first, so that their
-/// pages are resident when the probe fires. A tool reads them from its handler, which cannot fault a page in (in a
-/// shared library nothing else ever reads a name: bpftrace's `str(arg0)` was empty).
+/// The registry name `name` as a probe passes it (a NUL-terminated `const char*`), its bytes read here first so that
+/// their pages are resident when the probe fires: a tool reads them from its handler, which cannot fault a page in
+/// (in a shared library nothing else ever reads a name: bpftrace's `str(arg0)` was empty).
 inline const char* resident_name(std::string_view name) noexcept {
   for (std::size_t i = 0; i < name.size(); i += 4096) (void)*static_cast<const volatile char*>(name.data() + i);
   (void)*static_cast<const volatile char*>(name.data() + name.size());  // the terminating NUL
