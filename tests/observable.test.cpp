@@ -51,6 +51,22 @@ inline int impl::factorial(int n) { return n <= 1 ? 1 : n * passes::factorial(n 
 
 }  // namespace passes
 
+namespace registers {
+
+// A memory-mapped register's shape: volatile parameters and a volatile result, read and written through.
+namespace impl {
+inline int poll(volatile int& reg, const volatile long& limit) {
+  reg = reg + 1;
+  return reg < limit ? reg : -1;
+}
+inline volatile int& select(volatile int& a, volatile int& b, bool second) { return second ? b : a; }
+}  // namespace impl
+
+HOOKSCOPE_OBSERVABLE(poll, impl::poll, reg, limit);
+HOOKSCOPE_OBSERVABLE(select, impl::select, a, b, second);
+
+}  // namespace registers
+
 namespace counting {
 
 // Counts the copies and moves made of it, to show what an observed call adds to a plain one.
@@ -320,6 +336,29 @@ TEST_CASE("observable pre and post callbacks") {
     post.reset();
     passes::lower(g, passes::settings{5});
     CHECK(events.size() == 2);
+  }
+}
+
+TEST_CASE("observable parameters and results of volatile types") {
+  volatile int reg = 4;
+  const volatile long limit = 10;
+  std::vector<std::string> seen;
+  auto pre = registers::poll.observers.pre.add([&](const auto& ctx) {
+    const hookscope::erased_call& call = ctx;
+    seen.push_back(std::to_string(ctx.template arg<"reg">()) + " " + call.format_arg(1));
+  });
+  auto post = registers::poll.observers.post.add(
+      [&](const auto& ctx) { seen.push_back(std::to_string(*ctx.return_value()) + " " + ctx.format_arg(0)); });
+  CHECK(registers::poll(reg, limit) == 5);
+  CHECK(reg == 5);
+  CHECK(seen == std::vector<std::string>{"4 10", "5 5"});
+
+  SECTION("a volatile reference returned is the object itself") {
+    volatile int a = 1, b = 2;
+    const volatile int* returned = nullptr;
+    auto post_select = registers::select.observers.post.add([&](const auto& ctx) { returned = ctx.return_value(); });
+    CHECK(&registers::select(a, b, true) == &b);
+    CHECK(returned == &b);
   }
 }
 

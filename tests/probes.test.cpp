@@ -59,6 +59,11 @@ inline long many(int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8,
                  int a13, int a14) {
   return a1 - a2 + a3 - a4 + a5 - a6 + a7 - a8 + a9 - a10 + a11 - a12 + a13 - a14;
 }
+// A register's shape: volatile references, read and written through (a probe carries the int's value).
+inline int poke(volatile int& reg, const volatile long& limit) {
+  reg = reg + 1;
+  return reg < limit ? reg : -1;
+}
 }  // namespace impl
 
 HOOKSCOPE_OBSERVABLE(mix, impl::mix, a, b, c, flip);
@@ -71,6 +76,7 @@ HOOKSCOPE_OBSERVABLE(take, impl::take, p, s);
 HOOKSCOPE_OBSERVABLE(defaults, impl::defaults, a, b = 10, c = 100);
 HOOKSCOPE_OBSERVABLE(end_thread, impl::end_thread, how);
 HOOKSCOPE_OBSERVABLE(many, impl::many, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14);
+HOOKSCOPE_OBSERVABLE(poke, impl::poke, reg, limit);
 
 struct counter {
   long total = 0;
@@ -85,7 +91,7 @@ struct counter {
 #if HOOKSCOPE_DETAIL_PROBES
 // The semaphores a tool raises on attaching: both of an annotation's (entry, return) as one word.
 #define PROBES_TEST_NAMES(X) \
-  X(mix) X(halve) X(grow) X(pick_ref) X(store) X(checked) X(take) X(defaults) X(many) X(end_thread) X(add) X(peek)
+  X(mix) X(halve) X(grow) X(pick_ref) X(store) X(checked) X(take) X(defaults) X(many) X(end_thread) X(add) X(peek) X(poke)
 #define PROBES_TEST_DECLARE(name) extern "C" [[gnu::visibility("hidden")]] unsigned hookscope_##name##__probes;
 PROBES_TEST_NAMES(PROBES_TEST_DECLARE)
 #endif
@@ -143,6 +149,10 @@ void check_random_calls(std::mt19937_64& rng) {
   REQUIRE(probed::defaults(a % 1000) == a % 1000 + 110);
   REQUIRE(probed::defaults(a % 1000, 1) == a % 1000 + 101);
   REQUIRE(probed::many(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, a % 1000) == -6 + 13 - a % 1000);
+  volatile int reg = a, plain_reg = a;
+  const volatile long limit = b;
+  REQUIRE(probed::poke(reg, limit) == probed::impl::poke(plain_reg, limit));
+  REQUIRE(reg == plain_reg);
   probed::counter counter;
   REQUIRE(counter.add(b % 1000) == b % 1000);
   REQUIRE(std::as_const(counter).peek() == b % 1000);

@@ -22,6 +22,13 @@ namespace detail {
 
 #if HOOKSCOPE_ENABLED
 
+/// The address of an argument or result as a call context keeps it: type-erased and const, read back through its
+/// declared type, which restores a `volatile` cast away here.
+template <class T>
+[[gnu::always_inline]] inline const void* erased_address(T& object) noexcept {
+  return const_cast<const void*>(static_cast<const volatile void*>(__builtin_addressof(object)));
+}
+
 /// Called in the handler of what an observed call threw: its post callbacks, then the exception propagates. A forced
 /// unwind (pthread_exit, pthread_cancel: no current exception) propagates at once: the thread ends, the call neither
 /// returned nor threw, and no post callback claims it did. Compiled once in the library (src/observed_call.cpp).
@@ -50,7 +57,7 @@ template <class R, class Invoke>
         fail_observed(call);
       }
     }();
-    call_access::finish(call, __builtin_addressof(r));
+    call_access::finish(call, erased_address(r));
     call.function().post().observe(call);
     if constexpr (std::is_reference_v<R>) {
       return static_cast<R>(r);
@@ -80,7 +87,7 @@ struct observed<named_call_context<R(A...), Params>, Self, NE> {
   /// Builds the context and runs the callbacks around the call of `fn` (on `object` for a member function).
   [[gnu::noinline]] static R call(const function_info& info, function fn, [[maybe_unused]] void* object,
                                   observed_arg_t<A>... args) noexcept(NE) {
-    const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(__builtin_addressof(args))...};
+    const std::array<const void*, sizeof...(A)> addresses{erased_address(args)...};
     named_call_context<R(A...), Params> ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data());
     return run_observed<R>(ctx, [&]() -> R {
       if constexpr (std::is_void_v<Self>) {
@@ -104,7 +111,7 @@ struct observed_given<named_call_context<R(A...), Params>, NE> {
   [[gnu::noinline]] static R call(const function_info& info, Invoke invoke, G&... args) noexcept(NE) {
     static_assert(sizeof...(G) < sizeof...(A));
     // The omitted arguments' entries stay null: erased_call never reads past the arguments given.
-    const std::array<const void*, sizeof...(A)> addresses{static_cast<const void*>(__builtin_addressof(args))...};
+    const std::array<const void*, sizeof...(A)> addresses{erased_address(args)...};
     named_call_context<R(A...), Params> ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data(),
                                             sizeof...(G));
     return run_observed<R>(ctx, [&]() -> R { return invoke(args...); });
