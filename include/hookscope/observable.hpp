@@ -278,16 +278,16 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 // through its template parameter object.
 // `registration` is HOOKSCOPE_DETAIL_LISTED_SITE at namespace scope (then followed by HOOKSCOPE_DETAIL_LIST_SITE),
 // HOOKSCOPE_DETAIL_LINKED_SITE in a class.
-#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text, registration, by_name, probe_operands) \
-  struct hookscope_detail_site_##name {                                                                      \
-    static constexpr ::std::string_view file = HOOKSCOPE_DETAIL_FILE_NAME;                                   \
-    static constexpr unsigned line = __LINE__;                                                               \
-    static constexpr ::hookscope::detail::names_problem problem =                                            \
-        ::hookscope::detail::check_names(params_text, ::hookscope::detail::arity_of<fn_type>);               \
-    HOOKSCOPE_DETAIL_SITE_STATE(hookscope_detail_site_##name, #name, params_text, fn_pointer);               \
-    registration;                                                                                            \
-    HOOKSCOPE_DETAIL_SITE_PROBES(name, probe_operands);                                                      \
-    by_name                                                                                                  \
+#define HOOKSCOPE_DETAIL_SITE(name, fn_pointer, fn_type, params_text, registration, by_name)   \
+  struct hookscope_detail_site_##name {                                                        \
+    static constexpr ::std::string_view file = HOOKSCOPE_DETAIL_FILE_NAME;                     \
+    static constexpr unsigned line = __LINE__;                                                 \
+    static constexpr ::hookscope::detail::names_problem problem =                              \
+        ::hookscope::detail::check_names(params_text, ::hookscope::detail::arity_of<fn_type>); \
+    HOOKSCOPE_DETAIL_SITE_STATE(hookscope_detail_site_##name, #name, params_text, fn_pointer); \
+    registration;                                                                              \
+    HOOKSCOPE_DETAIL_SITE_PROBES(name);                                                        \
+    by_name                                                                                    \
   }
 
 // A site's call of its function by name, so that the function's own defaults apply to the arguments left out
@@ -315,17 +315,16 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// `HOOKSCOPE_OBSERVABLE(lower, impl::lower, gm, settings);` then `lower(g, s)` calls `impl::lower` with hooks.
 /// The registry knows it by its name qualified with the enclosing namespace ("passes::lower"; anonymous
 /// namespaces left out); its `file` is the file's name without directories. Use it at namespace scope.
-#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                          \
-  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE,        \
-                        HOOKSCOPE_DETAIL_BY_NAME(fn), HOOKSCOPE_DETAIL_PROBE_OPERANDS(__VA_ARGS__)); \
-  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                          \
+#define HOOKSCOPE_OBSERVABLE(name, fn, ...)                                                   \
+  HOOKSCOPE_DETAIL_SITE(name, &fn, decltype(&fn), #__VA_ARGS__, HOOKSCOPE_DETAIL_LISTED_SITE, \
+                        HOOKSCOPE_DETAIL_BY_NAME(fn));                                        \
+  HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                   \
   inline constexpr ::hookscope::observable<&fn, #name, #__VA_ARGS__, hookscope_detail_site_##name> name {}
 
 /// As HOOKSCOPE_OBSERVABLE, for one overload of `fn`: `type` is its function type, e.g. `double(double)`.
 #define HOOKSCOPE_OBSERVABLE_OVERLOAD(name, type, fn, ...)                                                             \
   HOOKSCOPE_DETAIL_SITE(name, ::hookscope::detail::pick_overload<type>(&fn), ::std::add_pointer_t<type>, #__VA_ARGS__, \
-                        HOOKSCOPE_DETAIL_LISTED_SITE, HOOKSCOPE_DETAIL_BY_NAME(fn),                                    \
-                        HOOKSCOPE_DETAIL_PROBE_OPERANDS(__VA_ARGS__));                                                 \
+                        HOOKSCOPE_DETAIL_LISTED_SITE, HOOKSCOPE_DETAIL_BY_NAME(fn));                                   \
   HOOKSCOPE_DETAIL_LIST_SITE(hookscope_detail_site_##name);                                                            \
   inline constexpr ::hookscope::observable<::hookscope::detail::pick_overload<type>(&fn), #name, #__VA_ARGS__,         \
                                            hookscope_detail_site_##name>                                               \
@@ -339,8 +338,7 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 /// `model.forward(ids, mask)`, and `Model::forward_observers().pre.add(...)`.
 #define HOOKSCOPE_OBSERVABLE_METHOD(cls, name, impl, ...)                                                           \
   HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__, HOOKSCOPE_DETAIL_LINKED_SITE,         \
-                        HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl),                                                      \
-                        HOOKSCOPE_DETAIL_PROBE_OPERANDS(this_ __VA_OPT__(, ) __VA_ARGS__));                         \
+                        HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl));                                                     \
   using name##_observable = ::hookscope::observable<&cls::impl, #name, #__VA_ARGS__, hookscope_detail_site_##name>; \
   template <class... HookscopeArgs>                                                                                 \
   decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                          \

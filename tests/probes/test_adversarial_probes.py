@@ -80,9 +80,9 @@ ODD = {
                          "(long)$_probe_arg4")], ["97 98 99 100"]),
     "by_tiny__entry": ([("%ld", "(long)$_probe_arg1")], ["1"]),
     "by_plain_enum__entry": ([("%ld", "(long)$_probe_arg1")], ["-5"]),
-    "by_null__entry": ([("%d %ld", "$_probe_argc, (long)$_probe_arg1")], ["2 0"]),
+    "by_null__entry": ([("%d %ld", "$_probe_argc, (long)$_probe_arg1")], ["12 0"]),
     "by_fnptr__entry": ([("%d", "$_probe_arg1 != 0")], ["1"]),
-    "by_memptr__entry": ([("%d %d", "$_probe_argc, *(int*)$_probe_arg3")], ["4 5"]),
+    "by_memptr__entry": ([("%d %d", "$_probe_argc, *(int*)$_probe_arg3")], ["12 5"]),
     "by_empty__entry": ([("%g %d", "*(double*)$_probe_arg2, ((long)$_probe_arg2 % 64) == 0")], ["9 1"]),
     "by_move__entry": ([("%d %s", "**(int**)$_probe_arg1, *(char**)$_probe_arg2")], ["6 abc"]),
     "by_array__entry": ([("%d", "((int*)$_probe_arg1)[2]")], ["3"]),
@@ -175,6 +175,26 @@ def test_bpftrace_attaches_to_a_header_annotation_in_a_shared_library(bpftrace_t
     expect("the names bpftrace read at step__entry in the library",
            names_read(bpftrace_tool, [program, "400", "lock"], library, "step__entry", hits=4),
            ["shared_names::step"])
+
+
+# The library's call site read its own semaphores but called the program's copy of the probe function (default
+# visibility let the dynamic linker interpose it): a tool attached to the library's probe saw none of its calls, and
+# the library's calls fired at the program's probe. The probe functions are hidden now, as the semaphores are.
+def test_a_shared_library_fires_its_own_probes(gdb_tool, names_programs):
+    program, library = names_programs
+    script = program.parent / "modules.gdb"
+    script.write_text("\n".join([
+        "set pagination off", "break -probe-stap hookscope:step__entry", "commands", "silent",
+        'printf "hit %d ", (int)$_probe_arg1', "info symbol $pc", "continue", "end", "run", "quit"]) + "\n")
+    done = subprocess.run([gdb_tool, "-nx", "-batch", "-x", str(script), "--args", str(program), "3"],
+                          capture_output=True, text=True, timeout=120)
+    assert "exited normally" in done.stdout, f"names_program under gdb:\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+    hits = {"program": [], "library": []}
+    for line in re.findall(r"^hit .*$", done.stdout, re.M):
+        hits["library" if library.name in line else "program"].append(int(line.split()[1]))
+    # names_program 3: each round calls step(i) in the library (library_call) and in the program.
+    expect("the step__entry hits of each module, argument by argument", hits, {"program": [0, 1, 2],
+                                                                                "library": [0, 1, 2]})
 
 
 def test_each_module_has_its_own_semaphores(readelf_tool, names_programs):
@@ -387,7 +407,7 @@ METHODS = {
     "eleven_args__entry": ([("%d %ld %ld", "$_probe_argc, (long)$_probe_arg2, (long)$_probe_arg11")], ["12 1 10"]),
     "eleven_args__return": ([("%ld", "(long)$_probe_arg2")], ["1066"]),
     "defaults__entry": ([("%d %ld %ld %ld", "$_probe_argc, (long)$_probe_arg2, (long)$_probe_arg3, "
-                          "(long)$_probe_arg4")], ["5 1 0 0"]),
+                          "(long)$_probe_arg4")], ["12 1 0 0"]),
     "get__entry": ([("%s %d", "(char*)$_probe_arg0, *(int*)$_probe_arg1")], ["meth::hidden::get 5"]),
     "size_of__entry": ([("%s", "(char*)$_probe_arg0")], ["meth::holder<std::vector<int> >::size_of"]),
     "size_of__return": ([("%ld", "(long)$_probe_arg2")], ["3"]),
@@ -397,6 +417,10 @@ METHODS = {
     "a__entry__entry": ([("%s %ld", "(char*)$_probe_arg0, (long)$_probe_arg1")], ["meth::a__entry 4"]),
     # A post callback that throws: hookscope reports it and the call returns its result, so "threw" is 0.
     "thrower__return": ([("%ld %ld", "(long)$_probe_arg1, (long)$_probe_arg2")], ["0 5"]),
+    # Two methods named alike, of 1 and 3 parameters: both sites have 12 operands, the encoder's 0 past its one.
+    "forward__entry": ([("%s %d %ld %ld %ld", "(char*)$_probe_arg0, $_probe_argc, (long)$_probe_arg2, "
+                         "(long)$_probe_arg3, (long)$_probe_arg4")],
+                       ["meth::encoder::forward 12 2 0 0", "meth::decoder::forward 12 3 10 20"]),
 }
 
 
@@ -428,6 +452,18 @@ def test_bpftrace_reads_the_first_operands_of_a_twelve_operand_probe(methods_pro
                           timeout=60)
     expect("what bpftrace read (name, arguments 1 and 4)", re.findall(r"^got .*$", done.stdout, re.M),
            ["got meth::ten::eleven_args 1 4"])
+
+
+# Annotations named alike share a probe; one of fewer parameters had fewer operands, and bpftrace refused the whole
+# script ("couldn't get argument 3") though its filter on arg0 kept only the other's hits. Every entry probe now has 12.
+def test_bpftrace_filters_annotations_named_alike_of_different_arities(methods_program, bpftrace_tool):
+    script = (f'usdt:{methods_program}:hookscope:forward__entry /str(arg0) == "meth::decoder::forward"/ '
+              '{ printf("got %s %d %d %d\\n", str(arg0), arg2, arg3, arg4); }')
+    done = subprocess.run([bpftrace_tool, "-c", str(methods_program), "-e", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, f"bpftrace failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    expect("what bpftrace read at the decoder's forward__entry", re.findall(r"^got .*$", done.stdout, re.M),
+           ["got meth::decoder::forward 3 10 20"])
 
 
 @pytest.mark.xfail(strict=True, reason="bpftrace 0.17 reads a USDT probe's operands arg0 to arg5 only on x86-64 "

@@ -76,8 +76,8 @@ struct result_operand<void> {
 template <class R>
 using result_operand_t = typename result_operand<R>::type;
 
-/// The operands of an entry probe, before they are cut or padded to the count the annotation's names give: the
-/// object's address first for a member function (Method), then one per argument.
+/// The operands of an entry probe, before they are cut or padded to its 11 after the name: the object's address first
+/// for a member function (Method), then one per argument.
 template <bool Method, class... A>
 using entry_operands_t =
     std::conditional_t<Method, std::tuple<std::uintptr_t, operand_t<A>...>, std::tuple<operand_t<A>...>>;
@@ -92,8 +92,8 @@ template <bool Method, class... A>
   }
 }
 
-/// Operand `I` of a probe: the tuple's, or 0 past its end (arguments left to their defaults, or a parameter list
-/// whose defaults hold commas).
+/// Operand `I` of a probe: the tuple's, or 0 past its end (a function of fewer parameters, or arguments left to their
+/// defaults).
 template <std::size_t I, class Operands>
 [[gnu::always_inline]] inline auto operand_at(const Operands& operands) noexcept {
   if constexpr (I < std::tuple_size_v<Operands>) {
@@ -128,81 +128,15 @@ struct no_probes {
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
 
-// How many operands follow the registry name in the entry probe of an annotation whose parameter names are `...`
-// (a member function's passes `this` first): one per macro argument, at most 11, as a literal (<sys/sdt.h> pastes
-// it into a macro name). Only the first 11 arguments are looked at, however many there are: each gives a `1` if it
-// is there (the list is padded with empty ones), and the 1s pasted together name the count (`111`: 3). A default
-// whose comma is outside parentheses (`b = std::pair<int, int>{1, 2}`) counts twice: its probe then ends with
-// operands of value 0.
-#define HOOKSCOPE_DETAIL_PROBE_OPERANDS(...) \
-  HOOKSCOPE_DETAIL_PROBE_FIRST_11(__VA_ARGS__ __VA_OPT__(, ), , , , , , , , , , , )
-#define HOOKSCOPE_DETAIL_PROBE_FIRST_11(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, ...)            \
-  HOOKSCOPE_DETAIL_PROBE_UNARY(                                                                       \
-      HOOKSCOPE_DETAIL_PROBE_ONE(a1), HOOKSCOPE_DETAIL_PROBE_ONE(a2), HOOKSCOPE_DETAIL_PROBE_ONE(a3), \
-      HOOKSCOPE_DETAIL_PROBE_ONE(a4), HOOKSCOPE_DETAIL_PROBE_ONE(a5), HOOKSCOPE_DETAIL_PROBE_ONE(a6), \
-      HOOKSCOPE_DETAIL_PROBE_ONE(a7), HOOKSCOPE_DETAIL_PROBE_ONE(a8), HOOKSCOPE_DETAIL_PROBE_ONE(a9), \
-      HOOKSCOPE_DETAIL_PROBE_ONE(a10), HOOKSCOPE_DETAIL_PROBE_ONE(a11))
-#define HOOKSCOPE_DETAIL_PROBE_ONE(...) __VA_OPT__(1)
-#define HOOKSCOPE_DETAIL_PROBE_UNARY(...) HOOKSCOPE_DETAIL_PROBE_PASTE(__VA_ARGS__)
-#define HOOKSCOPE_DETAIL_PROBE_PASTE(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11) \
-  HOOKSCOPE_DETAIL_PROBE_COUNT_##a1##a2##a3##a4##a5##a6##a7##a8##a9##a10##a11
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_ 0
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_1 1
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_11 2
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_111 3
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_1111 4
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_11111 5
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_111111 6
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_1111111 7
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_11111111 8
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_111111111 9
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_1111111111 10
-#define HOOKSCOPE_DETAIL_PROBE_COUNT_11111111111 11
-
-// STAP_PROBE<n+1>(hookscope, probe, name, the n operands of the tuple `ops`).
+// The entry probe's 12 operands, <sys/sdt.h>'s most: the registry name, then the first 11 operands of the tuple `ops`,
+// 0 past its end. Every entry probe of a name has them all, whatever its function's arity: annotations named alike
+// share the probe, and bpftrace refuses a script reading an operand that one of the probe's sites lacks.
 #define HOOKSCOPE_DETAIL_GET(i, ops) ::hookscope::detail::operand_at<i>(ops)
-#define HOOKSCOPE_DETAIL_STAP_0(probe, name, ops) STAP_PROBE1(hookscope, probe, name)
-#define HOOKSCOPE_DETAIL_STAP_1(probe, name, ops) STAP_PROBE2(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops))
-#define HOOKSCOPE_DETAIL_STAP_2(probe, name, ops) \
-  STAP_PROBE3(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops))
-#define HOOKSCOPE_DETAIL_STAP_3(probe, name, ops)                                                 \
-  STAP_PROBE4(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops), \
-              HOOKSCOPE_DETAIL_GET(2, ops))
-#define HOOKSCOPE_DETAIL_STAP_4(probe, name, ops)                                                 \
-  STAP_PROBE5(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops), \
-              HOOKSCOPE_DETAIL_GET(2, ops), HOOKSCOPE_DETAIL_GET(3, ops))
-#define HOOKSCOPE_DETAIL_STAP_5(probe, name, ops)                                                 \
-  STAP_PROBE6(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops), \
-              HOOKSCOPE_DETAIL_GET(2, ops), HOOKSCOPE_DETAIL_GET(3, ops), HOOKSCOPE_DETAIL_GET(4, ops))
-#define HOOKSCOPE_DETAIL_STAP_6(probe, name, ops)                                                       \
-  STAP_PROBE7(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops),       \
-              HOOKSCOPE_DETAIL_GET(2, ops), HOOKSCOPE_DETAIL_GET(3, ops), HOOKSCOPE_DETAIL_GET(4, ops), \
-              HOOKSCOPE_DETAIL_GET(5, ops))
-#define HOOKSCOPE_DETAIL_STAP_7(probe, name, ops)                                                       \
-  STAP_PROBE8(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops),       \
-              HOOKSCOPE_DETAIL_GET(2, ops), HOOKSCOPE_DETAIL_GET(3, ops), HOOKSCOPE_DETAIL_GET(4, ops), \
-              HOOKSCOPE_DETAIL_GET(5, ops), HOOKSCOPE_DETAIL_GET(6, ops))
-#define HOOKSCOPE_DETAIL_STAP_8(probe, name, ops)                                                       \
-  STAP_PROBE9(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops),       \
-              HOOKSCOPE_DETAIL_GET(2, ops), HOOKSCOPE_DETAIL_GET(3, ops), HOOKSCOPE_DETAIL_GET(4, ops), \
-              HOOKSCOPE_DETAIL_GET(5, ops), HOOKSCOPE_DETAIL_GET(6, ops), HOOKSCOPE_DETAIL_GET(7, ops))
-#define HOOKSCOPE_DETAIL_STAP_9(probe, name, ops)                                                        \
-  STAP_PROBE10(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops),       \
-               HOOKSCOPE_DETAIL_GET(2, ops), HOOKSCOPE_DETAIL_GET(3, ops), HOOKSCOPE_DETAIL_GET(4, ops), \
-               HOOKSCOPE_DETAIL_GET(5, ops), HOOKSCOPE_DETAIL_GET(6, ops), HOOKSCOPE_DETAIL_GET(7, ops), \
-               HOOKSCOPE_DETAIL_GET(8, ops))
-#define HOOKSCOPE_DETAIL_STAP_10(probe, name, ops)                                                       \
-  STAP_PROBE11(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops),       \
-               HOOKSCOPE_DETAIL_GET(2, ops), HOOKSCOPE_DETAIL_GET(3, ops), HOOKSCOPE_DETAIL_GET(4, ops), \
-               HOOKSCOPE_DETAIL_GET(5, ops), HOOKSCOPE_DETAIL_GET(6, ops), HOOKSCOPE_DETAIL_GET(7, ops), \
-               HOOKSCOPE_DETAIL_GET(8, ops), HOOKSCOPE_DETAIL_GET(9, ops))
-#define HOOKSCOPE_DETAIL_STAP_11(probe, name, ops)                                                       \
+#define HOOKSCOPE_DETAIL_STAP_ENTRY(probe, name, ops)                                                    \
   STAP_PROBE12(hookscope, probe, name, HOOKSCOPE_DETAIL_GET(0, ops), HOOKSCOPE_DETAIL_GET(1, ops),       \
                HOOKSCOPE_DETAIL_GET(2, ops), HOOKSCOPE_DETAIL_GET(3, ops), HOOKSCOPE_DETAIL_GET(4, ops), \
                HOOKSCOPE_DETAIL_GET(5, ops), HOOKSCOPE_DETAIL_GET(6, ops), HOOKSCOPE_DETAIL_GET(7, ops), \
                HOOKSCOPE_DETAIL_GET(8, ops), HOOKSCOPE_DETAIL_GET(9, ops), HOOKSCOPE_DETAIL_GET(10, ops))
-#define HOOKSCOPE_DETAIL_STAP_N(count, probe, name, ops) HOOKSCOPE_DETAIL_STAP_N_I(count, probe, name, ops)
-#define HOOKSCOPE_DETAIL_STAP_N_I(count, probe, name, ops) HOOKSCOPE_DETAIL_STAP_##count(probe, name, ops)
 
 // The semaphores of the probes `name__entry` and `name__return`, under the names <sys/sdt.h> gives them in its notes,
 // with `hookscope_name__probes` naming both as one 32-bit word. They are defined and read in assembly: every
@@ -232,20 +166,20 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
   ".size hookscope_" #name "__probes, 4\n"                                          \
   ".popsection\n"                                                                   \
   ".endif\n"
-/// The probes of the annotation `name` whose entry probe carries `count` operands after its registry name (a struct
-/// `probes` in its site): `semaphores()` reads both semaphores as one word, the entry probe's in the low half
-/// (x86-64 is little-endian): nonzero while a tool is attached to either; `enter` fires `name__entry`
-/// with a tuple of operands (detail::entry_operands), `leave` fires `name__return` with the "threw" flag and the
-/// result's operand. The caller fires each only while its half of the word is raised, so no operand is prepared for
-/// a probe nobody is attached to. `enter` and `leave` define the semaphores: every call site that reads them takes
-/// their addresses (detail::probe_functions_of), and the one-instruction read keeps GCC's estimate of the caller's
-/// size (which counts an asm statement's lines) where it was. The local variables named after the semaphores are
-/// what <sys/sdt.h> marks as used; its notes name the symbols defined above.
-#define HOOKSCOPE_DETAIL_SITE_PROBES(name, count)                                                                  \
-  struct probes {                                                                                                  \
+/// The probes of the annotation `name` (a struct `probes` in its site): `semaphores()` reads both semaphores as one
+/// word, the entry probe's in the low half (x86-64 is little-endian): nonzero while a tool is attached to either;
+/// `enter` fires `name__entry` with a tuple of operands (detail::entry_operands), `leave` fires `name__return` with
+/// the "threw" flag and the result's operand. The caller fires each only while its half of the word is raised, so
+/// no operand is prepared for a probe nobody is attached to. `enter` and `leave` define the semaphores: every call
+/// site that reads them takes their addresses (detail::probe_functions_of), and the one-instruction read keeps
+/// GCC's estimate of the caller's size (which counts an asm statement's lines) where it was. The local variables
+/// named after the semaphores are what <sys/sdt.h> marks as used; its notes name the symbols defined above.
+/// Hidden, as the semaphores are: a shared library's call site reads its own module's semaphores, so it must fire
+/// its own module's probes, not the program's copies of `enter` and `leave` that default visibility would interpose.
+#define HOOKSCOPE_DETAIL_SITE_PROBES(name)                                                                         \
+  struct [[gnu::visibility("hidden")]] probes {                                                                    \
     HOOKSCOPE_DETAIL_CHECK_PROBE_NAME(name);                                                                       \
     [[maybe_unused]] static constexpr bool exist = true;                                                           \
-    [[maybe_unused]] static constexpr ::std::size_t operands = count;                                              \
     [[gnu::always_inline]] static unsigned semaphores() noexcept {                                                 \
       unsigned hookscope_raised; /* volatile: a fresh load at every call, never hoisted out of a loop */           \
       __asm__ __volatile__("{movl hookscope_" #name "__probes(%%rip), %0|mov %0, DWORD PTR hookscope_" #name       \
@@ -258,7 +192,7 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
                                                    [[maybe_unused]] const Operands& hookscope_operands) noexcept { \
       __asm__ __volatile__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name)::);                                            \
       unsigned short hookscope_##name##__entry_semaphore = 0;                                                      \
-      HOOKSCOPE_DETAIL_STAP_N(count, name##__entry, hookscope_name, hookscope_operands);                           \
+      HOOKSCOPE_DETAIL_STAP_ENTRY(name##__entry, hookscope_name, hookscope_operands);                              \
     }                                                                                                              \
     template <class Result>                                                                                        \
     [[gnu::noinline, gnu::cold]] static void leave(const char* hookscope_name, int hookscope_threw,                \
@@ -270,6 +204,5 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
   }
 
 #else
-#define HOOKSCOPE_DETAIL_PROBE_OPERANDS(...) 0
-#define HOOKSCOPE_DETAIL_SITE_PROBES(name, count) static_assert(true)
+#define HOOKSCOPE_DETAIL_SITE_PROBES(name) static_assert(true)
 #endif

@@ -58,10 +58,11 @@ struct probe_functions {
   void (*leave)(const char* name, int threw, result_operand_t<R> result) noexcept;
 };
 
-/// The probe functions of the annotation at `Site` for a call whose entry operands are `Operands`.
+/// The probe functions of the annotation at `Site` for a call whose entry operands are `Operands`: hidden, as they
+/// are, so that a shared library's calls reach its own probes, not another module's.
 template <class Site, class R, class Operands>
-inline constexpr probe_functions<R, Operands> probe_functions_of{&Site::probes::template enter<Operands>,
-                                                                 &Site::probes::template leave<result_operand_t<R>>};
+[[gnu::visibility("hidden")]] inline constexpr probe_functions<R, Operands> probe_functions_of{
+    &Site::probes::template enter<Operands>, &Site::probes::template leave<result_operand_t<R>>};
 
 /// Whether the process's own callbacks listen to the annotation of `info`.
 inline bool callbacks_listen(const function_info& info) noexcept {

@@ -1,6 +1,6 @@
 // Member functions of 10 and 11 parameters, defaults left out of a method, a class in an anonymous namespace, a class
-// template, overloads, names with double underscores, and a post callback that throws, for gdb in
-// tests/probes/test_adversarial_probes.py.
+// template, overloads, names with double underscores, a post callback that throws, and two methods named alike of
+// different arities, for gdb and bpftrace in tests/probes/test_adversarial_probes.py.
 #include "hookscope/observable.hpp"
 #include <cstdio>
 #include <stdexcept>
@@ -46,6 +46,15 @@ HOOKSCOPE_OBSERVABLE_OVERLOAD(over_i, int(int), impl::over, x);
 HOOKSCOPE_OBSERVABLE(__x, impl::under, x);
 HOOKSCOPE_OBSERVABLE(a__entry, impl::under, x);
 HOOKSCOPE_OBSERVABLE(thrower, impl::thrower, x);
+// One probe name, two arities: `forward__entry` fires with the encoder's one argument and the decoder's three.
+struct encoder {
+  [[gnu::noinline]] int forward_impl(int tokens) { return tokens + 1; }
+  HOOKSCOPE_OBSERVABLE_METHOD(encoder, forward, forward_impl, tokens);
+};
+struct decoder {
+  [[gnu::noinline]] int forward_impl(int tokens, int mask, int cache) { return tokens + mask + cache; }
+  HOOKSCOPE_OBSERVABLE_METHOD(decoder, forward, forward_impl, tokens, mask, cache);
+};
 }  // namespace meth
 int main() {
   meth::ten t;
@@ -61,5 +70,8 @@ int main() {
   } catch (const std::runtime_error&) {
     r += 100;
   }
+  meth::encoder e;
+  meth::decoder d;
+  r += e.forward(2) + d.forward(3, 10, 20);
   std::printf("%ld\n", r);
 }
