@@ -60,10 +60,12 @@ inline int poll(volatile int& reg, const volatile long& limit) {
   return reg < limit ? reg : -1;
 }
 inline volatile int& select(volatile int& a, volatile int& b, bool second) { return second ? b : a; }
+inline int peek(volatile int* at, const volatile bool& flag, volatile char& tag) { return flag ? *at + tag : 0; }
 }  // namespace impl
 
 HOOKSCOPE_OBSERVABLE(poll, impl::poll, reg, limit);
 HOOKSCOPE_OBSERVABLE(select, impl::select, a, b, second);
+HOOKSCOPE_OBSERVABLE(peek, impl::peek, at, flag, tag);
 
 }  // namespace registers
 
@@ -359,6 +361,20 @@ TEST_CASE("observable parameters and results of volatile types") {
     auto post_select = registers::select.observers.post.add([&](const auto& ctx) { returned = ctx.return_value(); });
     CHECK(&registers::select(a, b, true) == &b);
     CHECK(returned == &b);
+  }
+  SECTION("formatted as the same values without volatile") {
+    volatile int at = 3;
+    const volatile bool flag = true;
+    volatile char tag = 'A';
+    std::vector<std::string> formatted;
+    auto pre_peek = registers::peek.observers.pre.add([&](const auto& ctx) {
+      for (std::size_t i = 0; i < 3; ++i) formatted.push_back(ctx.format_arg(i));
+    });
+    CHECK(registers::peek(&at, flag, tag) == 3 + 'A');
+    // A pointer to volatile as the address it holds (the stream alone would print it as the bool `1`).
+    const std::string address = hookscope::detail::format_value(static_cast<const void*>(const_cast<int*>(&at)));
+    CHECK(formatted == std::vector<std::string>{address, "true", "65"});
+    CHECK(address != "1");
   }
 }
 

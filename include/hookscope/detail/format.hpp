@@ -33,7 +33,12 @@ std::string format_streamed(void (*write)(std::ostream&, const void*), const voi
 /// `operator<<` through it, else "<type>".
 template <class T>
 std::string format_value(const T& value) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (std::is_volatile_v<T> && std::is_scalar_v<T>) {
+    return format_value<std::remove_cv_t<T>>(value);  // a volatile parameter's value, as its plain type's
+  } else if constexpr (std::is_pointer_v<T> && std::is_volatile_v<std::remove_pointer_t<T>>) {
+    // No operator<< takes a pointer to volatile before C++23: the stream would print it as a bool.
+    return format_value<const void*>(const_cast<const void*>(static_cast<const volatile void*>(value)));
+  } else if constexpr (std::is_same_v<T, bool>) {
     return value ? "true" : "false";
   } else if constexpr (std::is_integral_v<T> && sizeof(T) > 1) {
     // Without a stream: the trace and the timeline format numbers on every call.
