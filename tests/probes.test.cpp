@@ -91,7 +91,8 @@ struct counter {
 #if HOOKSCOPE_DETAIL_PROBES
 // The semaphores a tool raises on attaching: both of an annotation's (entry, return) as one word.
 #define PROBES_TEST_NAMES(X) \
-  X(mix) X(halve) X(grow) X(pick_ref) X(store) X(checked) X(take) X(defaults) X(many) X(end_thread) X(add) X(peek) X(poke)
+  X(mix)                     \
+  X(halve) X(grow) X(pick_ref) X(store) X(checked) X(take) X(defaults) X(many) X(end_thread) X(add) X(peek) X(poke)
 #define PROBES_TEST_DECLARE(name) extern "C" [[gnu::visibility("hidden")]] unsigned hookscope_##name##__probes;
 PROBES_TEST_NAMES(PROBES_TEST_DECLARE)
 #endif
