@@ -223,7 +223,8 @@ TEST_CASE("parse_record") {
     CHECK(parse_error(R"({"function":"f","args":[{"shape":[1],"dtype":1}],"kwargs":[]})") ==
           "$.args[0].dtype: expected a string, found a number");
     CHECK(parse_error(R"({"function":"f","args":[{"shape":[1]}],"kwargs":[]})") ==
-          R"($.args[0]: a tensor has the keys "shape" and "dtype" (and "data" when its contents were captured))");
+          R"($.args[0]: a tensor has the keys "shape" and "dtype" (and "data" when its contents were captured, or )"
+          R"("data_too_large" when they were left out of the record))");
     CHECK(parse_error(R"({"function":"f","args":[{"shape":[2],"dtype":"int16","data":"AQID"}],"kwargs":[]})") ==
           "$.args[0].data: 3 bytes for a tensor that holds 4");
     CHECK(parse_error(R"({"function":"f","args":[{"shape":[2],"dtype":"int16","data":"AQ?D"}],"kwargs":[]})") ==
