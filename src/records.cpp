@@ -12,6 +12,7 @@
 #include "json_writer.hpp"
 
 #include "json_reader.hpp"
+#include "record_fit.hpp"
 #include "record_parts.hpp"
 
 #include <boost/json.hpp>  // compiled into the library by src/boost_json.cpp
@@ -464,9 +465,33 @@ void check_name_is_text(std::string_view name, std::string_view what) {
     throw format_error(message);
   }
 }
+
+// What follows the function's name and signature: `,"args":[...],"kwargs":[...]` and the optional keys, through
+// any of the value writers (json_writer.hpp).
+template <class Out>
+void append_record_rest(Out& out, const call_record& record) {
+  out += ",\"args\":[";
+  for (std::size_t i = 0; i < record.inputs.args.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    detail::append_json(out, record.inputs.args[i]);
+  }
+  out += "],\"kwargs\":";
+  detail::append_json_fields(out, record.inputs.kwargs);
+  if (record.result) {
+    out += ",\"result\":";
+    detail::append_json(out, *record.result);
+  }
+  if (record.threw) out += ",\"threw\":true";
+  if (record.latency_ns) {
+    out += ",\"latency_ns\":";
+    out += std::to_string(*record.latency_ns);
+  }
+  out.push_back('}');
+}
+
 }  // namespace
 
-std::string to_record_line(const call_record& record) {
+std::string to_record_line(const call_record& record, std::size_t max_line_bytes) {
   if (record.function.empty()) throw value_error("function: an empty function name (the record reader refuses it)");
   check_name_is_text(record.function, "the function's name");
   for (const value& a : record.inputs.args) detail::check_writable(a, "args");
@@ -485,20 +510,36 @@ std::string to_record_line(const call_record& record) {
     line += ",\"signature\":";
     detail::append_json_signature(line, *record.parameters);
   }
-  line += ",\"args\":[";
-  for (std::size_t i = 0; i < record.inputs.args.size(); ++i) {
-    if (i != 0) line.push_back(',');
-    detail::append_json(line, record.inputs.args[i]);
+  // Measured first, by the writers' own code: the common record is written once, in one allocation, and one too long
+  // is never written whole.
+  detail::json_counter rest(detail::record_elisions::remembered_size);
+  append_record_rest(rest, record);
+  const std::size_t size = line.size() + rest.size();
+  if (size <= max_line_bytes) {
+    line.reserve(size);
+    append_record_rest(line, record);
+    return line;
   }
-  line += "],\"kwargs\":";
-  detail::append_json_fields(line, record.inputs.kwargs);
-  if (record.result) {
-    line += ",\"result\":";
-    detail::append_json(line, *record.result);
+  // The record's values, in the line's order: the candidates for elision (names and the signature are kept whole:
+  // a function's signature must read the same on each of its records).
+  std::vector<const value*> values;
+  values.reserve(record.inputs.args.size() + record.inputs.kwargs.size() + 1);
+  for (const value& a : record.inputs.args) values.push_back(&a);
+  for (const auto& kw : record.inputs.kwargs) values.push_back(&kw.second);
+  if (record.result) values.push_back(&*record.result);
+  const detail::record_elisions elisions(values, size - max_line_bytes, rest);
+  if (elisions.saved() < size - max_line_bytes) {
+    throw format_error("to_record_line: the record takes " + std::to_string(size - elisions.saved()) +
+                       " bytes with its values elided, more than the line limit of " + std::to_string(max_line_bytes) +
+                       " bytes: its names, its signature and the values that cannot be elided do not fit");
   }
-  if (record.threw) line += ",\"threw\":true";
-  if (record.latency_ns) line += ",\"latency_ns\":" + std::to_string(*record.latency_ns);
-  line.push_back('}');
+  detail::json_replacing_writer writer{line, elisions.replacements()};
+  line.reserve(size - elisions.saved());
+  append_record_rest(writer, record);
+  if (line.size() > max_line_bytes) {  // the sizes are the writers' own counts: never met
+    throw format_error("to_record_line: the elided record takes " + std::to_string(line.size()) +
+                       " bytes, more than the line limit of " + std::to_string(max_line_bytes));
+  }
   return line;
 }
 

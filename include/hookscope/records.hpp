@@ -34,6 +34,11 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
+/// The longest record line (bytes, without its newline) that hookscope writes and that record_reader reads by default:
+/// the writer elides a record's largest values to stay within it (to_record_line), the reader skips a longer line with
+/// a warning. 64 MiB.
+inline constexpr std::size_t max_record_line_bytes = std::size_t{64} << 20;
+
 /// One line of a record file.
 struct call_record {
   std::string function{};                      ///< the observable's name, e.g. "Model::forward"
@@ -114,6 +119,12 @@ class record_reader {
 /// One call as a line of the record format, without the newline (`"signature"` only when `parameters` is set).
 /// Never writes what the record reader refuses: throws value_error for an empty function name or a negative
 /// dimension (naming its path), format_error for a value nested deeper than the reader accepts.
-std::string to_record_line(const call_record& record);
+///
+/// A line is at most `max_line_bytes`: a record that would be longer is written with its largest values elided, each
+/// as `{"opaque":"list","length":N,"too_large":true}` (its kind and its element or byte count; a tensor keeps its
+/// shape and dtype and loses its `data`, marked `"data_too_large":true`), descending into a container whose part is
+/// large so that its other parts stay (docs/record_format.md, "Lines"); what reads back is that elided record. When
+/// the names and the signature alone do not fit, throws format_error.
+std::string to_record_line(const call_record& record, std::size_t max_line_bytes = max_record_line_bytes);
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
