@@ -496,14 +496,6 @@ TEST_CASE("to_record_line") {
 }
 
 TEST_CASE("record_reader: long lines and repeated keys") {
-  SECTION("a line longer than the cap is an error, the lines before it are read") {
-    std::istringstream in("{\"function\":\"f\",\"args\":[],\"kwargs\":[]}\n" + std::string(5000, ' ') + "x\n");
-    hookscope::record_reader reader(in, "big.jsonl");
-    reader.set_max_line_bytes(4096);
-    hookscope::call_record r;
-    CHECK(reader.next(r));
-    CHECK_THROWS_WITH(reader.next(r), Catch::Contains("big.jsonl:2: the line is longer than 4096 bytes"));
-  }
   SECTION("a line under the cap, read across chunks, is whole") {
     const std::string name(200000, 'n');
     std::istringstream in("{\"function\":\"" + name + "\",\"args\":[],\"kwargs\":[]}");  // no newline at the end

@@ -363,3 +363,163 @@ TEST_CASE("to_record_line: random records under random limits (property)") {
   CHECK(elided > 100);
   CHECK(refused < 100);
 }
+
+namespace {
+
+const std::string small_line = R"({"function":"f","args":[],"kwargs":[["n",{"int":1}]]})";
+
+// A record line of exactly `size` bytes.
+std::string line_of_size(std::size_t size) {
+  const std::string start = R"({"function":"f","args":[],"kwargs":[["s",{"str":")";
+  const std::string end = R"("}]]})";
+  return start + std::string(size - start.size() - end.size(), 'x') + end;
+}
+
+struct read_result {
+  std::vector<call_record> records;
+  std::vector<std::size_t> lines;
+  std::vector<std::string> warnings;
+};
+
+read_result read_with_limit(const std::string& text, std::size_t limit) {
+  std::istringstream in(text);
+  hookscope::record_reader reader(in, "in.jsonl");
+  reader.set_max_line_bytes(limit);
+  read_result out;
+  call_record r;
+  while (reader.next(r)) {
+    out.records.push_back(r);
+    out.lines.push_back(reader.line());
+  }
+  out.warnings = reader.warnings();
+  return out;
+}
+
+std::string skipped(std::size_t line, std::size_t length, std::size_t limit) {
+  return "in.jsonl:" + std::to_string(line) + ": skipped a line of " + std::to_string(length) +
+         " bytes, longer than the reader's limit of " + std::to_string(limit) +
+         " (hookscope::max_record_line_bytes, which hookscope's writers keep to)";
+}
+
+std::string read_error_with_limit(const std::string& text, std::size_t limit) {
+  try {
+    (void)read_with_limit(text, limit);
+  } catch (const hookscope::record_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A stream of `size` bytes: `start`, then `fill` repeated, then "\n"; made as it is read (nothing held).
+class generated_line : public std::streambuf {
+ public:
+  generated_line(std::string start, char fill, std::size_t size)
+      : start_(std::move(start)), chunk_(1 << 16, fill), left_(size) {}
+
+ protected:
+  int_type underflow() override {
+    if (left_ == 0) {
+      if (newline_done_) return traits_type::eof();
+      newline_done_ = true;
+      setg(&newline_, &newline_, &newline_ + 1);
+      return '\n';
+    }
+    std::string& from = first_ ? start_ : chunk_;
+    first_ = false;
+    const std::size_t n = std::min(left_, from.size());
+    left_ -= n;
+    setg(from.data(), from.data(), from.data() + n);
+    return traits_type::to_int_type(from[0]);
+  }
+
+ private:
+  std::string start_, chunk_;
+  std::size_t left_;
+  bool first_ = true, newline_done_ = false;
+  char newline_ = '\n';
+};
+
+long max_resident_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+}  // namespace
+
+TEST_CASE("record_reader: a line longer than the limit is skipped with a warning, the other lines read") {
+  constexpr std::size_t limit = 4096;
+  SECTION("in the middle of a stream: the next lines read, line numbers kept") {
+    const std::string text =
+        small_line + "\n" + line_of_size(limit + 1) + "\n" + small_line + "\n\n" + small_line + "\n";
+    const read_result read = read_with_limit(text, limit);
+    CHECK(read.lines == std::vector<std::size_t>{1, 3, 5});
+    CHECK(read.warnings == std::vector<std::string>{skipped(2, limit + 1, limit)});
+  }
+  SECTION("a line of exactly the limit reads, also with a CR (CRLF) or a byte-order mark that are no part of it") {
+    const std::string exact = line_of_size(limit);
+    CHECK(read_with_limit(exact + "\n" + exact + "\r\n", limit).records.size() == 2);
+    CHECK(read_with_limit("\xEF\xBB\xBF" + exact + "\r\n", limit).records.size() == 1);
+    const read_result crlf =
+        read_with_limit(small_line + "\r\n" + line_of_size(limit + 1) + "\r\n" + small_line + "\r\n", limit);
+    CHECK(crlf.lines == std::vector<std::size_t>{1, 3});
+    CHECK(crlf.warnings == std::vector<std::string>{skipped(2, limit + 1, limit)});
+  }
+  SECTION("much longer than a read's chunk: dropped as it is read, its length counted") {
+    const read_result read = read_with_limit(small_line + "\n" + line_of_size(1'000'000) + "\n" + small_line, limit);
+    CHECK(read.lines == std::vector<std::size_t>{1, 3});
+    CHECK(read.warnings == std::vector<std::string>{skipped(2, 1'000'000, limit)});
+  }
+  SECTION("the last line, without its newline") {
+    for (const std::size_t size : {limit + 1, std::size_t{300'000}}) {
+      const read_result read = read_with_limit(small_line + "\n" + line_of_size(size), limit);
+      CHECK(read.lines == std::vector<std::size_t>{1});
+      CHECK(read.warnings == std::vector<std::string>{skipped(2, size, limit)});
+    }
+  }
+  SECTION("a reader with a higher limit reads the line") {
+    CHECK(read_with_limit(line_of_size(limit + 1), limit + 1).records.size() == 1);
+  }
+  SECTION("a line of 256 MiB is skipped in bounded memory") {
+    const long before = max_resident_kib();
+    generated_line source(R"({"function":"f","args":[],"kwargs":[["s",{"str":")", 'x', std::size_t{256} << 20);
+    std::istream in(&source);
+    hookscope::record_reader reader(in, "in.jsonl");
+    reader.set_max_line_bytes(std::size_t{1} << 20);
+    call_record r;
+    CHECK_FALSE(reader.next(r));
+    REQUIRE(reader.warnings().size() == 1);
+    CHECK_THAT(reader.warnings()[0], Catch::StartsWith("in.jsonl:1: skipped a line of 268435456 bytes"));
+    CHECK(max_resident_kib() - before < 64 * 1024);  // never the line: a few MiB of buffers at most
+  }
+}
+
+TEST_CASE("record_reader: a stream that is not text ends with an error, not a loop") {
+  constexpr std::size_t limit = 4096;
+  const std::string start = R"({"function":"f","args":[],"kwargs":[["s",{"str":")";
+  SECTION("/dev/zero: the first byte, once a line is longer than the limit") {
+    std::ifstream zero("/dev/zero", std::ios::binary);
+    REQUIRE(zero);
+    hookscope::record_reader reader(zero, "/dev/zero");
+    call_record r;
+    CHECK_THROWS_WITH(reader.next(r),
+                      "/dev/zero:1: the line holds the byte 0x00 at column 1, which JSON text never "
+                      "holds, and is longer than 67108864 bytes, the reader's limit: not a record file");
+  }
+  SECTION("a NUL byte, a byte UTF-8 never uses, read while the line is skipped") {
+    CHECK(read_error_with_limit(small_line + "\n" + start + std::string(200'000, 'x') + '\0' + "\n", limit) ==
+          "in.jsonl:2: the line holds the byte 0x00 at column " + std::to_string(start.size() + 200'001) +
+              ", which JSON text never holds, and is longer than 4096 bytes, the reader's limit: not a record file");
+    CHECK_THAT(
+        read_error_with_limit(start + std::string(5000, 'x') + "\xff", limit),
+        Catch::StartsWith("in.jsonl:1: the line holds the byte 0xff at column " + std::to_string(start.size() + 5001)));
+    CHECK_THAT(
+        read_error_with_limit(start + std::string(5000, 'x') + "\x01\n", limit),
+        Catch::StartsWith("in.jsonl:1: the line holds the byte 0x01 at column " + std::to_string(start.size() + 5001)));
+  }
+  SECTION("a long line that does not start as a record does") {
+    CHECK(read_error_with_limit("  [" + std::string(5000, 'x') + "\n", limit) ==
+          "in.jsonl:1: the line starts with the byte 0x5b, not the '{' of a record, and is longer than 4096 bytes, "
+          "the reader's limit: not a record file");
+  }
+}

@@ -68,7 +68,8 @@ class record_parser;  // Boost.JSON's parser and memory, reused from line to lin
 /// are skipped.
 ///
 /// Checks what a single line cannot: the signature of a function never changes within a stream, and comes with
-/// its first record if at all. A last line without its newline that is not valid JSON is left out (see warnings()).
+/// its first record if at all. A last line without its newline that is not valid JSON is left out, and so is a line
+/// longer than the limit (see warnings()).
 class record_reader {
  public:
   /// `source` names the stream in errors (usually the file name).
@@ -85,13 +86,18 @@ class record_reader {
   /// on a bad line, std::system_error when the stream fails to read.
   bool next(call_record& out);
 
-  /// What was accepted with a doubt, as sentences naming the source and line: a last line cut short (no newline,
-  /// not JSON), which a writer stopped mid-line leaves, is left out with a warning rather than an error.
+  /// What was accepted with a doubt or left out, as sentences naming the source and line: a last line cut short (no
+  /// newline, not JSON), which a writer stopped mid-line leaves; a line longer than the limit, skipped (its length
+  /// named), the lines after it read.
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 
-  /// A line longer than this (bytes, without its newline) is an error (record_error "line longer than ..."), so
-  /// that a stream without newlines (`/dev/zero`) ends with a sentence instead of exhausting memory.
-  static constexpr std::size_t default_max_line_bytes = std::size_t{64} << 20;  // 64 MiB
+  /// The longest line read (bytes, without its newline, a CR before it or a byte-order mark): max_record_line_bytes,
+  /// the writers' limit, so that whatever hookscope writes reads back. A longer line is skipped with a warning, read in
+  /// chunks so that memory stays bounded; one that cannot be JSON text (a NUL byte, a byte UTF-8 never uses, a first
+  /// byte other than '{': `/dev/zero`, a binary file) is an error (record_error) met as soon as the byte is read.
+  static constexpr std::size_t default_max_line_bytes = max_record_line_bytes;
+  /// Another limit: higher to read longer lines of other producers, lower in tests. Writers keep to
+  /// max_record_line_bytes whatever a reader's limit is.
   void set_max_line_bytes(std::size_t n) noexcept { max_line_bytes_ = n; }
 
   /// The line number of the record last returned (1-based).
@@ -105,6 +111,7 @@ class record_reader {
   };
   [[noreturn]] void fail(const std::string& message) const;
   void check_signature(const call_record& record);
+  void skip_long_line(bool whole);
 
   std::istream* in_;
   std::string source_;
