@@ -18,6 +18,7 @@ import pytest
 from support import Checks, run
 
 FEATURES = ("RECORD", "TRACE", "STATS", "TIMELINE", "all")
+MAX_RECORD_LINE_BYTES = 64 << 20  # hookscope::max_record_line_bytes
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,9 @@ ROWS = [
     Row("a class overloading unary operator&", "unchanged", ("overloaded_address_of",),
         calls={"com_ptr::value": 1}, xfail="the annotation calls operator&"),
     Row("a 100 MiB string and 2.5 M floats in one call", "unchanged", ("large_argument",),
-        calls={"text::total_size": 1}, timeout=600, xfail="the record line exceeds what the reader reads",
-        xfail_features=("RECORD", "all")),
+        calls={"text::total_size": 1}, timeout=600),
+    Row("24 arguments of 3 MiB in one call: 72 MiB together", "unchanged", ("many_medium_arguments",),
+        calls={"text::sum_sizes": 2}, timeout=600),
     Row("long strings in arguments", "unchanged", ("long_strings",), calls={"text::greet": 2}),
     Row("glob brackets select ns::step", "unchanged", ("glob_brackets",), glob="ns::st[e]p", calls={"ns::step": 3},
         xfail="HOOKSCOPE_RECORD refuses brackets in a glob", xfail_features=("RECORD", "all")),
@@ -90,6 +92,8 @@ def check_outputs(check, row, feature, tmp_path, stderr, hookscope_shapes):
             check.require(row.secret not in data, f"{name} holds bytes the program never handed over: {row.secret!r}")
     if feature in ("RECORD", "all"):
         lines = written.get("records.jsonl", b"").splitlines()
+        longest = max(map(len, lines), default=0)
+        check.require(longest <= MAX_RECORD_LINE_BYTES, f"a record line of {longest} bytes, over the format's limit")
         records = [strict_json(line, "records.jsonl") for line in lines]
         seen = {}
         for r in records:
