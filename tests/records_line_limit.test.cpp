@@ -2,6 +2,7 @@
 // its line fits, and record_reader skips a longer line with a warning. Part of the `records` test.
 #include "hookscope/records.hpp"
 
+#include "hookscope/recorder.hpp"
 #include "hookscope/value_errors.hpp"
 
 #include <catch2/catch.hpp>
@@ -279,6 +280,39 @@ TEST_CASE("to_record_line: max_record_line_bytes (64 MiB) on real records over i
     CHECK(back.inputs.kwargs[4] == kwargs[4]);
   }
 }
+
+namespace big {
+namespace impl {
+inline std::size_t measure(const std::string& text, int n) { return text.size() + static_cast<std::size_t>(n); }
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE(measure, impl::measure, text, n);
+}  // namespace big
+
+#if HOOKSCOPE_ENABLED
+TEST_CASE("call_recorder::to_jsonl: a call over the line limit is written elided") {
+  hookscope::call_recorder rec(big::measure);
+  const std::string text(std::size_t{70} << 20, 't');
+  (void)big::measure(text, 3);
+  (void)big::measure("short", 4);
+  const std::string jsonl = rec.to_jsonl();
+  std::istringstream in(jsonl);
+  hookscope::record_reader reader(in, "measure.jsonl");
+  call_record r;
+  REQUIRE(reader.next(r));
+  CHECK(reader.line() == 1);
+  REQUIRE(r.inputs.kwargs.size() == 2);
+  // An opaque leaf too large to hold, whether the capture or the writer left the text out.
+  const value& elided = r.inputs.kwargs[0].second;
+  REQUIRE(elided.type() == value::kind::opaque);
+  CHECK(elided.as_opaque().too_large);
+  CHECK(elided.as_opaque().length == std::uint64_t{70} << 20);
+  CHECK(r.inputs.kwargs[1].second == value(3));
+  REQUIRE(reader.next(r));
+  CHECK(r.inputs.kwargs == hookscope::value_fields{{"text", "short"}, {"n", 4}});
+  CHECK_FALSE(reader.next(r));
+  CHECK(reader.warnings().empty());
+}
+#endif
 
 namespace {
 
