@@ -7,7 +7,7 @@
 
 #if HOOKSCOPE_ENABLED
 
-#include "call_clock.hpp"
+#include "../tick_clock.hpp"
 #include "fd_writer.hpp"
 #include "json_text.hpp"
 #include "lifecycle.hpp"
@@ -44,7 +44,7 @@ constexpr std::size_t args_capacity = 160;     // bytes of formatted arguments k
 
 struct event {
   const function_info* function;
-  std::int64_t start;  // ticks (call_clock.hpp)
+  std::int64_t start;  // ticks (tick_clock.hpp)
   std::int64_t duration;
   bool threw;
   std::uint16_t args_size;
@@ -94,7 +94,6 @@ struct timeline_state {
 };
 timeline_state* state = nullptr;
 
-constinit thread_local call_clock clock_of_thread;
 constinit thread_local thread_ring* ring_of_thread = nullptr;
 constinit thread_local bool ring_failed = false;
 
@@ -138,13 +137,16 @@ void format_args(const erased_call& call, event& e) {
   e.args_size = static_cast<std::uint16_t>(size);
 }
 
-void on_pre(const erased_call& call) { clock_of_thread.start(call.call_id()); }
+// The call's start is kept in the call (tick_clock.hpp): a call that suspends in a fiber and ends after calls begun
+// later, or on another thread, is timed from its own start; one that ends without its post callback leaves nothing.
+void on_pre(const erased_call& call) { (void)take_start(call); }
 
 constinit std::atomic<bool> reported_no_ring{false};
 
 void on_post(const erased_call& call) {
-  const call_clock::timing t = clock_of_thread.stop(call.call_id());
-  if (t.duration < 0) return;
+  const std::int64_t end = tick_clock::now();
+  const call_start start = start_of(call);
+  if (start.ticks == 0) return;  // its pre callbacks ran before the timeline attached
   thread_ring* ring = nullptr;
   try {
     ring = ring_for_this_thread();
@@ -158,8 +160,8 @@ void on_post(const erased_call& call) {
   const std::uint64_t n = ring->written.load(std::memory_order_relaxed);
   event e{};  // built here, then published into its slot
   e.function = &call.function();
-  e.start = t.start;
-  e.duration = t.duration;
+  e.start = start.ticks;
+  e.duration = end >= start.ticks ? end - start.ticks : 0;
   e.threw = static_cast<bool>(call.exception());
   format_args(call, e);
   ring->events[n % (ring->capacity + 1)].store(e);
