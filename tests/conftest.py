@@ -19,7 +19,6 @@ PROGRAMS = {
     "trace-program": "tests/trace_program.cpp, built",
     "duplicate-names-program": "tests/duplicate_names_program.cpp, built",
     "hostile-program": "tests/environment/hostile_program.cpp, built",
-    "fiber-program": "tests/environment/fiber_program.cpp, built",
     "lowering-passes": "examples/lowering_passes, built",
     "tiny-llm": "examples/tiny_llm (the README's demo), built",
     "libtorch-attention": "examples/libtorch_attention, built",

@@ -54,6 +54,10 @@ ROWS = [
         calls={"text::total_size": 1}, timeout=600, xfail="the record line exceeds what the reader reads",
         xfail_features=("RECORD", "all")),
     Row("long strings in arguments", "unchanged", ("long_strings",), calls={"text::greet": 2}),
+    Row("fibers: calls suspend mid-call while other calls run on their thread, and end there", "fibers",
+        ("same_thread", "3"), calls={"suspending": 6, "work": 12, "outer": 3}),
+    Row("fibers: a call suspends mid-call and ends on another thread", "fibers", ("other_thread", "3"),
+        calls={"suspending": 6, "work": 12, "outer": 3}),
     Row("glob brackets select ns::step", "unchanged", ("glob_brackets",), glob="ns::st[e]p", calls={"ns::step": 3},
         xfail="HOOKSCOPE_RECORD refuses brackets in a glob", xfail_features=("RECORD", "all")),
 ]

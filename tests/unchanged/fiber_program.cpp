@@ -1,5 +1,5 @@
-// Calls that suspend in fibers (tests/fiber.hpp: ucontext, as Boost.Context and Asio's spawn), run by
-// tests/environment/test_fibers.py with and without HOOKSCOPE_RECORD, HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE.
+// Calls that suspend in fibers (tests/fiber.hpp: ucontext, as Boost.Context and Asio's spawn), run by the table of
+// tests/unchanged/test_unchanged.py and by tests/unchanged/test_fibers.py, with and without the HOOKSCOPE_* variables.
 // `fiber_program MODE ROUNDS`: each round, on the main thread, fiber A begins suspending(1), which suspends in the
 // middle; fiber B calls outer(3) (work(3) nested in it) and begins suspending(4), which suspends too; the main thread
 // sleeps 50 ms and calls work(6) while both are suspended. Then A resumes, its suspending(1) ends (after suspending(4)

@@ -1,5 +1,5 @@
-"""Calls that suspend in fibers (tests/environment/fiber_program.cpp: ucontext fibers, as Boost.Context and Asio's
-spawn make them): a call suspends in the middle, another fiber makes calls on the same thread meanwhile (one nested in
+"""Calls that suspend in fibers (fiber_program.cpp, the program of the table's fiber rows: ucontext fibers, as
+Boost.Context and Asio's spawn make them): a call suspends in the middle, another fiber makes calls on the same thread meanwhile (one nested in
 another, one overlapping the suspended call), and the first call ends later, on the same thread or on another one.
 Under HOOKSCOPE_RECORD, HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE, alone and all at once, the program prints what it
 prints without them, and every call is recorded, counted and traced exactly once, paired with its own start: the
@@ -178,39 +178,38 @@ def main_tid_of(document_path):
 # --- one named test per output, and all three at once ---
 
 @pytest.mark.parametrize("mode", MODES)
-def test_fiber_calls_recorded_once_each_with_their_own_arguments(fiber_program, hookscope_shapes, enabled, tmp_path,
-                                                                 mode):
+def test_fiber_calls_recorded_once_each_with_their_own_arguments(programs, hookscope_shapes, enabled, tmp_path, mode):
     records = tmp_path / "fibers.jsonl"
-    got = run_fibers(fiber_program, {"HOOKSCOPE_RECORD": f"*={records}"}, mode)
+    got = run_fibers(programs["fibers"], {"HOOKSCOPE_RECORD": f"*={records}"}, mode)
     with Checks() as check:
-        check_unchanged(check, fiber_program, mode, got)
+        check_unchanged(check, programs["fibers"], mode, got)
         check_records(check, hookscope_shapes, mode, records)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_fiber_calls_counted_once_each_with_their_own_durations(fiber_program, enabled, mode):
-    got = run_fibers(fiber_program, {"HOOKSCOPE_STATS": "*"}, mode)
+def test_fiber_calls_counted_once_each_with_their_own_durations(programs, enabled, mode):
+    got = run_fibers(programs["fibers"], {"HOOKSCOPE_STATS": "*"}, mode)
     with Checks() as check:
-        check_unchanged(check, fiber_program, mode, got)
+        check_unchanged(check, programs["fibers"], mode, got)
         check_stats(check, mode, got[2])
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_fiber_calls_traced_once_each_and_complete_events_nest(fiber_program, enabled, tmp_path, mode):
+def test_fiber_calls_traced_once_each_and_complete_events_nest(programs, enabled, tmp_path, mode):
     trace = tmp_path / "fibers.json"
-    got = run_fibers(fiber_program, {"HOOKSCOPE_TIMELINE": f"*={trace}"}, mode)
+    got = run_fibers(programs["fibers"], {"HOOKSCOPE_TIMELINE": f"*={trace}"}, mode)
     with Checks() as check:
-        check_unchanged(check, fiber_program, mode, got)
+        check_unchanged(check, programs["fibers"], mode, got)
         check_timeline(check, mode, trace, main_tid_of(trace))
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_fiber_calls_under_record_stats_and_timeline_at_once(fiber_program, hookscope_shapes, enabled, tmp_path, mode):
+def test_fiber_calls_under_record_stats_and_timeline_at_once(programs, hookscope_shapes, enabled, tmp_path, mode):
     records, trace = tmp_path / "fibers.jsonl", tmp_path / "fibers.json"
-    got = run_fibers(fiber_program, {"HOOKSCOPE_RECORD": f"*={records}", "HOOKSCOPE_STATS": "*",
-                                     "HOOKSCOPE_TIMELINE": f"*={trace}"}, mode)
+    got = run_fibers(programs["fibers"], {"HOOKSCOPE_RECORD": f"*={records}", "HOOKSCOPE_STATS": "*",
+                                          "HOOKSCOPE_TIMELINE": f"*={trace}"}, mode)
     with Checks() as check:
-        check_unchanged(check, fiber_program, mode, got)
+        check_unchanged(check, programs["fibers"], mode, got)
         check_records(check, hookscope_shapes, mode, records)
         check_stats(check, mode, got[2])
         check_timeline(check, mode, trace, main_tid_of(trace))
