@@ -85,10 +85,11 @@ constexpr observable_state make_state() noexcept {
 #define HOOKSCOPE_DETAIL_LISTED_SITE static constexpr bool registration = true
 // The entry of a namespace-scope site in its module's list: internal linkage, one per translation unit (GCC would
 // put every vague-linkage variable of one named section into the first one's COMDAT group, and the linker would
-// keep one group's entries only); a header's annotation is then listed by each TU, and registers once.
+// keep one group's entries only); a header's annotation is then listed by each TU, and registers once. The address
+// by __builtin_addressof: a `&` here would find any unary operator& template of the annotation's namespace.
 #define HOOKSCOPE_DETAIL_LIST_SITE(site)                                                                           \
   [[gnu::used, gnu::section("hookscope_sites")]] static constinit ::hookscope::function_info* const site##_entry = \
-      &site::state.info
+      __builtin_addressof(site::state.info)
 #else
 #define HOOKSCOPE_DETAIL_SITE_STATE(site, name_text, params_text, fn_pointer) static_assert(true)
 #define HOOKSCOPE_DETAIL_LINKED_SITE static_assert(true)

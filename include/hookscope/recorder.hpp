@@ -108,7 +108,7 @@ class call_recorder {
     if (!reserve()) {
       // Its post callback must not find an entry a call that ended without one left at its address; and that
       // entry's place is free again.
-      const std::size_t abandoned = pairing_.skip(&ctx);
+      const std::size_t abandoned = pairing_.skip(__builtin_addressof(ctx));
       if (abandoned == 0) return;
       release(abandoned);
       if (!reserve()) return;
@@ -117,15 +117,15 @@ class call_recorder {
     try {
       value_fields args = detail::capture_args(ctx, what_to_capture());
       detail::check_writable(args);  // a call that cannot be written is refused now, not when the file is written
-      release(pairing_.begin(&ctx, std::move(args)));
+      release(pairing_.begin(__builtin_addressof(ctx), std::move(args)));
     } catch (const value_error& e) {
-      release(1 + pairing_.skip(&ctx));
+      release(1 + pairing_.skip(__builtin_addressof(ctx)));
       refuse(e);
     } catch (const format_error& e) {
-      release(1 + pairing_.skip(&ctx));
+      release(1 + pairing_.skip(__builtin_addressof(ctx)));
       refuse(e);
     } catch (...) {
-      release(1 + pairing_.skip(&ctx));
+      release(1 + pairing_.skip(__builtin_addressof(ctx)));
       throw;
     }
 #else
@@ -137,7 +137,8 @@ class call_recorder {
   void on_post(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
     std::size_t abandoned = 0;  // calls that ended without a post callback: their places are free again
-    std::optional<call_record> call = pairing_.end(&ctx, static_cast<bool>(ctx.exception()), &abandoned);
+    std::optional<call_record> call =
+        pairing_.end(__builtin_addressof(ctx), static_cast<bool>(ctx.exception()), &abandoned);
     release(abandoned);
     if (!call) return;                                 // not recorded (over the limit, or started before the recorder)
     if constexpr (requires { ctx.return_value(); }) {  // any result type: opaque where not structural
