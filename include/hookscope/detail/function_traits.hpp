@@ -46,8 +46,8 @@ template <class F>
 struct volatile_method {
   static_assert(sizeof(F) == 0,
                 "hookscope: HOOKSCOPE_OBSERVABLE_METHOD: a volatile-qualified member function cannot be observed "
-                "(an annotation calls methods on const and non-const objects only); annotate a method without "
-                "'volatile' that calls it");
+                "(annotations are called on objects that are not volatile); annotate a method without 'volatile' "
+                "that calls it");
   using type = void;
 };
 
