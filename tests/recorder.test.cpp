@@ -108,6 +108,23 @@ HOOKSCOPE_OBSERVABLE(suspending, impl::suspending, n);
 HOOKSCOPE_OBSERVABLE(mixed, impl::mixed, s, f, i, words, t, o, m);
 }  // namespace hostile
 
+namespace expr {
+// An expression-template library's shape: a unary operator& for anything, found by argument-dependent lookup on every
+// type that has one of this namespace's types among its template arguments (a call context of a function taking one).
+struct term {
+  int v = 0;
+};
+inline int address_taken = 0;
+template <class T>
+const void* operator&(const T&) {
+  ++address_taken;
+  static const int elsewhere = 0;
+  return &elsewhere;
+}
+inline int eval(term t) { return t.v; }
+HOOKSCOPE_OBSERVABLE(observed_eval, eval, t);
+}  // namespace expr
+
 #if HOOKSCOPE_ENABLED
 
 namespace {
@@ -477,6 +494,14 @@ double random_double(std::mt19937_64& rng) {
   return rng() % 2 ? specials[rng() % std::size(specials)] : std::ldexp(static_cast<double>(rng()), -int(rng() % 120));
 }
 }  // namespace
+
+TEST_CASE("call_recorder and a unary operator& in the arguments' namespace: never called") {
+  hookscope::call_recorder rec(expr::observed_eval);
+  CHECK(expr::observed_eval(expr::term{3}) == 3);
+  REQUIRE(rec.num_calls() == 1);
+  CHECK(*rec.calls()[0].result == value(3));
+  CHECK(expr::address_taken == 0);
+}
 
 // Through call_recorder's writer and record_reader: random arguments of the kinds captures make today (the value kinds
 // bytes, opaque and variant go through the same writer in records.test.cpp's property test).
