@@ -195,9 +195,14 @@ void install_stats() noexcept {
     globs_and_path setting =
         parse_globs_and_path(variable, std::getenv("HOOKSCOPE_STATS"), "<glob>[,<glob>...][=<path>]");
     if (!setting.ok || setting.globs.empty()) return;  // the common case: no hook, nothing allocated
+    if (setting.options) {
+      report_setting(variable, setting.last_entry, "options in brackets (HOOKSCOPE_STATS takes none)",
+                     "<glob>[,<glob>...][=<path>]", "the variable is ignored");
+      return;
+    }
     auto* s = new stats_state;
     s->globs = std::move(setting.globs);
-    s->path = absolute_path(setting.path);
+    s->path = absolute_path(setting.path.value_or(""));
     if (!s->path.empty()) {
       const std::optional<std::string> unusable = unusable_output(s->path);
       s->fd = unusable ? -1 : open_output_file(s->path.c_str(), O_TRUNC | O_APPEND);

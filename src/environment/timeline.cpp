@@ -295,12 +295,13 @@ void install_timeline() noexcept {
     globs_and_path setting = parse_globs_and_path(variable, text, expected);
     if (!setting.ok) return;
     if (setting.globs.empty()) return;  // the common case: no hook, nothing allocated
-    std::string_view path = setting.path;
+    if (!setting.path || setting.path->empty()) {
+      report_setting(variable, text, "no path", expected, "the variable is ignored");
+      return;
+    }
     std::size_t events = default_events;
-    if (path.ends_with(']')) {
-      const std::size_t open = path.rfind('[');
-      const std::string_view option =
-          open == std::string_view::npos ? std::string_view{} : trim(path.substr(open + 1, path.size() - open - 2));
+    if (setting.options) {
+      const std::string_view option = *setting.options;
       const std::optional<std::uint64_t> n =
           option.starts_with("events=") ? bounded_number(trim(option.substr(7)), max_events) : std::nullopt;
       if (!n) {
@@ -309,15 +310,10 @@ void install_timeline() noexcept {
         return;
       }
       events = static_cast<std::size_t>(*n);
-      path = trim(path.substr(0, open));
-    }
-    if (path.empty()) {
-      report_setting(variable, text, "no path", expected, "the variable is ignored");
-      return;
     }
     auto* s = new timeline_state;
     s->events = events;
-    s->path = absolute_path(path);  // a later chdir() does not move the file
+    s->path = absolute_path(*setting.path);  // a later chdir() does not move the file
     s->globs = std::move(setting.globs);
     state = s;
     char expanded[output_path_capacity];

@@ -1,7 +1,8 @@
 // Run by tests/environment/test_hostile.py under HOOKSCOPE_RECORD, HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE: the
 // ways a call can end without its post callback, deep recursion, bytes that are not UTF-8, a tensor that cannot be
-// captured, threads still tracing at exit, chdir(). `hostile_program MODE N` runs MODE with N and prints what the
-// test checks against ("calls K": the calls that returned).
+// captured, threads still tracing at exit, chdir(), a function in a namespace (ns_step, for globs with brackets).
+// `hostile_program MODE N` runs MODE with N and prints what the test checks against ("calls K": the calls that
+// returned).
 #include "hookscope/callback_errors.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/tensor.hpp"
@@ -65,6 +66,14 @@ HOOKSCOPE_OBSERVABLE(bytes_back, impl::bytes_back, s);
 HOOKSCOPE_OBSERVABLE(mixed, impl::mixed, s, f, i, words);
 
 int impl::depth(int n) { return n == 0 ? 0 : 1 + ::depth(n - 1); }
+
+// A function in a namespace, for the globs with brackets of every variable (`ns::st[e]p`).
+namespace ns {
+namespace impl {
+int step(int n) { return n + 1; }
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE(step, impl::step, n);
+}  // namespace ns
 
 namespace {
 
@@ -321,6 +330,10 @@ int main(int argc, char** argv) {
   if (mode == "unwind") calls = unwind(n);
   if (mode == "refused") calls = refused(n);
   if (mode == "recursion") calls = depth(n) == n ? n + 1 : -1;
+  if (mode == "ns_step") {
+    calls = 0;
+    for (int i = 0; i < n; ++i) calls += ns::step(i) == i + 1;
+  }
   if (mode == "non_utf8") calls = non_utf8();
   if (mode == "exit_while_tracing") exit_while_tracing(n);
   if (mode == "odd_tensors") calls = odd_tensors(n);
