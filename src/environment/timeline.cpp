@@ -12,6 +12,7 @@
 #include "json_text.hpp"
 #include "lifecycle.hpp"
 #include "record_file.hpp"
+#include "timeline_args.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/callback_errors.hpp"
@@ -40,7 +41,7 @@ namespace {
 
 constexpr std::size_t default_events = 16384;
 constexpr std::uint64_t max_events = 1 << 20;  // 192 MiB per thread
-constexpr std::size_t args_capacity = 160;     // bytes of formatted arguments kept per event (cut at an argument)
+constexpr std::size_t args_capacity = 160;     // bytes of formatted arguments per event (timeline_args.hpp)
 
 struct event {
   const function_info* function;
@@ -113,31 +114,6 @@ thread_ring* ring_for_this_thread() {
   return ring;
 }
 
-// `"name":"value",...` into e.args, leaving out the arguments that do not fit whole.
-void format_args(const erased_call& call, event& e) {
-  std::size_t size = 0;
-  for (std::size_t i = 0; i < call.args_given(); ++i) {  // an omitted argument has no entry
-    const std::size_t before = size;
-    auto put = [&](char c) {
-      if (size < args_capacity) e.args[size] = c;
-      ++size;
-    };
-    if (i != 0) put(',');
-    put('"');
-    json_string_body(call.arg_name(i), put);
-    put('"');
-    put(':');
-    put('"');
-    json_string_body(call.format_arg(i), put);
-    put('"');
-    if (size > args_capacity) {  // this argument does not fit: the event keeps the ones before it
-      size = before;
-      break;
-    }
-  }
-  e.args_size = static_cast<std::uint16_t>(size);
-}
-
 void on_pre(const erased_call& call) { clock_of_thread.start(call.call_id()); }
 
 constinit std::atomic<bool> reported_no_ring{false};
@@ -161,7 +137,7 @@ void on_post(const erased_call& call) {
   e.start = t.start;
   e.duration = t.duration;
   e.threw = static_cast<bool>(call.exception());
-  format_args(call, e);
+  e.args_size = static_cast<std::uint16_t>(format_timeline_args(call, e.args, args_capacity));
   ring->events[n % (ring->capacity + 1)].store(e);
   ring->written.store(n + 1, std::memory_order_release);
 }
