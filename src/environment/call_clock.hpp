@@ -47,6 +47,8 @@ class tick_clock {
   static double ns_per_tick() noexcept;
   /// The tick start() was called at.
   static std::int64_t start_ticks() noexcept { return start_ticks_; }
+  /// CLOCK_MONOTONIC nanoseconds at start(): where other copies of the library count their ticks from.
+  static std::int64_t start_ns() noexcept { return start_ns_; }
 
  private:
   static inline bool use_tsc_ = false;

@@ -4,19 +4,34 @@
 // it out of the static library into every program.
 #include "settings.hpp"
 
+#include <mutex>
+
 extern "C" {
 /// The symbol the linker is told to keep; its value is never read.
 extern const char hookscope_environment_features;
 const char hookscope_environment_features = 0;
 }
 
+#if HOOKSCOPE_ENABLED
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+void install_environment() noexcept {
+  static constinit std::once_flag once;
+  std::call_once(once, [] {
+    install_trace();
+    install_record();
+    install_stats();
+    install_timeline();
+  });
+}
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE
+#endif
+
 namespace {
 [[maybe_unused]] const bool installed = [] {
 #if HOOKSCOPE_ENABLED
-  hookscope::detail::install_trace();
-  hookscope::detail::install_record();
-  hookscope::detail::install_stats();
-  hookscope::detail::install_timeline();
+  hookscope::detail::install_environment();
 #endif
   return true;
 }();

@@ -108,7 +108,11 @@ void push_front(std::atomic<Node*>& head, Node* node) noexcept {
   } while (!head.compare_exchange_weak(first, node, std::memory_order_release, std::memory_order_relaxed));
 }
 
-/// Installs each environment feature's registration hook when its variable is set (once, at start-up).
+/// Installs every environment feature whose variable is set, once: from this copy's static initialiser, or earlier
+/// when another copy of the library joins this one's files first (hub.hpp).
+void install_environment() noexcept;
+
+/// Installs each environment feature's registration hook when its variable is set (install_environment).
 void install_trace() noexcept;
 void install_record() noexcept;
 void install_stats() noexcept;

@@ -3,12 +3,14 @@
 // chrome://tracing open: `ts`/`dur` in µs, `pid`, `tid`, the formatted arguments under `args`, one thread_name
 // metadata event per thread. Nested calls nest. Flight recorder: each thread keeps the last N events (default
 // 16384) in a ring, so a long run keeps its end. `%p` in the path becomes the process id (one file per process).
+// Copies of the library in plugins hand their events to the first copy, which writes one file (hub.hpp).
 #include "settings.hpp"
 
 #if HOOKSCOPE_ENABLED
 
 #include "call_clock.hpp"
 #include "fd_writer.hpp"
+#include "hub.hpp"
 #include "json_text.hpp"
 #include "lifecycle.hpp"
 #include "record_file.hpp"
@@ -89,9 +91,12 @@ struct thread_ring {
 
 struct timeline_state {
   std::vector<std::string> globs;
-  std::string path;  // may hold %p
+  std::string requested_path;  // as read from the variable, made absolute; may hold %p
+  std::string path;            // the file written: the requested one, or one named after this module (hub.hpp)
   std::size_t events = default_events;
   std::atomic<thread_ring*> head{nullptr};
+  std::atomic<hookscope_hub_source*> sources{nullptr};  // other copies of the library, whose events this file holds
+  hookscope_hub_source source{};                        // this copy's part, when another copy owns the file
 };
 timeline_state* state = nullptr;
 
@@ -142,21 +147,17 @@ void on_post(const erased_call& call) {
   ring->written.store(n + 1, std::memory_order_release);
 }
 
-// The whole file; async-signal-safe (the same code serves exit and fatal signals). Returns the errno of the first
-// failed write, or 0.
-int write_timeline(int fd) noexcept {
-  fd_writer w(fd);
+// This copy's events, each thread's name first, each an item of `w` (a sink of the file's owner, hub.hpp), `ts`
+// counted from `origin_ns` (CLOCK_MONOTONIC: the owner's start, the same for every copy). Async-signal-safe (the
+// same code serves exit and fatal signals).
+void write_events(fd_writer& w, std::int64_t origin_ns) noexcept {
   const auto pid = static_cast<std::int64_t>(getpid());
   const double ns_per_tick = tick_clock::ns_per_tick();
-  const auto ns = [ns_per_tick](std::int64_t ticks) {
-    return static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5);
+  const std::int64_t shift = tick_clock::start_ns() - origin_ns;
+  const auto ns = [ns_per_tick, shift](std::int64_t ticks) {
+    return static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5) + shift;
   };
-  w.text("{\"traceEvents\":[");
-  bool first = true;
-  auto separator = [&] {
-    w.text(first ? "\n" : ",\n");
-    first = false;
-  };
+  auto separator = [&w] { w.item(); };
   for (thread_ring* r = state->head.load(std::memory_order_acquire); r != nullptr;
        r = r->next.load(std::memory_order_acquire)) {
     separator();
@@ -203,9 +204,59 @@ int write_timeline(int fd) noexcept {
       w.text("}}");
     }
   }
+}
+
+// The file's items, for this copy's events and those of the copies that joined it: the separator before each.
+struct file_items {
+  fd_writer* file;
+  bool first = true;
+};
+constexpr hookscope_hub_sink file_sink_of(file_items& items) noexcept {
+  return {&items,
+          [](void* context) noexcept {
+            auto& f = *static_cast<file_items*>(context);
+            f.file->text(f.first ? "\n" : ",\n");
+            f.first = false;
+          },
+          [](void* context, const char* data, std::size_t size) noexcept {
+            static_cast<file_items*>(context)->file->text(std::string_view(data, size));
+          }};
+}
+
+// The whole file: this copy's events, then each joined copy's. Async-signal-safe. Returns the errno of the first
+// failed write, or 0.
+int write_timeline(int fd) noexcept {
+  fd_writer w(fd);
+  w.text("{\"traceEvents\":[");
+  file_items items{&w};
+  const hookscope_hub_sink sink = file_sink_of(items);
+  const std::int64_t origin_ns = tick_clock::start_ns();
+  {
+    fd_writer own(sink);
+    write_events(own, origin_ns);
+  }
+  for (const hookscope_hub_source* s = state->sources.load(std::memory_order_acquire); s != nullptr; s = s->next) {
+    s->write(s, &sink, origin_ns);
+  }
   w.text("\n],\"displayTimeUnit\":\"ms\"}\n");
   w.flush();
   return w.error();
+}
+
+// This copy's part of the owner's file (the hub source it joined with).
+void write_for_owner(const hookscope_hub_source*, const hookscope_hub_sink* sink, std::int64_t origin_ns) noexcept {
+  fd_writer w(*sink);
+  write_events(w, origin_ns);
+}
+
+// Another copy joins this one's file: kept when its variable names the same file (compared as read, `%p` and all).
+int accept_source(hookscope_hub_source* source) noexcept {
+  if (state == nullptr || std::strcmp(source->path, state->requested_path.c_str()) != 0) return 0;
+  hookscope_hub_source* first = state->sources.load(std::memory_order_relaxed);
+  do {
+    source->next = first;
+  } while (!state->sources.compare_exchange_weak(first, source, std::memory_order_release, std::memory_order_relaxed));
+  return 1;
 }
 
 bool expand_path(char (&out)[output_path_capacity]) noexcept { return expand_pid(state->path, out); }
@@ -302,9 +353,24 @@ void install_timeline() noexcept {
       return;
     }
     tick_clock::start();
-    add_exit_action({&write_at_exit, &write_from_signal_handler});
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_events);
     add_registration_hook(&trace_if_matching);
+    // One writer per file: the first copy of the library in the process (hub.hpp) writes every copy's events.
+    s->requested_path = s->path;
+    const hub_owner owner = find_hub_owner();
+    if (!owner.self) {
+      s->source = {s->requested_path.c_str(), &write_for_owner, nullptr};
+      if (owner.hub->join(hookscope_hub_timeline, &s->source) == 1) return;
+    } else {
+      if (!owner.earlier_version.empty()) {
+        s->path = module_path(s->path, owner.module);
+        log_line("hookscope: HOOKSCOPE_TIMELINE: another version of hookscope in this process (" +
+                 shown(owner.earlier_version) + ") writes " + shown(s->requested_path) + "; this one (" +
+                 shown(owner.module) + ") writes " + shown(s->path));
+      }
+      set_join_handler(hookscope_hub_timeline, &accept_source);
+    }
+    add_exit_action({&write_at_exit, &write_from_signal_handler});
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_TIMELINE: could not read the variable (out of memory)");
   }
