@@ -31,7 +31,7 @@ void value::construct_node(Other&& other) {
     case kind::dict: ::new (&dict_) detail::value_dict(static_cast<Other&&>(other).dict_); break;
     case kind::structure: ::new (&structure_) detail::value_struct(static_cast<Other&&>(other).structure_); break;
     case kind::bytes: ::new (&string_) std::string(static_cast<Other&&>(other).string_); break;
-    case kind::opaque: ::new (&opaque_) detail::value_opaque(static_cast<Other&&>(other).opaque_); break;
+    case kind::opaque: ::new (&opaque_) opaque_leaf(static_cast<Other&&>(other).opaque_); break;
     case kind::variant: ::new (&variant_) detail::value_variant(static_cast<Other&&>(other).variant_); break;
     case kind::none:
     case kind::integer:
@@ -52,7 +52,7 @@ void value::destroy_node() noexcept {
     case kind::dict: dict_.~value_dict(); break;
     case kind::structure: structure_.~value_struct(); break;
     case kind::bytes: string_.~basic_string(); break;
-    case kind::opaque: opaque_.~value_opaque(); break;
+    case kind::opaque: opaque_.~opaque_leaf(); break;
     case kind::variant: variant_.~value_variant(); break;
     case kind::none:
     case kind::integer:
@@ -110,8 +110,14 @@ value value::bytes(std::span<const std::byte> raw) {
   return v;
 }
 value value::opaque(std::string type_name, bool depth_limited) {
+  opaque_leaf leaf;
+  leaf.type_name = std::move(type_name);
+  leaf.depth_limited = depth_limited;
+  return opaque(std::move(leaf));
+}
+value value::opaque(opaque_leaf leaf) {
   value v;
-  ::new (&v.opaque_) detail::value_opaque{std::move(type_name), depth_limited};
+  ::new (&v.opaque_) opaque_leaf(std::move(leaf));
   v.kind_ = kind::opaque;
   return v;
 }
@@ -185,8 +191,7 @@ bool operator==(const value& a, const value& b) noexcept {
     case value::kind::structure:
       return a.structure_.name == b.structure_.name && a.structure_.fields == b.structure_.fields;
     case value::kind::bytes: return a.string_ == b.string_;
-    case value::kind::opaque:
-      return a.opaque_.type_name == b.opaque_.type_name && a.opaque_.depth_limited == b.opaque_.depth_limited;
+    case value::kind::opaque: return a.opaque_ == b.opaque_;
     case value::kind::variant:
       return a.variant_.index == b.variant_.index && a.variant_.alternative == b.variant_.alternative;
   }

@@ -98,6 +98,26 @@ void write_fields(std::string& out, const value_fields& fields) {
   out.push_back(']');
 }
 
+// Leaves the object open, as the other kinds' cases do.
+void write_opaque(std::string& out, const opaque_leaf& leaf) {
+  out += "{\"opaque\":";
+  write_text(out, leaf.type_name);
+  if (leaf.depth_limited) out += ",\"depth_limited\":true";
+  if (leaf.address) {
+    char digits[2 + 16];
+    const auto end = std::to_chars(digits, digits + sizeof digits, *leaf.address, 16).ptr;
+    out += ",\"address\":\"0x";
+    out.append(digits, end);
+    out += '"';
+  }
+  if (leaf.unreadable) out += ",\"unreadable\":true";
+  if (leaf.length) {
+    out += ",\"length\":";
+    write_number(out, *leaf.length);
+  }
+  if (leaf.too_large) out += ",\"too_large\":true";
+}
+
 void write(std::string& out, const value& v) {
   switch (v.type()) {
     case value::kind::none: out += "null"; return;
@@ -145,11 +165,7 @@ void write(std::string& out, const value& v) {
       detail::append_base64(out, v.as_bytes());
       out += '"';
       break;
-    case value::kind::opaque:
-      out += "{\"opaque\":";
-      write_text(out, v.opaque_type());
-      if (v.depth_limited()) out += ",\"depth_limited\":true";
-      break;
+    case value::kind::opaque: write_opaque(out, v.as_opaque()); break;
     case value::kind::variant:
       out += "{\"variant\":";
       write_number(out, v.variant_index());
@@ -652,15 +668,58 @@ value read_struct(const json::object& o, const json_path& at) {
   return value::structure(read_json_text(o.at("struct"), at / "struct"), read_fields(*fields, at / "fields"));
 }
 
+bool read_flag(const json::value& j, const json_path& at) {
+  if (!j.is_bool()) fail_at(at, "expected true or false, found " + json_kind_of(j));
+  return j.get_bool();
+}
+
+// "0x" and lowercase hexadecimal digits without leading zeros: one spelling per address, so that equal leaves are
+// equal text.
+std::uint64_t read_address(const json::value& j, const json_path& at) {
+  const json::string* text = j.if_string();
+  const std::string_view digits = text != nullptr && text->size() > 2 && text->starts_with("0x")
+                                      ? std::string_view(text->data() + 2, text->size() - 2)
+                                      : std::string_view{};
+  std::uint64_t address = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), address, 16);
+  const bool canonical = !digits.empty() && digits.size() <= 16 && (digits == "0" || digits.front() != '0') &&
+                         digits.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  if (!canonical || ec != std::errc() || end != digits.data() + digits.size()) {
+    fail_at(at, "expected an address as \"0x\" and lowercase hexadecimal digits without leading zeros, found " +
+                    (text != nullptr ? json_quoted(std::string_view(text->data(), text->size())) : json_kind_of(j)));
+  }
+  return address;
+}
+
 value read_opaque(const json::object& o, const json_path& at) {
-  const json::value* limited = o.if_contains("depth_limited");
-  if (o.size() != (limited != nullptr ? 2U : 1U)) {
-    fail_at(at, "an opaque leaf has the key \"opaque\" (and \"depth_limited\" where a recursive value was cut)");
+  opaque_leaf leaf;
+  for (const json::key_value_pair& entry : o) {
+    const std::string_view key(entry.key().data(), entry.key().size());
+    const json::value& j = entry.value();
+    if (key == "opaque") {
+      leaf.type_name = read_json_text(j, at / "opaque");
+    } else if (key == "depth_limited") {
+      leaf.depth_limited = read_flag(j, at / "depth_limited");
+    } else if (key == "address") {
+      leaf.address = read_address(j, at / "address");
+    } else if (key == "unreadable") {
+      leaf.unreadable = read_flag(j, at / "unreadable");
+    } else if (key == "length") {
+      const std::int64_t n = read_json_integer(j, at / "length");
+      if (n < 0) fail_at(at / "length", "negative length " + std::to_string(n));
+      leaf.length = static_cast<std::uint64_t>(n);
+    } else if (key == "too_large") {
+      leaf.too_large = read_flag(j, at / "too_large");
+    } else {
+      fail_at(at,
+              "an opaque leaf has the key \"opaque\" and may have \"depth_limited\", \"address\", "
+              "\"unreadable\", \"length\" and \"too_large\"; found " +
+                  json_quoted(key));
+    }
   }
-  if (limited != nullptr && !limited->is_bool()) {
-    fail_at(at / "depth_limited", "expected true or false, found " + json_kind_of(*limited));
-  }
-  return value::opaque(read_json_text(o.at("opaque"), at / "opaque"), limited != nullptr && limited->get_bool());
+  if (leaf.unreadable && !leaf.address) fail_at(at / "unreadable", "an unreadable leaf has its \"address\"");
+  if (leaf.length && !leaf.too_large) fail_at(at / "length", "a \"length\" is given with \"too_large\": true");
+  return value::opaque(std::move(leaf));
 }
 
 value read_variant(const json::object& o, const json_path& at) {

@@ -40,6 +40,8 @@ def pytest_addoption(parser):
                     help="how the programs were built: -Dhooks=true (on) or -Dhooks=false (off)")
     group.addoption("--usdt", choices=("on", "off"),
                     help="whether the library was built with USDT probes (Meson option usdt, found or not)")
+    group.addoption("--program", action="append", default=[], metavar="NAME=PATH",
+                    help="a built program of tests/unchanged/ (the table's rows name it)")
     group.addoption("--compiler", action="append", default=[], metavar="ARG",
                     help="the compiler command, one argument per option (--compiler=g++ --compiler=-std=c++20 ...)")
 
@@ -60,6 +62,13 @@ def program_fixture(name):
 
 for _name in PROGRAMS:
     globals()[_name.replace("-", "_")] = program_fixture(_name)
+
+
+@pytest.fixture(scope="session")
+def programs(pytestconfig):
+    """{name: absolute path} of the --program NAME=PATH options."""
+    named = dict(option.split("=", 1) for option in pytestconfig.getoption("program"))
+    return {name: os.path.abspath(path) for name, path in named.items()}
 
 
 @pytest.fixture(scope="session")

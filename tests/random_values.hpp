@@ -62,7 +62,14 @@ inline value random_value(std::mt19937_64& rng, int depth, options o = {}) {
       const std::string raw = bytes();
       return value::bytes(std::as_bytes(std::span<const char>(raw.data(), raw.size())));
     }
-    case 7: return value::opaque(bytes(), pick(2) == 0);
+    case 7: {  // every combination of what a leaf may record, the address anywhere in 64 bits
+      hookscope::opaque_leaf leaf{bytes(), pick(2) == 0, {}, false, {}, false};
+      if (pick(2) == 0) leaf.address = pick(3) == 0 ? std::uint64_t{pick(2)} : rng() >> pick(64);
+      leaf.unreadable = leaf.address && pick(2) == 0;
+      leaf.too_large = pick(2) == 0;
+      if (leaf.too_large && pick(2) == 0) leaf.length = rng() >> (1 + pick(63));
+      return value::opaque(std::move(leaf));
+    }
     case 8: return value(std::string());
     default: break;
   }

@@ -207,6 +207,16 @@ TEST_CASE("value JSON encoding, every kind both ways") {
   check_both_ways(value::bytes({}), R"({"bytes":""})");
   check_both_ways(value::opaque("std::mutex"), R"({"opaque":"std::mutex"})");
   check_both_ways(value::opaque("node", true), R"({"opaque":"node","depth_limited":true})");
+  check_both_ways(value::opaque({"const float*", false, 0x7f3a2c001000, false, {}, false}),
+                  R"({"opaque":"const float*","address":"0x7f3a2c001000"})");
+  check_both_ways(value::opaque({"const char*", false, 0, true, {}, false}),
+                  R"({"opaque":"const char*","address":"0x0","unreadable":true})");
+  check_both_ways(value::opaque({"std::vector<float>", false, {}, false, 2500000, true}),
+                  R"({"opaque":"std::vector<float>","length":2500000,"too_large":true})");
+  check_both_ways(value::opaque({"list", false, {}, false, {}, true}), R"({"opaque":"list","too_large":true})");
+  check_both_ways(value::opaque({"T*", true, 0xffffffffffffffff, true, 0, true}),
+                  R"({"opaque":"T*","depth_limited":true,"address":"0xffffffffffffffff","unreadable":true,)"
+                  R"("length":0,"too_large":true})");
   check_both_ways(value::variant(1, value(0.5)), R"({"variant":1,"value":{"float":0.5}})");
   check_both_ways(value::variant(0, value()), R"({"variant":0,"value":null})");
 
@@ -288,11 +298,43 @@ TEST_CASE("value_from_json errors name the path and the fault") {
   CHECK(error_of(R"({"bytes":3})") == "$.bytes: expected base64 text, found a number");
   CHECK(error_of(R"({"opaque":"T","depth_limited":1})") == "$.depth_limited: expected true or false, found a number");
   CHECK(error_of(R"({"opaque":"T","x":1})") ==
-        "$: an opaque leaf has the key \"opaque\" (and \"depth_limited\" where a recursive value was cut)");
+        "$: an opaque leaf has the key \"opaque\" and may have \"depth_limited\", \"address\", \"unreadable\", "
+        "\"length\" and \"too_large\"; found \"x\"");
   CHECK(error_of(R"({"variant":-1,"value":null})") == "$.variant: negative alternative index -1");
   CHECK(error_of(R"({"variant":0})") == "$: a variant has exactly the keys \"variant\" and \"value\"");
   CHECK(error_of(R"({"struct":"C"})") == "$: a struct has exactly the keys \"struct\" and \"fields\"");
   CHECK(error_of(R"({"bool":1})") == "$.bool: expected true or false, found a number");
+}
+
+TEST_CASE("value_from_json: an opaque leaf's address, markers and length are checked") {
+  const std::string address_expected =
+      "$.address: expected an address as \"0x\" and lowercase hexadecimal digits without leading zeros, found ";
+  CHECK(error_of(R"({"opaque":"T*","address":"0x7F00"})") == address_expected + "\"0x7F00\"");
+  CHECK(error_of(R"({"opaque":"T*","address":"0x07f"})") == address_expected + "\"0x07f\"");
+  CHECK(error_of(R"({"opaque":"T*","address":"0x"})") == address_expected + "\"0x\"");
+  CHECK(error_of(R"({"opaque":"T*","address":"7f"})") == address_expected + "\"7f\"");
+  CHECK(error_of(R"({"opaque":"T*","address":"0x-1"})") == address_expected + "\"0x-1\"");
+  CHECK(error_of(R"({"opaque":"T*","address":"0x10000000000000000"})") == address_expected + "\"0x10000000000000000\"");
+  CHECK(error_of(R"({"opaque":"T*","address":140234})") == address_expected + "a number");
+  CHECK(error_of(R"({"opaque":"T*","unreadable":true})") == "$.unreadable: an unreadable leaf has its \"address\"");
+  CHECK(error_of(R"({"opaque":"T*","address":"0x1","unreadable":"yes"})") ==
+        "$.unreadable: expected true or false, found a string");
+  CHECK(error_of(R"({"opaque":"list","length":3})") == "$.length: a \"length\" is given with \"too_large\": true");
+  CHECK(error_of(R"({"opaque":"list","length":-3,"too_large":true})") == "$.length: negative length -3");
+  CHECK(error_of(R"({"opaque":"list","length":1.5,"too_large":true})") == "$.length: expected an integer, found 1.5");
+  CHECK(error_of(R"({"opaque":"list","too_large":1})") == "$.too_large: expected true or false, found a number");
+  CHECK(error_of(R"({"opaque":"T*","address":"0x1","address":"0x2"})") == "$: duplicate key \"address\"");
+  // Absent markers are false, as written.
+  CHECK(hookscope::value_from_json(R"({"opaque":"T*","address":"0x1","unreadable":false,"too_large":false})") ==
+        value::opaque({"T*", false, 1, false, {}, false}));
+}
+
+TEST_CASE("value == of opaque leaves compares everything they record") {
+  CHECK_FALSE(value::opaque({"T*", false, 1, false, {}, false}) == value::opaque({"T*", false, 2, false, {}, false}));
+  CHECK_FALSE(value::opaque({"T*", false, 1, false, {}, false}) == value::opaque({"T*", false, 1, true, {}, false}));
+  CHECK_FALSE(value::opaque({"L", false, {}, false, 3, true}) == value::opaque({"L", false, {}, false, {}, true}));
+  CHECK(value::opaque({"T*", false, 1, false, {}, false}).as_opaque().address == 1U);
+  CHECK_THROWS_WITH(value(1).as_opaque(), "hookscope: value: expected opaque, found int");
 }
 
 TEST_CASE("value_from_json refuses a key given twice, as the record reader does, naming the path and the key") {

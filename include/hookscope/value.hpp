@@ -4,7 +4,7 @@
 //
 // It converts to and from the JSON value encoding of the record format (docs/record_format.md):
 //   {"shape":[1,7],"dtype":"int64"}  null  {"int":3}  {"float":0.5}  {"bool":true}  {"str":"x"}  {"bytes":"AAE="}
-//   {"opaque":"std::mutex"}  {"tuple":[...]}  {"list":[...]}  {"dict":[["key",V],...]}
+//   {"opaque":"std::mutex"}  {"opaque":"const float*","address":"0x7f3a2c001000"}  {"tuple":[...]}  {"list":[...]}  {"dict":[["key",V],...]}
 //   {"struct":"DynamicCache","fields":[["key_0",V],...]}  {"variant":1,"value":V}
 // A string that is not UTF-8 (a str, a dict key) is written {"base64":"..."} in place of the JSON string.
 #pragma once
@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,23 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 class value;
+
+/// An opaque leaf: a value recorded without its contents. `type_name` says what it was; the other members say why
+/// (all optional, and what the record format's opaque object carries: docs/record_format.md).
+struct opaque_leaf {
+  std::string type_name;
+  /// A recursive value cut at the capture's depth bound (the part below is not captured).
+  bool depth_limited = false;
+  /// A raw pointer's address: recorded, never followed unless the user opted in.
+  std::optional<std::uint64_t> address;
+  /// The user opted in to read the pointee, and the memory at `address` could not be read.
+  bool unreadable = false;
+  /// The element or byte count of a value too large to record (`too_large`), when it is known.
+  std::optional<std::uint64_t> length;
+  /// A value left out because it is larger than the capture's bounds or a record line allows.
+  bool too_large = false;
+  friend bool operator==(const opaque_leaf&, const opaque_leaf&) = default;
+};
 
 /// Ordered (name, value) pairs: the entries of a dict, the fields of a struct.
 using value_fields = std::vector<std::pair<std::string, value>>;
@@ -47,10 +65,6 @@ struct value_dict {
 struct value_struct {
   std::string name;
   value_fields fields;
-};
-struct value_opaque {
-  std::string type_name;
-  bool depth_limited;
 };
 struct value_variant {
   std::size_t index;
@@ -126,6 +140,8 @@ class value {
   /// A leaf for a value captured without its contents: its type's name. `depth_limited`: a recursive value cut at
   /// the capture's depth bound (the part below is not captured).
   static value opaque(std::string type_name, bool depth_limited = false);
+  /// An opaque leaf with what it records beside its type's name (an address, why it holds no value).
+  static value opaque(opaque_leaf leaf);
   /// The alternative `index` of a variant type, holding `alternative`.
   static value variant(std::size_t index, value alternative);
 
@@ -170,6 +186,11 @@ class value {
   const std::string& opaque_type() const {
     expect(kind::opaque);
     return opaque_.type_name;
+  }
+  /// Everything an opaque leaf records.
+  const opaque_leaf& as_opaque() const {
+    expect(kind::opaque);
+    return opaque_;
   }
   /// True for the opaque leaf where a recursive value's capture stopped at its depth bound.
   bool depth_limited() const {
@@ -249,7 +270,7 @@ class value {
     detail::value_list list_;
     detail::value_dict dict_;
     detail::value_struct structure_;
-    detail::value_opaque opaque_;
+    opaque_leaf opaque_;
     detail::value_variant variant_;
   };
 };

@@ -54,25 +54,53 @@ Key = Union[str, int]
 
 
 class Opaque:
-    """A C++ argument captured without its value (an opaque leaf of the record format: ``{"opaque": "std::mutex"}``):
-    its type's name, and ``depth_limited`` where a recursive value was cut at the capture's depth bound."""
+    """A C++ argument recorded without its value (an opaque leaf of the record format: ``{"opaque": "std::mutex"}``):
+    its type's name, and what the leaf says beside it: ``depth_limited`` where a recursive value was cut at the
+    capture's depth bound, ``address`` (an int) for a raw pointer recorded by its address, ``unreadable`` where the
+    pointee was asked for and could not be read, ``too_large`` (with ``length``, the element or byte count, when
+    known) for a value too large to record."""
 
-    __slots__ = ("type_name", "depth_limited")
+    __slots__ = ("type_name", "depth_limited", "address", "unreadable", "length", "too_large")
 
-    def __init__(self, type_name: str, depth_limited: bool = False):
+    def __init__(self, type_name: str, depth_limited: bool = False, address: int | None = None,
+                 unreadable: bool = False, length: int | None = None, too_large: bool = False):
         self.type_name = _arguments.text("type_name", type_name)
         self.depth_limited = _arguments.flag("depth_limited", depth_limited)
+        self.address = None if address is None else _arguments.count("address", address, maximum=2**64 - 1)
+        self.unreadable = _arguments.flag("unreadable", unreadable)
+        self.length = None if length is None else _arguments.count("length", length)
+        self.too_large = _arguments.flag("too_large", too_large)
+
+    @classmethod
+    def from_json(cls, leaf: Mapping[str, Any]) -> "Opaque":
+        """The leaf of its record-format object (``{"opaque": ..., "address": "0x...", ...}``)."""
+        address = leaf.get("address")
+        return cls(decode_text(leaf["opaque"]), leaf.get("depth_limited", False),
+                   None if address is None else int(address, 16), leaf.get("unreadable", False), leaf.get("length"),
+                   leaf.get("too_large", False))
+
+    def _key(self) -> tuple:
+        return (self.type_name, self.depth_limited, self.address, self.unreadable, self.length, self.too_large)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Opaque) and other.type_name == self.type_name
-                and other.depth_limited == self.depth_limited)
+        return isinstance(other, Opaque) and other._key() == self._key()
 
     def __hash__(self) -> int:
-        return hash((self.type_name, self.depth_limited))
+        return hash(self._key())
 
     def __repr__(self) -> str:
-        cut = ", depth_limited=True" if self.depth_limited else ""
-        return f"hookscope.Opaque({self.type_name!r}{cut})"
+        parts = [repr(self.type_name)]
+        if self.depth_limited:
+            parts.append("depth_limited=True")
+        if self.address is not None:
+            parts.append(f"address={self.address:#x}")
+        if self.unreadable:
+            parts.append("unreadable=True")
+        if self.length is not None:
+            parts.append(f"length={self.length}")
+        if self.too_large:
+            parts.append("too_large=True")
+        return f"hookscope.Opaque({', '.join(parts)})"
 
 
 def decode_text(encoded: Any) -> str:

@@ -34,13 +34,14 @@ def flag(name: str, value: Any) -> bool:
     raise TypeError(f"hookscope: {name}: expected True or False, got {type(value).__name__} {_shown(value)}")
 
 
-def count(name: str, value: Any, minimum: int = 0) -> int:
-    """An int in [minimum, 2**63 - 1]."""
+def count(name: str, value: Any, minimum: int = 0, maximum: int = _INT64_MAX) -> int:
+    """An int in [minimum, maximum] (2**63 - 1 unless given)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"hookscope: {name}: expected an int, got {type(value).__name__} {_shown(value)}")
     value = int(value)
-    if value < minimum or value > _INT64_MAX:
-        raise ValueError(f"hookscope: {name}: expected an int >= {minimum}, got {value}")
+    if value < minimum or value > maximum:
+        bound = f">= {minimum}" if maximum == _INT64_MAX else f"from {minimum} to {maximum}"
+        raise ValueError(f"hookscope: {name}: expected an int {bound}, got {value}")
     return value
 
 

@@ -24,6 +24,22 @@ def test_decode_text_refuses_what_is_not_text(bad):
         hookscope.decode_text(bad)
 
 
+def test_opaque_leaf_with_address_and_markers_read_back():
+    # What the C++ capture writes for a raw pointer (by address), a pointee it could not read, and a value too large.
+    leaves = [{"opaque": "const float*", "address": "0x7f3a2c001000"},
+              {"opaque": "const char*", "address": "0xffffffffffffffff", "unreadable": True},
+              {"opaque": "std::vector<float>", "length": 2500000, "too_large": True}]
+    assert [hookscope.Opaque.from_json(leaf) for leaf in leaves] == [
+        hookscope.Opaque("const float*", address=0x7f3a2c001000),
+        hookscope.Opaque("const char*", address=2**64 - 1, unreadable=True),
+        hookscope.Opaque("std::vector<float>", length=2500000, too_large=True)]
+    assert repr(hookscope.Opaque.from_json(leaves[1])) == \
+        "hookscope.Opaque('const char*', address=0xffffffffffffffff, unreadable=True)"
+    assert hookscope.Opaque("T*", address=1) != hookscope.Opaque("T*", address=2)
+    with pytest.raises(ValueError, match="^hookscope: address: expected an int from 0 to 18446744073709551615"):
+        hookscope.Opaque("T*", address=2**64)
+
+
 def test_opaque_equality_and_repr():
     assert hookscope.Opaque("std::mutex") == hookscope.Opaque("std::mutex")
     assert hookscope.Opaque("node") != hookscope.Opaque("node", depth_limited=True)

@@ -55,7 +55,8 @@ std::string scalar_text(const value& v) {
 bool scalar_equal(const value& a, const value& b) {
   // Bytes and opaque leaves equal only their own kind: bytes by content, opaque leaves by type (they hold no value).
   if (a.type() == value::kind::opaque || b.type() == value::kind::opaque) {
-    return a.type() == b.type() && a.opaque_type() == b.opaque_type();  // the depth marker is no value
+    // Only the type: the markers are no value, and a raw pointer's address differs from call to call.
+    return a.type() == b.type() && a.opaque_type() == b.opaque_type();
   }
   if (a.type() == value::kind::bytes || b.type() == value::kind::bytes) return a == b;
   const bool a_str = a.type() == value::kind::string, b_str = b.type() == value::kind::string;

@@ -404,7 +404,7 @@ class InputObserver:
         if "bytes" in v:
             return base64.b64decode(v["bytes"])
         if "opaque" in v:
-            return Opaque(decode_text(v["opaque"]), v.get("depth_limited", False))
+            return Opaque.from_json(v)
         if "variant" in v:  # Python holds the alternative itself
             return self._rebuild(v["value"], obj)
         if "tuple" in v or "list" in v:
