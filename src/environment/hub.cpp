@@ -93,7 +93,8 @@ void read_notes(const unsigned char* p, std::size_t size, std::size_t align, Fou
       std::int32_t offset = 0;
       std::memcpy(&abi, desc, 4);
       std::memcpy(&offset, desc + 4, 4);
-      found(abi, const_cast<unsigned char*>(desc + 4) + offset);
+      found(abi, reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(desc + 4) +
+                                         static_cast<std::uintptr_t>(static_cast<std::intptr_t>(offset))));
     }
     p += 12 + name_bytes + desc_bytes;
     size -= 12 + name_bytes + desc_bytes;
