@@ -2,6 +2,7 @@
 // library refers to this object — the registry below it must not know the features above it — so the dependency
 // objects (meson's hookscope_dep, hookscope.pc) name its anchor to the linker (`-Wl,--undefined=...`), which pulls
 // it out of the static library into every program.
+#include "hub.hpp"
 #include "settings.hpp"
 
 #include <mutex>
@@ -18,6 +19,7 @@ namespace detail {
 void install_environment() noexcept {
   static constinit std::once_flag once;
   std::call_once(once, [] {
+    remember_start_directory();  // what relative paths are resolved against, by this copy and the ones joining it
     install_trace();
     install_record();
     install_stats();

@@ -7,6 +7,9 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
+
+#include <climits>
 
 #include <atomic>
 #include <cstring>
@@ -17,6 +20,7 @@ namespace detail {
 namespace {
 
 constinit std::atomic<int (*)(hookscope_hub_source*) noexcept> join_handlers[2] = {};
+constinit char directory_at_start[PATH_MAX] = {};
 
 // Another copy joins this one's file: this copy reads its variables first when it has not yet (a copy in a library
 // loaded before it may finish its static initialisers first).
@@ -27,6 +31,11 @@ int join(std::uint32_t feature, hookscope_hub_source* source) noexcept {
   return handler != nullptr ? handler(source) : 0;
 }
 
+const char* directory() noexcept {
+  install_environment();
+  return directory_at_start;
+}
+
 }  // namespace
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
@@ -34,8 +43,8 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 extern "C" {
 /// This copy's hub: hidden (each module its own), constant-initialised (callable before this copy's static
 /// initialisers run), reached by the other copies through the note below.
-[[gnu::visibility("hidden"), gnu::used]] constinit hookscope_hub hookscope_detail_hub = {HOOKSCOPE_DETAIL_HUB_ABI,
-                                                                                         &hookscope::detail::join};
+[[gnu::visibility("hidden"), gnu::used]] constinit hookscope_hub hookscope_detail_hub = {
+    HOOKSCOPE_DETAIL_HUB_ABI, &hookscope::detail::join, &hookscope::detail::directory};
 }
 
 #define HOOKSCOPE_DETAIL_TEXT_OF(x) #x
@@ -152,6 +161,15 @@ hub_owner find_hub_owner() {
     out.earlier_version = walk.first_index == 0 ? "the program" : file_name(walk.first_name);
   }
   return out;
+}
+
+void remember_start_directory() noexcept {
+  if (getcwd(directory_at_start, sizeof directory_at_start) == nullptr) directory_at_start[0] = '\0';
+}
+
+std::string start_directory() {
+  const hub_owner owner = find_hub_owner();
+  return owner.self ? directory_at_start : owner.hub->directory();
 }
 
 void set_join_handler(std::uint32_t feature, int (*handler)(hookscope_hub_source*) noexcept) noexcept {

@@ -30,7 +30,8 @@ struct hookscope_hub_sink {
 
 /// A copy's part of a file another copy owns. Lives in the joining copy's memory for the process's life.
 struct hookscope_hub_source {
-  /// The file, as the joining copy read it from its variable (absolute, `%p` not expanded); "" for the log.
+  /// The file, as the joining copy's variable gives it (`%p` not expanded, relative paths not resolved: the owner
+  /// resolved them at its start-up); "" for the log.
   const char* path;
   /// Writes the copy's items through `sink`; a timeline's `ts` count from `origin_ns` (CLOCK_MONOTONIC).
   void (*write)(const hookscope_hub_source* self, const hookscope_hub_sink* sink, std::int64_t origin_ns) noexcept;
@@ -47,6 +48,9 @@ struct hookscope_hub {
   /// Adds `source` to the owner's file of `feature`: 1 when the owner writes it (its variable names the same
   /// file), 0 when the source's copy must write its own. Reads the owner's variables first if they were not yet.
   int (*join)(std::uint32_t feature, hookscope_hub_source* source) noexcept;
+  /// The working directory at the owner's start-up, which every copy resolves relative paths against ("" when
+  /// unknown). Reads the owner's variables first if they were not yet.
+  const char* (*directory)() noexcept;
 };
 
 }  // extern "C"
@@ -70,6 +74,13 @@ hub_owner find_hub_owner();
 /// What the owner of `feature`'s file does when another copy joins: 1 when it writes the source (and has kept it),
 /// 0 when not. Set by the feature when it installs, in the copy that owns.
 void set_join_handler(std::uint32_t feature, int (*handler)(hookscope_hub_source*) noexcept) noexcept;
+
+/// Remembers the working directory: at the start of this copy's installation (install_environment).
+void remember_start_directory() noexcept;
+
+/// The directory relative paths are resolved against: the working directory at the owner's start-up, for every
+/// copy (a plugin loaded after the program's chdir() names the same files); "" when unknown.
+std::string start_directory();
 
 /// `path` for a copy whose owner is not the first module with hookscope: `-<module>` before its extension
 /// (`/tmp/t.json` -> `/tmp/t-libplugin.so.json`), so that two versions never write one file.

@@ -1,6 +1,7 @@
 // The environment features' shared pieces (see settings.hpp).
 #include "settings.hpp"
 
+#include "hub.hpp"
 #include "json_text.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
@@ -139,9 +140,8 @@ void report_setting(std::string_view variable, std::string_view entry, std::stri
 
 std::string absolute_path(std::string_view path) {
   if (path.empty() || path.front() == '/') return std::string(path);
-  char cwd[PATH_MAX];
-  if (getcwd(cwd, sizeof cwd) == nullptr) return std::string(path);
-  std::string out = cwd;
+  std::string out = start_directory();
+  if (out.empty()) return std::string(path);
   if (out.back() != '/') out.push_back('/');
   return out.append(path);
 }

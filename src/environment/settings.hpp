@@ -48,8 +48,9 @@ void report_setting(std::string_view variable, std::string_view entry, std::stri
 /// `text` for a log line: bytes that are not UTF-8, and control characters, as `\xNN`.
 std::string shown(std::string_view text);
 
-/// `path` made absolute against the working directory at start-up, so that a later chdir() does not move it; the
-/// text as given when it is absolute (or the working directory is unknown).
+/// `path` made absolute against the working directory at start-up (the program's, for every copy of the library:
+/// hub.hpp), so that a later chdir() does not move it; the text as given when it is absolute (or the working
+/// directory is unknown).
 std::string absolute_path(std::string_view path);
 
 /// Why `path` cannot be an output file, or nothing: a directory, a path whose directory does not exist. Output

@@ -100,6 +100,7 @@ struct stats_state {
   std::vector<std::string> globs;
   int fd = -1;  // -1: the log sink
   std::string path;
+  std::string requested_path;  // as the variable gives it: what copies compare (a copy may load after a chdir())
   std::atomic<function_stats*> head{nullptr};
   std::atomic<hookscope_hub_source*> sources{nullptr};  // other copies of the library, whose rows this table holds
   hookscope_hub_source source{};                        // this copy's rows, when another copy owns the table
@@ -193,7 +194,7 @@ void write_rows_for_owner(const hookscope_hub_source*, const hookscope_hub_sink*
 
 // Another copy joins this one's table: kept when its variable names the same file (or the log).
 int accept_source(hookscope_hub_source* source) noexcept {
-  if (state == nullptr || std::strcmp(source->path, state->path.c_str()) != 0) return 0;
+  if (state == nullptr || std::strcmp(source->path, state->requested_path.c_str()) != 0) return 0;
   hookscope_hub_source* first = state->sources.load(std::memory_order_relaxed);
   do {
     source->next = first;
@@ -260,7 +261,8 @@ void install_stats() noexcept {
     }
     auto* s = new stats_state;
     s->globs = std::move(setting.globs);
-    s->path = absolute_path(setting.path.value_or(""));
+    s->requested_path = setting.path.value_or("");
+    s->path = absolute_path(s->requested_path);
     state = s;
     tick_clock::start();
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_calls);
@@ -268,7 +270,7 @@ void install_stats() noexcept {
     // One table per process: the first copy of the library in it (hub.hpp) prints every copy's rows.
     const hub_owner owner = find_hub_owner();
     if (!owner.self) {
-      s->source = {s->path.c_str(), &write_rows_for_owner, nullptr};
+      s->source = {s->requested_path.c_str(), &write_rows_for_owner, nullptr};
       if (owner.hub->join(hookscope_hub_stats, &s->source) == 1) return;
     } else {
       set_join_handler(hookscope_hub_stats, &accept_source);

@@ -91,7 +91,7 @@ struct thread_ring {
 
 struct timeline_state {
   std::vector<std::string> globs;
-  std::string requested_path;  // as read from the variable, made absolute; may hold %p
+  std::string requested_path;  // as the variable gives it: what copies compare (a copy may load after a chdir())
   std::string path;            // the file written: the requested one, or one named after this module (hub.hpp)
   std::size_t events = default_events;
   std::atomic<thread_ring*> head{nullptr};
@@ -356,17 +356,18 @@ void install_timeline() noexcept {
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_events);
     add_registration_hook(&trace_if_matching);
     // One writer per file: the first copy of the library in the process (hub.hpp) writes every copy's events.
-    s->requested_path = s->path;
+    s->requested_path = *setting.path;
     const hub_owner owner = find_hub_owner();
     if (!owner.self) {
       s->source = {s->requested_path.c_str(), &write_for_owner, nullptr};
       if (owner.hub->join(hookscope_hub_timeline, &s->source) == 1) return;
     } else {
       if (!owner.earlier_version.empty()) {
-        s->path = module_path(s->path, owner.module);
+        const std::string own_path = module_path(s->path, owner.module);
         log_line("hookscope: HOOKSCOPE_TIMELINE: another version of hookscope in this process (" +
-                 shown(owner.earlier_version) + ") writes " + shown(s->requested_path) + "; this one (" +
-                 shown(owner.module) + ") writes " + shown(s->path));
+                 shown(owner.earlier_version) + ") writes " + shown(s->path) + "; this one (" + shown(owner.module) +
+                 ") writes " + shown(own_path));
+        s->path = own_path;
       }
       set_join_handler(hookscope_hub_timeline, &accept_source);
     }

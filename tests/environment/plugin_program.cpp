@@ -1,10 +1,10 @@
 // Run by tests/environment/test_plugins.py: a program that dlopen()s plugins (plugin_module.cpp), each holding its
 // own copy of the static library, and calls its own and the plugins' annotated functions from two threads.
-// `plugin_program CALLS [--twice] [--fork] [--dlclose] [--sigterm] PLUGIN...`: each of two threads makes CALLS
+// `plugin_program CALLS [--twice] [--fork] [--dlclose] [--sigterm] [--chdir] PLUGIN...`: each of two threads makes CALLS
 // rounds of: the program's host::work, then for each plugin its work() and its run() (which calls the plugin's
 // work() and the program's host::work). --twice opens each plugin twice; --fork forks after loading (the child
 // makes the same calls); --dlclose closes the plugins before the program exits; --sigterm ends the program by
-// SIGTERM after its calls. Prints the sum of the results, the same whatever the variables. A module without
+// SIGTERM after its calls; --chdir changes the working directory to / before the plugins load. Prints the sum of the results, the same whatever the variables. A module without
 // plugin_work and plugin_run is only loaded. Built a second time with HOOKSCOPE_TEST_PLAIN_HOST, without hookscope:
 // a program whose plugins alone hold copies of the library.
 #ifndef HOOKSCOPE_TEST_PLAIN_HOST
@@ -67,7 +67,8 @@ long from_two_threads(const std::vector<plugin>& plugins, int calls) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: plugin_program CALLS [--twice] [--fork] [--dlclose] [--sigterm] PLUGIN...\n");
+    std::fprintf(stderr,
+                 "usage: plugin_program CALLS [--twice] [--fork] [--dlclose] [--sigterm] [--chdir] PLUGIN...\n");
     return 2;
   }
   const int calls = std::atoi(argv[1]);
@@ -84,6 +85,8 @@ int main(int argc, char** argv) {
       close_before_exit = true;
     } else if (arg == "--sigterm") {
       sigterm = true;
+    } else if (arg == "--chdir") {  // the plugins load in another working directory
+      if (chdir("/") != 0) return 3;
     } else {
       plugin p;
       for (int k = 0; k < (twice ? 2 : 1); ++k) {

@@ -185,3 +185,19 @@ def test_another_version_loaded_first(plain_plugin_program, other_version_module
         check.expect("another version first: the path is left to it", (tmp_path / "t.json").exists(), False)
         check.expect("another version first: this version's file holds both plugins' calls",
                      timeline_calls(own)[0] if own.exists() else None, calls)
+
+
+def test_relative_paths_and_a_chdir_before_loading(plugin_program, plugins, enabled, tmp_path):
+    """Relative paths are resolved at the program's start-up: plugins loaded after a chdir() join the same files."""
+    settings = {"HOOKSCOPE_TIMELINE": "*::work=t.json", "HOOKSCOPE_STATS": "*::work=s.txt",
+                "HOOKSCOPE_RECORD": "*::work=r.jsonl"}
+    done = run([plugin_program, N, "--chdir", plugins["a"], plugins["b"]], settings, timeout=120, cwd=tmp_path)
+    calls = expected_calls(["a", "b"])
+    with Checks() as check:
+        check.expect("a chdir() before loading: exit 0, nothing logged", (done.returncode, done.stderr), (0, ""))
+        check.expect("a chdir() before loading: one timeline of every module", timeline_calls(tmp_path / "t.json")[0],
+                     calls)
+        check.expect("a chdir() before loading: one table of every module",
+                     stats_tables((tmp_path / "s.txt").read_text(encoding="utf-8").splitlines(), ""), [calls])
+        check.expect("a chdir() before loading: every module's records in one file",
+                     record_calls(tmp_path / "r.jsonl"), calls)
