@@ -209,9 +209,18 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 
 #else  // !HOOKSCOPE_ENABLED: the environment features are compiled out, and nothing needs a hub
 
+#include <unistd.h>
+
+#include <climits>
+
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 void pin_this_module() noexcept {}
+void remember_start_directory() noexcept {}
+std::string start_directory() {
+  char cwd[PATH_MAX];
+  return getcwd(cwd, sizeof cwd) != nullptr ? cwd : "";
+}
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
 
