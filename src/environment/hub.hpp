@@ -26,6 +26,8 @@ struct hookscope_hub_sink {
   void (*item)(void* context) noexcept;
   /// Bytes of the current item.
   void (*text)(void* context, const char* data, std::size_t size) noexcept;
+  /// A timeline's last async event id (`"id"`): each copy takes the next ones, so that ids stay unique in the file.
+  std::uint64_t* async_ids;
 };
 
 /// A copy's part of a file another copy owns. Lives in the joining copy's memory for the process's life.

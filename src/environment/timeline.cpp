@@ -1,14 +1,17 @@
 // HOOKSCOPE_TIMELINE=<glob>[,<glob>...]=<path>[events=N]: every call of a matching observable becomes a complete
 // event ("ph":"X") of a Chrome trace-event JSON file written at exit and on fatal signals, which Perfetto UI and
 // chrome://tracing open: `ts`/`dur` in µs, `pid`, `tid`, the formatted arguments under `args`, one thread_name
-// metadata event per thread. Nested calls nest. Flight recorder: each thread keeps the last N events (default
-// 16384) in a ring, so a long run keeps its end. `%p` in the path becomes the process id (one file per process).
-// Copies of the library in plugins hand their events to the first copy, which writes one file (hub.hpp).
+// metadata event per thread. Nested calls nest; a call that does not nest with the others of the thread that ended it
+// (calls that suspend in fibers interleave), or that began on another thread, is an async event pair ("ph":"b"/"e"
+// with an id), since a viewer refuses complete events that overlap on one track. Flight recorder: each thread keeps
+// the last N events (default 16384) in a ring, so a long run keeps its end. `%p` in the path becomes the process id
+// (one file per process). Copies of the library in plugins hand their events to the first copy, which writes one
+// file (hub.hpp).
 #include "settings.hpp"
 
 #if HOOKSCOPE_ENABLED
 
-#include "call_clock.hpp"
+#include "../tick_clock.hpp"
 #include "fd_writer.hpp"
 #include "hub.hpp"
 #include "json_text.hpp"
@@ -47,9 +50,10 @@ constexpr std::size_t args_capacity = 160;     // bytes of formatted arguments p
 
 struct event {
   const function_info* function;
-  std::int64_t start;  // ticks (call_clock.hpp)
+  std::int64_t start;  // ticks (tick_clock.hpp)
   std::int64_t duration;
   bool threw;
+  bool migrated;  // began on another thread than the one that ended it (a fiber resumed elsewhere)
   std::uint16_t args_size;
   char args[args_capacity];  // `"name":"value",...` without the braces
 };
@@ -89,6 +93,12 @@ struct thread_ring {
   std::atomic<thread_ring*> next{nullptr};
 };
 
+// An event as written, in nanoseconds from the clock's start: what nesting is decided on.
+struct span {
+  std::int64_t start;
+  std::int64_t end;
+};
+
 struct timeline_state {
   std::vector<std::string> globs;
   std::string requested_path;  // as the variable gives it: what copies compare (a copy may load after a chdir())
@@ -97,10 +107,15 @@ struct timeline_state {
   std::atomic<thread_ring*> head{nullptr};
   std::atomic<hookscope_hub_source*> sources{nullptr};  // other copies of the library, whose events this file holds
   hookscope_hub_source source{};                        // this copy's part, when another copy owns the file
+  // Room to work out the nesting of one ring's events before they are written (write_timeline): made at install,
+  // since the file writer allocates nothing. One writer at a time holds it (exit, or a fatal signal's handler that
+  // interrupts it); another one writes every event as an async pair.
+  span* open_spans = nullptr;              // events + 1
+  std::uint64_t* complete_bits = nullptr;  // a bit per ring slot
+  std::atomic<bool> room_taken{false};
 };
 timeline_state* state = nullptr;
 
-constinit thread_local call_clock clock_of_thread;
 constinit thread_local thread_ring* ring_of_thread = nullptr;
 constinit thread_local bool ring_failed = false;
 
@@ -119,13 +134,16 @@ thread_ring* ring_for_this_thread() {
   return ring;
 }
 
-void on_pre(const erased_call& call) { clock_of_thread.start(call.call_id()); }
+// The call's start is kept in the call (tick_clock.hpp): a call that suspends in a fiber and ends after calls begun
+// later, or on another thread, is timed from its own start; one that ends without its post callback leaves nothing.
+void on_pre(const erased_call& call) { (void)take_start(call); }
 
 constinit std::atomic<bool> reported_no_ring{false};
 
 void on_post(const erased_call& call) {
-  const call_clock::timing t = clock_of_thread.stop(call.call_id());
-  if (t.duration < 0) return;
+  const std::int64_t end = tick_clock::now();
+  const call_start start = start_of(call);
+  if (start.ticks == 0) return;  // its pre callbacks ran before the timeline attached
   thread_ring* ring = nullptr;
   try {
     ring = ring_for_this_thread();
@@ -139,30 +157,133 @@ void on_post(const erased_call& call) {
   const std::uint64_t n = ring->written.load(std::memory_order_relaxed);
   event e{};  // built here, then published into its slot
   e.function = &call.function();
-  e.start = t.start;
-  e.duration = t.duration;
+  e.start = start.ticks;
+  e.duration = end >= start.ticks ? end - start.ticks : 0;
   e.threw = static_cast<bool>(call.exception());
+  e.migrated = start.thread != this_thread_tag();
   e.args_size = static_cast<std::uint16_t>(format_timeline_args(call, e.args, args_capacity));
   ring->events[n % (ring->capacity + 1)].store(e);
   ring->written.store(n + 1, std::memory_order_release);
 }
 
-// This copy's events, each thread's name first, each an item of `w` (a sink of the file's owner, hub.hpp), `ts`
-// counted from `origin_ns` (CLOCK_MONOTONIC: the owner's start, the same for every copy). Async-signal-safe (the
-// same code serves exit and fatal signals).
-void write_events(fd_writer& w, std::int64_t origin_ns) noexcept {
-  const auto pid = static_cast<std::int64_t>(getpid());
-  const double ns_per_tick = tick_clock::ns_per_tick();
-  const std::int64_t shift = tick_clock::start_ns() - origin_ns;
-  const auto ns = [ns_per_tick, shift](std::int64_t ticks) {
-    return static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5) + shift;
+struct file_context {
+  std::int64_t pid;
+  double ns_per_tick;
+  std::int64_t origin;       // the clock's start, in ticks
+  std::int64_t shift;        // ns from the file's origin (the owner's clock start, hub.hpp) to this copy's clock start
+  std::uint64_t& async_ids;  // the file's last async pair id: every copy writing into the file takes the next ones
+
+  // Start and end from the same origin, so that nested events stay nested once rounded.
+  span span_of(const event& e) const noexcept { return {ns(e.start), ns(e.start + e.duration)}; }
+  std::int64_t ns(std::int64_t ticks) const noexcept {
+    return static_cast<std::int64_t>(static_cast<double>(ticks - origin) * ns_per_tick + 0.5) + shift;
+  }
+};
+
+// Which events of a ring are written as complete events. The events of a thread come in the order their calls ended
+// (a thread appends each event as its call ends); taken newest first, `open` holds the chain of complete events the
+// next one may nest in, innermost on top. An event is complete when it lies within the innermost one it overlaps, and
+// began on this thread; every other event is an async pair, so that the complete events of a track nest perfectly
+// (a viewer refuses complete events that overlap on one track).
+struct nesting {
+  span* open;
+  std::size_t capacity;
+  std::uint64_t* bits;    // a bit per slot: complete
+  std::uint64_t low = 0;  // the events decided: [low, high)
+  std::uint64_t high = 0;
+
+  bool complete(const thread_ring& r, std::uint64_t i) const noexcept {
+    if (i < low || i >= high) return false;
+    const std::uint64_t slot = i % (r.capacity + 1);
+    return (bits[slot / 64] >> (slot % 64) & 1) != 0;
+  }
+
+  void decide(const thread_ring& r, const file_context& f) noexcept {
+    high = r.written.load(std::memory_order_acquire);
+    low = high;
+    std::size_t size = 0;
+    const std::uint64_t oldest = high > r.capacity ? high - r.capacity : 0;
+    while (low > oldest) {
+      const std::uint64_t i = low - 1;
+      event e;
+      r.events[i % (r.capacity + 1)].load(e);
+      if (r.written.load(std::memory_order_relaxed) > i + r.capacity) break;  // overwritten while copied: the rest too
+      low = i;
+      const span x = f.span_of(e);
+      while (size > 0 && open[size - 1].start >= x.end) --size;  // after x: no older event ends past x's end
+      const bool nests = !e.migrated && size < capacity &&
+                         (size == 0 || (open[size - 1].start <= x.start && x.end <= open[size - 1].end));
+      if (nests) open[size++] = x;
+      const std::uint64_t slot = i % (r.capacity + 1);
+      const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
+      bits[slot / 64] = nests ? bits[slot / 64] | bit : bits[slot / 64] & ~bit;
+    }
+  }
+};
+
+// `"id":"0x..."`: an async pair's id, unique in the file.
+void write_id(fd_writer& w, std::uint64_t id) noexcept {
+  char digits[16];
+  std::size_t count = 0;
+  do {
+    digits[count++] = "0123456789abcdef"[id % 16];
+    id /= 16;
+  } while (id != 0);
+  w.text(",\"id\":\"0x");
+  while (count > 0) w.text(std::string_view(&digits[--count], 1));
+  w.text("\"");
+}
+
+void write_args(fd_writer& w, const event& e) noexcept {
+  w.text(",\"args\":{").text(std::string_view(e.args, e.args_size));
+  if (e.threw) w.text(e.args_size > 0 ? ",\"threw\":true" : "\"threw\":true");
+  w.text("}");
+}
+
+// One event: complete, or an async pair (begin and end) on the same thread's row of the process.
+void write_event(fd_writer& w, file_context& f, const thread_ring& r, const event& e, bool complete) noexcept {
+  const span x = f.span_of(e);
+  auto head = [&](std::string_view phase) {
+    w.text("{\"name\":").json_string(e.function->name).text(",\"cat\":\"hookscope\",\"ph\":\"").text(phase);
   };
+  auto place = [&] { w.text(",\"pid\":").signed_number(f.pid).text(",\"tid\":").signed_number(r.tid); };
+  if (complete) {
+    head("X");
+    w.text("\",\"ts\":").microseconds(x.start).text(",\"dur\":").microseconds(x.end - x.start);
+    place();
+    write_args(w, e);
+    w.text("}");
+    return;
+  }
+  const std::uint64_t id = ++f.async_ids;
+  head("b");
+  w.text("\",\"ts\":").microseconds(x.start);
+  write_id(w, id);
+  place();
+  write_args(w, e);
+  w.text("},\n");
+  head("e");
+  w.text("\",\"ts\":").microseconds(x.end);
+  write_id(w, id);
+  place();
+  w.text("}");
+}
+
+// This copy's events, each thread's name first, each an item of `w` (a sink of the file's owner, hub.hpp), `ts`
+// counted from `origin_ns` (CLOCK_MONOTONIC: the owner's clock start, the same for every copy), async pair ids taken
+// from the file's `async_ids`. Async-signal-safe (the same code serves exit and fatal signals).
+void write_events(fd_writer& w, std::int64_t origin_ns, std::uint64_t& async_ids) noexcept {
+  file_context f{static_cast<std::int64_t>(getpid()), tick_clock::ns_per_tick(), tick_clock::start_ticks(),
+                 tick_clock::start_ns() - origin_ns, async_ids};
+  // The room to decide the nesting in, unless another writer holds it (then every event is an async pair).
+  const bool own_room = state->open_spans != nullptr && !state->room_taken.exchange(true, std::memory_order_acquire);
+  nesting track{state->open_spans, state->events + 1, state->complete_bits};
   auto separator = [&w] { w.item(); };
   for (thread_ring* r = state->head.load(std::memory_order_acquire); r != nullptr;
        r = r->next.load(std::memory_order_acquire)) {
     separator();
     w.text("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":")
-        .signed_number(pid)
+        .signed_number(f.pid)
         .text(",\"tid\":")
         .signed_number(r->tid);
     w.text(",\"args\":{\"name\":");
@@ -173,6 +294,7 @@ void write_events(fd_writer& w, std::int64_t origin_ns) noexcept {
       w.text("\"thread ").signed_number(r->tid).text("\"");
     }
     w.text("}}");
+    if (own_room) track.decide(*r, f);
     std::uint64_t end = r->written.load(std::memory_order_acquire);
     int catch_ups = 0;
     for (std::uint64_t i = end > r->capacity ? end - r->capacity : 0; i < end; ++i) {
@@ -180,7 +302,7 @@ void write_events(fd_writer& w, std::int64_t origin_ns) noexcept {
       // only if its slot was not reused meanwhile (the thread's next event goes to slot `written`). A thread that
       // overwrote the events not yet copied is caught up with (a few times, so that a thread faster than the copy
       // cannot hold it for ever): the copy goes on from its oldest event still kept, so a thread tracing without
-      // pause still shows its last events rather than none.
+      // pause still shows its last events rather than none (those its nesting was not decided for as async pairs).
       const std::uint64_t now = r->written.load(std::memory_order_acquire);
       if (now > i + r->capacity && catch_ups < 4) {
         ++catch_ups;
@@ -192,24 +314,17 @@ void write_events(fd_writer& w, std::int64_t origin_ns) noexcept {
       if (r->written.load(std::memory_order_relaxed) > i + r->capacity) continue;  // overwritten while copied
       if (e.args_size > args_capacity) continue;
       separator();
-      w.text("{\"name\":").json_string(e.function->name).text(",\"cat\":\"hookscope\",\"ph\":\"X\",\"ts\":");
-      // ts from the start and its end from the same origin, so that nested events stay nested once rounded.
-      const std::int64_t start = ns(e.start - tick_clock::start_ticks());
-      w.microseconds(start)
-          .text(",\"dur\":")
-          .microseconds(ns(e.start + e.duration - tick_clock::start_ticks()) - start);
-      w.text(",\"pid\":").signed_number(pid).text(",\"tid\":").signed_number(r->tid).text(",\"args\":{");
-      w.text(std::string_view(e.args, e.args_size));
-      if (e.threw) w.text(e.args_size > 0 ? ",\"threw\":true" : "\"threw\":true");
-      w.text("}}");
+      write_event(w, f, *r, e, own_room && track.complete(*r, i));
     }
   }
+  if (own_room) state->room_taken.store(false, std::memory_order_release);
 }
 
 // The file's items, for this copy's events and those of the copies that joined it: the separator before each.
 struct file_items {
   fd_writer* file;
   bool first = true;
+  std::uint64_t async_ids = 0;
 };
 constexpr hookscope_hub_sink file_sink_of(file_items& items) noexcept {
   return {&items,
@@ -220,7 +335,8 @@ constexpr hookscope_hub_sink file_sink_of(file_items& items) noexcept {
           },
           [](void* context, const char* data, std::size_t size) noexcept {
             static_cast<file_items*>(context)->file->text(std::string_view(data, size));
-          }};
+          },
+          &items.async_ids};
 }
 
 // The whole file: this copy's events, then each joined copy's. Async-signal-safe. Returns the errno of the first
@@ -233,7 +349,7 @@ int write_timeline(int fd) noexcept {
   const std::int64_t origin_ns = tick_clock::start_ns();
   {
     fd_writer own(sink);
-    write_events(own, origin_ns);
+    write_events(own, origin_ns, items.async_ids);
   }
   for (const hookscope_hub_source* s = state->sources.load(std::memory_order_acquire); s != nullptr; s = s->next) {
     s->write(s, &sink, origin_ns);
@@ -246,7 +362,7 @@ int write_timeline(int fd) noexcept {
 // This copy's part of the owner's file (the hub source it joined with).
 void write_for_owner(const hookscope_hub_source*, const hookscope_hub_sink* sink, std::int64_t origin_ns) noexcept {
   fd_writer w(*sink);
-  write_events(w, origin_ns);
+  write_events(w, origin_ns, *sink->async_ids);
 }
 
 // Another copy joins this one's file: kept when its variable names the same file (compared as read, `%p` and all).
@@ -352,6 +468,9 @@ void install_timeline() noexcept {
       delete s;
       return;
     }
+    // Without this room (out of memory) every event is written as an async pair.
+    s->complete_bits = new (std::nothrow) std::uint64_t[(events + 1 + 63) / 64];
+    if (s->complete_bits != nullptr) s->open_spans = new (std::nothrow) span[events + 1];
     tick_clock::start();
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_events);
     add_registration_hook(&trace_if_matching);

@@ -55,7 +55,11 @@ def strict_json(path):
 
 
 def timeline_calls(path):
-    events = [e for e in strict_json(path)["traceEvents"] if e["ph"] == "X"]
+    """{function: events} of a timeline (complete events and async pairs), and the events; async ids unique."""
+    document = strict_json(path)["traceEvents"]
+    events = [e for e in document if e["ph"] in ("X", "b")]
+    ids = [e["id"] for e in document if e["ph"] == "b"]
+    assert len(ids) == len(set(ids)), f"{path}: async pair ids given twice"
     return dict(collections.Counter(e["name"] for e in events)), events
 
 

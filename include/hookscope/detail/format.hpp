@@ -56,7 +56,8 @@ std::string format_value(const T& value) {
   } else if constexpr (std::is_same_v<T, char> || std::is_same_v<T, signed char> || std::is_same_v<T, unsigned char>) {
     return std::to_string(static_cast<int>(value));
   } else if constexpr (streamable<T>) {
-    return format_streamed([](std::ostream& os, const void* v) { os << *static_cast<const T*>(v); }, &value);
+    return format_streamed([](std::ostream& os, const void* v) { os << *static_cast<const T*>(v); },
+                           __builtin_addressof(value));
   } else {
     std::string out = "<";
     out.append(type_name<T>()).push_back('>');
