@@ -12,6 +12,8 @@
 
 #include <atomic>
 #include <csetjmp>
+#include <map>
+#include <unordered_map>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -348,7 +350,22 @@ HOOKSCOPE_OBSERVABLE(
     b);
 HOOKSCOPE_OBSERVABLE(empties, impl::empties, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u, v, w, x);
 
+// ---- a multimap of strings: a range with key_type and mapped_type, captured as a dict, whose keys repeat ----
+namespace impl {
+std::size_t tally(const std::multimap<std::string, int>& votes) { return votes.size(); }
+std::size_t tally_unordered(const std::unordered_multimap<std::string, int>& votes) { return votes.size(); }
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE(tally, impl::tally, votes);
+HOOKSCOPE_OBSERVABLE(tally_unordered, impl::tally_unordered, votes);
+
 namespace {
+int multimap_case(int) {
+  const std::multimap<std::string, int> votes{{"yes", 1}, {"yes", 2}, {"no", 3}};
+  const std::unordered_multimap<std::string, int> unordered{{"yes", 1}, {"yes", 2}};
+  std::printf("votes %zu %zu\n", tally(votes), tally_unordered(unordered));
+  return 0;
+}
+
 int names_case(int) {
   std::size_t total = long_name("x", "y") + long_name(std::string(300, 'z'), "");
   const std::string e;
@@ -372,6 +389,7 @@ constexpr named_case cases[] = {
     {"longjmp", longjmp_case},
     {"cancel", cancel_case},
     {"names", names_case},
+    {"multimap", multimap_case},
 };
 
 }  // namespace

@@ -40,6 +40,10 @@ ROWS = [
     Row("calls ended by pthread_cancel", "adversary", ("cancel", "3"), calls={"leaf": 6}),
     Row("a parameter name longer than a timeline slot; 24 empty arguments", "adversary", ("names",),
         calls={"long_name": 2, "empties": 2}),
+    Row("std::multimap and std::unordered_multimap of strings: captured as dicts whose keys repeat", "adversary",
+        ("multimap",), calls={"tally": 1, "tally_unordered": 1},
+        xfail="HOOKSCOPE_RECORD writes a dict with a repeated key, which the reader refuses (duplicate key \"yes\")",
+        xfail_features=("RECORD", "all")),
 ]
 
 
@@ -90,7 +94,9 @@ def check_record_pairs(check, path):
 
 
 @pytest.mark.parametrize("row, feature", [pytest.param(r, f, id=f"{r.name} [{f}]") for r in ROWS for f in FEATURES])
-def test_adversary_program_unchanged(programs, hooks_enabled, hookscope_shapes, tmp_path, row, feature):
+def test_adversary_program_unchanged(request, programs, hooks_enabled, hookscope_shapes, tmp_path, row, feature):
+    if row.xfail and feature in row.xfail_features and hooks_enabled:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=row.xfail))
     argv = [programs[row.program], *row.args]
     alone = baseline(argv, row.timeout)
     observed = run(argv, settings(feature, row.glob, tmp_path), timeout=row.timeout, errors="surrogateescape")
