@@ -1,9 +1,9 @@
-// Adversarial programs for the promise "a tracer never changes the program it traces" (issue 36's adversary,
-// tests/unchanged/test_adversary.py): odd methods (virtual ref-qualified, templates, overloaded operator, and
+// Programs at the edges of the promise "a tracer never changes the program it traces"
+// (tests/unchanged/test_edge_programs.py): odd methods (virtual ref-qualified, templates, overloaded operator, and
 // operator&, references returned, classes that can be neither copied nor moved), calls that suspend in fibers that
 // never resume, are resumed in a forked child or on a replacement thread, thousands of interleaved fibers, recursion
 // inside fibers, longjmp and pthread_cancel mid-call, and timeline arguments under very long names.
-// `adversary_program CASE [N]` prints what the program computed; nothing it prints depends on hookscope.
+// `edge_program CASE [N]` prints what the program computed; nothing it prints depends on hookscope.
 #include <hookscope/observable.hpp>
 
 #include <pthread.h>

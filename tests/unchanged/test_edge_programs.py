@@ -1,4 +1,4 @@
-"""Issue 36's adversary: tests/unchanged/adversary_program.cpp run without and with each HOOKSCOPE_* variable, through
+"""Programs at the edges: tests/unchanged/edge_program.cpp run without and with each HOOKSCOPE_* variable, through
 the table machinery of test_unchanged.py (same exit status, output and stderr; every output read back; the calls
 each feature must see), and the findings that machinery cannot see: a timeline's complete events nest on every track
 and its async pairs are whole, records pair each call with its own arguments, a call begun on a thread that has
@@ -23,24 +23,24 @@ TRACED_STARTS = {"never_resumed": {"suspending": 5, "leaf": 10}, "longjmp": {"ju
 
 ROWS = [
     Row("virtual ref-qualified overloads through a base, operator, and operator& deleted, references returned, "
-        "a class neither copied nor moved, class templates", "adversary", ("methods",),
+        "a class neither copied nor moved, class templates", "edges", ("methods",),
         calls={"shapes::base::area_lv": 2, "shapes::base::area_rv": 3, "shapes::base::combine": 1,
                "shapes::pinned::at": 2, "shapes::pinned::cat": 1, "shapes::pinned::self": 1,
                "shapes::pinned::steal": 1, "shapes::box<int>::get_lv": 2, "shapes::box<int>::get_rv": 1,
                "shapes::box<double>::get_lv": 1, "shapes::box<double>::get_rv": 1}),
-    Row("fibers suspended mid-call never resumed, their stacks freed", "adversary", ("never_resumed", "5"),
+    Row("fibers suspended mid-call never resumed, their stacks freed", "edges", ("never_resumed", "5"),
         calls={"leaf": 10}),
-    Row("1000 fibers suspended mid-call, resumed in reverse and interleaved orders", "adversary",
+    Row("1000 fibers suspended mid-call, resumed in reverse and interleaved orders", "edges",
         ("many_fibers", "1000"), calls={"suspending": 2000, "leaf": 1000}),
-    Row("two fibers recursing 40 levels, suspending at every level, interleaved", "adversary",
+    Row("two fibers recursing 40 levels, suspending at every level, interleaved", "edges",
         ("fiber_recursion", "40"), calls={"recurse": 82, "leaf": 2}),
-    Row("a call suspended on a thread that exits, ended on a new thread", "adversary", ("replaced_thread", "4"),
+    Row("a call suspended on a thread that exits, ended on a new thread", "edges", ("replaced_thread", "4"),
         calls={"suspending": 4, "leaf": 8}),
-    Row("calls left by longjmp", "adversary", ("longjmp", "10"), calls={"jumping": 5, "leaf": 10}),
-    Row("calls ended by pthread_cancel", "adversary", ("cancel", "3"), calls={"leaf": 6}),
-    Row("a parameter name longer than a timeline slot; 24 empty arguments", "adversary", ("names",),
+    Row("calls left by longjmp", "edges", ("longjmp", "10"), calls={"jumping": 5, "leaf": 10}),
+    Row("calls ended by pthread_cancel", "edges", ("cancel", "3"), calls={"leaf": 6}),
+    Row("a parameter name longer than a timeline slot; 24 empty arguments", "edges", ("names",),
         calls={"long_name": 2, "empties": 2}),
-    Row("std::multimap and std::unordered_multimap of strings: captured as dicts whose keys repeat", "adversary",
+    Row("std::multimap and std::unordered_multimap of strings: captured as dicts whose keys repeat", "edges",
         ("multimap",), calls={"tally": 1, "tally_unordered": 1},
         xfail="HOOKSCOPE_RECORD writes a dict with a repeated key, which the reader refuses (duplicate key \"yes\")",
         xfail_features=("RECORD", "all")),
@@ -94,7 +94,7 @@ def check_record_pairs(check, path):
 
 
 @pytest.mark.parametrize("row, feature", [pytest.param(r, f, id=f"{r.name} [{f}]") for r in ROWS for f in FEATURES])
-def test_adversary_program_unchanged(request, programs, hooks_enabled, hookscope_shapes, tmp_path, row, feature):
+def test_edge_program_unchanged(request, programs, hooks_enabled, hookscope_shapes, tmp_path, row, feature):
     if row.xfail and feature in row.xfail_features and hooks_enabled:
         request.applymarker(pytest.mark.xfail(strict=True, reason=row.xfail))
     argv = [programs[row.program], *row.args]
@@ -114,15 +114,12 @@ def test_adversary_program_unchanged(request, programs, hooks_enabled, hookscope
             check_record_pairs(check, tmp_path / "records.jsonl")
 
 
-@pytest.mark.xfail(strict=True, reason="a call begun on a thread that has exited and ended on a new thread is written "
-                   "as a complete event on the new thread's track: the start's thread tag (the address of a "
-                   "thread-local, src/tick_clock.hpp this_thread_tag) is reused by the new thread")
 def test_call_begun_on_an_exited_thread_is_an_async_pair(programs, enabled, tmp_path):
     """docs/environment.md: "A call that began on another thread than the one that ended it (a fiber resumed
     elsewhere) is always an async pair, on the thread that ended it." Here suspending(r) begins on a thread that then
     exits (joined), and a second thread resumes the fiber and ends it: the X event starts before its thread existed."""
     trace = tmp_path / "timeline.json"
-    done = run([programs["adversary"], "replaced_thread", "4"], {"HOOKSCOPE_TIMELINE": f"*={trace}"}, timeout=60)
+    done = run([programs["edges"], "replaced_thread", "4"], {"HOOKSCOPE_TIMELINE": f"*={trace}"}, timeout=60)
     events = json.loads(trace.read_bytes().decode("utf-8"))["traceEvents"]
     with Checks() as check:
         check.expect("the program", (done.returncode, done.stderr), (0, ""))
@@ -134,7 +131,7 @@ def test_fork_while_a_fiber_is_suspended_mid_call(programs, enabled, tmp_path):
     """fork() while a fiber is suspended in suspending(7); the child resumes it and ends the call, then the parent
     does: the records read back, each paired with its own argument; the parent's call is recorded."""
     records = tmp_path / "records.jsonl"
-    argv = [programs["adversary"], "fork_suspended"]
+    argv = [programs["edges"], "fork_suspended"]
     alone = run(argv, timeout=60)
     done = run(argv, {"HOOKSCOPE_RECORD": f"*={records}", "HOOKSCOPE_TIMELINE": f"*={tmp_path / 't-%p.json'}",
                       "HOOKSCOPE_STATS": f"*={tmp_path / 'stats.txt'}"}, timeout=60)
