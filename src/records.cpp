@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -482,36 +483,79 @@ void append_json_signature(std::string& line, const parameter_list& parameters) 
 namespace detail {
 namespace {
 
-// The path of the first negative dimension under `v` (appended to `path`), and that dimension; nothing if none.
-bool find_negative_dimension(const value& v, std::string& path, std::int64_t& dimension) {
-  const std::size_t length = path.size();
-  if (v.type() == value::kind::tensor) {
-    const auto& shape = v.as_tensor().shape;
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-      if (shape[i] < 0) {
-        path += ".shape[" + std::to_string(i) + "]";
-        dimension = shape[i];
-        return true;
-      }
-    }
-  } else if (v.type() == value::kind::tuple || v.type() == value::kind::list) {
-    for (std::size_t i = 0; i < v.items().size(); ++i) {
-      path += "[" + std::to_string(i) + "]";
-      if (find_negative_dimension(v.items()[i], path, dimension)) return true;
-      path.resize(length);
-    }
-  } else if (v.type() == value::kind::variant) {
-    path += ".value";
-    if (find_negative_dimension(v.alternative(), path, dimension)) return true;
-    path.resize(length);
-  } else if (v.type() == value::kind::dict || v.type() == value::kind::structure) {
-    for (const auto& [name, field] : v.fields()) {
-      path += "." + name;
-      if (find_negative_dimension(field, path, dimension)) return true;
-      path.resize(length);
+// Why the record reader would refuse the tensor `t` (docs/record_format.md), or "".
+std::string tensor_problem(const tensor_spec& t, std::string& path) {
+  for (std::size_t i = 0; i < t.shape.size(); ++i) {
+    if (t.shape[i] < 0) {
+      path += ".shape[" + std::to_string(i) + "]";
+      return "negative dimension " + std::to_string(t.shape[i]) +
+             " (a tensor's dimensions are sizes: the record format and its reader refuse it)";
     }
   }
-  return false;
+  if (t.data_too_large && !t.data.empty()) return "contents given and marked too large at once";
+  if (t.data.empty()) return {};
+  if (std::ranges::find(t.shape, 0) != t.shape.end()) {
+    path += ".data";
+    return std::to_string(t.data.size()) + " bytes of contents for a tensor of no element";
+  }
+  std::size_t expected = dtype_size(t.dtype);
+  for (const std::int64_t d : t.shape) {
+    if (__builtin_mul_overflow(expected, static_cast<std::size_t>(d), &expected)) return "too many elements";
+  }
+  if (t.data.size() == expected) return {};
+  path += ".data";
+  return std::to_string(t.data.size()) + " bytes of contents for a tensor that holds " + std::to_string(expected);
+}
+
+// Why the record reader would refuse the opaque leaf `o`, or "".
+std::string opaque_problem(const opaque_leaf& o) {
+  if (o.unreadable && !o.address) return "an unreadable leaf without its address";
+  if (o.length && !o.too_large) return "a length without too_large";
+  if (o.length && *o.length > static_cast<std::uint64_t>(INT64_MAX)) return "a length past 2^63 - 1";
+  return {};
+}
+
+// The first part of `v` the record reader would refuse, as its path (appended to `path`) and why; "" if none. The
+// checks the encoding itself cannot make: the writer writes every value it is given.
+std::string find_refused(const value& v, std::string& path) {
+  const std::size_t length = path.size();
+  switch (v.type()) {
+    case value::kind::tensor: return tensor_problem(v.as_tensor(), path);
+    case value::kind::opaque: return opaque_problem(v.as_opaque());
+    case value::kind::tuple:
+    case value::kind::list:
+      for (std::size_t i = 0; i < v.items().size(); ++i) {
+        path += "[" + std::to_string(i) + "]";
+        if (std::string why = find_refused(v.items()[i], path); !why.empty()) return why;
+        path.resize(length);
+      }
+      return {};
+    case value::kind::variant: {
+      path += ".value";
+      std::string why = find_refused(v.alternative(), path);
+      if (why.empty()) path.resize(length);
+      return why;
+    }
+    case value::kind::dict:
+    case value::kind::structure: {
+      const value_fields& fields = v.fields();
+      std::unordered_set<std::string_view> names;
+      for (const auto& [name, field] : fields) {
+        if (!names.insert(name).second) return "the key \"" + name + "\" given twice";
+        path += "." + name;
+        if (std::string why = find_refused(field, path); !why.empty()) return why;
+        path.resize(length);
+      }
+      return {};
+    }
+    case value::kind::none:
+    case value::kind::integer:
+    case value::kind::floating:
+    case value::kind::boolean:
+    case value::kind::string:
+    case value::kind::bytes: return {};
+  }
+  return {};
 }
 
 }  // namespace
@@ -519,11 +563,7 @@ bool find_negative_dimension(const value& v, std::string& path, std::int64_t& di
 void check_writable(const value& v, std::string_view where) {
   check_json_levels(v);
   std::string path(where);
-  std::int64_t dimension = 0;
-  if (find_negative_dimension(v, path, dimension)) {
-    throw value_error(path + ": negative dimension " + std::to_string(dimension) +
-                      " (a tensor's dimensions are sizes: the record format and its reader refuse it)");
-  }
+  if (std::string why = find_refused(v, path); !why.empty()) throw value_error(path + ": " + why);
 }
 
 void check_writable(const value_fields& fields) {

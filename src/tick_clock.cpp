@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -20,12 +21,17 @@ bool kernel_uses_tsc() noexcept {
   return n >= 3 && std::strncmp(name, "tsc", 3) == 0 && (n == 3 || name[3] == '\n');
 }
 
-// Trivial and constant-initialised: valid in static and thread-local destructors, no guard.
-constinit thread_local char thread_tag = 0;
+// Trivial and constant-initialised: valid in static and thread-local destructors, no guard. Numbered at the thread's
+// first use, never reused: a thread-local's address is reused by a thread that replaces one that exited.
+constinit thread_local std::uint64_t thread_serial = 0;
+constinit std::atomic<std::uint64_t> last_thread_serial{0};
 
 }  // namespace
 
-const void* this_thread_tag() noexcept { return &thread_tag; }
+std::uint64_t this_thread_tag() noexcept {
+  if (thread_serial == 0) thread_serial = last_thread_serial.fetch_add(1, std::memory_order_relaxed) + 1;
+  return thread_serial;
+}
 
 std::int64_t tick_clock::choose_and_read() noexcept {
   // Every thread that gets here chooses the same source, and reads it: no thread waits for another (a signal handler

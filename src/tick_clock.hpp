@@ -71,8 +71,8 @@ class tick_clock {
   static constinit inline std::atomic<std::int64_t> start_ns_{0};
 };
 
-/// The address of a thread-local of the calling thread: unique among the threads alive.
-const void* this_thread_tag() noexcept;
+/// A number of the calling thread, unique among every thread the process has had (never 0).
+std::uint64_t this_thread_tag() noexcept;
 
 /// The call's start, taken now by the first consumer that asks (from its pre callback), the same for every later one.
 inline call_start take_start(const erased_call& call) noexcept {

@@ -684,8 +684,8 @@ TEST_CASE("parse_record: a key repeated under a \\u escape leaves the other floa
   CHECK(r.inputs.args[0].items()[1] == value(0.1));
 }
 
-// Issue 36's adversary: to_record_line promises "never writes what the record reader refuses", and HOOKSCOPE_RECORD
-// "every line written reads back". Each case below is a value the writer writes and parse_record then refuses.
+// to_record_line never writes what the record reader refuses, and HOOKSCOPE_RECORD's every line written reads back:
+// each value below is written and read back as it is, or refused by the writer with a value_error.
 namespace {
 
 // The line written for one keyword argument `x`, or nullopt when the writer refuses it (a refusal keeps the promise).
@@ -713,15 +713,17 @@ bool reads_back(const value& v) {
 
 }  // namespace
 
-// Reachable from any program: the capture makes a dict of every range with a key_type convertible to string_view and
-// a mapped_type, std::multimap and std::unordered_multimap included (tests/unchanged/test_adversary.py's multimap row:
-// HOOKSCOPE_RECORD writes such lines, and hookscope-shapes refuses them: duplicate key "yes").
-TEST_CASE("to_record_line: a dict whose keys repeat (std::multimap) reads back", "[!shouldfail]") {
+// A dict or struct whose keys repeat (a flatten_traits naming two children alike) is refused by the writer.
+TEST_CASE("to_record_line: a dict whose keys repeat (std::multimap) reads back") {
   CHECK(reads_back(value::dict({{"yes", value(1)}, {"yes", value(2)}})));
   CHECK(reads_back(value::structure("s", {{"a", value(1)}, {"a", value(2)}})));
+  call_record r;
+  r.function = "f";
+  r.inputs.kwargs.push_back({"x", value::list({value::dict({{"yes", value(1)}, {"yes", value(2)}})})});
+  CHECK_THROWS_WITH(hookscope::to_record_line(r), "x[0]: the key \"yes\" given twice");
 }
 
-TEST_CASE("to_record_line: opaque leaves the reader refuses are not written", "[!shouldfail]") {
+TEST_CASE("to_record_line: opaque leaves the reader refuses are not written") {
   hookscope::opaque_leaf unreadable_without_address;
   unreadable_without_address.type_name = "p";
   unreadable_without_address.unreadable = true;
@@ -735,9 +737,12 @@ TEST_CASE("to_record_line: opaque leaves the reader refuses are not written", "[
   length_past_int64.length = std::uint64_t{1} << 63;
   length_past_int64.too_large = true;
   CHECK(reads_back(value::opaque(length_past_int64)));
+  for (const auto& refused : {unreadable_without_address, length_without_too_large, length_past_int64}) {
+    CHECK_FALSE(written_for(value::opaque(refused)));
+  }
 }
 
-TEST_CASE("to_record_line: tensors whose contents the reader refuses are not written", "[!shouldfail]") {
+TEST_CASE("to_record_line: tensors whose contents the reader refuses are not written") {
   tensor_spec short_data{{2}, dtype::float32};
   short_data.data.resize(3);  // 8 bytes expected
   CHECK(reads_back(value(short_data)));
@@ -745,12 +750,13 @@ TEST_CASE("to_record_line: tensors whose contents the reader refuses are not wri
   both.data.resize(8);
   both.data_too_large = true;
   CHECK(reads_back(value(both)));
+  CHECK_FALSE(written_for(value(short_data)));
+  CHECK_FALSE(written_for(value(both)));
 }
 
 TEST_CASE("to_record_line: values at the edges of the format read back") {
-  // Held by the adversary's attacks: keep them.
-  hookscope::opaque_leaf all_markers{.type_name = "p", .depth_limited = true, .address = 0, .unreadable = true,
-                                     .length = 0, .too_large = true};
+  hookscope::opaque_leaf all_markers{
+      .type_name = "p", .depth_limited = true, .address = 0, .unreadable = true, .length = 0, .too_large = true};
   CHECK(reads_back(value::opaque(all_markers)));
   hookscope::opaque_leaf not_utf8;
   not_utf8.type_name = "\xff\xfe";

@@ -42,8 +42,8 @@ struct call_access;
 /// When and where a call started, as the first consumer that times it took it (src/tick_clock.hpp): every later one
 /// reads the same, so a call's start and end pair without any table, whatever thread or fiber ends it.
 struct call_start {
-  std::int64_t ticks = 0;        ///< tick_clock ticks; 0 until a consumer takes it
-  const void* thread = nullptr;  ///< the thread it started on (the address of one of its thread-locals)
+  std::int64_t ticks = 0;    ///< tick_clock ticks; 0 until a consumer takes it
+  std::uint64_t thread = 0;  ///< the thread it started on (a number unique for the process's life)
 };
 
 /// Only hookscope makes calls (call_access gives out keys): users receive them, never construct them.

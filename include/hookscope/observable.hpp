@@ -336,30 +336,36 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
 
 // The members a method annotation adds to its class besides its site: `name(args...)` on an object of each value
 // category, which passes `*this` on to the observable `name##_observable` as the annotated method takes it (an rvalue
-// for a ref-qualified one: detail::rvalue_object), and `name##_observers()`.
-#define HOOKSCOPE_DETAIL_METHOD_CALLS(name)                                                                  \
-  template <class... HookscopeArgs>                                                                          \
-  decltype(auto) name(HookscopeArgs&&... hookscope_args)& {                                                  \
-    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                      \
-  }                                                                                                          \
-  template <class... HookscopeArgs>                                                                          \
-  decltype(auto) name(HookscopeArgs&&... hookscope_args) const& {                                            \
-    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                      \
-  }                                                                                                          \
-  template <class... HookscopeArgs>                                                                          \
-  decltype(auto) name(HookscopeArgs&&... hookscope_args)&& {                                                 \
-    return name##_observable{}(::hookscope::detail::rvalue_object<decltype(name##_observable::orig)>(*this), \
-                               static_cast<HookscopeArgs&&>(hookscope_args)...);                             \
-  }                                                                                                          \
-  template <class... HookscopeArgs>                                                                          \
-  decltype(auto) name(HookscopeArgs&&... hookscope_args) const&& {                                           \
-    return name##_observable{}(::hookscope::detail::rvalue_object<decltype(name##_observable::orig)>(*this), \
-                               static_cast<HookscopeArgs&&>(hookscope_args)...);                             \
-  }                                                                                                          \
-  static constexpr const auto& name##_observers() noexcept {                                                 \
-    (void)name##_observable{}; /* registers the method even if it is never called */                         \
-    return name##_observable::observers;                                                                     \
-  }                                                                                                          \
+// for a ref-qualified one: detail::rvalue_object), noexcept exactly when that call is, and `name##_observers()`.
+#define HOOKSCOPE_DETAIL_METHOD_CALLS(name)                                                                      \
+  template <class... HookscopeArgs>                                                                              \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args)& noexcept(                                              \
+      noexcept(name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...))) {                   \
+    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                          \
+  }                                                                                                              \
+  template <class... HookscopeArgs>                                                                              \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args)                                                         \
+      const& noexcept(noexcept(name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...))) {   \
+    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                          \
+  }                                                                                                              \
+  template <class... HookscopeArgs>                                                                              \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args)&& noexcept(                                             \
+      noexcept(name##_observable{}(::hookscope::detail::rvalue_object<decltype(name##_observable::orig)>(*this), \
+                                   static_cast<HookscopeArgs&&>(hookscope_args)...))) {                          \
+    return name##_observable{}(::hookscope::detail::rvalue_object<decltype(name##_observable::orig)>(*this),     \
+                               static_cast<HookscopeArgs&&>(hookscope_args)...);                                 \
+  }                                                                                                              \
+  template <class... HookscopeArgs>                                                                              \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args) const&& noexcept(                                       \
+      noexcept(name##_observable{}(::hookscope::detail::rvalue_object<decltype(name##_observable::orig)>(*this), \
+                                   static_cast<HookscopeArgs&&>(hookscope_args)...))) {                          \
+    return name##_observable{}(::hookscope::detail::rvalue_object<decltype(name##_observable::orig)>(*this),     \
+                               static_cast<HookscopeArgs&&>(hookscope_args)...);                                 \
+  }                                                                                                              \
+  static constexpr const auto& name##_observers() noexcept {                                                     \
+    (void)name##_observable{}; /* registers the method even if it is never called */                             \
+    return name##_observable::observers;                                                                         \
+  }                                                                                                              \
   static_assert(true, "")
 
 /// Inside class `cls`, makes `name(args...)` the observed call of the member function `impl` (declared

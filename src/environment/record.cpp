@@ -52,10 +52,11 @@ bool parse_options(std::string_view options, const std::string& entry, record_ta
     return false;
   };
   if (options.find(',') != std::string_view::npos) return refuse("a ',' between options (they are separated by ';')");
-  while (!options.empty()) {
+  for (bool more = true; more;) {  // every part between ';', the one after a last ';' too
     const std::size_t semicolon = options.find(';');
     const std::string_view option = trim(options.substr(0, semicolon));
-    options = semicolon == std::string_view::npos ? std::string_view{} : options.substr(semicolon + 1);
+    more = semicolon != std::string_view::npos;
+    options = more ? options.substr(semicolon + 1) : std::string_view{};
     if (option.empty()) return refuse("an empty option");
     const std::size_t equal = option.find('=');
     const std::string_view name = trim(option.substr(0, equal));

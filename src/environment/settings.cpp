@@ -191,8 +191,8 @@ globs_and_path parse_globs_and_path(std::string_view variable, const char* text,
   globs_and_path out;
   if (text == nullptr || trim(text).empty()) return out;  // unset, or set to nothing: off
   const std::vector<setting_entry> entries = parse_entries(text);
-  auto refuse = [&](std::string_view entry, std::string_view problem) {
-    report_setting(variable, entry, problem, expected, "the variable is ignored");
+  auto refuse = [&](std::string_view entry, std::string_view problem) {  // the first problem only: one line
+    if (out.ok) report_setting(variable, entry, problem, expected, "the variable is ignored");
     out.ok = false;
   };
   for (std::size_t i = 0; i < entries.size(); ++i) {
