@@ -104,18 +104,22 @@ TEST_CASE("opaque leaves: the type's name, no value") {
     int (&function)(int) = odd_function;
     CHECK(hookscope::capture_value(function).type() == value::kind::opaque);
   }
-  SECTION("pointers to incomplete types, void and functions; wide C strings") {
-    odd::incomplete* handle = nullptr;
-    CHECK(hookscope::capture_value(handle).type() == value::kind::opaque);  // null or not: a handle has no value
-    CHECK(hookscope::capture_value(handle).opaque_type().find("odd::incomplete") != std::string::npos);
+  SECTION("pointers to incomplete types, void and wide characters: their address; functions: no address") {
     int i = 0;
-    CHECK(hookscope::capture_value(static_cast<void*>(&i)).type() == value::kind::opaque);
-    CHECK(hookscope::capture_value(+[](int x) { return x; }).type() == value::kind::opaque);
-    CHECK(hookscope::capture_value(static_cast<const wchar_t*>(L"w")).type() == value::kind::opaque);
+    auto* handle = reinterpret_cast<odd::incomplete*>(&i);
+    CHECK(hookscope::capture_value(handle).opaque_type().find("odd::incomplete") != std::string::npos);
+    CHECK(hookscope::capture_value(handle).as_opaque().address == reinterpret_cast<std::uintptr_t>(&i));
+    CHECK(hookscope::capture_value(static_cast<odd::incomplete*>(nullptr)) == value());  // null: none
+    CHECK(hookscope::capture_value(static_cast<void*>(&i)).as_opaque().address == reinterpret_cast<std::uintptr_t>(&i));
+    const value function = hookscope::capture_value(+[](int x) { return x; });
+    CHECK(function.type() == value::kind::opaque);
+    CHECK_FALSE(function.as_opaque().address.has_value());  // code, not data
+    CHECK(hookscope::capture_value(static_cast<const wchar_t*>(L"w")).as_opaque().address.has_value());
   }
-  SECTION("a pointer to a complete opaque class: none when null, else the class as an opaque leaf") {
+  SECTION("a pointer to a complete opaque class: none when null, else its address; read, the class's leaf") {
     const odd::with_private p(1);
-    CHECK(hookscope::capture_value(&p) == value::opaque("odd::with_private"));
+    CHECK(hookscope::capture_value(&p).as_opaque().address == reinterpret_cast<std::uintptr_t>(&p));
+    CHECK(hookscope::capture_value(&p, {.read_pointee = true}) == value::opaque("odd::with_private"));
     CHECK(hookscope::capture_value(static_cast<const odd::with_private*>(nullptr)) == value());
   }
   SECTION("capture_as_opaque: the user's opt-out; flatten_traits still wins") {
@@ -335,11 +339,14 @@ struct bits {
 };
 }  // namespace proxies
 
-TEST_CASE("ranges of proxy references: elements captured as the range's value type") {
-  STATIC_REQUIRE(std::is_same_v<hookscope::captured_t<std::vector<bool>>, std::vector<bool>>);
-  STATIC_REQUIRE(std::is_same_v<hookscope::captured_t<proxies::bits>, std::vector<bool>>);
-  CHECK(hookscope::capture_value(proxies::bits{0b101}) ==
-        value::list({true, false, true, false, false, false, false, false}));
+TEST_CASE("ranges of proxy references: std::vector<bool>'s elements as bools, no other proxy converted") {
+  STATIC_REQUIRE(std::is_same_v<hookscope::captured_t<std::vector<bool>>, hookscope::or_opaque<std::vector<bool>>>);
+  SECTION("another proxy is captured by its own type's rule: its conversion (the program's code) is never called") {
+    const value captured = hookscope::capture_value(proxies::bits{0b101});
+    REQUIRE(captured.items().size() == 8);
+    CHECK(captured.items()[2].type() == value::kind::structure);  // a proxies::bit: its pointer and index
+    CHECK(captured.items()[2].fields()[1].second == value(2));
+  }
   SECTION("property: random std::vector<bool>") {
     std::mt19937 rng(3);
     for (int round = 0; round < 200; ++round) {
@@ -353,6 +360,12 @@ TEST_CASE("ranges of proxy references: elements captured as the range's value ty
     }
   }
 }
+
+namespace tree {
+struct item;
+}
+template <>  // a list item's successor is captured as its pointee: the user's word that it points to an item
+inline constexpr bool hookscope::capture_pointee<tree::item> = true;
 
 namespace tree {
 struct node {
@@ -493,7 +506,8 @@ TEST_CASE("tensors: a negative dimension is refused, naming it and the shape") {
 
 TEST_CASE("scalars and strings: the hostile ones") {
   CHECK(hookscope::capture_value(static_cast<const char*>(nullptr)) == value());  // never read through
-  CHECK(hookscope::capture_value(static_cast<const char*>("a\xff")) == value(std::string("a\xff")));
+  CHECK(hookscope::capture_value(static_cast<const char*>("a\xff"), {.read_pointee = true}) ==
+        value(std::string("a\xff")));
   enum class small : std::uint8_t { a = 255 };
   CHECK(hookscope::capture_value(small::a) == value(255));
   enum class flag : bool { yes = true };

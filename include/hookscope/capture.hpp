@@ -49,6 +49,7 @@
 
 #include "hookscope/config.hpp"
 #include "hookscope/detail/capture_classify.hpp"
+#include "hookscope/detail/capture_pointer_rules.hpp"
 #include "hookscope/detail/capture_rules.hpp"
 #include "hookscope/detail/capture_struct_rules.hpp"
 #include "hookscope/detail/capture_to_value.hpp"
@@ -73,17 +74,27 @@ concept capturable = detail::rule_of<T>::ok;
 template <class T>
 using captured_t = detail::captured_of<T>;
 
-/// Captures `v` as `options` say (tensor contents too, with `.tensor_data = true`).
+namespace detail {
+/// One capture of `v`, with its own budget (capture_options' bounds hold for the whole value).
 template <class T>
-captured_t<T> capture(const T& v, capture_options options) {
-  return detail::rule_of<T>::capture(v, detail::capture_state{options});
+captured_of<T> capture_whole(const T& v, const capture_options& options) {
+  capture_budget budget{options.max_elements, options.max_bytes};
+  return rule_of<T>::capture(v, capture_state{options, 0, true, &budget});
+}
+}  // namespace detail
+
+/// Captures `v` as `options` say (tensor contents with `.tensor_data = true`, a pointer's pointee with
+/// `.read_pointee = true`, other bounds).
+template <class T>
+captured_t<T> capture(const T& v, const capture_options& options) {
+  return detail::capture_whole(v, options);
 }
 
 /// Captures `v`: shapes and dtypes of tensors, copies of scalars and strings, containers element by element, the
-/// type name of what is opaque.
+/// address of raw pointers, the type name of what is opaque.
 template <class T>
 captured_t<T> capture(const T& v) {
-  return detail::rule_of<T>::capture(v, detail::capture_state{});
+  return detail::capture_whole(v, capture_options{});
 }
 
 /// The run-time value tree of a captured value.
@@ -94,14 +105,14 @@ value to_value(const C& captured) {
 
 /// Captures `v` straight into the value tree, as `options` say (the captured parts are moved in, not copied).
 template <class T>
-value capture_value(const T& v, capture_options options) {
-  return detail::to_value_of(detail::rule_of<T>::capture(v, detail::capture_state{options}));
+value capture_value(const T& v, const capture_options& options) {
+  return detail::to_value_of(detail::capture_whole(v, options));
 }
 
 /// Captures `v` straight into the value tree.
 template <class T>
 value capture_value(const T& v) {
-  return detail::to_value_of(detail::rule_of<T>::capture(v, detail::capture_state{}));
+  return detail::to_value_of(detail::capture_whole(v, capture_options{}));
 }
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

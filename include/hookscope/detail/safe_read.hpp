@@ -11,6 +11,7 @@
 #include "hookscope/config.hpp"
 
 #include <cstddef>
+#include <new>
 #include <string>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -40,6 +41,39 @@ struct c_string_read {
   std::string text;
 };
 c_string_read read_c_string(const char* p, std::size_t bound);
+
+/// The address a raw pointer holds, for the reads above (cv dropped: the bytes are only read).
+template <class T>
+const void* bytes_of(T* p) noexcept {
+  return const_cast<const void*>(static_cast<const volatile void*>(p));
+}
+
+/// A fault-safe copy of a trivially copyable U (which begins its life in the bytes copied): on the stack up to a
+/// page, on the heap above (a pointee can be large).
+inline constexpr std::size_t max_stack_copy = 4096;
+template <class U, bool Small = (sizeof(U) <= max_stack_copy)>
+class safe_copy {
+ public:
+  /// Copies the U at `from`: false when its bytes could not all be read.
+  bool read(const void* from) noexcept { return read_memory(storage_, from, sizeof(U)); }
+  const U& get() const noexcept { return *std::launder(reinterpret_cast<const U*>(storage_)); }
+
+ private:
+  alignas(U) unsigned char storage_[sizeof(U)];
+};
+template <class U>
+class safe_copy<U, false> {
+ public:
+  safe_copy() : storage_(::operator new (sizeof(U), std::align_val_t{alignof(U)})) {}
+  safe_copy(const safe_copy&) = delete;
+  safe_copy& operator=(const safe_copy&) = delete;
+  ~safe_copy() { ::operator delete (storage_, std::align_val_t{alignof(U)}); }
+  bool read(const void* from) noexcept { return read_memory(storage_, from, sizeof(U)); }
+  const U& get() const noexcept { return *std::launder(static_cast<const U*>(storage_)); }
+
+ private:
+  void* storage_;
+};
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
