@@ -153,11 +153,12 @@ consteval capture_kind classify_smart_pointer() {
 }
 
 /// Ranges are captured only when iterating them cannot change them or run code with side effects: forward ranges
-/// (multi-pass, iterable through a const reference) that are not views, and contiguous views (std::span,
-/// std::ranges::subrange of pointers). A single-pass input range (a subrange of std::istreambuf_iterator,
-/// std::filesystem::directory_iterator) would be consumed before the function sees it; a view that is not
-/// contiguous (transform, filter, take_while, join, iota, ...) may run the program's functions as it is iterated.
-/// An endless range (std::views::iota(0)) would never end.
+/// (multi-pass, iterable through a const reference) that are not views, and views that are contiguous and sized
+/// (std::span, std::ranges::subrange of pointers, std::ranges::ref_view of a vector), which are read through their
+/// data() and size() rather than iterated. A single-pass input range (a subrange of std::istreambuf_iterator,
+/// std::filesystem::directory_iterator) would be consumed before the function sees it; another view (transform,
+/// filter, take_while, join, iota, ...) may run the program's functions as it is iterated. An endless range
+/// (std::views::iota(0)) would never end.
 template <class T>
 consteval bool capture_iterates() {
   if constexpr (std::is_same_v<std::ranges::sentinel_t<const T>, std::unreachable_sentinel_t>) {
@@ -165,7 +166,7 @@ consteval bool capture_iterates() {
   } else if constexpr (!std::ranges::forward_range<const T>) {
     return false;
   } else {
-    return !std::ranges::view<T> || std::ranges::contiguous_range<const T>;
+    return !std::ranges::view<T> || (std::ranges::contiguous_range<const T> && std::ranges::sized_range<const T>);
   }
 }
 

@@ -26,6 +26,9 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
+// Calls with an argument of the program's types are qualified (detail::): argument-dependent lookup would otherwise
+// also find functions of the same name in the program's namespaces.
+
 /// The opaque leaf of the raw pointer `p` (of type T): its type name and address.
 template <class T>
 captured_opaque address_leaf(T p) noexcept {
@@ -39,7 +42,7 @@ struct rule<T, Stack, capture_kind::address> {
   using type = std::optional<captured_opaque>;
   static type capture(T p, capture_state) noexcept {
     if (p == nullptr) return std::nullopt;
-    return address_leaf(p);
+    return detail::address_leaf(p);
   }
 };
 
@@ -52,9 +55,9 @@ struct rule<T, Stack, capture_kind::c_string> {
   using type = std::optional<or_opaque<std::string>>;
   static type capture(T p, capture_state state) {
     if (p == nullptr) return std::nullopt;
-    captured_opaque leaf = address_leaf(p);
+    captured_opaque leaf = detail::address_leaf(p);
     if (!opted_in && !state.reads_pointee()) return captured_leaf<std::string>(leaf);
-    c_string_read read = read_c_string(static_cast<const char*>(bytes_of(p)), state.bytes_left());
+    c_string_read read = read_c_string(static_cast<const char*>(detail::bytes_of(p)), state.bytes_left());
     switch (read.result) {
       case c_string_read::status::read: state.take_bytes(read.text.size()); return captured_value(std::move(read.text));
       case c_string_read::status::unreadable: leaf.unreadable = true; break;
@@ -79,20 +82,21 @@ struct rule<T, Stack, capture_kind::raw_pointer> {
   using read_type = or_opaque<typename pointee::type>;
   static type capture(T p, capture_state state) {
     if (p == nullptr) return std::nullopt;
-    if (!opted_in && !state.reads_pointee()) return captured_leaf<typename pointee::type>(address_leaf(p));
+    if (!opted_in && !state.reads_pointee()) return captured_leaf<typename pointee::type>(detail::address_leaf(p));
     return read(p, state.part());
   }
   static read_type read(T p, capture_state state) {
-    captured_opaque unreadable = address_leaf(p);
+    captured_opaque unreadable = detail::address_leaf(p);
     unreadable.unreadable = true;
     if constexpr (std::is_trivially_copyable_v<object>) {
       safe_copy<object> copy;
-      if (!copy.read(bytes_of(p))) return captured_leaf<typename pointee::type>(unreadable);
+      if (!copy.read(detail::bytes_of(p))) return captured_leaf<typename pointee::type>(unreadable);
       return captured_value(pointee::capture(copy.get(), state));
     } else if constexpr (std::is_volatile_v<std::remove_pointer_t<T>>) {
-      return captured_leaf<typename pointee::type>(address_leaf(p));
+      return captured_leaf<typename pointee::type>(detail::address_leaf(p));
     } else {
-      if (!memory_readable(bytes_of(p), sizeof(object))) return captured_leaf<typename pointee::type>(unreadable);
+      if (!memory_readable(detail::bytes_of(p), sizeof(object)))
+        return captured_leaf<typename pointee::type>(unreadable);
       return captured_value(pointee::capture(*p, state));
     }
   }

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -233,12 +234,12 @@ struct rule<T, Stack, capture_kind::tensor> {
   static constexpr bool ok = true;
   using type = tensor_spec;
   static type capture(const T& t, capture_state state) {
-    type spec = spec_of(t);
+    type spec = ::hookscope::spec_of(t);
     // An unknown dimension (ONNX's and TensorRT's -1) is no shape: refused rather than recorded as one.
     for (std::size_t i = 0; i < spec.shape.size(); ++i) {
       if (spec.shape[i] < 0) throw_negative_dimension(spec, i);
     }
-    if (state.options.tensor_data) copy_tensor_data(t, spec);
+    if (state.options.tensor_data) detail::copy_tensor_data(t, spec);
     return spec;
   }
 };
@@ -388,12 +389,23 @@ range_count count_within(const T& r, std::size_t bound) {
   }
 }
 
+/// What a rule iterates for the range `r`: the range itself, or for a view (contiguous and sized: classify), its
+/// elements from data() to data() + size(), so that none of the view's own iterators or sentinels runs.
+template <class T>
+decltype(auto) elements_of(const T& r) {
+  if constexpr (std::ranges::view<T>) {
+    return std::span(std::ranges::data(r), static_cast<std::size_t>(std::ranges::size(r)));
+  } else {
+    return (r);
+  }
+}
+
 template <class T, class Stack>
 struct rule<T, Stack, capture_kind::bytes> {
   static constexpr bool ok = true;
   using type = or_opaque<captured_bytes>;
   static type capture(const T& r, capture_state state) {
-    const range_count n = count_within(r, state.bytes_left());
+    const range_count n = detail::count_within(r, state.bytes_left());
     if (!n.fits) return captured_leaf<captured_bytes>(too_large_leaf<T>(n.length));
     state.take_bytes(static_cast<std::size_t>(*n.length));
     captured_bytes out;
@@ -402,7 +414,7 @@ struct rule<T, Stack, capture_kind::bytes> {
       out.bytes.assign(data, data + *n.length);
     } else {
       out.bytes.reserve(static_cast<std::size_t>(*n.length));
-      for (std::byte b : r) out.bytes.push_back(b);
+      for (std::byte b : detail::elements_of(r)) out.bytes.push_back(b);
     }
     return captured_value(std::move(out));
   }
@@ -417,7 +429,7 @@ struct rule<T, Stack, capture_kind::string_map> {
   // Each entry is an element; each key's bytes are taken from the byte bound as they are met (a dict whose keys do
   // not fit is left out whole, with its number of entries).
   static type capture(const T& m, capture_state state) {
-    const range_count n = count_within(m, state.elements_left());
+    const range_count n = detail::count_within(m, state.elements_left());
     if (!n.fits) return captured_leaf<dict>(too_large_leaf<T>(n.length));
     state.take_elements(static_cast<std::size_t>(*n.length));
     dict out;
@@ -453,12 +465,12 @@ struct rule<T, Stack, capture_kind::range> {
   using items = std::vector<typename element::type>;
   using type = or_opaque<items>;
   static type capture(const T& r, capture_state state) {
-    const range_count n = count_within(r, state.elements_left());
+    const range_count n = detail::count_within(r, state.elements_left());
     if (!n.fits) return captured_leaf<items>(too_large_leaf<T>(n.length));
     state.take_elements(static_cast<std::size_t>(*n.length));
     items out;
     out.reserve(static_cast<std::size_t>(*n.length));
-    for (auto&& e : r) {
+    for (auto&& e : detail::elements_of(r)) {
       if constexpr (element_type::proxy) {
         out.push_back(element::capture(static_cast<bool>(e), state.below()));
       } else {

@@ -52,14 +52,14 @@ std::string format_pointee(T p) {
   using object = std::remove_cv_t<std::remove_pointer_t<T>>;
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   if constexpr (std::is_same_v<object, char>) {
-    return format_c_string(static_cast<const char*>(bytes_of(p)), default_max_bytes);
+    return format_c_string(static_cast<const char*>(detail::bytes_of(p)), default_max_bytes);
   } else if constexpr (std::is_trivially_copyable_v<object>) {
     safe_copy<object> copy;
-    return copy.read(bytes_of(p)) ? format_value(copy.get()) : format_unreadable(address);
+    return copy.read(detail::bytes_of(p)) ? detail::format_value(copy.get()) : format_unreadable(address);
   } else if constexpr (std::is_volatile_v<std::remove_pointer_t<T>>) {
     return format_address(address);
   } else {
-    return memory_readable(bytes_of(p), sizeof(object)) ? format_value(*p) : format_unreadable(address);
+    return memory_readable(detail::bytes_of(p), sizeof(object)) ? detail::format_value(*p) : format_unreadable(address);
   }
 }
 
@@ -77,7 +77,7 @@ std::string format_value(const T& value) {
     // volatile or a function as the bool 1.
     if (value == nullptr) return "nullptr";
     if constexpr (pointee_opted_in<T>) {
-      return format_pointee(value);
+      return detail::format_pointee(value);
     } else {
       return format_address(reinterpret_cast<std::uintptr_t>(value));
     }

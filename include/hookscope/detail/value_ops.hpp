@@ -22,13 +22,14 @@ namespace detail {
 
 template <class T>
 std::string format_one(const void* object) {
-  return format_value(*static_cast<const T*>(object));
+  return detail::format_value(*static_cast<const T*>(object));
 }
 
 template <class T>
 value capture_one(const void* object, const void* options) {
   const T& v = *static_cast<const T*>(object);
-  return options == nullptr ? capture_value(v) : capture_value(v, *static_cast<const capture_options*>(options));
+  return options == nullptr ? ::hookscope::capture_value(v)
+                            : ::hookscope::capture_value(v, *static_cast<const capture_options*>(options));
 }
 
 template <class T>
@@ -116,13 +117,13 @@ inline constexpr const call_ops& call_ops_for = call_ops_tables<R, A...>::ops;
 template <class T>
 std::string format_read_pointee(const void* object) {
   const T p = *static_cast<const T*>(object);
-  return p == nullptr ? std::string("nullptr") : format_pointee(p);
+  return p == nullptr ? std::string("nullptr") : detail::format_pointee(p);
 }
 template <class T>
 value capture_read_pointee(const void* object, const void* options) {
   capture_options read = options == nullptr ? capture_options{} : *static_cast<const capture_options*>(options);
   read.read_pointee = true;
-  return capture_value(*static_cast<const T*>(object), read);
+  return ::hookscope::capture_value(*static_cast<const T*>(object), read);
 }
 template <class T>
 inline constexpr value_ops pointee_value_ops{&format_read_pointee<T>, &capture_read_pointee<T>};
