@@ -3,6 +3,7 @@
 // tensor rule's refusal of negative dimensions. Properties on random values, JSON round trips, hostile inputs.
 #include "hookscope/capture.hpp"
 
+#include "hookscope/detail/format.hpp"
 #include "hookscope/value_errors.hpp"
 
 #include <catch2/catch.hpp>
@@ -13,12 +14,14 @@
 #include <limits>
 #include <iterator>
 #include <list>
+#include <optional>
 #include <random>
 #include <ranges>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -558,4 +561,72 @@ TEST_CASE("capturable: a span of an incomplete type and an endless range are opa
   CHECK(hookscope::to_json(hookscope::capture_value(endless_counter{})).starts_with(R"({"opaque":)"));
   STATIC_REQUIRE(hookscope::capturable<bounded_counter>);
   CHECK(hookscope::capture_value(bounded_counter{{3}}) == hookscope::value::list({0, 1, 2}));
+}
+
+namespace hostile {
+int side_effects = 0;
+
+struct overloads_address_of {  // as ATL's CComPtr: unary & gives something else
+  int v;
+  const overloads_address_of* operator&() const {
+    ++side_effects;
+    return nullptr;
+  }
+};
+struct deletes_address_of {
+  int v;
+  const deletes_address_of* operator&() const = delete;
+};
+struct takes_comma {
+  int v;
+};
+// A catch-all comma operator in the class's namespace: argument-dependent lookup finds it for any expression `a, b`
+// whose operand is of one of its types.
+template <class A, class B>
+int operator,(const A&, const B&) {
+  ++side_effects;
+  return 0;
+}
+// Converts to std::string_view, with a side effect: the string rule takes only the standard string types.
+class string_like {
+ public:
+  explicit string_like(std::string s) : s_(std::move(s)) {}
+  operator std::string_view() const {
+    ++side_effects;
+    return s_;
+  }
+
+ private:
+  std::string s_;
+};
+struct holds_them {
+  overloads_address_of a;
+  deletes_address_of d;
+  takes_comma c;
+};
+}  // namespace hostile
+
+TEST_CASE("no operator of the program is called: unary operator&, operator, and conversions") {
+  hostile::side_effects = 0;
+  SECTION("operator& overloaded or deleted, a catch-all operator, in aggregates, variants, ranges, optionals") {
+    const hostile::holds_them held{{1}, {2}, {3}};
+    CHECK(hookscope::capture_value(held).fields()[1].second.fields()[0].second == value(2));
+    using each = std::variant<hostile::overloads_address_of, hostile::deletes_address_of, hostile::takes_comma>;
+    CHECK(hookscope::capture_value(each(hostile::deletes_address_of{4})).alternative().fields()[0].second == value(4));
+    CHECK(hookscope::capture_value(std::vector<hostile::overloads_address_of>{{5}, {6}}).items().size() == 2);
+    CHECK(hookscope::capture_value(std::optional<hostile::takes_comma>(hostile::takes_comma{7})).fields().size() == 1);
+    CHECK(hookscope::capture_value(std::make_tuple(hostile::takes_comma{8}, hostile::overloads_address_of{9}))
+              .items()
+              .size() == 2);
+    CHECK(hookscope::detail::format_value(held).starts_with("<"));
+    CHECK(hostile::side_effects == 0);
+  }
+  SECTION("a class convertible to std::string_view: captured by its own rule (here opaque), never converted") {
+    const hostile::string_like s("text");
+    STATIC_REQUIRE_FALSE(capturable<hostile::string_like>);
+    CHECK(hookscope::capture_value(s).type() == value::kind::opaque);
+    CHECK(hookscope::capture_value(std::vector<hostile::string_like>{s}).items()[0].type() == value::kind::opaque);
+    CHECK(hookscope::detail::format_value(s).starts_with("<"));  // no operator<<: its type, not the conversion
+    CHECK(hostile::side_effects == 0);
+  }
 }
