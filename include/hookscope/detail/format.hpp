@@ -71,7 +71,7 @@ std::string format_pointee(T p) {
 template <class T>
 std::string format_value(const T& value) {
   if constexpr (std::is_volatile_v<T> && std::is_scalar_v<T>) {
-    return format_value<std::remove_cv_t<T>>(value);  // a volatile parameter's value, as its plain type's
+    return detail::format_value<std::remove_cv_t<T>>(value);  // a volatile parameter's value, as its plain type's
   } else if constexpr (std::is_pointer_v<T>) {
     // Never the stream's: it would print a char pointer's bytes up to a NUL that may not be there, a pointer to
     // volatile or a function as the bool 1.
