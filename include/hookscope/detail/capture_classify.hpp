@@ -94,6 +94,14 @@ concept is_reference_wrapper = requires(const T& r) {
   { r.get() } -> std::same_as<typename T::type&>;
 };
 
+/// A tuple_size whose elements std::get reads (tuple, pair, array): what the tuple rule captures. (Clang 14 does not
+/// see libstdc++ 12's std::ranges::subrange as a range, and its tuple_size has std::ranges::get only: opaque.)
+template <class T>
+concept std_tuple_like = requires {
+  std::tuple_size<T>::value;
+}
+&&(std::tuple_size_v<T> == 0 || requires(const T& t) { std::get<0>(t); });
+
 template <class T>
 concept flattenable = requires(const T& t) {
   flatten_traits<T>::flatten(t);
@@ -249,7 +257,7 @@ consteval capture_kind classify() {
                                   // would instantiate its end(), which needs the element's size
   } else if constexpr (std::ranges::range<const T>) {
     return capture_iterates<T>() ? classify_range<T>() : capture_kind::opaque;
-  } else if constexpr (requires { std::tuple_size<T>::value; }) {
+  } else if constexpr (std_tuple_like<T>) {
     return capture_kind::tuple_like;
   } else if constexpr (boost::hana::Struct<T>::value) {
     return capture_kind::hana_struct;

@@ -139,8 +139,8 @@ captured_opaque too_large_leaf(std::optional<std::uint64_t> length) noexcept {
 
 /// `c` as the value of an or_opaque, or `leaf` in its place.
 template <class C>
-or_opaque<C> captured_value(C&& c) {
-  return or_opaque<C>(std::in_place_index<0>, static_cast<C&&>(c));
+or_opaque<std::remove_cvref_t<C>> captured_value(C&& c) {
+  return or_opaque<std::remove_cvref_t<C>>(std::in_place_index<0>, static_cast<C&&>(c));
 }
 template <class C>
 or_opaque<C> captured_leaf(captured_opaque leaf) noexcept {
