@@ -1,17 +1,24 @@
 // Pairs each call's pre and post callbacks into one record (see detail/call_pairing.hpp).
 #include "hookscope/detail/call_pairing.hpp"
 
+#include "left_calls.hpp"
+#include "tick_clock.hpp"
+
+#include <cmath>
+#include <unordered_map>
 #include <utility>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
-namespace {
 
-// Trivial and constant-initialised: valid in static and thread-local destructors, no guard.
-constinit thread_local char thread_tag = 0;
-const void* this_thread() noexcept { return &thread_tag; }
-
-}  // namespace
+struct call_pairing::table {
+  struct pending {
+    value_fields kwargs;
+    std::uint64_t since;  // left_calls_so_far() when the call began: only later notes can be its own
+  };
+  std::unordered_map<const void*, pending> entries;  // by call_id
+  std::uint64_t left_seen = 0;                       // the notes of left_calls.hpp read so far
+};
 
 parameter_list parameters_of(const function_info& function) {
   parameter_list parameters;
@@ -20,63 +27,80 @@ parameter_list parameters_of(const function_info& function) {
   return parameters;
 }
 
-std::size_t call_pairing::find(const void* call, const void* thread) const {
-  for (std::size_t i = pending_.size(); i > 0; --i) {
-    if (pending_[i - 1].call == call && pending_[i - 1].thread == thread) return i - 1;
-  }
-  return pending_.size();
+call_pairing::call_pairing(const function_info& function) : function_(&function), table_(std::make_unique<table>()) {
+  // Notes made before this pairing existed concern no entry of it.
+  table_->left_seen = left_calls_so_far();
 }
 
-std::size_t call_pairing::erase_from(std::size_t from, const void* thread) {
-  std::size_t kept = from;
-  for (std::size_t i = from; i < pending_.size(); ++i) {
-    if (pending_[i].thread != thread) pending_[kept++] = std::move(pending_[i]);
-  }
-  const std::size_t erased = pending_.size() - kept;
-  pending_.resize(kept);
-  size_.store(kept, std::memory_order_relaxed);
-  return erased;
+call_pairing::~call_pairing() = default;
+
+std::size_t call_pairing::drop_left_calls() {
+  table& t = *table_;
+  if (left_calls_so_far() == t.left_seen) return 0;  // the common case: one load
+  std::size_t dropped = 0;
+  t.left_seen = read_left_calls(t.left_seen, [&](const void* call, std::uint64_t number) {
+    const auto it = t.entries.find(call);
+    if (it != t.entries.end() && it->second.since < number) {
+      t.entries.erase(it);
+      ++dropped;
+    }
+  });
+  size_.store(t.entries.size(), std::memory_order_relaxed);
+  return dropped;
 }
 
-std::size_t call_pairing::begin(const void* call_id, value_fields kwargs) {
-  const void* thread = this_thread();
-  const auto start = std::chrono::steady_clock::now();
+std::size_t call_pairing::begin(const erased_call& call, value_fields kwargs) {
+  (void)take_start(call);
+  const std::uint64_t since = left_calls_so_far();
   const std::lock_guard lock(mutex_);
-  const std::size_t abandoned = erase_from(find(call_id, thread), thread);
-  pending_.push_back({call_id, thread, std::move(kwargs), start});
-  size_.store(pending_.size(), std::memory_order_relaxed);
-  return abandoned;
+  std::size_t dropped = drop_left_calls();
+  auto [it, added] = table_->entries.try_emplace(call.call_id());
+  if (!added) ++dropped;  // a call that ended without its post callback left this entry
+  it->second = {std::move(kwargs), since};
+  size_.store(table_->entries.size(), std::memory_order_relaxed);
+  return dropped;
 }
 
-std::size_t call_pairing::skip(const void* call_id) {
-  // An entry this thread left is seen here: it was stored by this thread, before this call began.
+std::size_t call_pairing::skip(const erased_call& call) {
+  // An entry at this address was stored before this call began: on this thread, or on one whose end or hand-over (a
+  // join, a fiber resumed elsewhere) happens before it, so this load sees it.
   if (size_.load(std::memory_order_relaxed) == 0) return 0;
-  const void* thread = this_thread();
   const std::lock_guard lock(mutex_);
-  return erase_from(find(call_id, thread), thread);
+  const std::size_t dropped = drop_left_calls() + table_->entries.erase(call.call_id());
+  size_.store(table_->entries.size(), std::memory_order_relaxed);
+  return dropped;
 }
 
-std::optional<call_record> call_pairing::end(const void* call_id, bool threw, std::size_t* abandoned) {
-  const auto end = std::chrono::steady_clock::now();
-  const void* thread = this_thread();
+std::optional<call_record> call_pairing::end(const erased_call& call, std::size_t* abandoned) {
+  const std::int64_t ticks = ticks_since_start(call, tick_clock::now());
   call_record record;
   {
     const std::lock_guard lock(mutex_);
-    const std::size_t i = find(call_id, thread);
-    if (i == pending_.size()) return std::nullopt;
-    record.inputs.kwargs = std::move(pending_[i].kwargs);
-    record.latency_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - pending_[i].start).count();
-    const std::size_t erased = erase_from(i, thread);  // the call's own entry and the abandoned ones after it
-    if (abandoned != nullptr) *abandoned = erased - 1;
+    const std::size_t dropped = drop_left_calls();
+    if (abandoned != nullptr) *abandoned = dropped;
+    const auto it = table_->entries.find(call.call_id());
+    if (it == table_->entries.end()) return std::nullopt;
+    record.inputs.kwargs = std::move(it->second.kwargs);
+    table_->entries.erase(it);
+    size_.store(table_->entries.size(), std::memory_order_relaxed);
   }
   record.function = std::string(function_->name);
-  record.threw = threw;
+  record.threw = static_cast<bool>(call.exception());
+  record.latency_ns = std::llround(static_cast<double>(ticks < 0 ? 0 : ticks) * tick_clock::ns_per_tick());
   return record;
 }
 
 std::size_t call_pairing::in_flight() const {
   const std::lock_guard lock(mutex_);
-  return pending_.size();
+  return table_->entries.size();
+}
+
+void call_pairing::unlock_after_fork(bool in_child) noexcept {
+  if (in_child) {
+    table_->entries.clear();
+    size_.store(0, std::memory_order_relaxed);
+  }
+  mutex_.unlock();
 }
 
 }  // namespace detail

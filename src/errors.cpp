@@ -91,10 +91,14 @@ std::string describe_exception(const std::exception_ptr& e) {
   }
 }
 
-void handle_callback_exception(std::string_view observer_name) {
+bool callback_exception_leaves() noexcept {
   // No current exception inside a catch (...) is a foreign unwind: glibc's forced unwind of pthread_exit or
   // pthread_cancel (abi::__forced_unwind). It must go on, or the thread cannot end; neither logged nor counted.
-  if (rethrow_callback_exceptions() || !std::current_exception()) throw;
+  return rethrow_callback_exceptions() || !std::current_exception();
+}
+
+void handle_callback_exception(std::string_view observer_name) {
+  if (callback_exception_leaves()) throw;
   try {
     std::string message = "hookscope: a callback of observer '";
     message.append(observer_name).append("' threw: ").append(describe_exception(std::current_exception()));

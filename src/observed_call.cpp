@@ -1,16 +1,22 @@
-// What every observed call that threw shares: its post callbacks with the exception, then the exception goes on; and
-// the error of a callback asking for an argument the caller omitted.
+// What every observed call that threw shares: its post callbacks with the exception, then the exception goes on; what
+// a call left without its post callbacks tells (left_calls.hpp); and the error of a callback asking for an argument the
+// caller omitted.
 //
 // Compiled once here rather than inline in the header: an annotation's translation unit compiles none of it.
 #include "hookscope/call_context.hpp"
 #include "hookscope/detail/observed_call.hpp"
 #include "hookscope/value_errors.hpp"
 
+#include "left_calls.hpp"
+
 #include <exception>
 #include <string>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
+
+// In both modes, as call_pairing.cpp which reads it (a disabled build notes nothing).
+constinit left_calls left_log;
 
 // In both modes: a disabled build makes no call context, but its callbacks compile against the same declarations.
 void throw_omitted_arg(const erased_call& call, std::size_t i, omitted_access access) {
@@ -39,7 +45,10 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
 void fail_observed(erased_call& call) {
-  if (!std::current_exception()) throw;  // a forced unwind
+  if (!std::current_exception()) {  // a forced unwind: the call ends with no post callback
+    note_left_call(call.call_id());
+    throw;
+  }
   struct forget {  // the context's destructor is trivial: it must not be left holding the exception
     erased_call& call;
     ~forget() { call_access::exception(call) = nullptr; }
@@ -50,6 +59,9 @@ void fail_observed(erased_call& call) {
 }
 
 }  // namespace detail
+
+void hookscope_detail_call_left(const erased_call& call) noexcept { detail::note_left_call(call.call_id()); }
+
 HOOKSCOPE_DETAIL_END_NAMESPACE
 
 #endif  // HOOKSCOPE_ENABLED

@@ -46,6 +46,23 @@ void generate() {
 
 }  // namespace llm
 
+namespace expr {
+// An expression-template library's shape: a unary operator& for anything, found by argument-dependent lookup on every
+// type that has one of this namespace's types among its template arguments (a call context of a function taking one).
+struct term {
+  int v = 0;
+};
+inline int address_taken = 0;
+template <class T>
+const void* operator&(const T&) {
+  ++address_taken;
+  static const int elsewhere = 0;
+  return &elsewhere;
+}
+inline int eval(term t) { return t.v; }
+HOOKSCOPE_OBSERVABLE(observed_eval, eval, t);
+}  // namespace expr
+
 #if HOOKSCOPE_ENABLED
 
 namespace {
@@ -102,6 +119,16 @@ TEST_CASE("input_observer::record") {
         "hookscope: input_observer: already recording 'llm::forward', cannot also record 'llm::other' (use one "
         "observer per function)");
   }
+}
+
+TEST_CASE("input_observer::record and a unary operator& in the arguments' namespace: never called") {
+  hookscope::input_observer obs;
+  {
+    auto rec = obs.record(expr::observed_eval);
+    CHECK(expr::observed_eval(expr::term{3}) == 3);
+  }
+  CHECK(obs.num_obs() == 1);
+  CHECK(expr::address_taken == 0);
 }
 
 TEST_CASE("input_observer::value_if_missing") {

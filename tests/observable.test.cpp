@@ -602,6 +602,21 @@ TEST_CASE("make_observable") {
     CHECK(scale(5) == 15);
     CHECK(pre_arg == (hookscope::hooks_enabled ? 5 : 0));
   }
+  SECTION("a callable whose operator() is '&' or 'const&'-qualified (called on the object it stores)") {
+    struct counted {
+      int calls = 0;
+      int operator()(int x) & { return x + ++calls; }
+    };
+    struct fixed {
+      int operator()(int x) const& { return x * 2; }
+    };
+    auto count = hookscope::make_observable("count", counted{});
+    auto twice = hookscope::make_observable("twice", fixed{});
+    STATIC_REQUIRE(std::is_same_v<decltype(count), hookscope::observable_function<int(int)>>);
+    CHECK(count(10) == 11);
+    CHECK(count(10) == 12);
+    CHECK(twice(4) == 8);
+  }
   SECTION("function pointers are a bounded pool per signature, given back on destruction") {
     std::vector<std::unique_ptr<hookscope::observable_function<int(int, double)>>> many;
     for (int i = 0; i < 16; ++i) {

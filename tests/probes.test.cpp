@@ -86,13 +86,26 @@ struct counter {
   HOOKSCOPE_OBSERVABLE_METHOD(counter, peek, peek_impl);
 };
 
+// A smart pointer's shape: its operator& gives another object's address; ref-qualified methods, one given its default.
+struct handle {
+  long held = 0;
+  handle* decoy = nullptr;
+  handle* operator&() noexcept { return decoy; }
+  long hold_impl(long n) & { return held += n; }
+  long release_impl(long bias = 0) && noexcept { return std::exchange(held, 0) + bias; }
+  HOOKSCOPE_OBSERVABLE_METHOD(handle, hold, hold_impl, n);
+  HOOKSCOPE_OBSERVABLE_METHOD(handle, release, release_impl, bias = 0);
+};
+
 }  // namespace probed
 
 #if HOOKSCOPE_DETAIL_PROBES
 // The semaphores a tool raises on attaching: both of an annotation's (entry, return) as one word.
 #define PROBES_TEST_NAMES(X) \
   X(mix)                     \
-  X(halve) X(grow) X(pick_ref) X(store) X(checked) X(take) X(defaults) X(many) X(end_thread) X(add) X(peek) X(poke)
+  X(halve)                   \
+  X(grow)                    \
+  X(pick_ref) X(store) X(checked) X(take) X(defaults) X(many) X(end_thread) X(add) X(peek) X(poke) X(hold) X(release)
 #define PROBES_TEST_DECLARE(name) extern "C" [[gnu::visibility("hidden")]] unsigned hookscope_##name##__probes;
 PROBES_TEST_NAMES(PROBES_TEST_DECLARE)
 #endif
@@ -157,6 +170,13 @@ void check_random_calls(std::mt19937_64& rng) {
   probed::counter counter;
   REQUIRE(counter.add(b % 1000) == b % 1000);
   REQUIRE(std::as_const(counter).peek() == b % 1000);
+  probed::handle decoy;
+  probed::handle held{.held = a % 1000, .decoy = std::addressof(decoy)};
+  REQUIRE(held.hold(b % 1000) == a % 1000 + b % 1000);
+  REQUIRE(std::move(held).release(c) == a % 1000 + b % 1000 + c);
+  REQUIRE(held.held == 0);
+  REQUIRE(std::move(held).release() == 0);
+  REQUIRE(decoy.held == 0);
 }
 
 }  // namespace
@@ -204,6 +224,19 @@ TEST_CASE("HOOKSCOPE_OBSERVABLE with a tool attached to its probes") {
     counter.add(-2);
     REQUIRE(counter.total == 3);
     REQUIRE(std::as_const(counter).peek() == 3);
+  }
+  SECTION("a method of a class with its own operator&, ref-qualified: on the object given, with its value category") {
+    raised tool;
+    probed::handle decoy;
+    probed::handle held{.held = 0, .decoy = std::addressof(decoy)};
+    long released = 0;
+    auto after = probed::handle::release_observers().post.add([&](const auto& ctx) { released = *ctx.return_value(); });
+    held.hold(5);
+    REQUIRE(std::move(held).release() == 5);
+    REQUIRE(std::move(held).release(2) == 2);
+    REQUIRE(held.held == 0);
+    REQUIRE(decoy.held == 0);
+    REQUIRE(released == (hookscope::hooks_enabled ? 2 : 0));
   }
 }
 

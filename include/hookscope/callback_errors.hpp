@@ -70,6 +70,9 @@ std::string describe_exception(const std::exception_ptr& e);
 /// Called from inside a catch block around a callback: logs the exception, or rethrows it (rethrow mode, or a
 /// forced unwind: pthread_exit, pthread_cancel).
 void handle_callback_exception(std::string_view observer_name);
+
+/// Called from inside a catch block around a callback: whether handle_callback_exception will rethrow it.
+bool callback_exception_leaves() noexcept;
 }  // namespace detail
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

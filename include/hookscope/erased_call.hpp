@@ -39,6 +39,13 @@ struct call_ops {
 
 struct call_access;
 
+/// When and where a call started, as the first consumer that times it took it (src/tick_clock.hpp): every later one
+/// reads the same, so a call's start and end pair without any table, whatever thread or fiber ends it.
+struct call_start {
+  std::int64_t ticks = 0;        ///< tick_clock ticks; 0 until a consumer takes it
+  const void* thread = nullptr;  ///< the thread it started on (the address of one of its thread-locals)
+};
+
 /// Only hookscope makes calls (call_access gives out keys): users receive them, never construct them.
 class call_key {
   friend struct call_access;
@@ -87,7 +94,8 @@ class erased_call {
   /// and when the call threw.
   std::optional<value> capture_return_value() const;
   bool is_post() const noexcept { return post_; }
-  /// Identifies the call: the same for its pre and post callbacks, unique among the calls in flight.
+  /// Identifies the call: the same for its pre and post callbacks, unique among the calls in flight in the process
+  /// (whatever thread or fiber ends it: a call's context lives in its frame, and stacks do not overlap).
   const void* call_id() const noexcept { return this; }
   /// The exception the call threw (post callbacks only), else null.
   const std::exception_ptr& exception() const noexcept {
@@ -114,6 +122,11 @@ class erased_call {
   /// this header, also in disabled builds.)
   value_fields capture_args_with(const void* options) const;
 
+  /// Internal: tells the consumers that pair calls that this call's remaining callbacks will not run (a callback's
+  /// exception leaves its emission: rethrow mode, a forced unwind). Found by argument-dependent lookup from the
+  /// emission (observer.hpp); compiled in the library (src/observed_call.cpp).
+  friend void hookscope_detail_call_left(const erased_call& call) noexcept;
+
   const function_info* function_;
   const detail::call_ops* ops_;
   const void* const* args_;       // the address of every argument given
@@ -121,6 +134,9 @@ class erased_call {
   alignas(std::exception_ptr) unsigned char exception_[sizeof(std::exception_ptr)];  // a null one but then
   bool post_ = false;
   std::uint32_t given_;  // how many arguments the caller passed (the rest took their defaults)
+  // Taken by the first consumer that times the call, from a callback (through call_access): callbacks see the call
+  // as const. Trivial, as the rest: a call that ends without its post callback leaves nothing behind.
+  mutable detail::call_start start_{};
 };
 
 namespace detail {
@@ -141,6 +157,8 @@ struct call_access {
     exception(c) = std::move(e);
     c.post_ = true;
   }
+  /// The call's start, for the consumers that time it (src/tick_clock.hpp takes it and reads it).
+  static call_start& start(const erased_call& c) noexcept { return c.start_; }
   // A template: a body returning the fields would instantiate their vector wherever this header is included.
   template <class Call>
   static value_fields capture_args(const Call& c, const void* options) {

@@ -92,10 +92,10 @@ class input_observer {
     }
     // The callbacks share the state, so a recording that outlives its observer stays safe.
     auto on_pre = [s = state_](const context_type& ctx) {
-      s->pairing->begin(&ctx, detail::capture_args(ctx, capture_options()));
+      s->pairing->begin(ctx, detail::capture_args(ctx, capture_options()));
     };
     auto on_post = [s = state_](const context_type& ctx) {
-      if (auto call = s->pairing->end(&ctx, static_cast<bool>(ctx.exception()))) add_call(*s, std::move(*call));
+      if (auto call = s->pairing->end(ctx)) add_call(*s, std::move(*call));
     };
     auto& observers = target.observers;
     const bool global = state_->options.global;

@@ -85,10 +85,11 @@ constexpr observable_state make_state() noexcept {
 #define HOOKSCOPE_DETAIL_LISTED_SITE static constexpr bool registration = true
 // The entry of a namespace-scope site in its module's list: internal linkage, one per translation unit (GCC would
 // put every vague-linkage variable of one named section into the first one's COMDAT group, and the linker would
-// keep one group's entries only); a header's annotation is then listed by each TU, and registers once.
+// keep one group's entries only); a header's annotation is then listed by each TU, and registers once. The address
+// by __builtin_addressof: a `&` here would find any unary operator& template of the annotation's namespace.
 #define HOOKSCOPE_DETAIL_LIST_SITE(site)                                                                           \
   [[gnu::used, gnu::section("hookscope_sites")]] static constinit ::hookscope::function_info* const site##_entry = \
-      &site::state.info
+      __builtin_addressof(site::state.info)
 #else
 #define HOOKSCOPE_DETAIL_SITE_STATE(site, name_text, params_text, fn_pointer) static_assert(true)
 #define HOOKSCOPE_DETAIL_LINKED_SITE static_assert(true)
@@ -191,7 +192,7 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
                                 detail::inert_info_of<Fn, Name, Params, Site>>,
       public detail::given_calls<Site, detail::named_call_context<R(A...), Params>, Self, NE,
                                  std::make_index_sequence<sizeof...(A)>>,
-      public detail::too_many_calls<sizeof...(A) + (std::is_void_v<Self> ? 0 : 1)> {
+      public detail::refused_calls<Self, sizeof...(A)> {
   using given_calls_type = detail::given_calls<Site, detail::named_call_context<R(A...), Params>, Self, NE,
                                                std::make_index_sequence<sizeof...(A)>>;
   static_assert(Site::problem != detail::names_problem::empty,
@@ -213,8 +214,9 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
  public:
   /// A call given fewer arguments: the trailing ones take the function's own defaults (detail::given_call).
   using given_calls_type::operator();
-  /// A call given more arguments than there are parameters: one hookscope message.
-  using detail::too_many_calls<sizeof...(A) + (std::is_void_v<Self> ? 0 : 1)>::operator();
+  /// A call given more arguments than there are parameters, or an object the method cannot be called on: one
+  /// hookscope message.
+  using detail::refused_calls<Self, sizeof...(A)>::operator();
 
 #if HOOKSCOPE_ENABLED
   constexpr observable() noexcept {
@@ -236,15 +238,16 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
   constexpr operator decltype(Fn)() const noexcept requires std::is_void_v<Self> { return Fn; }
 #endif
 
-  /// Calls the member function on `object`, with the callbacks around it when anyone listens.
+  /// Calls the member function on `object`, with the callbacks around it when anyone listens: on the object as
+  /// given, an rvalue for a `&&`-qualified method.
   [[gnu::always_inline]] inline R operator()(detail::object_ref<Self> object, A... args) const
       noexcept(NE) requires(!std::is_void_v<Self>) {
 #if HOOKSCOPE_ENABLED
     if (detail::hooks_or_probes<Site>()) [[unlikely]] {
-      return slow_call(const_cast<void*>(static_cast<const void*>(&object)), args...);
+      return slow_call(detail::object_address(object), args...);
     }
 #endif
-    return (object.*Fn)(static_cast<A&&>(args)...);
+    return (static_cast<detail::object_ref<Self>>(object).*Fn)(static_cast<A&&>(args)...);
   }
 
 #if HOOKSCOPE_ENABLED
@@ -304,14 +307,15 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
       ->decltype((fn)(static_cast<HookscopeArgs&&>(hookscope_args)...)) {                           \
     return (fn)(static_cast<HookscopeArgs&&>(hookscope_args)...);                                   \
   }
-// The same for the member function `impl`, on the object given first.
-#define HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl)                                            \
-  template <class HookscopeSelf, class... HookscopeArgs>                                 \
-  [[gnu::always_inline]] static constexpr auto                                           \
-  by_name(HookscopeSelf& hookscope_self, HookscopeArgs&&... hookscope_args) noexcept(    \
-      noexcept(hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...)))    \
-      ->decltype(hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...)) { \
-    return hookscope_self.impl(static_cast<HookscopeArgs&&>(hookscope_args)...);         \
+// The same for the member function `impl`, on the object given first, as given: an rvalue reaches the overload of
+// `impl` for rvalues.
+#define HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl)                                                                          \
+  template <class HookscopeSelf, class... HookscopeArgs>                                                               \
+  [[gnu::always_inline]] static constexpr auto                                                                         \
+  by_name(HookscopeSelf&& hookscope_self, HookscopeArgs&&... hookscope_args) noexcept(                                 \
+      noexcept(static_cast<HookscopeSelf&&>(hookscope_self).impl(static_cast<HookscopeArgs&&>(hookscope_args)...)))    \
+      ->decltype(static_cast<HookscopeSelf&&>(hookscope_self).impl(static_cast<HookscopeArgs&&>(hookscope_args)...)) { \
+    return static_cast<HookscopeSelf&&>(hookscope_self).impl(static_cast<HookscopeArgs&&>(hookscope_args)...);         \
   }
 
 /// Declares `name` as the observable form of the function `fn`, whose parameters are named `...`.
@@ -334,9 +338,38 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
                                            hookscope_detail_site_##name>                                               \
       name {}
 
+// The members a method annotation adds to its class besides its site: `name(args...)` on an object of each value
+// category, which passes `*this` on to the observable `name##_observable` as the annotated method takes it (an rvalue
+// for a ref-qualified one: detail::rvalue_object), and `name##_observers()`.
+#define HOOKSCOPE_DETAIL_METHOD_CALLS(name)                                                                  \
+  template <class... HookscopeArgs>                                                                          \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args)& {                                                  \
+    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                      \
+  }                                                                                                          \
+  template <class... HookscopeArgs>                                                                          \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args) const& {                                            \
+    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                      \
+  }                                                                                                          \
+  template <class... HookscopeArgs>                                                                          \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args)&& {                                                 \
+    return name##_observable{}(::hookscope::detail::rvalue_object<decltype(name##_observable::orig)>(*this), \
+                               static_cast<HookscopeArgs&&>(hookscope_args)...);                             \
+  }                                                                                                          \
+  template <class... HookscopeArgs>                                                                          \
+  decltype(auto) name(HookscopeArgs&&... hookscope_args) const&& {                                           \
+    return name##_observable{}(::hookscope::detail::rvalue_object<decltype(name##_observable::orig)>(*this), \
+                               static_cast<HookscopeArgs&&>(hookscope_args)...);                             \
+  }                                                                                                          \
+  static constexpr const auto& name##_observers() noexcept {                                                 \
+    (void)name##_observable{}; /* registers the method even if it is never called */                         \
+    return name##_observable::observers;                                                                     \
+  }                                                                                                          \
+  static_assert(true, "")
+
 /// Inside class `cls`, makes `name(args...)` the observed call of the member function `impl` (declared
 /// before), and `name##_observers()` its observers; the registry knows it as "cls::name", `cls` qualified as
-/// the compiler names the class ("llm::model::forward", "model<int>::forward").
+/// the compiler names the class ("llm::model::forward", "model<int>::forward"). `impl` may be const, noexcept and
+/// ref-qualified: `name` is then called on the objects `impl` is (an rvalue for `impl(...) &&`).
 ///
 /// `HOOKSCOPE_OBSERVABLE_METHOD(Model, forward, forward_impl, input_ids, attention_mask)` then
 /// `model.forward(ids, mask)`, and `Model::forward_observers().pre.add(...)`.
@@ -344,16 +377,14 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
   HOOKSCOPE_DETAIL_SITE(name, &cls::impl, decltype(&cls::impl), #__VA_ARGS__, HOOKSCOPE_DETAIL_LINKED_SITE,         \
                         HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl));                                                     \
   using name##_observable = ::hookscope::observable<&cls::impl, #name, #__VA_ARGS__, hookscope_detail_site_##name>; \
-  template <class... HookscopeArgs>                                                                                 \
-  decltype(auto) name(HookscopeArgs&&... hookscope_args) {                                                          \
-    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                             \
-  }                                                                                                                 \
-  template <class... HookscopeArgs>                                                                                 \
-  decltype(auto) name(HookscopeArgs&&... hookscope_args) const {                                                    \
-    return name##_observable{}(*this, static_cast<HookscopeArgs&&>(hookscope_args)...);                             \
-  }                                                                                                                 \
-  static constexpr const auto& name##_observers() noexcept {                                                        \
-    (void)name##_observable{}; /* registers the method even if it is never called */                                \
-    return name##_observable::observers;                                                                            \
-  }                                                                                                                 \
-  static_assert(true, "")
+  HOOKSCOPE_DETAIL_METHOD_CALLS(name)
+
+/// As HOOKSCOPE_OBSERVABLE_METHOD, for one overload of the member function `impl`: `type` is its type with its
+/// qualifiers, e.g. `int(int) const` or `std::string() &&`.
+#define HOOKSCOPE_OBSERVABLE_METHOD_OVERLOAD(cls, name, type, impl, ...)                                         \
+  HOOKSCOPE_DETAIL_SITE(name, ::hookscope::detail::pick_method_overload<type>(&cls::impl),                       \
+                        decltype(::hookscope::detail::pick_method_overload<type>(&cls::impl)), #__VA_ARGS__,     \
+                        HOOKSCOPE_DETAIL_LINKED_SITE, HOOKSCOPE_DETAIL_METHOD_BY_NAME(impl));                    \
+  using name##_observable = ::hookscope::observable<::hookscope::detail::pick_method_overload<type>(&cls::impl), \
+                                                    #name, #__VA_ARGS__, hookscope_detail_site_##name>;          \
+  HOOKSCOPE_DETAIL_METHOD_CALLS(name)

@@ -176,6 +176,11 @@ class static_observer
         try {
           reinterpret_cast<invoke_type>(entry->invoke)(entry->callable, args...);
         } catch (...) {
+          // An observable's call whose emission this exception leaves never reaches its remaining callbacks: the
+          // consumers that pair its pre and post callbacks are told (erased_call.hpp), before it leaves.
+          if constexpr (requires { hookscope_detail_call_left(args...); }) {
+            if (detail::callback_exception_leaves()) hookscope_detail_call_left(args...);
+          }
           // Rethrows what is no exception: a forced unwind (pthread_exit, pthread_cancel) ends the thread.
           detail::handle_callback_exception(name_);
         }

@@ -73,7 +73,9 @@ class call_recorder {
   }
   /// The recorded calls, in the order they finished: every parameter captured in `inputs.kwargs` (named by the
   /// annotation), the captured result (absent for void results and calls that threw), `threw`, and
-  /// `latency_ns` from just before the call to just after it (hooks excluded). `parameters` is left empty: the
+  /// `latency_ns` from the call's start to its post callback here: the start is taken once per call, in the pre
+  /// callback of the first consumer that times it (after this recorder captured the arguments, if it is first), and
+  /// shared by all of them (other recorders, HOOKSCOPE_STATS, HOOKSCOPE_TIMELINE). `parameters` is left empty: the
   /// record writer adds it to a function's first line.
   std::vector<call_record> calls() const {
     const std::lock_guard lock(mutex_);
@@ -108,7 +110,7 @@ class call_recorder {
     if (!reserve()) {
       // Its post callback must not find an entry a call that ended without one left at its address; and that
       // entry's place is free again.
-      const std::size_t abandoned = pairing_.skip(&ctx);
+      const std::size_t abandoned = pairing_.skip(ctx);
       if (abandoned == 0) return;
       release(abandoned);
       if (!reserve()) return;
@@ -117,15 +119,15 @@ class call_recorder {
     try {
       value_fields args = detail::capture_args(ctx, what_to_capture());
       detail::check_writable(args);  // a call that cannot be written is refused now, not when the file is written
-      release(pairing_.begin(&ctx, std::move(args)));
+      release(pairing_.begin(ctx, std::move(args)));
     } catch (const value_error& e) {
-      release(1 + pairing_.skip(&ctx));
+      release(1 + pairing_.skip(ctx));
       refuse(e);
     } catch (const format_error& e) {
-      release(1 + pairing_.skip(&ctx));
+      release(1 + pairing_.skip(ctx));
       refuse(e);
     } catch (...) {
-      release(1 + pairing_.skip(&ctx));
+      release(1 + pairing_.skip(ctx));
       throw;
     }
 #else
@@ -137,7 +139,7 @@ class call_recorder {
   void on_post(const Context& ctx) {
 #if HOOKSCOPE_ENABLED
     std::size_t abandoned = 0;  // calls that ended without a post callback: their places are free again
-    std::optional<call_record> call = pairing_.end(&ctx, static_cast<bool>(ctx.exception()), &abandoned);
+    std::optional<call_record> call = pairing_.end(ctx, &abandoned);
     release(abandoned);
     if (!call) return;                                 // not recorded (over the limit, or started before the recorder)
     if constexpr (requires { ctx.return_value(); }) {  // any result type: opaque where not structural

@@ -173,7 +173,7 @@ void record_pre(recorded_function& f, const erased_call& call) {
   // A call left out (sampled out, over the bound, refused) must leave no entry at its address for its post
   // callback to find: a call refused earlier at the same address may have left one.
   if (!take_call(f)) {
-    (void)f.pairing.skip(call.call_id());
+    (void)f.pairing.skip(call);
     return;
   }
   value_fields args;
@@ -181,15 +181,15 @@ void record_pre(recorded_function& f, const erased_call& call) {
     args = call.capture_args();
     check_writable(args);  // refused now: one call that cannot be written never spoils the file
   } catch (const value_error& e) {
-    (void)f.pairing.skip(call.call_id());
+    (void)f.pairing.skip(call);
     refuse_call(f, e);
     return;
   } catch (const format_error& e) {
-    (void)f.pairing.skip(call.call_id());
+    (void)f.pairing.skip(call);
     refuse_call(f, e);
     return;
   }
-  (void)f.pairing.begin(call.call_id(), std::move(args));
+  (void)f.pairing.begin(call, std::move(args));
 }
 
 // The record's line, signed when it is the function's first in this process (to_record_line refuses what it
@@ -208,7 +208,7 @@ void write_record(recorded_function& f, call_record& record) {
 }
 
 void record_post(recorded_function& f, const erased_call& call) {
-  std::optional<call_record> record = f.pairing.end(call.call_id(), static_cast<bool>(call.exception()));
+  std::optional<call_record> record = f.pairing.end(call);
   if (!record) return;
   try {
     record->result = call.capture_return_value();

@@ -3,7 +3,7 @@
 
 #include "settings.hpp"
 
-#include "call_clock.hpp"
+#include "../tick_clock.hpp"
 #include "lifecycle.hpp"
 
 #include "hookscope/callback_errors.hpp"

@@ -6,7 +6,7 @@
 
 #if HOOKSCOPE_ENABLED
 
-#include "call_clock.hpp"
+#include "../tick_clock.hpp"
 #include "fd_writer.hpp"
 #include "lifecycle.hpp"
 
@@ -102,13 +102,13 @@ struct stats_state {
 };
 stats_state* state = nullptr;
 
-constinit thread_local call_clock clock_of_thread;
-
-void on_pre(const erased_call& call) { clock_of_thread.start(call.call_id()); }
+// The call's start is kept in the call (tick_clock.hpp): a call ending on another thread or fiber, or after calls
+// begun after it, is timed from its own start; one that ends without its post callback leaves nothing behind.
+void on_pre(const erased_call& call) { (void)take_start(call); }
 
 void on_post(function_stats& s, const erased_call& call) {
-  const call_clock::timing t = clock_of_thread.stop(call.call_id());
-  if (t.duration >= 0) s.add(static_cast<std::uint64_t>(t.duration));
+  const std::int64_t ticks = ticks_since_start(call, tick_clock::now());
+  if (ticks >= 0) s.add(static_cast<std::uint64_t>(ticks));
 }
 
 // One table, written by `w` whose lines all start with `prefix`; functions that were never called are left out.

@@ -1,13 +1,16 @@
 // HOOKSCOPE_TIMELINE=<glob>[,<glob>...]=<path>[events=N]: every call of a matching observable becomes a complete
 // event ("ph":"X") of a Chrome trace-event JSON file written at exit and on fatal signals, which Perfetto UI and
 // chrome://tracing open: `ts`/`dur` in µs, `pid`, `tid`, the formatted arguments under `args`, one thread_name
-// metadata event per thread. Nested calls nest. Flight recorder: each thread keeps the last N events (default
-// 16384) in a ring, so a long run keeps its end. `%p` in the path becomes the process id (one file per process).
+// metadata event per thread. Nested calls nest; a call that does not nest with the others of the thread that ended it
+// (calls that suspend in fibers interleave), or that began on another thread, is an async event pair ("ph":"b"/"e"
+// with an id), since a viewer refuses complete events that overlap on one track. Flight recorder: each thread keeps
+// the last N events (default 16384) in a ring, so a long run keeps its end. `%p` in the path becomes the process id
+// (one file per process).
 #include "settings.hpp"
 
 #if HOOKSCOPE_ENABLED
 
-#include "call_clock.hpp"
+#include "../tick_clock.hpp"
 #include "fd_writer.hpp"
 #include "json_text.hpp"
 #include "lifecycle.hpp"
@@ -44,9 +47,10 @@ constexpr std::size_t args_capacity = 160;     // bytes of formatted arguments k
 
 struct event {
   const function_info* function;
-  std::int64_t start;  // ticks (call_clock.hpp)
+  std::int64_t start;  // ticks (tick_clock.hpp)
   std::int64_t duration;
   bool threw;
+  bool migrated;  // began on another thread than the one that ended it (a fiber resumed elsewhere)
   std::uint16_t args_size;
   char args[args_capacity];  // `"name":"value",...` without the braces
 };
@@ -86,15 +90,26 @@ struct thread_ring {
   std::atomic<thread_ring*> next{nullptr};
 };
 
+// An event as written, in nanoseconds from the clock's start: what nesting is decided on.
+struct span {
+  std::int64_t start;
+  std::int64_t end;
+};
+
 struct timeline_state {
   std::vector<std::string> globs;
   std::string path;  // may hold %p
   std::size_t events = default_events;
   std::atomic<thread_ring*> head{nullptr};
+  // Room to work out the nesting of one ring's events before they are written (write_timeline): made at install,
+  // since the file writer allocates nothing. One writer at a time holds it (exit, or a fatal signal's handler that
+  // interrupts it); another one writes every event as an async pair.
+  span* open_spans = nullptr;              // events + 1
+  std::uint64_t* complete_bits = nullptr;  // a bit per ring slot
+  std::atomic<bool> room_taken{false};
 };
 timeline_state* state = nullptr;
 
-constinit thread_local call_clock clock_of_thread;
 constinit thread_local thread_ring* ring_of_thread = nullptr;
 constinit thread_local bool ring_failed = false;
 
@@ -138,13 +153,16 @@ void format_args(const erased_call& call, event& e) {
   e.args_size = static_cast<std::uint16_t>(size);
 }
 
-void on_pre(const erased_call& call) { clock_of_thread.start(call.call_id()); }
+// The call's start is kept in the call (tick_clock.hpp): a call that suspends in a fiber and ends after calls begun
+// later, or on another thread, is timed from its own start; one that ends without its post callback leaves nothing.
+void on_pre(const erased_call& call) { (void)take_start(call); }
 
 constinit std::atomic<bool> reported_no_ring{false};
 
 void on_post(const erased_call& call) {
-  const call_clock::timing t = clock_of_thread.stop(call.call_id());
-  if (t.duration < 0) return;
+  const std::int64_t end = tick_clock::now();
+  const call_start start = start_of(call);
+  if (start.ticks == 0) return;  // its pre callbacks ran before the timeline attached
   thread_ring* ring = nullptr;
   try {
     ring = ring_for_this_thread();
@@ -158,23 +176,125 @@ void on_post(const erased_call& call) {
   const std::uint64_t n = ring->written.load(std::memory_order_relaxed);
   event e{};  // built here, then published into its slot
   e.function = &call.function();
-  e.start = t.start;
-  e.duration = t.duration;
+  e.start = start.ticks;
+  e.duration = end >= start.ticks ? end - start.ticks : 0;
   e.threw = static_cast<bool>(call.exception());
+  e.migrated = start.thread != this_thread_tag();
   format_args(call, e);
   ring->events[n % (ring->capacity + 1)].store(e);
   ring->written.store(n + 1, std::memory_order_release);
+}
+
+struct file_context {
+  std::int64_t pid;
+  double ns_per_tick;
+  std::int64_t origin;  // the clock's start, in ticks
+  std::uint64_t async_ids = 0;
+
+  // Start and end from the same origin, so that nested events stay nested once rounded.
+  span span_of(const event& e) const noexcept { return {ns(e.start), ns(e.start + e.duration)}; }
+  std::int64_t ns(std::int64_t ticks) const noexcept {
+    return static_cast<std::int64_t>(static_cast<double>(ticks - origin) * ns_per_tick + 0.5);
+  }
+};
+
+// Which events of a ring are written as complete events. The events of a thread come in the order their calls ended
+// (a thread appends each event as its call ends); taken newest first, `open` holds the chain of complete events the
+// next one may nest in, innermost on top. An event is complete when it lies within the innermost one it overlaps, and
+// began on this thread; every other event is an async pair, so that the complete events of a track nest perfectly
+// (a viewer refuses complete events that overlap on one track).
+struct nesting {
+  span* open;
+  std::size_t capacity;
+  std::uint64_t* bits;    // a bit per slot: complete
+  std::uint64_t low = 0;  // the events decided: [low, high)
+  std::uint64_t high = 0;
+
+  bool complete(const thread_ring& r, std::uint64_t i) const noexcept {
+    if (i < low || i >= high) return false;
+    const std::uint64_t slot = i % (r.capacity + 1);
+    return (bits[slot / 64] >> (slot % 64) & 1) != 0;
+  }
+
+  void decide(const thread_ring& r, const file_context& f) noexcept {
+    high = r.written.load(std::memory_order_acquire);
+    low = high;
+    std::size_t size = 0;
+    const std::uint64_t oldest = high > r.capacity ? high - r.capacity : 0;
+    while (low > oldest) {
+      const std::uint64_t i = low - 1;
+      event e;
+      r.events[i % (r.capacity + 1)].load(e);
+      if (r.written.load(std::memory_order_relaxed) > i + r.capacity) break;  // overwritten while copied: the rest too
+      low = i;
+      const span x = f.span_of(e);
+      while (size > 0 && open[size - 1].start >= x.end) --size;  // after x: no older event ends past x's end
+      const bool nests = !e.migrated && size < capacity &&
+                         (size == 0 || (open[size - 1].start <= x.start && x.end <= open[size - 1].end));
+      if (nests) open[size++] = x;
+      const std::uint64_t slot = i % (r.capacity + 1);
+      const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
+      bits[slot / 64] = nests ? bits[slot / 64] | bit : bits[slot / 64] & ~bit;
+    }
+  }
+};
+
+// `"id":"0x..."`: an async pair's id, unique in the file.
+void write_id(fd_writer& w, std::uint64_t id) noexcept {
+  char digits[16];
+  std::size_t count = 0;
+  do {
+    digits[count++] = "0123456789abcdef"[id % 16];
+    id /= 16;
+  } while (id != 0);
+  w.text(",\"id\":\"0x");
+  while (count > 0) w.text(std::string_view(&digits[--count], 1));
+  w.text("\"");
+}
+
+void write_args(fd_writer& w, const event& e) noexcept {
+  w.text(",\"args\":{").text(std::string_view(e.args, e.args_size));
+  if (e.threw) w.text(e.args_size > 0 ? ",\"threw\":true" : "\"threw\":true");
+  w.text("}");
+}
+
+// One event: complete, or an async pair (begin and end) on the same thread's row of the process.
+void write_event(fd_writer& w, file_context& f, const thread_ring& r, const event& e, bool complete) noexcept {
+  const span x = f.span_of(e);
+  auto head = [&](std::string_view phase) {
+    w.text("{\"name\":").json_string(e.function->name).text(",\"cat\":\"hookscope\",\"ph\":\"").text(phase);
+  };
+  auto place = [&] { w.text(",\"pid\":").signed_number(f.pid).text(",\"tid\":").signed_number(r.tid); };
+  if (complete) {
+    head("X");
+    w.text("\",\"ts\":").microseconds(x.start).text(",\"dur\":").microseconds(x.end - x.start);
+    place();
+    write_args(w, e);
+    w.text("}");
+    return;
+  }
+  const std::uint64_t id = ++f.async_ids;
+  head("b");
+  w.text("\",\"ts\":").microseconds(x.start);
+  write_id(w, id);
+  place();
+  write_args(w, e);
+  w.text("},\n");
+  head("e");
+  w.text("\",\"ts\":").microseconds(x.end);
+  write_id(w, id);
+  place();
+  w.text("}");
 }
 
 // The whole file; async-signal-safe (the same code serves exit and fatal signals). Returns the errno of the first
 // failed write, or 0.
 int write_timeline(int fd) noexcept {
   fd_writer w(fd);
-  const auto pid = static_cast<std::int64_t>(getpid());
-  const double ns_per_tick = tick_clock::ns_per_tick();
-  const auto ns = [ns_per_tick](std::int64_t ticks) {
-    return static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5);
-  };
+  file_context f{static_cast<std::int64_t>(getpid()), tick_clock::ns_per_tick(), tick_clock::start_ticks()};
+  // The room to decide the nesting in, unless another writer holds it (then every event is an async pair).
+  const bool own_room = state->open_spans != nullptr && !state->room_taken.exchange(true, std::memory_order_acquire);
+  nesting track{state->open_spans, state->events + 1, state->complete_bits};
   w.text("{\"traceEvents\":[");
   bool first = true;
   auto separator = [&] {
@@ -185,7 +305,7 @@ int write_timeline(int fd) noexcept {
        r = r->next.load(std::memory_order_acquire)) {
     separator();
     w.text("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":")
-        .signed_number(pid)
+        .signed_number(f.pid)
         .text(",\"tid\":")
         .signed_number(r->tid);
     w.text(",\"args\":{\"name\":");
@@ -196,6 +316,7 @@ int write_timeline(int fd) noexcept {
       w.text("\"thread ").signed_number(r->tid).text("\"");
     }
     w.text("}}");
+    if (own_room) track.decide(*r, f);
     std::uint64_t end = r->written.load(std::memory_order_acquire);
     int catch_ups = 0;
     for (std::uint64_t i = end > r->capacity ? end - r->capacity : 0; i < end; ++i) {
@@ -203,7 +324,7 @@ int write_timeline(int fd) noexcept {
       // only if its slot was not reused meanwhile (the thread's next event goes to slot `written`). A thread that
       // overwrote the events not yet copied is caught up with (a few times, so that a thread faster than the copy
       // cannot hold it for ever): the copy goes on from its oldest event still kept, so a thread tracing without
-      // pause still shows its last events rather than none.
+      // pause still shows its last events rather than none (those its nesting was not decided for as async pairs).
       const std::uint64_t now = r->written.load(std::memory_order_acquire);
       if (now > i + r->capacity && catch_ups < 4) {
         ++catch_ups;
@@ -215,18 +336,10 @@ int write_timeline(int fd) noexcept {
       if (r->written.load(std::memory_order_relaxed) > i + r->capacity) continue;  // overwritten while copied
       if (e.args_size > args_capacity) continue;
       separator();
-      w.text("{\"name\":").json_string(e.function->name).text(",\"cat\":\"hookscope\",\"ph\":\"X\",\"ts\":");
-      // ts from the start and its end from the same origin, so that nested events stay nested once rounded.
-      const std::int64_t start = ns(e.start - tick_clock::start_ticks());
-      w.microseconds(start)
-          .text(",\"dur\":")
-          .microseconds(ns(e.start + e.duration - tick_clock::start_ticks()) - start);
-      w.text(",\"pid\":").signed_number(pid).text(",\"tid\":").signed_number(r->tid).text(",\"args\":{");
-      w.text(std::string_view(e.args, e.args_size));
-      if (e.threw) w.text(e.args_size > 0 ? ",\"threw\":true" : "\"threw\":true");
-      w.text("}}");
+      write_event(w, f, *r, e, own_room && track.complete(*r, i));
     }
   }
+  if (own_room) state->room_taken.store(false, std::memory_order_release);
   w.text("\n],\"displayTimeUnit\":\"ms\"}\n");
   w.flush();
   return w.error();
@@ -329,6 +442,9 @@ void install_timeline() noexcept {
       delete s;
       return;
     }
+    // Without this room (out of memory) every event is written as an async pair.
+    s->complete_bits = new (std::nothrow) std::uint64_t[(events + 1 + 63) / 64];
+    if (s->complete_bits != nullptr) s->open_spans = new (std::nothrow) span[events + 1];
     tick_clock::start();
     add_exit_action({&write_at_exit, &write_from_signal_handler});
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_events);

@@ -1,5 +1,5 @@
 // Only functions and member functions can be observable.
-// expect-error: hookscope: observable<&fn, \.\.\.>: fn must be a function or a member function
+// expect-error: hookscope: observable<&fn, \.\.\.>: fn is neither a function nor a member function
 #include "hookscope/observable.hpp"
 
 inline int not_a_function = 3;

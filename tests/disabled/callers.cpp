@@ -3,6 +3,7 @@
 #include "hookscope/observable.hpp"
 
 #include <string>
+#include <utility>
 
 namespace impl {
 int scale(int x, const double& factor);  // defined in another translation unit: a real call is made
@@ -26,6 +27,16 @@ struct model {
   HOOKSCOPE_OBSERVABLE_METHOD(model, generate, generate_impl, tokens, max_length = 20, sample = false);
 };
 
+// A smart pointer's shape: its unary operator& gives another object's address (never called by the annotations);
+// ref-qualified methods, one given its default.
+struct handle {
+  handle* operator&();
+  int query_impl(int iid) const&;
+  int release_impl(int bias = 0) &&;
+  HOOKSCOPE_OBSERVABLE_METHOD(handle, query, query_impl, iid);
+  HOOKSCOPE_OBSERVABLE_METHOD(handle, release, release_impl, bias = 0);
+};
+
 constinit hookscope::observer<int, int> on_step{"on_step"};
 
 int plain_scale(int x) {
@@ -43,6 +54,11 @@ void observed_notify(const std::string& s) { notify(s); }
 int plain_run(model& m, int t) { return m.run_impl(t + 1); }
 int observed_run(model& m, int t) { return m.run(t + 1); }
 
+int plain_query(const handle& h, int i) { return h.query_impl(i + 1); }
+int observed_query(const handle& h, int i) { return h.query(i + 1); }
+int plain_release(handle& h, int b) { return std::move(h).release_impl(b); }
+int observed_release(handle& h, int b) { return std::move(h).release(b); }
+
 // Calls leaving trailing arguments to their defaults: the by-name call, forwarded inline.
 int plain_blend(int x) { return impl::blend(x + 1); }
 int observed_blend(int x) { return blend(x + 1); }
@@ -52,6 +68,8 @@ int plain_blend_full(int x) { return impl::blend(x, 1.5, 2); }
 int observed_blend_full(int x) { return blend(x, 1.5, 2); }
 int plain_generate(const model& m, int t) { return m.generate_impl(t); }
 int observed_generate(const model& m, int t) { return m.generate(t); }
+int plain_release_default(handle& h) { return std::move(h).release_impl(); }
+int observed_release_default(handle& h) { return std::move(h).release(); }
 // (A by-value parameter of class type given before a default is moved once more by a shorter call than by the
 // plain call, which builds the argument in the parameter itself: docs/observable.md. No pair here.)
 

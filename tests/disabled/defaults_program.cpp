@@ -29,8 +29,10 @@ struct model {
     offset += a;
     return a * 10 + b;
   }
+  int finish_impl(int a, int b = 3) && { return a * 10 + b + offset; }
   HOOKSCOPE_OBSERVABLE_METHOD(model, forward, forward_impl, ids, mask = 7);
   HOOKSCOPE_OBSERVABLE_METHOD(model, step, step_impl, a = 1, b = 2);
+  HOOKSCOPE_OBSERVABLE_METHOD(model, finish, finish_impl, a, b = 3);
 };
 
 int main() {
@@ -51,6 +53,7 @@ int main() {
   right = right && counter == 5 && quiet(2) == 10;
   model m;
   right = right && m.step() == 12 && m.step(3) == 32 && std::as_const(m).forward(1) == 111;
+  right = right && std::move(m).finish(1) == 17 && std::move(m).finish(1, 1) == 15;
   const bool seen = hookscope::hooks_enabled ? given == 6 && omitted == 5 : given == 0 && omitted == 0;
   return right && seen ? 0 : 1;
 }

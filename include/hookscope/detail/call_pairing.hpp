@@ -1,21 +1,23 @@
-// hookscope/detail/call_pairing.hpp — pairs each call's pre and post callbacks: the one rule every consumer follows
-// (call_recorder, input_observer, HOOKSCOPE_RECORD, and the clocks of HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE).
+// hookscope/detail/call_pairing.hpp — pairs each call's pre and post callbacks into one record: the one pairing of
+// every recorder (call_recorder, input_observer, HOOKSCOPE_RECORD). Timing needs no pairing: a call's start lives in
+// the call itself (erased_call's call_start, src/tick_clock.hpp), read by HOOKSCOPE_STATS, HOOKSCOPE_TIMELINE and the
+// latency of every record alike.
 #pragma once
 
 #include "hookscope/config.hpp"
+#include "hookscope/erased_call.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"
 #include "hookscope/value.hpp"
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
@@ -31,79 +33,64 @@ parameter_list parameters_of(const function_info& function);
 
 //=== the pairing rule ===//
 //
-// A call is known by its call_context's address, unique among the calls in flight. A call can end without its post
-// callback: a forced unwind (pthread_exit, pthread_cancel) or a pre callback that refused it in rethrow mode. Its
-// entry is abandoned, and must never be taken for another call's: on one thread, calls nest, so
-//   - a call that begins at an address that already has an entry abandons that entry and every entry begun after
-//     it (their frames are gone: the new call's frame took their place);
-//   - a call that ends takes the entry of its address, and abandons the entries begun after it (calls nested in it
-//     that never ended).
-// `pair_index` is that rule on one thread's entries, in the order they began.
+// A call is known by its call_id (its context's address), unique among the calls in flight in the whole process: a
+// context lives in its call's frame, and stacks do not overlap. So a call pairs with its own entry whatever ends it: a
+// call that suspends in a fiber and ends after calls begun later, or on another thread, takes the entry of its
+// address, and no other.
+//
+// A call can end without its post callback: a forced unwind (pthread_exit, pthread_cancel), a callback's exception
+// leaving an emission in rethrow mode (a pre callback refusing the call), or no unwinding at all (longjmp, a fiber
+// discarded while suspended). Its entry is never taken for another call's, and does not stay for ever:
+//   - the first two are noted as they happen (src/left_calls.hpp), and a pairing drops their entries at its next use;
+//   - a call that begins at an address that has an entry replaces it: that entry's call has ended (its frame is gone).
+// An entry thus outlives its call only when the call was left without unwinding, or when more than 256 calls were
+// left between two uses of its pairing; it is dropped when a call begins at its address, and keeps the call's captured
+// arguments until then.
 
-/// The index of the last entry of `entries[0, count)` whose `call` is `call` (the entry a beginning call replaces
-/// or an ending call takes, together with every entry after it), or `count` when there is none.
-template <class Entry>
-constexpr std::size_t pair_index(const Entry* entries, std::size_t count, const void* call) noexcept {
-  for (std::size_t i = count; i > 0; --i) {
-    if (entries[i - 1].call == call) return i - 1;
-  }
-  return count;
-}
-
-/// Pre → post → one record, by the rule above. Calls from several threads and nested calls pair correctly.
-/// Thread-safe; a thread is known by the address of a constant-initialised thread-local, so calls made from
-/// static and thread-local destructors pair like any other.
+/// Pre → post → one record, by the rule above. Calls from several threads and fibers pair correctly. Thread-safe;
+/// usable from static and thread-local destructors.
 class call_pairing {
  public:
-  explicit call_pairing(const function_info& function) : function_(&function) {}
+  explicit call_pairing(const function_info& function);
+  ~call_pairing();
   call_pairing(const call_pairing&) = delete;
   call_pairing& operator=(const call_pairing&) = delete;
 
-  /// In the pre callback: the call's captured arguments; its clock starts now. Returns the number of entries it
-  /// abandoned (calls that ended without a post callback).
-  std::size_t begin(const void* call_id, value_fields kwargs);
+  /// In the pre callback: the call's captured arguments; its start is taken now (the latency's, shared with every
+  /// consumer that times the call). Returns the number of entries it dropped (calls that ended without a post
+  /// callback, their own included if it replaced one).
+  std::size_t begin(const erased_call& call, value_fields kwargs);
 
-  /// In the pre callback of a call that is not recorded (over a limit, sampled out): abandons the entries its address
-  /// and the calls after it left on this thread (a call refused earlier at the same address), so that its post
-  /// callback finds none. Returns their number. Costs one relaxed load while no call is in flight.
-  std::size_t skip(const void* call_id);
+  /// In the pre callback of a call that is not recorded (over a limit, sampled out): drops the entry a call that
+  /// ended without its post callback left at its address, so that its post callback finds none. Returns the number of
+  /// entries it dropped. Costs one relaxed load while no call is in flight.
+  std::size_t skip(const erased_call& call);
 
   /// In the post callback: the finished call's record (function, inputs, threw, latency; the caller adds the
   /// result), or nothing when its pre callback was not seen (started before recording, or left out by a limit).
-  /// `abandoned` (if given) receives the number of entries of calls nested in it that never ended.
-  std::optional<call_record> end(const void* call_id, bool threw, std::size_t* abandoned = nullptr);
+  /// `abandoned` (if given) receives the number of entries it dropped of other calls that ended without a post
+  /// callback.
+  std::optional<call_record> end(const erased_call& call, std::size_t* abandoned = nullptr);
 
-  /// Number of calls begun and not yet ended (abandoned entries not yet found included).
+  /// Number of calls begun and not yet ended (entries of calls that ended without a post callback not yet dropped
+  /// included).
   std::size_t in_flight() const;
 
   /// For fork handlers: holds the pairing still across fork(); the child forgets the parent's calls in flight
   /// (they end in the parent, which records them).
   void lock_for_fork() { mutex_.lock(); }
-  void unlock_after_fork(bool in_child) noexcept {
-    if (in_child) {
-      pending_.clear();
-      size_.store(0, std::memory_order_relaxed);
-    }
-    mutex_.unlock();
-  }
+  void unlock_after_fork(bool in_child) noexcept;
 
  private:
-  struct pending {
-    const void* call;
-    const void* thread;  // the address of a thread-local of its thread: unique among live threads
-    value_fields kwargs;
-    std::chrono::steady_clock::time_point start;
-  };
+  struct table;  // the entries by call_id (call_pairing.cpp)
 
-  // Erases the entries of `thread` from `from` on (in `pending_`'s order); returns how many.
-  std::size_t erase_from(std::size_t from, const void* thread);
-  // The index in `pending_` of the entry of `call` on `thread` by the rule, or pending_.size().
-  std::size_t find(const void* call, const void* thread) const;
+  // Drops the entries of calls noted as left since the last look; returns how many. With the lock held.
+  std::size_t drop_left_calls();
 
   const function_info* function_;
   mutable std::mutex mutex_;
-  std::vector<pending> pending_;      // few at once (one per thread and nesting level), in the order they began
-  std::atomic<std::size_t> size_{0};  // pending_.size(), for skip() to read without the lock
+  std::unique_ptr<table> table_;
+  std::atomic<std::size_t> size_{0};  // the number of entries, for skip() to read without the lock
 };
 
 }  // namespace detail

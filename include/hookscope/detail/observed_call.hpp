@@ -75,8 +75,9 @@ using observed_arg_t =
                        A&>;
 
 /// The observed calls of the annotations whose callbacks receive `Context` (a signature and its parameter names),
-/// on the object of type `Self` (void for free functions); shared by those annotations whatever their function. A
-/// class, so that the symbol of `call` spells its parameters as the types they are.
+/// on the object of type `Self` (void for free functions; with the method's qualifiers, as in function_type); shared
+/// by those annotations whatever their function. A class, so that the symbol of `call` spells its parameters as the
+/// types they are.
 template <class Context, class Self, bool NE>
 struct observed;
 
@@ -93,7 +94,7 @@ struct observed<named_call_context<R(A...), Params>, Self, NE> {
       if constexpr (std::is_void_v<Self>) {
         return fn(static_cast<A&&>(args)...);
       } else {
-        return (static_cast<Self*>(object)->*fn)(static_cast<A&&>(args)...);
+        return (object_at<Self>(object).*fn)(static_cast<A&&>(args)...);
       }
     });
   }

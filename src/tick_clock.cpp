@@ -1,0 +1,63 @@
+// The tick clock's time source and conversion, and the thread tag of a call's start (see tick_clock.hpp).
+#include "tick_clock.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+namespace {
+
+// The kernel keeps time with the TSC only when it found it constant and synchronised across CPUs.
+bool kernel_uses_tsc() noexcept {
+  const int fd = ::open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char name[16] = {};
+  const ssize_t n = ::read(fd, name, sizeof name - 1);
+  ::close(fd);
+  return n >= 3 && std::strncmp(name, "tsc", 3) == 0 && (n == 3 || name[3] == '\n');
+}
+
+// Trivial and constant-initialised: valid in static and thread-local destructors, no guard.
+constinit thread_local char thread_tag = 0;
+
+}  // namespace
+
+const void* this_thread_tag() noexcept { return &thread_tag; }
+
+std::int64_t tick_clock::choose_and_read() noexcept {
+  // Every thread that gets here chooses the same source, and reads it: no thread waits for another (a signal handler
+  // may interrupt the first one here).
+  int source = monotonic;
+#if HOOKSCOPE_DETAIL_HAVE_TSC
+  if (kernel_uses_tsc()) source = tsc;
+#endif
+  const auto read = [source]() -> std::int64_t {
+#if HOOKSCOPE_DETAIL_HAVE_TSC
+    if (source == tsc) return static_cast<std::int64_t>(__rdtsc());
+#endif
+    return monotonic_ns();
+  };
+  const std::int64_t ticks = read();
+  // The first to get here gives the start, and publishes the source after it: a reader that sees the source also
+  // sees the start. The others return their reading (in the same unit) and may come here again until then.
+  std::int64_t none = 0;
+  if (start_ticks_.compare_exchange_strong(none, ticks, std::memory_order_acq_rel)) {
+    start_ns_.store(monotonic_ns(), std::memory_order_release);
+    source_.store(source, std::memory_order_release);
+  }
+  return ticks;
+}
+
+double tick_clock::ns_per_tick() noexcept {
+  if (source_.load(std::memory_order_acquire) != tsc) return 1.0;
+  // Over the whole run so far: the longer the run, the more precise the ratio.
+  const std::int64_t ticks = now() - start_ticks_.load(std::memory_order_acquire);
+  const std::int64_t ns = monotonic_ns() - start_ns_.load(std::memory_order_acquire);
+  return ticks > 0 && ns > 0 ? static_cast<double>(ns) / static_cast<double>(ticks) : 1.0;
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -1,0 +1,89 @@
+// The one clock of call timings (HOOKSCOPE_STATS, HOOKSCOPE_TIMELINE, and the latency of every record), and a call's
+// start, which the first consumer that times the call takes and keeps in the call itself (erased_call's call_start):
+// a call's end pairs with its own start with no table, whatever thread or fiber ends it, and a call that ends without
+// its post callback leaves nothing behind.
+//
+// Time is read as ticks: the CPU's time-stamp counter where the kernel itself keeps time with it (a constant TSC,
+// synchronised across CPUs: half the cost of clock_gettime, and comparable between threads), else CLOCK_MONOTONIC
+// nanoseconds. Ticks become nanoseconds through a ratio measured from the clock's start to the conversion.
+#pragma once
+
+#include "hookscope/config.hpp"
+#include "hookscope/erased_call.hpp"
+
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HOOKSCOPE_DETAIL_HAVE_TSC 1
+#else
+#define HOOKSCOPE_DETAIL_HAVE_TSC 0
+#endif
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+inline std::int64_t monotonic_ns() noexcept {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+/// Ticks and their conversion to nanoseconds. The time source is chosen at the first reading (or start()), by any
+/// thread: each one that finds it unchosen chooses the same, so no reading waits for another thread.
+class tick_clock {
+ public:
+  /// Chooses the time source and remembers where the run starts (the features call it when they install, so that
+  /// the ratio is measured over the whole run); the first reading does it otherwise.
+  static void start() noexcept { (void)now(); }
+  static std::int64_t now() noexcept {
+    const int source = source_.load(std::memory_order_acquire);
+#if HOOKSCOPE_DETAIL_HAVE_TSC
+    if (source == tsc) return static_cast<std::int64_t>(__rdtsc());
+#endif
+    if (source == unchosen) return choose_and_read();
+    return monotonic_ns();
+  }
+  /// Nanoseconds per tick, measured from the start to now (1 without the TSC); async-signal-safe. Take it once per
+  /// report: it reads both clocks.
+  static double ns_per_tick() noexcept;
+  /// The tick the clock started at.
+  static std::int64_t start_ticks() noexcept {
+    (void)now();
+    return start_ticks_.load(std::memory_order_acquire);
+  }
+
+ private:
+  static constexpr int unchosen = 0, tsc = 1, monotonic = 2;
+  [[gnu::cold]] static std::int64_t choose_and_read() noexcept;
+
+  static constinit inline std::atomic<int> source_{unchosen};
+  static constinit inline std::atomic<std::int64_t> start_ticks_{0};
+  static constinit inline std::atomic<std::int64_t> start_ns_{0};
+};
+
+/// The address of a thread-local of the calling thread: unique among the threads alive.
+const void* this_thread_tag() noexcept;
+
+/// The call's start, taken now by the first consumer that asks (from its pre callback), the same for every later one.
+inline call_start take_start(const erased_call& call) noexcept {
+  call_start& start = call_access::start(call);
+  if (start.ticks == 0) start = {tick_clock::now(), this_thread_tag()};
+  return start;
+}
+
+/// The call's start if a consumer took it (ticks 0 when none did: its pre callbacks ran before anyone timed it).
+inline call_start start_of(const erased_call& call) noexcept { return call_access::start(call); }
+
+/// Ticks from the call's start to `end` (never negative), or -1 when nobody took its start.
+inline std::int64_t ticks_since_start(const erased_call& call, std::int64_t end) noexcept {
+  const std::int64_t start = start_of(call).ticks;
+  if (start == 0) return -1;
+  return end >= start ? end - start : 0;
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE
