@@ -552,6 +552,12 @@ PYBIND11_MODULE(_engine, m) {
   });
 
   m.attr("UNLIMITED") = hookscope::unlimited;
+  m.attr("MAX_RECORD_LINE_BYTES") = hookscope::max_record_line_bytes;
+  m.def(
+      "fit_record_line",
+      [](const std::string& line) { return hookscope::to_record_line(hookscope::parse_record(line)); }, py::arg("line"),
+      "A record line of any length as the library writes it: at most MAX_RECORD_LINE_BYTES, its largest values elided "
+      "(docs/record_format.md, \"Lines\").");
   m.def("default_known_dim_names", [] {
     std::vector<std::tuple<std::string, std::size_t, std::string>> out;
     for (const auto& k : hookscope::default_known_dim_names()) out.emplace_back(k.input, k.dim, k.label);

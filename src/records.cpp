@@ -12,6 +12,7 @@
 #include "json_writer.hpp"
 
 #include "json_reader.hpp"
+#include "record_fit.hpp"
 #include "record_parts.hpp"
 
 #include <boost/json.hpp>  // compiled into the library by src/boost_json.cpp
@@ -288,10 +289,13 @@ bool is_blank(std::string_view line) {
   return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t'; });
 }
 
+constexpr std::string_view byte_order_mark = "\xEF\xBB\xBF";
+
 enum class line_status { line, end, too_long };
 
-// std::getline without its unbounded growth: reads in chunks, stops past `cap` bytes. After a line, eof() says
-// whether it ended at the end of the stream rather than at a newline.
+// std::getline without its unbounded growth: reads in chunks and stops once the line is past `cap` bytes, with its
+// start in `out` and the rest unread (too_long). After a line, eof() says whether it ended at the end of the stream
+// rather than at a newline.
 line_status read_line(std::istream& in, std::string& out, std::size_t cap) {
   out.clear();
   char chunk[1 << 16];
@@ -301,11 +305,10 @@ line_status read_line(std::istream& in, std::string& out, std::size_t cap) {
     if (in.bad()) return line_status::end;
     if (!in.fail() && !in.eof()) {  // stopped at a newline, which gcount() counts
       out.append(chunk, got - 1);
-      return out.size() > cap ? line_status::too_long : line_status::line;
+      return line_status::line;
     }
     if (in.eof()) {
       out.append(chunk, got);
-      if (out.size() > cap) return line_status::too_long;
       return out.empty() && got == 0 ? line_status::end : line_status::line;
     }
     out.append(chunk, got);  // the chunk is full: the line goes on
@@ -313,26 +316,105 @@ line_status read_line(std::istream& in, std::string& out, std::size_t cap) {
     if (out.size() > cap) return line_status::too_long;
   }
 }
+
+// A byte that JSON text never holds: a control character other than tab, newline and CR (strings escape them), or
+// a byte UTF-8 never uses.
+bool never_in_json(unsigned char c) {
+  return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0xc0 || c == 0xc1 || c >= 0xf5;
+}
+
+// Checks the bytes of a line too long to read, as they come, for what shows it cannot be a record: a byte JSON text
+// never holds, or a first byte (after blanks) other than '{'.
+class long_line_check {
+ public:
+  // The problem met in `bytes`, the next bytes of the line, if any.
+  std::optional<std::string> next(std::string_view bytes) {
+    for (const char c : bytes) {
+      ++column_;
+      const auto byte = static_cast<unsigned char>(c);
+      if (never_in_json(byte)) {
+        return "the line holds the byte " + hex(byte) + " at column " + std::to_string(column_) +
+               ", which JSON text never holds";
+      }
+      if (!started_ && c != ' ' && c != '\t') {
+        started_ = true;
+        if (c != '{') return "the line starts with the byte " + hex(byte) + ", not the '{' of a record";
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static std::string hex(unsigned char byte) {
+    static constexpr char digits[] = "0123456789abcdef";
+    return std::string("0x") + digits[byte >> 4] + digits[byte & 0xf];
+  }
+  std::uint64_t column_ = 0;
+  bool started_ = false;
+};
+
 }  // namespace
+
+// The line in buffer_ is longer than the limit: `whole`, it is all there; else the rest is still to read. It is
+// skipped with a warning naming its length, unless it cannot be a record (an error: a binary stream, /dev/zero).
+void record_reader::skip_long_line(bool whole) {
+  std::string_view start = buffer_;
+  const bool marked = line_ == 1 && start.starts_with(byte_order_mark);
+  if (marked) start.remove_prefix(byte_order_mark.size());
+  long_line_check check;
+  std::uint64_t length = start.size();
+  char last = start.empty() ? '\0' : start.back();
+  auto fail_if = [&](const std::optional<std::string>& problem) {
+    if (!problem) return;
+    buffer_.clear();
+    buffer_.shrink_to_fit();
+    fail(*problem + ", and is longer than " + std::to_string(max_line_bytes_) +
+         " bytes, the reader's limit: not a record file");
+  };
+  fail_if(check.next(start));
+  if (!whole) {  // read and dropped in chunks: memory stays bounded however long the line is
+    char chunk[1 << 16];
+    for (;;) {
+      in_->getline(chunk, sizeof chunk);
+      const auto got = static_cast<std::size_t>(in_->gcount());
+      if (in_->bad()) break;
+      const bool at_newline = !in_->fail() && !in_->eof();
+      const std::string_view part(chunk, at_newline ? got - 1 : got);
+      fail_if(check.next(part));
+      length += part.size();
+      if (!part.empty()) last = part.back();
+      if (at_newline || in_->eof()) break;
+      in_->clear(in_->rdstate() & ~std::ios::failbit);  // the chunk is full: the line goes on
+    }
+  }
+  if (last == '\r') --length;  // a CR before the newline is no part of the record
+  buffer_.clear();
+  buffer_.shrink_to_fit();
+  warnings_.push_back(source_ + ":" + std::to_string(line_) + ": skipped a line of " + std::to_string(length) +
+                      " bytes, longer than the reader's limit of " + std::to_string(max_line_bytes_) +
+                      " (hookscope::max_record_line_bytes, which hookscope's writers keep to)");
+}
 
 bool record_reader::next(call_record& out) {
   for (;;) {
-    const line_status status = read_line(*in_, buffer_, max_line_bytes_);
+    // Room beside the record for a byte-order mark and a CR, which are no part of it.
+    const std::size_t cap = std::max(max_line_bytes_, max_line_bytes_ + byte_order_mark.size() + 1);
+    const line_status status = read_line(*in_, buffer_, cap);
     if (status == line_status::end) break;
     ++line_;
     if (status == line_status::too_long) {
-      buffer_.clear();
-      buffer_.shrink_to_fit();
-      fail("the line is longer than " + std::to_string(max_line_bytes_) +
-           " bytes, the reader's limit (record_reader::set_max_line_bytes); is this a record file?");
+      skip_long_line(false);
+      continue;
     }
     const bool unterminated = in_->eof();  // getline stopped at the end, not at a newline
     std::string_view text = buffer_;
     // A byte-order mark some editors (Windows Notepad, PowerShell's Out-File) put before a file's first line.
-    if (constexpr std::string_view bom = "\xEF\xBB\xBF"; line_ == 1 && text.substr(0, bom.size()) == bom) {
-      text.remove_prefix(bom.size());
-    }
+    if (line_ == 1 && text.starts_with(byte_order_mark)) text.remove_prefix(byte_order_mark.size());
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (text.size() > max_line_bytes_) {
+      skip_long_line(true);
+      continue;
+    }
     if (is_blank(text)) continue;
     try {
       parser_->parse(text, out, unterminated);
@@ -464,9 +546,33 @@ void check_name_is_text(std::string_view name, std::string_view what) {
     throw format_error(message);
   }
 }
+
+// What follows the function's name and signature: `,"args":[...],"kwargs":[...]` and the optional keys, through
+// any of the value writers (json_writer.hpp).
+template <class Out>
+void append_record_rest(Out& out, const call_record& record) {
+  out += ",\"args\":[";
+  for (std::size_t i = 0; i < record.inputs.args.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    detail::append_json(out, record.inputs.args[i]);
+  }
+  out += "],\"kwargs\":";
+  detail::append_json_fields(out, record.inputs.kwargs);
+  if (record.result) {
+    out += ",\"result\":";
+    detail::append_json(out, *record.result);
+  }
+  if (record.threw) out += ",\"threw\":true";
+  if (record.latency_ns) {
+    out += ",\"latency_ns\":";
+    out += std::to_string(*record.latency_ns);
+  }
+  out.push_back('}');
+}
+
 }  // namespace
 
-std::string to_record_line(const call_record& record) {
+std::string to_record_line(const call_record& record, std::size_t max_line_bytes) {
   if (record.function.empty()) throw value_error("function: an empty function name (the record reader refuses it)");
   check_name_is_text(record.function, "the function's name");
   for (const value& a : record.inputs.args) detail::check_writable(a, "args");
@@ -485,20 +591,36 @@ std::string to_record_line(const call_record& record) {
     line += ",\"signature\":";
     detail::append_json_signature(line, *record.parameters);
   }
-  line += ",\"args\":[";
-  for (std::size_t i = 0; i < record.inputs.args.size(); ++i) {
-    if (i != 0) line.push_back(',');
-    detail::append_json(line, record.inputs.args[i]);
+  // Measured first, by the writers' own code: the common record is written once, in one allocation, and one too long
+  // is never written whole.
+  detail::json_counter rest(detail::record_elisions::remembered_size);
+  append_record_rest(rest, record);
+  const std::size_t size = line.size() + rest.size();
+  if (size <= max_line_bytes) {
+    line.reserve(size);
+    append_record_rest(line, record);
+    return line;
   }
-  line += "],\"kwargs\":";
-  detail::append_json_fields(line, record.inputs.kwargs);
-  if (record.result) {
-    line += ",\"result\":";
-    detail::append_json(line, *record.result);
+  // The record's values, in the line's order: the candidates for elision (names and the signature are kept whole:
+  // a function's signature must read the same on each of its records).
+  std::vector<const value*> values;
+  values.reserve(record.inputs.args.size() + record.inputs.kwargs.size() + 1);
+  for (const value& a : record.inputs.args) values.push_back(&a);
+  for (const auto& kw : record.inputs.kwargs) values.push_back(&kw.second);
+  if (record.result) values.push_back(&*record.result);
+  const detail::record_elisions elisions(values, size - max_line_bytes, rest);
+  if (elisions.saved() < size - max_line_bytes) {
+    throw format_error("to_record_line: the record takes " + std::to_string(size - elisions.saved()) +
+                       " bytes with its values elided, more than the line limit of " + std::to_string(max_line_bytes) +
+                       " bytes: its names, its signature and the values that cannot be elided do not fit");
   }
-  if (record.threw) line += ",\"threw\":true";
-  if (record.latency_ns) line += ",\"latency_ns\":" + std::to_string(*record.latency_ns);
-  line.push_back('}');
+  detail::json_replacing_writer writer{line, elisions.replacements()};
+  line.reserve(size - elisions.saved());
+  append_record_rest(writer, record);
+  if (line.size() > max_line_bytes) {  // the sizes are the writers' own counts: never met
+    throw format_error("to_record_line: the elided record takes " + std::to_string(line.size()) +
+                       " bytes, more than the line limit of " + std::to_string(max_line_bytes));
+  }
   return line;
 }
 

@@ -19,6 +19,9 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
+
+constinit const function_info* registry_head = nullptr;
+
 namespace {
 
 constexpr std::size_t max_hooks = 8;

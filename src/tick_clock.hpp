@@ -55,6 +55,12 @@ class tick_clock {
     (void)now();
     return start_ticks_.load(std::memory_order_acquire);
   }
+  /// CLOCK_MONOTONIC nanoseconds at the clock's start: where the copies of the library in one process (plugins) meet
+  /// on one time base (src/environment/hub.hpp).
+  static std::int64_t start_ns() noexcept {
+    (void)now();
+    return start_ns_.load(std::memory_order_acquire);
+  }
 
  private:
   static constexpr int unchosen = 0, tsc = 1, monotonic = 2;

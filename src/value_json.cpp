@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <string>
@@ -30,53 +31,73 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace {
 
-// A JSON string: UTF-8 text as is, control characters escaped. (write_text decides when a string is text.)
-void write_string(std::string& out, std::string_view s) {
+using detail::json_counter;
+using detail::json_replacing_writer;
+
+// The writers below are templates over their output (json_writer.hpp): a std::string, a json_counter or a
+// json_replacing_writer. These are the parts that differ.
+void put_base64(std::string& out, std::span<const std::byte> bytes) { detail::append_base64(out, bytes); }
+void put_base64(json_replacing_writer& out, std::span<const std::byte> bytes) {
+  detail::append_base64(out.text, bytes);
+}
+void put_base64(json_counter& out, std::span<const std::byte> bytes) { out.add((bytes.size() + 2) / 3 * 4); }
+
+// A JSON string: UTF-8 text as is, control characters escaped. (write_text decides when a string is text.) Runs of
+// characters that need no escape are appended whole.
+template <class Out>
+void write_string(Out& out, std::string_view s) {
   out.push_back('"');
-  for (const char c : s) {
+  const char* run = s.data();  // the start of the characters not written yet
+  const char* const end = s.data() + s.size();
+  for (const char* p = run; p != end; ++p) {
+    const char c = *p;
+    if (static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(run, p);
+    run = p + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          static constexpr char hex[] = "0123456789abcdef";
-          out += "\\u00";
-          out.push_back(hex[(c >> 4) & 0xf]);
-          out.push_back(hex[c & 0xf]);
-        } else {
-          out.push_back(c);
-        }
+      default: {
+        static constexpr char hex[] = "0123456789abcdef";
+        out += "\\u00";
+        out.push_back(hex[(c >> 4) & 0xf]);
+        out.push_back(hex[c & 0xf]);
+      }
     }
   }
+  out.append(run, end);
   out.push_back('"');
 }
 
 // Program-supplied text (a str, a dict key, a name): a JSON string when it is UTF-8, else {"base64":"..."} in its
 // place, which every JSON parser accepts and which reads back to the same bytes (JSON's \u escapes carry code
 // points, not bytes, and strict parsers refuse the lone surrogates other encodings of bytes would need).
-void write_text(std::string& out, std::string_view s) {
+template <class Out>
+void write_text(Out& out, std::string_view s) {
   if (detail::is_utf8(s)) {
     write_string(out, s);
     return;
   }
   out += "{\"base64\":\"";
-  detail::append_base64(out, std::as_bytes(std::span<const char>(s.data(), s.size())));
+  put_base64(out, std::as_bytes(std::span<const char>(s.data(), s.size())));
   out += "\"}";
 }
 
-template <class Number>
-void write_number(std::string& out, Number n) {
+template <class Out, class Number>
+void write_number(Out& out, Number n) {
   char buffer[32];
   const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, n);
   out.append(buffer, ec == std::errc{} ? end : buffer);
 }
 
-void write(std::string& out, const value& v);
+template <class Out>
+void write(Out& out, const value& v);
 
-void write_items(std::string& out, const std::vector<value>& items) {
+template <class Out>
+void write_items(Out& out, const std::vector<value>& items) {
   out.push_back('[');
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i != 0) out.push_back(',');
@@ -85,7 +106,8 @@ void write_items(std::string& out, const std::vector<value>& items) {
   out.push_back(']');
 }
 
-void write_fields(std::string& out, const value_fields& fields) {
+template <class Out>
+void write_fields(Out& out, const value_fields& fields) {
   out.push_back('[');
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (i != 0) out.push_back(',');
@@ -99,7 +121,8 @@ void write_fields(std::string& out, const value_fields& fields) {
 }
 
 // Leaves the object open, as the other kinds' cases do.
-void write_opaque(std::string& out, const opaque_leaf& leaf) {
+template <class Out>
+void write_opaque(Out& out, const opaque_leaf& leaf) {
   out += "{\"opaque\":";
   write_text(out, leaf.type_name);
   if (leaf.depth_limited) out += ",\"depth_limited\":true";
@@ -108,7 +131,7 @@ void write_opaque(std::string& out, const opaque_leaf& leaf) {
     const auto end = std::to_chars(digits, digits + sizeof digits, *leaf.address, 16).ptr;
     out += ",\"address\":\"0x";
     out.append(digits, end);
-    out += '"';
+    out += "\"";
   }
   if (leaf.unreadable) out += ",\"unreadable\":true";
   if (leaf.length) {
@@ -118,27 +141,30 @@ void write_opaque(std::string& out, const opaque_leaf& leaf) {
   if (leaf.too_large) out += ",\"too_large\":true";
 }
 
-void write(std::string& out, const value& v) {
+template <class Out>
+void write_tensor(Out& out, const tensor_spec& t) {
+  out += "{\"shape\":[";
+  for (std::size_t i = 0; i < t.shape.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    write_number(out, t.shape[i]);
+  }
+  out += "],\"dtype\":\"";
+  out += to_string(t.dtype);
+  out += "\"";
+  if (!t.data.empty()) {
+    out += ",\"data\":\"";
+    put_base64(out, t.data);
+    out += "\"";
+  }
+  if (t.data_too_large) out += ",\"data_too_large\":true";
+  out.push_back('}');
+}
+
+template <class Out>
+void write_node(Out& out, const value& v) {
   switch (v.type()) {
     case value::kind::none: out += "null"; return;
-    case value::kind::tensor: {
-      out += "{\"shape\":[";
-      const auto& shape = v.as_tensor().shape;
-      for (std::size_t i = 0; i < shape.size(); ++i) {
-        if (i != 0) out.push_back(',');
-        write_number(out, shape[i]);
-      }
-      out += "],\"dtype\":\"";
-      out += to_string(v.as_tensor().dtype);
-      out += '"';
-      if (!v.as_tensor().data.empty()) {
-        out += ",\"data\":\"";
-        detail::append_base64(out, v.as_tensor().data);
-        out += '"';
-      }
-      out += '}';
-      return;
-    }
+    case value::kind::tensor: write_tensor(out, v.as_tensor()); return;
     case value::kind::integer:
       out += "{\"int\":";
       write_number(out, v.as_int());
@@ -162,8 +188,8 @@ void write(std::string& out, const value& v) {
       break;
     case value::kind::bytes:
       out += "{\"bytes\":\"";
-      detail::append_base64(out, v.as_bytes());
-      out += '"';
+      put_base64(out, v.as_bytes());
+      out += "\"";
       break;
     case value::kind::opaque: write_opaque(out, v.as_opaque()); break;
     case value::kind::variant:
@@ -192,6 +218,26 @@ void write(std::string& out, const value& v) {
       break;
   }
   out.push_back('}');
+}
+
+template <class Out>
+void write(Out& out, const value& v) {
+  if constexpr (std::is_same_v<Out, json_counter>) {
+    const std::size_t before = out.size();
+    write_node(out, v);
+    out.counted(v, out.size() - before);
+  } else if constexpr (std::is_same_v<Out, json_replacing_writer>) {
+    const auto it = out.replacements.find(&v);
+    if (it == out.replacements.end()) {
+      write_node(out.text, v);  // nothing replaced below: the plain writer, without looking anything up
+    } else if (it->second != nullptr) {
+      write_node(out.text, *it->second);
+    } else {
+      write_node(out, v);
+    }
+  } else {
+    write_node(out, v);
+  }
 }
 
 }  // namespace
@@ -515,6 +561,10 @@ bool is_utf8(std::string_view s) noexcept {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* const end = p + s.size();
   while (p != end) {
+    // ASCII eight bytes at a time: most text is, and the writers ask of each string (record_fit.hpp counts first).
+    std::uint64_t word = 0;
+    while (end - p >= 8 && (std::memcpy(&word, p, 8), (word & 0x8080808080808080U) == 0)) p += 8;
+    if (p == end) break;
     const unsigned char c = *p;
     if (c < 0x80) {
       ++p;
@@ -631,11 +681,19 @@ void read_tensor_data(tensor_spec& t, const json::value& data, const json_path& 
   }
 }
 
+bool read_flag(const json::value& j, const json_path& at) {
+  if (!j.is_bool()) fail_at(at, "expected true or false, found " + json_kind_of(j));
+  return j.get_bool();
+}
+
 value read_tensor(const json::object& o, const json_path& at) {
   const json::value* dtype_name = o.if_contains("dtype");
   const json::value* data = o.if_contains("data");
-  if (o.size() != (data != nullptr ? 3U : 2U) || dtype_name == nullptr) {
-    fail_at(at, "a tensor has the keys \"shape\" and \"dtype\" (and \"data\" when its contents were captured)");
+  const json::value* data_too_large = o.if_contains("data_too_large");
+  if (o.size() != 2U + (data != nullptr ? 1U : 0U) + (data_too_large != nullptr ? 1U : 0U) || dtype_name == nullptr) {
+    fail_at(at,
+            "a tensor has the keys \"shape\" and \"dtype\" (and \"data\" when its contents were captured, or "
+            "\"data_too_large\" when they were left out of the record)");
   }
   const json::value& shape = o.at("shape");
   if (!shape.is_array()) fail_at(at / "shape", "expected an array of dimensions, found " + json_kind_of(shape));
@@ -658,6 +716,11 @@ value read_tensor(const json::object& o, const json_path& at) {
     fail_at(at / "dtype", "unknown dtype " + json_quoted(name) + " (expected one of " + known + ")");
   }
   t.dtype = *parsed;
+  if (data_too_large != nullptr) {
+    t.data_too_large = read_flag(*data_too_large, at / "data_too_large");
+    if (t.data_too_large && data != nullptr)
+      fail_at(at / "data_too_large", "a tensor left without its \"data\" has none");
+  }
   if (data != nullptr) read_tensor_data(t, *data, at);
   return value(std::move(t));
 }
@@ -666,11 +729,6 @@ value read_struct(const json::object& o, const json_path& at) {
   const json::value* fields = o.if_contains("fields");
   if (o.size() != 2 || fields == nullptr) fail_at(at, "a struct has exactly the keys \"struct\" and \"fields\"");
   return value::structure(read_json_text(o.at("struct"), at / "struct"), read_fields(*fields, at / "fields"));
-}
-
-bool read_flag(const json::value& j, const json_path& at) {
-  if (!j.is_bool()) fail_at(at, "expected true or false, found " + json_kind_of(j));
-  return j.get_bool();
 }
 
 // "0x" and lowercase hexadecimal digits without leading zeros: one spelling per address, so that equal leaves are
@@ -827,10 +885,36 @@ std::string to_json(const value& v) {
 }
 
 namespace detail {
-void append_json(std::string& out, const value& v) { write(out, v); }
+template <class Out>
+void append_json(Out& out, const value& v) {
+  write(out, v);
+}
+template <class Out>
+void append_json_text(Out& out, std::string_view s) {
+  write_text(out, s);
+}
+template <class Out>
+void append_json_fields(Out& out, const value_fields& fields) {
+  write_fields(out, fields);
+}
+template void append_json(std::string&, const value&);
+template void append_json(json_counter&, const value&);
+template void append_json(json_replacing_writer&, const value&);
+template void append_json_text(std::string&, std::string_view);
+template void append_json_text(json_counter&, std::string_view);
+template void append_json_text(json_replacing_writer&, std::string_view);
+template void append_json_fields(std::string&, const value_fields&);
+template void append_json_fields(json_counter&, const value_fields&);
+template void append_json_fields(json_replacing_writer&, const value_fields&);
+
 void append_json_string(std::string& out, std::string_view s) { write_string(out, s); }
-void append_json_text(std::string& out, std::string_view s) { write_text(out, s); }
-void append_json_fields(std::string& out, const value_fields& fields) { write_fields(out, fields); }
+
+std::size_t json_counter::size_of(const value& v) {
+  if (const auto it = remembered_.find(&v); it != remembered_.end()) return it->second;
+  json_counter count;
+  write(count, v);
+  return count.size();
+}
 }  // namespace detail
 
 value value_from_json(std::string_view text) {

@@ -24,6 +24,11 @@ PROGRAMS = {
     "libtorch-attention": "examples/libtorch_attention, built",
     "hookscope-library": "the built libhookscope (what a program compiled by a test links with)",
     "probe-program": "tests/probes/probe_program.cpp, built",
+    "plugin-program": "tests/environment/plugin_program.cpp, built",
+    "plain-plugin-program": "tests/environment/plugin_program.cpp, built without hookscope",
+    "plugin-a": "tests/environment/plugin_module.cpp, built as the plugin plugin_a",
+    "plugin-b": "tests/environment/plugin_module.cpp, built as the plugin plugin_b",
+    "other-version-module": "tests/environment/other_version_module.cpp, built",
 }
 
 

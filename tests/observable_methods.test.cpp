@@ -321,3 +321,21 @@ TEST_CASE("observable written by hand for a ref-qualified method") {
   STATIC_REQUIRE(methods::takes_object<methods::moved_by_hand, qualified&&>);
   STATIC_REQUIRE(!methods::takes_object<methods::moved_by_hand, qualified&>);
 }
+
+// Issue 36's adversary: docs/observable.md (Methods) says "`noexcept` is kept", and the observables are noexcept
+// (the STATIC_REQUIREs above), but the member `name(args...)` the annotation adds to the class, the one a program
+// calls, is not: noexcept(q.lvalue_noexcept(1)) is false where noexcept(q.lvalue_noexcept_impl(1)) is true, in enabled
+// and disabled builds alike, so code choosing by noexcept (std::move_if_noexcept, noexcept(noexcept(...)) wrappers,
+// static_asserts) changes with the annotation.
+TEST_CASE("HOOKSCOPE_OBSERVABLE_METHOD keeps noexcept on the member a program calls", "[!shouldfail]") {
+  qualified q;
+  const sealed s{};
+  CHECK(noexcept(q.lvalue_noexcept_impl(1)));
+  CHECK(noexcept(q.lvalue_noexcept(1)));
+  CHECK(noexcept(std::as_const(q).const_lvalue_noexcept(1)));
+  CHECK(noexcept(std::move(q).rvalue_noexcept(1)));
+  CHECK(noexcept(std::move(std::as_const(q)).const_rvalue_noexcept(1)));
+  CHECK(noexcept(sealed{}.bump(1)));
+  CHECK(!noexcept(q.lvalue(1)));  // holds today: a method without noexcept stays so
+  (void)s;
+}

@@ -261,6 +261,18 @@ TEST_CASE("value JSON encoding of tensor contents (base64)") {
   check_both_ways(with_bytes({2}, dtype::uint8, {'a', 'b'}), R"({"shape":[2],"dtype":"uint8","data":"YWI="})");
   check_both_ways(with_bytes({1, 1}, dtype::int8, {'a'}), R"({"shape":[1,1],"dtype":"int8","data":"YQ=="})");
 
+  SECTION("contents left out of a record line they would have made too long: \"data_too_large\"") {
+    tensor_spec t{{2, 3}, dtype::float32};
+    t.data_too_large = true;
+    check_both_ways(t, R"({"shape":[2,3],"dtype":"float32","data_too_large":true})");
+    CHECK(hookscope::value_from_json(R"({"shape":[2],"dtype":"uint8","data_too_large":false})") ==
+          value(tensor_spec{{2}, dtype::uint8}));
+    CHECK(error_of(R"({"shape":[2],"dtype":"uint8","data":"YWI=","data_too_large":true})") ==
+          "$.data_too_large: a tensor left without its \"data\" has none");
+    CHECK(error_of(R"({"shape":[2],"dtype":"uint8","data_too_large":1})") ==
+          "$.data_too_large: expected true or false, found a number");
+  }
+
   SECTION("bad contents name the path and the fault") {
     CHECK(error_of(R"({"shape":[2],"dtype":"uint8","data":"YWI"})") ==
           "$.data: base64 text of 3 characters (not a multiple of 4)");
@@ -282,7 +294,8 @@ TEST_CASE("value_from_json errors name the path and the fault") {
         "$.dtype: unknown dtype \"float8\" (expected one of float64 float32 float16 bfloat16 int64 int32 int16 int8 "
         "uint8 bool)");
   CHECK(error_of(R"({"shape":[1]})") ==
-        "$: a tensor has the keys \"shape\" and \"dtype\" (and \"data\" when its contents were captured)");
+        "$: a tensor has the keys \"shape\" and \"dtype\" (and \"data\" when its contents were captured, or "
+        "\"data_too_large\" when they were left out of the record)");
   CHECK(error_of(R"({"shape":"1x2","dtype":"int64"})") == "$.shape: expected an array of dimensions, found a string");
   CHECK(error_of(R"({"tuple":[{"int":1},{"int":"2"}]})") == "$.tuple[1].int: expected an integer, found a string");
   CHECK(error_of(R"({"dict":[["a"]]})") == "$.dict[0]: expected a [\"name\", value] pair");

@@ -95,7 +95,8 @@ class call_recorder {
   /// logged, once per recorder, naming the function and the fault; none is thrown, whatever the callback error mode.
   std::size_t refused_calls() const noexcept { return refused_.load(std::memory_order_relaxed); }
 
-  /// Writes the calls in the JSON Lines record format (the first line carries the signature); throws
+  /// Writes the calls in the JSON Lines record format (the first line carries the signature), each line at most
+  /// max_record_line_bytes (a call's largest values elided when its record would be longer: to_record_line); throws
   /// std::system_error naming the file when it cannot be written.
   void write_jsonl(const std::filesystem::path& path) const;
 

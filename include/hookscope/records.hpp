@@ -34,6 +34,11 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
+/// The longest record line (bytes, without its newline) that hookscope writes and that record_reader reads by default:
+/// the writer elides a record's largest values to stay within it (to_record_line), the reader skips a longer line with
+/// a warning. 64 MiB.
+inline constexpr std::size_t max_record_line_bytes = std::size_t{64} << 20;
+
 /// One line of a record file.
 struct call_record {
   std::string function{};                      ///< the observable's name, e.g. "Model::forward"
@@ -63,7 +68,8 @@ class record_parser;  // Boost.JSON's parser and memory, reused from line to lin
 /// are skipped.
 ///
 /// Checks what a single line cannot: the signature of a function never changes within a stream, and comes with
-/// its first record if at all. A last line without its newline that is not valid JSON is left out (see warnings()).
+/// its first record if at all. A last line without its newline that is not valid JSON is left out, and so is a line
+/// longer than the limit (see warnings()).
 class record_reader {
  public:
   /// `source` names the stream in errors (usually the file name).
@@ -80,13 +86,18 @@ class record_reader {
   /// on a bad line, std::system_error when the stream fails to read.
   bool next(call_record& out);
 
-  /// What was accepted with a doubt, as sentences naming the source and line: a last line cut short (no newline,
-  /// not JSON), which a writer stopped mid-line leaves, is left out with a warning rather than an error.
+  /// What was accepted with a doubt or left out, as sentences naming the source and line: a last line cut short (no
+  /// newline, not JSON), which a writer stopped mid-line leaves; a line longer than the limit, skipped (its length
+  /// named), the lines after it read.
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 
-  /// A line longer than this (bytes, without its newline) is an error (record_error "line longer than ..."), so
-  /// that a stream without newlines (`/dev/zero`) ends with a sentence instead of exhausting memory.
-  static constexpr std::size_t default_max_line_bytes = std::size_t{64} << 20;  // 64 MiB
+  /// The longest line read (bytes, without its newline, a CR before it or a byte-order mark): max_record_line_bytes,
+  /// the writers' limit, so that whatever hookscope writes reads back. A longer line is skipped with a warning, read in
+  /// chunks so that memory stays bounded; one that cannot be JSON text (a NUL byte, a byte UTF-8 never uses, a first
+  /// byte other than '{': `/dev/zero`, a binary file) is an error (record_error) met as soon as the byte is read.
+  static constexpr std::size_t default_max_line_bytes = max_record_line_bytes;
+  /// Another limit: higher to read longer lines of other producers, lower in tests. Writers keep to
+  /// max_record_line_bytes whatever a reader's limit is.
   void set_max_line_bytes(std::size_t n) noexcept { max_line_bytes_ = n; }
 
   /// The line number of the record last returned (1-based).
@@ -100,6 +111,7 @@ class record_reader {
   };
   [[noreturn]] void fail(const std::string& message) const;
   void check_signature(const call_record& record);
+  void skip_long_line(bool whole);
 
   std::istream* in_;
   std::string source_;
@@ -114,6 +126,12 @@ class record_reader {
 /// One call as a line of the record format, without the newline (`"signature"` only when `parameters` is set).
 /// Never writes what the record reader refuses: throws value_error for an empty function name or a negative
 /// dimension (naming its path), format_error for a value nested deeper than the reader accepts.
-std::string to_record_line(const call_record& record);
+///
+/// A line is at most `max_line_bytes`: a record that would be longer is written with its largest values elided, each
+/// as `{"opaque":"list","length":N,"too_large":true}` (its kind and its element or byte count; a tensor keeps its
+/// shape and dtype and loses its `data`, marked `"data_too_large":true`), descending into a container whose part is
+/// large so that its other parts stay (docs/record_format.md, "Lines"); what reads back is that elided record. When
+/// the names and the signature alone do not fit, throws format_error.
+std::string to_record_line(const call_record& record, std::size_t max_line_bytes = max_record_line_bytes);
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -28,7 +28,12 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace detail {
 #if HOOKSCOPE_ENABLED
-inline constinit const function_info* registry_head = nullptr;
+/// The most recently registered observable. Defined by the compiled library, not inline: GCC makes an inline
+/// variable a unique symbol (STB_GNU_UNIQUE), which the dynamic linker binds across modules loaded with RTLD_LOCAL,
+/// so dlopen()ed plugins that each hold a copy of the library would share one registry, and each copy's
+/// environment features would attach to the other copies' functions as well (docs/environment.md, "Several copies
+/// of the library").
+extern constinit const function_info* registry_head;
 #endif
 
 /// Told of every observable: of those registered before the hook was installed when it is, then of each as it

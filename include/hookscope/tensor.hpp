@@ -90,6 +90,9 @@ struct tensor_spec {
   /// The contents, only when captured with `capture_options::tensor_data`: numel() elements in row-major order,
   /// little-endian bytes (recorded as base64). Empty otherwise.
   std::vector<std::byte> data{};
+  /// True when the contents were captured but left out of a record line they would have made too long (the record
+  /// format's `"data_too_large":true`; `data` is then empty).
+  bool data_too_large = false;
 
   /// Number of elements (1 for a scalar tensor of rank 0).
   std::int64_t numel() const noexcept {

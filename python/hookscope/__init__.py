@@ -120,8 +120,8 @@ def decode_text(encoded: Any) -> str:
 
 
 class RecordWarning(UserWarning):
-    """What the readers accepted with a doubt (a last line cut short, ...) or left out (calls beyond
-    ``store_n_calls``): the warnings ``hookscope-shapes`` prints on standard error."""
+    """What the readers accepted with a doubt (a last line cut short, ...) or left out (a line longer than the record
+    format's limit, calls beyond ``store_n_calls``): the warnings ``hookscope-shapes`` prints on standard error."""
 
 
 class _Default(int):
@@ -240,11 +240,17 @@ def read_records(paths: Paths, *, with_warnings: bool = False):
     """Every record of the files (read as one stream: a function's signature binds across files), each as a dict
     of the record format (``function``, ``signature``, ``args``, ``kwargs``, ``result``, ``threw``, ``latency_ns``;
     values in the record format's JSON encoding). A bad line raises RecordError("<file>:<line>: ..."), the
-    sentence ``hookscope-shapes`` prints. ``with_warnings=True`` returns ``(records, warnings)``."""
+    sentence ``hookscope-shapes`` prints. What the reader accepts with a doubt or leaves out (a last line cut short, a
+    line longer than the record format's limit) is issued as RecordWarning, or with ``with_warnings=True`` returned:
+    ``(records, warnings)``."""
     with_warnings = _arguments.flag("with_warnings", with_warnings)
     lines, warnings = _engine_call(_engine.read_records, _paths(paths))
     records = [json.loads(line) for line in lines]
-    return (records, list(warnings)) if with_warnings else records
+    if with_warnings:
+        return records, list(warnings)
+    for warning in warnings:
+        _warnings.warn(RecordWarning(warning), stacklevel=2)
+    return records
 
 
 def load(paths: Paths, *, function: str | None = None, store_n_calls: int | str | None = _STORE_N_CALLS_DEFAULT,

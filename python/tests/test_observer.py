@@ -134,6 +134,29 @@ def test_outputs_are_recorded_with_their_dynamic_dims(tmp_path):
     assert [o["name"] for o in hookscope.infer(path, dim_names=True).outputs] == [o["name"] for o in obs.outputs()]
 
 
+class WithText(torch.nn.Module):
+    def forward(self, x, text):
+        return x * len(text)
+
+
+def test_write_records_elides_a_value_too_large_for_a_record_line(tmp_path):
+    """A call whose record would be longer than the record format's limit is written with its largest value elided
+    (the library's writer), the other calls as they are: every line reads back."""
+    import hookscope
+    limit = hookscope._engine.MAX_RECORD_LINE_BYTES
+    m, obs = WithText(), InputObserver()
+    with obs(m):
+        m(torch.ones(2, 3), "x" * (limit + 10))
+        m(torch.ones(3, 3), "small")
+    path = tmp_path / "calls.jsonl"
+    assert obs.write_records(path) == 2
+    assert max(map(len, path.read_bytes().splitlines())) <= limit
+    records, warnings = hookscope.read_records(path, with_warnings=True)
+    assert warnings == [] and [r["args"][1] for r in records] == [
+        {"opaque": "str", "length": limit + 10, "too_large": True}, {"str": "small"}]
+    assert [r["args"][0]["shape"] for r in records] == [[2, 3], [3, 3]]
+
+
 def test_a_call_that_raises_is_recorded_without_result():
     m, obs = TwoOutputs(), InputObserver()
     with obs(m):

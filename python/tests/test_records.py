@@ -73,6 +73,28 @@ def test_read_records():
     assert warnings and "cut_last_line.jsonl" in warnings[0]
 
 
+def test_a_line_over_the_limit_is_skipped_with_a_record_warning(tmp_path):
+    """Another producer's line longer than the record format's limit (hookscope's writers never write one): the
+    readers skip it, say so (file, line, length) and read every other call."""
+    limit = hookscope._engine.MAX_RECORD_LINE_BYTES
+    start, end = b'{"function":"Model::forward","args":[],"kwargs":[["input_ids",{"str":"', b'"}]]}'
+    lines = (DATA / "llm.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"".join(lines[:2]) + start + b"x" * (limit + 1 - len(start) - len(end)) + end + b"\n" +
+                     b"".join(lines[2:]))
+    warning = (f"{path}:3: skipped a line of {limit + 1} bytes, longer than the reader's limit of {limit} "
+               "(hookscope::max_record_line_bytes, which hookscope's writers keep to)")
+    records, warnings = hookscope.read_records(path, with_warnings=True)
+    assert records == hookscope.read_records(DATA / "llm.jsonl") and warnings == [warning]
+    with pytest.warns(hookscope.RecordWarning) as caught:
+        assert len(hookscope.read_records(path)) == 4
+    assert [str(w.message) for w in caught] == [warning]
+    alone = hookscope.infer(DATA / "llm.jsonl", store_n_calls=None).to_json()
+    with pytest.warns(hookscope.RecordWarning) as caught:
+        assert hookscope.infer(path, store_n_calls=None).to_json() == alone
+    assert [str(w.message) for w in caught] == [warning]
+
+
 @pytest.mark.parametrize("name", ["bad_dtype.jsonl", "bad_kind.jsonl", "bad_negative_dim.jsonl", "bad_not_json.jsonl",
                                   "bad_signature_change.jsonl", "rank_mismatch.jsonl"])
 def test_errors_are_exceptions_with_the_cli_sentence(name):

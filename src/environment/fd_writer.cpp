@@ -17,6 +17,11 @@ void fd_writer::put(char c) noexcept {
 }
 
 void fd_writer::flush() noexcept {
+  if (hub_sink_ != nullptr) {
+    if (size_ > 0) hub_sink_->text(hub_sink_->context, buffer_, size_);
+    size_ = 0;
+    return;
+  }
   if (sink_ != nullptr) {
     if (size_ > 0) sink_(std::string_view(buffer_, size_));
     size_ = 0;
@@ -112,6 +117,14 @@ fd_writer& fd_writer::end_line() noexcept {
     flush();
   } else {
     put('\n');
+  }
+  return mark();
+}
+
+fd_writer& fd_writer::item() noexcept {
+  if (hub_sink_ != nullptr) {
+    flush();
+    hub_sink_->item(hub_sink_->context);
   }
   return mark();
 }

@@ -4,6 +4,8 @@
 
 #include "hookscope/config.hpp"
 
+#include "hub.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -16,6 +18,8 @@ class fd_writer {
   explicit fd_writer(int fd) noexcept : fd_(fd) {}
   /// Hands each line (without its newline) to `sink` instead of writing it: for the log sink, at exit only.
   explicit fd_writer(void (*sink)(std::string_view) noexcept) noexcept : fd_(-1), sink_(sink) {}
+  /// Hands its bytes to another copy's sink (hub.hpp), which owns the file; `item()` starts each item.
+  explicit fd_writer(const hookscope_hub_sink& sink) noexcept : fd_(-1), hub_sink_(&sink) {}
   fd_writer(const fd_writer&) = delete;
   fd_writer& operator=(const fd_writer&) = delete;
   ~fd_writer() { flush(); }
@@ -34,6 +38,8 @@ class fd_writer {
   fd_writer& mark() noexcept;
   /// Ends a line: a newline, or the line handed to the sink.
   fd_writer& end_line() noexcept;
+  /// Starts an item of a hub sink (what goes between items is the owner's), and marks.
+  fd_writer& item() noexcept;
 
   void flush() noexcept;
   /// Whether every write so far succeeded; else the errno of the first failure.
@@ -44,6 +50,7 @@ class fd_writer {
 
   int fd_;
   void (*sink_)(std::string_view) noexcept = nullptr;
+  const hookscope_hub_sink* hub_sink_ = nullptr;
   int error_ = 0;
   std::size_t size_ = 0;
   std::size_t written_since_mark_ = 0;

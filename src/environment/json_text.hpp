@@ -67,44 +67,73 @@ constexpr std::string_view without_cut_character(std::string_view s) noexcept {
 /// control characters are escaped, each as `\xNN`, once).
 enum class escape_for { json, log };
 
+/// Calls `put(char)` for the first character of `s` escaped for `where` (a valid UTF-8 sequence, or one byte that
+/// is not part of one); returns how many bytes of `s` it took (0 for an empty `s`).
+template <class Put>
+constexpr std::size_t escape_first(std::string_view s, escape_for where, Put&& put) {
+  constexpr char hex[] = "0123456789abcdef";
+  if (s.empty()) return 0;
+  const bool json = where == escape_for::json;
+  const std::size_t n = utf8_sequence_length(s);
+  const auto u = static_cast<unsigned char>(s[0]);
+  if (n == 0 || (!json && u < 0x20)) {  // not UTF-8 (or, in a log line, a control character): visible text
+    put('\\');
+    if (json) put('\\');
+    put('x');
+    put(hex[u >> 4]);
+    put(hex[u & 15]);
+    return 1;
+  }
+  if (json && (s[0] == '"' || s[0] == '\\')) {
+    put('\\');
+    put(s[0]);
+  } else if (json && u < 0x20) {
+    put('\\');
+    put('u');
+    put('0');
+    put('0');
+    put(hex[u >> 4]);
+    put(hex[u & 15]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) put(s[i]);
+  }
+  return n;
+}
+
 /// Calls `put(char)` for each character of `s` escaped for `where` (no quotes).
 template <class Put>
 constexpr void escape_text(std::string_view s, escape_for where, Put&& put) {
-  constexpr char hex[] = "0123456789abcdef";
-  const bool json = where == escape_for::json;
-  while (!s.empty()) {
-    const std::size_t n = utf8_sequence_length(s);
-    const auto u = static_cast<unsigned char>(s[0]);
-    if (n == 0 || (!json && u < 0x20)) {  // not UTF-8 (or, in a log line, a control character): visible text
-      put('\\');
-      if (json) put('\\');
-      put('x');
-      put(hex[u >> 4]);
-      put(hex[u & 15]);
-      s.remove_prefix(1);
-      continue;
-    }
-    if (json && (s[0] == '"' || s[0] == '\\')) {
-      put('\\');
-      put(s[0]);
-    } else if (json && u < 0x20) {
-      put('\\');
-      put('u');
-      put('0');
-      put('0');
-      put(hex[u >> 4]);
-      put(hex[u & 15]);
-    } else {
-      for (std::size_t i = 0; i < n; ++i) put(s[i]);
-    }
-    s.remove_prefix(n);
-  }
+  while (!s.empty()) s.remove_prefix(escape_first(s, where, put));
 }
 
 /// Calls `put(char)` for each character of the JSON string body of `s` (no quotes).
 template <class Put>
 constexpr void json_string_body(std::string_view s, Put&& put) {
   escape_text(s, escape_for::json, put);
+}
+
+/// The length of the JSON string body of `s`, counted up to `limit`: a longer body gives `limit + 1` (so that a huge
+/// value costs no more than its first bytes).
+constexpr std::size_t json_body_length(std::string_view s, std::size_t limit) noexcept {
+  std::size_t length = 0;
+  while (!s.empty() && length <= limit)
+    s.remove_prefix(escape_first(s, escape_for::json, [&length](char) { ++length; }));
+  return length <= limit ? length : limit + 1;
+}
+
+/// Calls `put(char)` for the longest start of the JSON string body of `s` that fits in `room` bytes, cut between
+/// characters: never inside a UTF-8 sequence or an escape (`\\xNN`, `\"`, `\u00XX`). Returns the bytes put.
+template <class Put>
+constexpr std::size_t json_body_prefix(std::string_view s, std::size_t room, Put&& put) {
+  std::size_t used = 0;
+  while (!s.empty()) {
+    std::size_t unit = 0;
+    (void)escape_first(s, escape_for::json, [&unit](char) { ++unit; });
+    if (used + unit > room) break;
+    used += unit;
+    s.remove_prefix(escape_first(s, escape_for::json, put));
+  }
+  return used;
 }
 
 }  // namespace detail

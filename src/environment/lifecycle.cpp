@@ -1,6 +1,8 @@
 // The process-life handlers behind the environment features (see lifecycle.hpp).
 #include "lifecycle.hpp"
 
+#include "hub.hpp"
+
 #include "hookscope/callback_errors.hpp"
 
 #include <pthread.h>
@@ -110,6 +112,7 @@ void fork_child() noexcept {
 }  // namespace
 
 void add_exit_action(exit_action action) noexcept {
+  pin_this_module();  // its handlers must outlive a dlclose() of the module
   const std::lock_guard lock(lifecycle_mutex);
   if (exit_actions.count.load(std::memory_order_relaxed) == 0) install_process_handlers();
   if (!exit_actions.add(action)) log_line("hookscope: more than 8 exit actions; one is not installed");
@@ -118,6 +121,7 @@ void add_exit_action(exit_action action) noexcept {
 bool exiting() noexcept { return exit_started.load(std::memory_order_acquire); }
 
 void add_periodic_flush(void (*flush)() noexcept) noexcept {
+  pin_this_module();
   const std::lock_guard lock(lifecycle_mutex);
   if (!periodic.add(flush)) log_line("hookscope: more than 8 periodic flushes; one is not installed");
 }
@@ -138,6 +142,7 @@ void keep_flushing() noexcept {
 }
 
 void add_fork_handlers(void (*prepare)() noexcept, void (*parent)() noexcept, void (*child)() noexcept) noexcept {
+  pin_this_module();
   const std::lock_guard lock(lifecycle_mutex);
   if (forks.count.load(std::memory_order_relaxed) == 0) pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
   if (!forks.add({prepare, parent, child})) log_line("hookscope: more than 8 fork handlers; one is not installed");

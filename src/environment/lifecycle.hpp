@@ -1,5 +1,6 @@
 // What the environment features need from the process's life: a flush every 100 ms, a last word at exit and on
-// fatal signals, and fork handlers. One place installs the handlers, whatever the features that use them.
+// fatal signals, and fork handlers. One place installs the handlers, whatever the features that use them; the first
+// one keeps the module that holds this copy of the library loaded for good (hub.hpp: pin_this_module).
 #pragma once
 
 #include "hookscope/config.hpp"

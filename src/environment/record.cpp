@@ -44,7 +44,7 @@ constexpr std::string_view variable = "HOOKSCOPE_RECORD";
 constexpr std::string_view expected = "<glob>=<path>[max_calls=N;every=N], N from 1 to 10^18, options separated by ';'";
 constexpr std::uint64_t max_bound = 1'000'000'000'000'000'000;
 
-// "max_calls=10;every=2" into the target; false (and one message) for anything else.
+// "max_calls=10;every=2" (not empty: settings.hpp) into the target; false (and one message) for anything else.
 bool parse_options(std::string_view options, const std::string& entry, record_target& target) {
   bool seen_max_calls = false, seen_every = false;
   auto refuse = [&](std::string_view problem) {
@@ -52,7 +52,6 @@ bool parse_options(std::string_view options, const std::string& entry, record_ta
     return false;
   };
   if (options.find(',') != std::string_view::npos) return refuse("a ',' between options (they are separated by ';')");
-  if (trim(options).empty()) return refuse("empty brackets");
   while (!options.empty()) {
     const std::size_t semicolon = options.find(';');
     const std::string_view option = trim(options.substr(0, semicolon));
@@ -80,40 +79,28 @@ bool parse_options(std::string_view options, const std::string& entry, record_ta
 std::vector<record_target> parse_record_targets(const char* text) {
   std::vector<record_target> targets;
   if (text == nullptr || trim(text).empty()) return targets;  // unset, or set to nothing: off
-  for (const std::string& entry : split_entries(text)) {
-    if (entry.empty()) {
+  for (const setting_entry& entry : parse_entries(text)) {
+    auto refuse = [&](std::string_view problem) {
+      report_setting(variable, entry.text, problem, expected, "the entry is ignored");
+    };
+    if (entry.text.empty()) {
       report_setting(variable, text, "an empty entry", expected, "the empty entry is ignored");
       continue;
     }
-    std::string_view rest = entry;
+    if (!entry.problem.empty()) {
+      refuse(entry.problem);
+      continue;
+    }
+    if (!entry.path || entry.glob.empty() || entry.path->empty()) {
+      refuse(!entry.path ? "no '='" : entry.glob.empty() ? "no glob" : "no path");
+      continue;
+    }
     record_target target;
-    if (const std::size_t open = rest.find('['); open != std::string_view::npos) {
-      if (!rest.ends_with(']') || rest.find('[', open + 1) != std::string_view::npos) {
-        report_setting(variable, entry, "options must close the entry, in one pair of brackets", expected,
-                       "the entry is ignored");
-        continue;
-      }
-      if (!parse_options(rest.substr(open + 1, rest.size() - open - 2), entry, target)) continue;
-      rest = rest.substr(0, open);
-    } else if (rest.find(']') != std::string_view::npos) {
-      report_setting(variable, entry, "a ']' without '['", expected, "the entry is ignored");
-      continue;
-    }
-    const std::size_t equal = rest.find('=');
-    const std::string_view glob = equal == std::string_view::npos ? std::string_view{} : trim(rest.substr(0, equal));
-    const std::string_view path = equal == std::string_view::npos ? std::string_view{} : trim(rest.substr(equal + 1));
-    if (glob.empty() || path.empty()) {
-      report_setting(variable, entry,
-                     equal == std::string_view::npos ? "no '='"
-                     : glob.empty()                  ? "no glob"
-                                                     : "no path",
-                     expected, "the entry is ignored");
-      continue;
-    }
-    target.glob = glob;
-    target.path = absolute_path(path);  // a later chdir() does not move the file
+    if (entry.options && !parse_options(*entry.options, entry.text, target)) continue;
+    target.glob = entry.glob;
+    target.path = absolute_path(*entry.path);  // a later chdir() does not move the file
     if (const std::optional<std::string> unusable = unusable_output(target.path)) {
-      report_setting(variable, entry, *unusable, "a path to a file that can be written", "the entry is ignored");
+      report_setting(variable, entry.text, *unusable, "a path to a file that can be written", "the entry is ignored");
       continue;
     }
     targets.push_back(std::move(target));

@@ -1,6 +1,7 @@
 // The environment features' shared pieces (see settings.hpp).
 #include "settings.hpp"
 
+#include "hub.hpp"
 #include "json_text.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -18,19 +20,92 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-std::vector<std::string> split_entries(std::string_view text) {
-  std::vector<std::string> entries;
-  std::size_t start = 0;
-  int depth = 0;  // inside [...]: options, whose commas are typos the entry's parser reports
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && text[i] == '[') ++depth;
-    if (i < text.size() && text[i] == ']' && depth > 0) --depth;
-    if (i == text.size() || (text[i] == ',' && depth == 0)) {
-      entries.emplace_back(trim(text.substr(start, i - start)));
-      start = i + 1;
+namespace {
+
+constexpr std::size_t npos = std::string_view::npos;
+
+// The index of the `]` that closes the bracket expression opened at text[open], as fnmatch() reads one: `!` or `^`
+// first negates, a `]` first (after them) is a member, `[:alpha:]`, `[=e=]` and `[.x.]` are members, a backslash
+// escapes the next character. npos when it is not closed: fnmatch() then reads the `[` as itself.
+std::size_t bracket_expression_end(std::string_view text, std::size_t open) {
+  std::size_t i = open + 1;
+  if (i < text.size() && (text[i] == '!' || text[i] == '^')) ++i;
+  if (i < text.size() && text[i] == ']') ++i;
+  while (i < text.size() && text[i] != ']') {
+    if (text[i] == '\\') {
+      i += 2;
+    } else if (text[i] == '[' && i + 1 < text.size() &&
+               (text[i + 1] == ':' || text[i + 1] == '=' || text[i + 1] == '.')) {
+      const char closing[] = {text[i + 1], ']'};
+      const std::size_t end = text.find(std::string_view(closing, 2), i + 2);
+      if (end == npos) return npos;
+      i = end + 2;
+    } else {
+      ++i;
     }
   }
-  return entries;
+  return i < text.size() ? i : npos;
+}
+
+// The path part of an entry (after its `=`) into the path and the options that close it.
+void read_path_and_options(std::string_view part, setting_entry& entry) {
+  if (part.ends_with(']')) {
+    const std::size_t open = part.rfind('[');
+    if (open == npos) {
+      entry.problem = "a ']' without '['";
+      entry.path = std::string(part);
+      return;
+    }
+    const std::string_view options = trim(part.substr(open + 1, part.size() - open - 2));
+    if (!options.empty()) entry.options = std::string(options);
+    part = trim(part.substr(0, open));
+  }
+  // Brackets may be part of a path (`/data/run[3]/r.jsonl`), but a group holding a `=` is options that do not close
+  // the entry (`r[every=2]x`, `r[max_calls=3`): a typo, not a file name.
+  for (std::size_t open = part.find('['); open != npos; open = part.find('[', open + 1)) {
+    const std::size_t close = part.find(']', open + 1);
+    if (part.substr(open + 1, close == npos ? npos : close - open - 1).find('=') != npos) {
+      entry.problem = "options must close the entry, in one pair of brackets";
+      break;
+    }
+  }
+  entry.path = std::string(part);
+}
+
+}  // namespace
+
+std::vector<setting_entry> parse_entries(std::string_view text) {
+  std::vector<setting_entry> entries;
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t start = i;
+    // The glob, to the first `=` or `,` outside bracket expressions.
+    while (i < text.size() && text[i] != '=' && text[i] != ',') {
+      if (text[i] == '\\') {
+        i += 2;
+        continue;
+      }
+      const std::size_t close = text[i] == '[' ? bracket_expression_end(text, i) : npos;
+      i = close != npos ? close + 1 : i + 1;
+    }
+    i = std::min(i, text.size());
+    setting_entry entry;
+    entry.glob = std::string(trim(text.substr(start, i - start)));
+    if (i < text.size() && text[i] == '=') {
+      // The path and its options, to the first `,` outside brackets (a ',' between options is reported by the
+      // options' parser, not read as the next entry).
+      const std::size_t path_start = ++i;
+      while (i < text.size() && text[i] != ',') {
+        const std::size_t close = text[i] == '[' ? text.find(']', i + 1) : npos;
+        i = close != npos ? close + 1 : i + 1;
+      }
+      read_path_and_options(trim(text.substr(path_start, i - path_start)), entry);
+    }
+    entry.text = std::string(trim(text.substr(start, i - start)));
+    entries.push_back(std::move(entry));
+    if (i >= text.size()) return entries;
+    ++i;  // the `,`
+  }
 }
 
 bool glob_matches(const std::string& glob, std::string_view name) {
@@ -65,9 +140,8 @@ void report_setting(std::string_view variable, std::string_view entry, std::stri
 
 std::string absolute_path(std::string_view path) {
   if (path.empty() || path.front() == '/') return std::string(path);
-  char cwd[PATH_MAX];
-  if (getcwd(cwd, sizeof cwd) == nullptr) return std::string(path);
-  std::string out = cwd;
+  std::string out = start_directory();
+  if (out.empty()) return std::string(path);
   if (out.back() != '/') out.push_back('/');
   return out.append(path);
 }
@@ -116,34 +190,33 @@ int open_output_file(const char* path, int flags) noexcept {
 globs_and_path parse_globs_and_path(std::string_view variable, const char* text, std::string_view expected) {
   globs_and_path out;
   if (text == nullptr || trim(text).empty()) return out;  // unset, or set to nothing: off
-  const std::vector<std::string> entries = split_entries(text);
+  const std::vector<setting_entry> entries = parse_entries(text);
+  auto refuse = [&](std::string_view entry, std::string_view problem) {
+    report_setting(variable, entry, problem, expected, "the variable is ignored");
+    out.ok = false;
+  };
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    std::string_view entry = entries[i];
-    if (entry.empty()) {
-      report_setting(variable, text, "an empty entry", expected, "the variable is ignored");
-      out.ok = false;
+    const setting_entry& entry = entries[i];
+    if (entry.text.empty()) {
+      refuse(text, "an empty entry");
       continue;
     }
-    if (const std::size_t equal = entry.find('='); equal != std::string_view::npos) {
+    if (entry.path) {
       if (i + 1 != entries.size()) {
-        report_setting(variable, entry, "'=<path>' before another entry: the path follows the last glob", expected,
-                       "the variable is ignored");
-        out.ok = false;
+        refuse(entry.text, "'=<path>' before another entry: the path follows the last glob");
         continue;
       }
-      out.path = std::string(trim(entry.substr(equal + 1)));
-      entry = trim(entry.substr(0, equal));
-      if (out.path.empty()) {
-        report_setting(variable, entries[i], "nothing after '='", expected, "the variable is ignored");
-        out.ok = false;
-      }
-      if (entry.empty()) {
-        report_setting(variable, entries[i], "no glob before '='", expected, "the variable is ignored");
-        out.ok = false;
-        continue;
-      }
+      if (!entry.problem.empty()) refuse(entry.text, entry.problem);
+      if (entry.path->empty() && !entry.options) refuse(entry.text, "nothing after '='");
+      out.path = entry.path;
+      out.options = entry.options;
+      out.last_entry = entry.text;
     }
-    out.globs.emplace_back(entry);
+    if (entry.glob.empty()) {
+      refuse(entry.text, "no glob before '='");
+      continue;
+    }
+    out.globs.push_back(entry.glob);
   }
   if (!out.ok) out.globs.clear();
   return out;

@@ -17,9 +17,21 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-/// The comma-separated entries of `text`, trimmed, in order; commas inside `[...]` belong to their entry. Empty
-/// entries are kept (the parsers report them).
-std::vector<std::string> split_entries(std::string_view text);
+/// One entry of a variable, in the grammar every variable shares (docs/environment.md, "Grammar"):
+/// `<glob>[=<path>[<options>]]`. The glob ends at the first `=` or `,` outside a bracket expression (`st[e]p`,
+/// `[!=,]x`); the path runs to the entry's end, and options are the bracketed group that closes the entry, from the
+/// path's last `[` (`[]` is no options: it lets a path end in `]`).
+struct setting_entry {
+  std::string text;                    ///< the entry as written, trimmed (for messages)
+  std::string glob;                    ///< trimmed; may be empty (the variable's parser reports it)
+  std::optional<std::string> path;     ///< after the `=`, trimmed, options left out; none without `=`
+  std::optional<std::string> options;  ///< inside the closing brackets, trimmed; none without (or with `[]`)
+  std::string_view problem;            ///< why the path and options cannot be read apart, or empty
+};
+
+/// The comma-separated entries of `text`, in order: commas inside bracket expressions of globs and inside the
+/// brackets of paths and options belong to their entry. Empty entries are kept (the parsers report them).
+std::vector<setting_entry> parse_entries(std::string_view text);
 
 /// Whether `name` matches the shell glob `glob` (`*`, `?`, `[...]`; `:` and `/` are ordinary characters).
 bool glob_matches(const std::string& glob, std::string_view name);
@@ -36,8 +48,9 @@ void report_setting(std::string_view variable, std::string_view entry, std::stri
 /// `text` for a log line: bytes that are not UTF-8, and control characters, as `\xNN`.
 std::string shown(std::string_view text);
 
-/// `path` made absolute against the working directory at start-up, so that a later chdir() does not move it; the
-/// text as given when it is absolute (or the working directory is unknown).
+/// `path` made absolute against the working directory at start-up (the program's, for every copy of the library:
+/// hub.hpp), so that a later chdir() does not move it; the text as given when it is absolute (or the working
+/// directory is unknown).
 std::string absolute_path(std::string_view path);
 
 /// Why `path` cannot be an output file, or nothing: a directory, a path whose directory does not exist. Output
@@ -55,12 +68,14 @@ bool expand_pid(std::string_view path, char (&out)[output_path_capacity]) noexce
 /// that has no reader; -1 and errno on failure.
 int open_output_file(const char* path, int flags) noexcept;
 
-/// `<glob>[,<glob>...][=<path>]` (HOOKSCOPE_STATS, HOOKSCOPE_TIMELINE): the globs, and what follows the last
-/// entry's `=` (empty when there is none), trimmed. Malformed entries are reported naming `variable` and left out;
-/// `ok` is false when the variable as a whole cannot be used.
+/// `<glob>[,<glob>...][=<path>[<options>]]` (HOOKSCOPE_TRACE, HOOKSCOPE_STATS, HOOKSCOPE_TIMELINE): the globs, and
+/// the path and options of the last entry (which alone may have them). Malformed entries are reported naming
+/// `variable`; `ok` is false when the variable as a whole cannot be used.
 struct globs_and_path {
   std::vector<std::string> globs;
-  std::string path;
+  std::optional<std::string> path;
+  std::optional<std::string> options;
+  std::string last_entry;  // the entry holding the path, for messages
   bool ok = true;
 };
 globs_and_path parse_globs_and_path(std::string_view variable, const char* text, std::string_view expected);
@@ -94,7 +109,11 @@ void push_front(std::atomic<Node*>& head, Node* node) noexcept {
   } while (!head.compare_exchange_weak(first, node, std::memory_order_release, std::memory_order_relaxed));
 }
 
-/// Installs each environment feature's registration hook when its variable is set (once, at start-up).
+/// Installs every environment feature whose variable is set, once: from this copy's static initialiser, or earlier
+/// when another copy of the library joins this one's files first (hub.hpp).
+void install_environment() noexcept;
+
+/// Installs each environment feature's registration hook when its variable is set (install_environment).
 void install_trace() noexcept;
 void install_record() noexcept;
 void install_stats() noexcept;

@@ -1,13 +1,15 @@
 // HOOKSCOPE_STATS=<glob>[,<glob>...][=<path>]: at exit (and on fatal signals) a table per matching function —
 // calls, total, mean, p50, p90, p99, max — to the log sink, or to `path`. Constant memory per function: the
 // latencies go into a log-bucketed histogram of clock ticks (percentiles within 12.5% above the true value),
-// converted to nanoseconds when the table is written.
+// converted to nanoseconds when the table is written. Copies of the library in plugins hand their rows to the first
+// copy, which prints one table (hub.hpp).
 #include "settings.hpp"
 
 #if HOOKSCOPE_ENABLED
 
 #include "../tick_clock.hpp"
 #include "fd_writer.hpp"
+#include "hub.hpp"
 #include "lifecycle.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
@@ -98,8 +100,13 @@ struct stats_state {
   std::vector<std::string> globs;
   int fd = -1;  // -1: the log sink
   std::string path;
+  std::string requested_path;  // as the variable gives it: what copies compare (a copy may load after a chdir())
   std::atomic<function_stats*> head{nullptr};
+  std::atomic<hookscope_hub_source*> sources{nullptr};  // other copies of the library, whose rows this table holds
+  hookscope_hub_source source{};                        // this copy's rows, when another copy owns the table
 };
+
+constexpr std::size_t column_widths[] = {32, 10, 12, 12, 12, 12, 12, 12};
 stats_state* state = nullptr;
 
 // The call's start is kept in the call (tick_clock.hpp): a call ending on another thread or fiber, or after calls
@@ -111,24 +118,27 @@ void on_post(function_stats& s, const erased_call& call) {
   if (ticks >= 0) s.add(static_cast<std::uint64_t>(ticks));
 }
 
-// One table, written by `w` whose lines all start with `prefix`; functions that were never called are left out.
-void write_table(fd_writer& w, std::string_view prefix) noexcept {
-  constexpr std::size_t widths[] = {32, 10, 12, 12, 12, 12, 12, 12};
-  w.text(prefix).mark().text("function").pad_to(widths[0]);
+// The table's header, an item of `w`.
+void write_header(fd_writer& w) noexcept {
+  w.item().text("function").pad_to(column_widths[0]);
   static constexpr std::string_view headers[] = {"calls", "total", "mean", "p50", "p90", "p99", "max"};
   for (std::size_t i = 0; i < std::size(headers); ++i) {
     w.mark().text(headers[i]);
-    if (i + 1 < std::size(headers)) w.pad_to(widths[i + 1]);
+    if (i + 1 < std::size(headers)) w.pad_to(column_widths[i + 1]);
   }
-  w.end_line();
+}
+
+// This copy's rows, each an item of `w` (a sink of the table's owner, hub.hpp); functions that were never called are
+// left out.
+void write_rows(fd_writer& w) noexcept {
   const double ns_per_tick = tick_clock::ns_per_tick();
   for (const function_stats* s = state->head.load(std::memory_order_acquire); s != nullptr;
        s = s->next.load(std::memory_order_acquire)) {
     const std::uint64_t calls = s->calls();
     if (calls == 0) continue;
     const std::uint64_t total = s->total_ticks.load(std::memory_order_relaxed);
-    w.text(prefix).mark().text(s->info->name).text(" ").pad_to(widths[0]);
-    w.mark().number(calls).pad_to(widths[1]);
+    w.item().text(s->info->name).text(" ").pad_to(column_widths[0]);
+    w.mark().number(calls).pad_to(column_widths[1]);
     const std::uint64_t values[] = {total,
                                     total / calls,
                                     s->percentile(calls, 500),
@@ -137,10 +147,60 @@ void write_table(fd_writer& w, std::string_view prefix) noexcept {
                                     s->max_ticks.load(std::memory_order_relaxed)};
     for (std::size_t i = 0; i < std::size(values); ++i) {
       w.mark().duration(static_cast<std::uint64_t>(static_cast<double>(values[i]) * ns_per_tick + 0.5));
-      if (i + 1 < std::size(values)) w.pad_to(widths[i + 2]);
+      if (i + 1 < std::size(values)) w.pad_to(column_widths[i + 2]);
     }
-    w.end_line();
   }
+}
+
+// The table's lines, for this copy's rows and those of the copies that joined it: each starts with `prefix`.
+struct table_lines {
+  fd_writer* out;
+  std::string_view prefix;
+  bool open = false;
+};
+constexpr hookscope_hub_sink table_sink_of(table_lines& lines) noexcept {
+  return {&lines,
+          [](void* context) noexcept {
+            auto& t = *static_cast<table_lines*>(context);
+            if (t.open) t.out->end_line();
+            t.out->text(t.prefix);
+            t.open = true;
+          },
+          [](void* context, const char* data, std::size_t size) noexcept {
+            static_cast<table_lines*>(context)->out->text(std::string_view(data, size));
+          },
+          nullptr};
+}
+
+// One table of every copy's functions, written by `out` whose lines all start with `prefix`.
+void write_table(fd_writer& out, std::string_view prefix) noexcept {
+  table_lines lines{&out, prefix};
+  const hookscope_hub_sink sink = table_sink_of(lines);
+  {
+    fd_writer own(sink);
+    write_header(own);
+    write_rows(own);
+  }
+  for (const hookscope_hub_source* s = state->sources.load(std::memory_order_acquire); s != nullptr; s = s->next) {
+    s->write(s, &sink, 0);
+  }
+  if (lines.open) out.end_line();
+}
+
+// This copy's rows in the owner's table (the hub source it joined with).
+void write_rows_for_owner(const hookscope_hub_source*, const hookscope_hub_sink* sink, std::int64_t) noexcept {
+  fd_writer w(*sink);
+  write_rows(w);
+}
+
+// Another copy joins this one's table: kept when its variable names the same file (or the log).
+int accept_source(hookscope_hub_source* source) noexcept {
+  if (state == nullptr || std::strcmp(source->path, state->requested_path.c_str()) != 0) return 0;
+  hookscope_hub_source* first = state->sources.load(std::memory_order_relaxed);
+  do {
+    source->next = first;
+  } while (!state->sources.compare_exchange_weak(first, source, std::memory_order_release, std::memory_order_relaxed));
+  return 1;
 }
 
 void print_at_exit() noexcept {
@@ -195,23 +255,39 @@ void install_stats() noexcept {
     globs_and_path setting =
         parse_globs_and_path(variable, std::getenv("HOOKSCOPE_STATS"), "<glob>[,<glob>...][=<path>]");
     if (!setting.ok || setting.globs.empty()) return;  // the common case: no hook, nothing allocated
+    if (setting.options) {
+      report_setting(variable, setting.last_entry, "options in brackets (HOOKSCOPE_STATS takes none)",
+                     "<glob>[,<glob>...][=<path>]", "the variable is ignored");
+      return;
+    }
     auto* s = new stats_state;
     s->globs = std::move(setting.globs);
-    s->path = absolute_path(setting.path);
+    s->requested_path = setting.path.value_or("");
+    s->path = absolute_path(s->requested_path);
+    state = s;
+    tick_clock::start();
+    add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_calls);
+    add_registration_hook(&count_if_matching);
+    // One table per process: the first copy of the library in it (hub.hpp) prints every copy's rows.
+    const hub_owner owner = find_hub_owner();
+    if (!owner.self) {
+      s->source = {s->requested_path.c_str(), &write_rows_for_owner, nullptr};
+      if (owner.hub->join(hookscope_hub_stats, &s->source) == 1) return;
+    } else {
+      set_join_handler(hookscope_hub_stats, &accept_source);
+    }
     if (!s->path.empty()) {
       const std::optional<std::string> unusable = unusable_output(s->path);
-      s->fd = unusable ? -1 : open_output_file(s->path.c_str(), O_TRUNC | O_APPEND);
+      // Another version of hookscope loaded earlier writes its own table to the file: appended to, not truncated.
+      const int truncate = owner.self && owner.earlier_version.empty() ? O_TRUNC : 0;
+      s->fd = unusable ? -1 : open_output_file(s->path.c_str(), truncate | O_APPEND);
       if (s->fd < 0) {
         report_setting(variable, s->path,
                        unusable ? *unusable : "cannot open it for writing: " + std::string(std::strerror(errno)),
                        "a path to a file that can be written", "the table goes to the log instead");
       }
     }
-    state = s;
-    tick_clock::start();
     add_exit_action({&print_at_exit, &print_from_signal_handler});
-    add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_calls);
-    add_registration_hook(&count_if_matching);
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_STATS: could not read the variable (out of memory)");
   }

@@ -5,16 +5,19 @@
 // (calls that suspend in fibers interleave), or that began on another thread, is an async event pair ("ph":"b"/"e"
 // with an id), since a viewer refuses complete events that overlap on one track. Flight recorder: each thread keeps
 // the last N events (default 16384) in a ring, so a long run keeps its end. `%p` in the path becomes the process id
-// (one file per process).
+// (one file per process). Copies of the library in plugins hand their events to the first copy, which writes one
+// file (hub.hpp).
 #include "settings.hpp"
 
 #if HOOKSCOPE_ENABLED
 
 #include "../tick_clock.hpp"
 #include "fd_writer.hpp"
+#include "hub.hpp"
 #include "json_text.hpp"
 #include "lifecycle.hpp"
 #include "record_file.hpp"
+#include "timeline_args.hpp"
 
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/callback_errors.hpp"
@@ -43,7 +46,7 @@ namespace {
 
 constexpr std::size_t default_events = 16384;
 constexpr std::uint64_t max_events = 1 << 20;  // 192 MiB per thread
-constexpr std::size_t args_capacity = 160;     // bytes of formatted arguments kept per event (cut at an argument)
+constexpr std::size_t args_capacity = 160;     // bytes of formatted arguments per event (timeline_args.hpp)
 
 struct event {
   const function_info* function;
@@ -98,9 +101,12 @@ struct span {
 
 struct timeline_state {
   std::vector<std::string> globs;
-  std::string path;  // may hold %p
+  std::string requested_path;  // as the variable gives it: what copies compare (a copy may load after a chdir())
+  std::string path;            // the file written: the requested one, or one named after this module (hub.hpp)
   std::size_t events = default_events;
   std::atomic<thread_ring*> head{nullptr};
+  std::atomic<hookscope_hub_source*> sources{nullptr};  // other copies of the library, whose events this file holds
+  hookscope_hub_source source{};                        // this copy's part, when another copy owns the file
   // Room to work out the nesting of one ring's events before they are written (write_timeline): made at install,
   // since the file writer allocates nothing. One writer at a time holds it (exit, or a fatal signal's handler that
   // interrupts it); another one writes every event as an async pair.
@@ -126,31 +132,6 @@ thread_ring* ring_for_this_thread() {
   ring_of_thread = ring;
   ring_failed = false;
   return ring;
-}
-
-// `"name":"value",...` into e.args, leaving out the arguments that do not fit whole.
-void format_args(const erased_call& call, event& e) {
-  std::size_t size = 0;
-  for (std::size_t i = 0; i < call.args_given(); ++i) {  // an omitted argument has no entry
-    const std::size_t before = size;
-    auto put = [&](char c) {
-      if (size < args_capacity) e.args[size] = c;
-      ++size;
-    };
-    if (i != 0) put(',');
-    put('"');
-    json_string_body(call.arg_name(i), put);
-    put('"');
-    put(':');
-    put('"');
-    json_string_body(call.format_arg(i), put);
-    put('"');
-    if (size > args_capacity) {  // this argument does not fit: the event keeps the ones before it
-      size = before;
-      break;
-    }
-  }
-  e.args_size = static_cast<std::uint16_t>(size);
 }
 
 // The call's start is kept in the call (tick_clock.hpp): a call that suspends in a fiber and ends after calls begun
@@ -180,7 +161,7 @@ void on_post(const erased_call& call) {
   e.duration = end >= start.ticks ? end - start.ticks : 0;
   e.threw = static_cast<bool>(call.exception());
   e.migrated = start.thread != this_thread_tag();
-  format_args(call, e);
+  e.args_size = static_cast<std::uint16_t>(format_timeline_args(call, e.args, args_capacity));
   ring->events[n % (ring->capacity + 1)].store(e);
   ring->written.store(n + 1, std::memory_order_release);
 }
@@ -188,13 +169,14 @@ void on_post(const erased_call& call) {
 struct file_context {
   std::int64_t pid;
   double ns_per_tick;
-  std::int64_t origin;  // the clock's start, in ticks
-  std::uint64_t async_ids = 0;
+  std::int64_t origin;       // the clock's start, in ticks
+  std::int64_t shift;        // ns from the file's origin (the owner's clock start, hub.hpp) to this copy's clock start
+  std::uint64_t& async_ids;  // the file's last async pair id: every copy writing into the file takes the next ones
 
   // Start and end from the same origin, so that nested events stay nested once rounded.
   span span_of(const event& e) const noexcept { return {ns(e.start), ns(e.start + e.duration)}; }
   std::int64_t ns(std::int64_t ticks) const noexcept {
-    return static_cast<std::int64_t>(static_cast<double>(ticks - origin) * ns_per_tick + 0.5);
+    return static_cast<std::int64_t>(static_cast<double>(ticks - origin) * ns_per_tick + 0.5) + shift;
   }
 };
 
@@ -287,20 +269,16 @@ void write_event(fd_writer& w, file_context& f, const thread_ring& r, const even
   w.text("}");
 }
 
-// The whole file; async-signal-safe (the same code serves exit and fatal signals). Returns the errno of the first
-// failed write, or 0.
-int write_timeline(int fd) noexcept {
-  fd_writer w(fd);
-  file_context f{static_cast<std::int64_t>(getpid()), tick_clock::ns_per_tick(), tick_clock::start_ticks()};
+// This copy's events, each thread's name first, each an item of `w` (a sink of the file's owner, hub.hpp), `ts`
+// counted from `origin_ns` (CLOCK_MONOTONIC: the owner's clock start, the same for every copy), async pair ids taken
+// from the file's `async_ids`. Async-signal-safe (the same code serves exit and fatal signals).
+void write_events(fd_writer& w, std::int64_t origin_ns, std::uint64_t& async_ids) noexcept {
+  file_context f{static_cast<std::int64_t>(getpid()), tick_clock::ns_per_tick(), tick_clock::start_ticks(),
+                 tick_clock::start_ns() - origin_ns, async_ids};
   // The room to decide the nesting in, unless another writer holds it (then every event is an async pair).
   const bool own_room = state->open_spans != nullptr && !state->room_taken.exchange(true, std::memory_order_acquire);
   nesting track{state->open_spans, state->events + 1, state->complete_bits};
-  w.text("{\"traceEvents\":[");
-  bool first = true;
-  auto separator = [&] {
-    w.text(first ? "\n" : ",\n");
-    first = false;
-  };
+  auto separator = [&w] { w.item(); };
   for (thread_ring* r = state->head.load(std::memory_order_acquire); r != nullptr;
        r = r->next.load(std::memory_order_acquire)) {
     separator();
@@ -340,9 +318,61 @@ int write_timeline(int fd) noexcept {
     }
   }
   if (own_room) state->room_taken.store(false, std::memory_order_release);
+}
+
+// The file's items, for this copy's events and those of the copies that joined it: the separator before each.
+struct file_items {
+  fd_writer* file;
+  bool first = true;
+  std::uint64_t async_ids = 0;
+};
+constexpr hookscope_hub_sink file_sink_of(file_items& items) noexcept {
+  return {&items,
+          [](void* context) noexcept {
+            auto& f = *static_cast<file_items*>(context);
+            f.file->text(f.first ? "\n" : ",\n");
+            f.first = false;
+          },
+          [](void* context, const char* data, std::size_t size) noexcept {
+            static_cast<file_items*>(context)->file->text(std::string_view(data, size));
+          },
+          &items.async_ids};
+}
+
+// The whole file: this copy's events, then each joined copy's. Async-signal-safe. Returns the errno of the first
+// failed write, or 0.
+int write_timeline(int fd) noexcept {
+  fd_writer w(fd);
+  w.text("{\"traceEvents\":[");
+  file_items items{&w};
+  const hookscope_hub_sink sink = file_sink_of(items);
+  const std::int64_t origin_ns = tick_clock::start_ns();
+  {
+    fd_writer own(sink);
+    write_events(own, origin_ns, items.async_ids);
+  }
+  for (const hookscope_hub_source* s = state->sources.load(std::memory_order_acquire); s != nullptr; s = s->next) {
+    s->write(s, &sink, origin_ns);
+  }
   w.text("\n],\"displayTimeUnit\":\"ms\"}\n");
   w.flush();
   return w.error();
+}
+
+// This copy's part of the owner's file (the hub source it joined with).
+void write_for_owner(const hookscope_hub_source*, const hookscope_hub_sink* sink, std::int64_t origin_ns) noexcept {
+  fd_writer w(*sink);
+  write_events(w, origin_ns, *sink->async_ids);
+}
+
+// Another copy joins this one's file: kept when its variable names the same file (compared as read, `%p` and all).
+int accept_source(hookscope_hub_source* source) noexcept {
+  if (state == nullptr || std::strcmp(source->path, state->requested_path.c_str()) != 0) return 0;
+  hookscope_hub_source* first = state->sources.load(std::memory_order_relaxed);
+  do {
+    source->next = first;
+  } while (!state->sources.compare_exchange_weak(first, source, std::memory_order_release, std::memory_order_relaxed));
+  return 1;
 }
 
 bool expand_path(char (&out)[output_path_capacity]) noexcept { return expand_pid(state->path, out); }
@@ -408,12 +438,13 @@ void install_timeline() noexcept {
     globs_and_path setting = parse_globs_and_path(variable, text, expected);
     if (!setting.ok) return;
     if (setting.globs.empty()) return;  // the common case: no hook, nothing allocated
-    std::string_view path = setting.path;
+    if (!setting.path || setting.path->empty()) {
+      report_setting(variable, text, "no path", expected, "the variable is ignored");
+      return;
+    }
     std::size_t events = default_events;
-    if (path.ends_with(']')) {
-      const std::size_t open = path.rfind('[');
-      const std::string_view option =
-          open == std::string_view::npos ? std::string_view{} : trim(path.substr(open + 1, path.size() - open - 2));
+    if (setting.options) {
+      const std::string_view option = *setting.options;
       const std::optional<std::uint64_t> n =
           option.starts_with("events=") ? bounded_number(trim(option.substr(7)), max_events) : std::nullopt;
       if (!n) {
@@ -422,15 +453,10 @@ void install_timeline() noexcept {
         return;
       }
       events = static_cast<std::size_t>(*n);
-      path = trim(path.substr(0, open));
-    }
-    if (path.empty()) {
-      report_setting(variable, text, "no path", expected, "the variable is ignored");
-      return;
     }
     auto* s = new timeline_state;
     s->events = events;
-    s->path = absolute_path(path);  // a later chdir() does not move the file
+    s->path = absolute_path(*setting.path);  // a later chdir() does not move the file
     s->globs = std::move(setting.globs);
     state = s;
     char expanded[output_path_capacity];
@@ -446,9 +472,25 @@ void install_timeline() noexcept {
     s->complete_bits = new (std::nothrow) std::uint64_t[(events + 1 + 63) / 64];
     if (s->complete_bits != nullptr) s->open_spans = new (std::nothrow) span[events + 1];
     tick_clock::start();
-    add_exit_action({&write_at_exit, &write_from_signal_handler});
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_events);
     add_registration_hook(&trace_if_matching);
+    // One writer per file: the first copy of the library in the process (hub.hpp) writes every copy's events.
+    s->requested_path = *setting.path;
+    const hub_owner owner = find_hub_owner();
+    if (!owner.self) {
+      s->source = {s->requested_path.c_str(), &write_for_owner, nullptr};
+      if (owner.hub->join(hookscope_hub_timeline, &s->source) == 1) return;
+    } else {
+      if (!owner.earlier_version.empty()) {
+        const std::string own_path = module_path(s->path, owner.module);
+        log_line("hookscope: HOOKSCOPE_TIMELINE: another version of hookscope in this process (" +
+                 shown(owner.earlier_version) + ") writes " + shown(s->path) + "; this one (" + shown(owner.module) +
+                 ") writes " + shown(own_path));
+        s->path = own_path;
+      }
+      set_join_handler(hookscope_hub_timeline, &accept_source);
+    }
+    add_exit_action({&write_at_exit, &write_from_signal_handler});
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_TIMELINE: could not read the variable (out of memory)");
   }

@@ -54,7 +54,7 @@ void install_trace() noexcept {
     const char* text = std::getenv("HOOKSCOPE_TRACE");
     globs_and_path setting = parse_globs_and_path("HOOKSCOPE_TRACE", text, "<glob>[,<glob>...]");
     if (!setting.ok) return;
-    if (!setting.path.empty()) {
+    if (setting.path) {
       report_setting("HOOKSCOPE_TRACE", text, "a '=' (the trace goes to the log, not to a file)", "<glob>[,<glob>...]",
                      "the variable is ignored");
       return;

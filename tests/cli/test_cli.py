@@ -363,9 +363,10 @@ CASES = [
     ("no record at all", ["infer", "empty.jsonl"], 1, "", "hookscope-shapes: no call recorded in empty.jsonl\n"),
 
     # --- input that is not records at all: exit 2 with a sentence ---
-    ("a stream without newlines (/dev/zero): the line cap", ["infer", "/dev/zero"], 2, "",
-     "hookscope-shapes: /dev/zero:1: the line is longer than 67108864 bytes, the reader's limit "
-     "(record_reader::set_max_line_bytes); is this a record file?\n"),
+    ("a stream without newlines that is not text (/dev/zero): an error once past the line limit",
+     ["infer", "/dev/zero"], 2, "",
+     "hookscope-shapes: /dev/zero:1: the line holds the byte 0x00 at column 1, which JSON text never holds, and is "
+     "longer than 67108864 bytes, the reader's limit: not a record file\n"),
 ]
 
 

@@ -1,6 +1,7 @@
 """hookscope-shapes against hostile and odd files (issue 27): damaged summaries refused with the JSON path of the field
 that contradicts another, never a crash; summaries however a pretty printer spaced or sorted them; byte-order marks;
-one depth limit for records, summaries and `args`; `summarize -o` onto FIFOs, sockets, devices and link loops;
+one depth limit for records, summaries and `args`; lines longer than the record format's limit skipped with a
+warning, a long line that cannot be text refused; `summarize -o` onto FIFOs, sockets, devices and link loops;
 `--typed` with a struct of empty name; and a table of odd files, each refused with a sentence or read."""
 import copy
 import json
@@ -300,6 +301,71 @@ def test_odd_sources(hookscope_shapes, tmp_path):
                           ("missing", "missing: cannot open: No such file or directory")):
         done = shapes(hookscope_shapes, "infer", source, cwd=tmp_path)
         assert done.returncode == 2 and words in text(done)[1], text(done)
+
+
+#=== lines longer than the record format's limit ===#
+
+LIMIT = 64 << 20  # hookscope::max_record_line_bytes
+
+
+def long_record_line(size):
+    """A record line of exactly `size` bytes (another producer's: hookscope's writers elide to stay under LIMIT)."""
+    start, end = b'{"function":"Model::forward","args":[],"kwargs":[["input_ids",{"str":"', b'"}]]}'
+    return start + b"x" * (size - len(start) - len(end)) + end
+
+
+def skipped(source, line, size):
+    return (f"hookscope-shapes: warning: {source}:{line}: skipped a line of {size} bytes, longer than the reader's "
+            f"limit of {LIMIT} (hookscope::max_record_line_bytes, which hookscope's writers keep to)\n")
+
+
+@pytest.fixture(scope="module")
+def long_line_file(tmp_path_factory):
+    """tests/data/llm.jsonl with a line one byte over the limit after its second line, and one of exactly the limit
+    (read, and a call of its own) at the end, as CRLF."""
+    d = tmp_path_factory.mktemp("long_lines")
+    lines = (DATA / "llm.jsonl").read_bytes().splitlines(keepends=True)
+    (d / "long.jsonl").write_bytes(b"".join(lines[:2]) + long_record_line(LIMIT + 1) + b"\n" + b"".join(lines[2:]))
+    (d / "at_limit.jsonl").write_bytes(b"".join(lines) + long_record_line(LIMIT) + b"\r\n")
+    return d
+
+
+@pytest.mark.parametrize("command", ["infer", "args", "summarize"])
+def test_a_line_over_the_limit_is_skipped_with_a_warning_and_every_other_call_read(hookscope_shapes, long_line_file,
+                                                                                 command):
+    """The answer is the one of the file without the long line; the warning names the file, the line, its length."""
+    d = long_line_file
+    alone = shapes(hookscope_shapes, command, DATA / "llm.jsonl", "--store-n-calls", "all", cwd=d)
+    done = shapes(hookscope_shapes, command, "long.jsonl", "--store-n-calls", "all", cwd=d, timeout=120)
+    assert alone.returncode == 0, text(alone)
+    assert (done.returncode, text(done)) == (0, (text(alone)[0], skipped("long.jsonl", 3, LIMIT + 1))), text(done)
+
+
+def test_a_line_over_the_limit_on_standard_input_and_as_the_last_line(hookscope_shapes, long_line_file, tmp_path):
+    data = (long_line_file / "long.jsonl").read_bytes()
+    done = subprocess.run([hookscope_shapes, "summarize", "-", "-o", "-"], input=data, capture_output=True,
+                          timeout=120)
+    assert done.returncode == 0 and text(done)[1] == skipped("<stdin>", 3, LIMIT + 1), text(done)
+    (tmp_path / "last.jsonl").write_bytes((DATA / "llm.jsonl").read_bytes() + long_record_line(LIMIT + 100))
+    done = shapes(hookscope_shapes, "summarize", "last.jsonl", "-o", "-", cwd=tmp_path, timeout=120)
+    assert done.returncode == 0 and text(done)[1] == skipped("last.jsonl", 5, LIMIT + 100), text(done)
+    assert json.loads(text(done)[0])["calls"] == 4
+
+
+def test_a_line_of_exactly_the_limit_reads(hookscope_shapes, long_line_file):
+    done = shapes(hookscope_shapes, "summarize", "at_limit.jsonl", "-o", "-", cwd=long_line_file, timeout=120)
+    assert done.returncode == 0 and text(done)[1] == "", text(done)
+    assert json.loads(text(done)[0])["calls"] == 5
+
+
+def test_a_long_line_that_cannot_be_text_is_an_error(hookscope_shapes, tmp_path):
+    """A binary file is not skipped line after line: a byte JSON text never holds ends the reading at once."""
+    (tmp_path / "binary.jsonl").write_bytes(b'{"function":"f","args":[],"kwargs":[]}\n' + b"{" * (LIMIT + 10) +
+                                            b"\x00\xff" * 1000 + b"\n")
+    done = shapes(hookscope_shapes, "infer", "binary.jsonl", cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and text(done)[1] == (
+        f"hookscope-shapes: binary.jsonl:2: the line holds the byte 0x00 at column {LIMIT + 11}, which JSON text "
+        f"never holds, and is longer than {LIMIT} bytes, the reader's limit: not a record file\n"), text(done)
 
 
 #=== summarize -o ===#

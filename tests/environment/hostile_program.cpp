@@ -1,7 +1,9 @@
 // Run by tests/environment/test_hostile.py under HOOKSCOPE_RECORD, HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE: the
 // ways a call can end without its post callback, deep recursion, bytes that are not UTF-8, a tensor that cannot be
-// captured, threads still tracing at exit, chdir(). `hostile_program MODE N` runs MODE with N and prints what the
-// test checks against ("calls K": the calls that returned).
+// captured, threads still tracing at exit, chdir(), arguments too long for a timeline event (timeline_args), a
+// function in a namespace (ns_step, for globs with brackets).
+// `hostile_program MODE N` runs MODE with N and prints what the test checks against ("calls K": the calls that
+// returned).
 #include "hookscope/callback_errors.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/tensor.hpp"
@@ -13,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -65,6 +68,37 @@ HOOKSCOPE_OBSERVABLE(bytes_back, impl::bytes_back, s);
 HOOKSCOPE_OBSERVABLE(mixed, impl::mixed, s, f, i, words);
 
 int impl::depth(int n) { return n == 0 ? 0 : 1 + ::depth(n - 1); }
+
+// Timeline arguments that do not fit an event's slot (test_timeline_args.py): one string, eight, and six under names
+// too long for the slot.
+namespace impl {
+using text_arg = const std::string&;
+std::size_t args_one(text_arg s) { return s.size(); }
+std::size_t args_many(text_arg a, text_arg bb, text_arg ccc, text_arg dddd, text_arg e, text_arg ff, text_arg ggg,
+                      text_arg hhhh) {
+  return a.size() + bb.size() + ccc.size() + dddd.size() + e.size() + ff.size() + ggg.size() + hhhh.size();
+}
+std::size_t args_wide(text_arg first_parameter_of_a_long_name, text_arg second_parameter_of_a_long_name,
+                      text_arg third_parameter_of_a_long_name, text_arg fourth_parameter_of_a_long_name,
+                      text_arg fifth_parameter_of_a_long_name, text_arg sixth_parameter_of_a_long_name) {
+  return first_parameter_of_a_long_name.size() + second_parameter_of_a_long_name.size() +
+         third_parameter_of_a_long_name.size() + fourth_parameter_of_a_long_name.size() +
+         fifth_parameter_of_a_long_name.size() + sixth_parameter_of_a_long_name.size();
+}
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE(args_one, impl::args_one, s);
+HOOKSCOPE_OBSERVABLE(args_many, impl::args_many, a, bb, ccc, dddd, e, ff, ggg, hhhh);
+HOOKSCOPE_OBSERVABLE(args_wide, impl::args_wide, first_parameter_of_a_long_name, second_parameter_of_a_long_name,
+                     third_parameter_of_a_long_name, fourth_parameter_of_a_long_name, fifth_parameter_of_a_long_name,
+                     sixth_parameter_of_a_long_name);
+
+// A function in a namespace, for the globs with brackets of every variable (`ns::st[e]p`).
+namespace ns {
+namespace impl {
+int step(int n) { return n + 1; }
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE(step, impl::step, n);
+}  // namespace ns
 
 namespace {
 
@@ -308,6 +342,39 @@ int refused_in_recursion(int n) {
   return depth(n / 2 - 1) == n / 2 - 1 ? n / 2 : -1;
 }
 
+// One call per line of stdin: `one|many|wide` then each argument's bytes in hex (`-` for none); returns the calls.
+int timeline_args() {
+  int calls = 0;
+  std::string line;
+  for (int c; (c = std::getchar()) != EOF;) {
+    if (c != '\n') {
+      line.push_back(static_cast<char>(c));
+      continue;
+    }
+    std::vector<std::string> words;
+    for (std::size_t start = 0; start <= line.size();) {
+      const std::size_t end = std::min(line.find(' ', start), line.size());
+      words.push_back(line.substr(start, end - start));
+      start = end + 1;
+    }
+    line.clear();
+    std::vector<std::string> args;
+    for (std::size_t w = 1; w < words.size(); ++w) {
+      std::string bytes;
+      for (std::size_t i = 0; words[w] != "-" && i + 1 < words[w].size(); i += 2) {
+        bytes.push_back(static_cast<char>(std::stoi(words[w].substr(i, 2), nullptr, 16)));
+      }
+      args.push_back(bytes);
+    }
+    args.resize(8);
+    if (words[0] == "one") (void)args_one(args[0]);
+    if (words[0] == "many") (void)args_many(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]);
+    if (words[0] == "wide") (void)args_wide(args[0], args[1], args[2], args[3], args[4], args[5]);
+    ++calls;
+  }
+  return calls;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -321,6 +388,11 @@ int main(int argc, char** argv) {
   if (mode == "unwind") calls = unwind(n);
   if (mode == "refused") calls = refused(n);
   if (mode == "recursion") calls = depth(n) == n ? n + 1 : -1;
+  if (mode == "timeline_args") calls = timeline_args();
+  if (mode == "ns_step") {
+    calls = 0;
+    for (int i = 0; i < n; ++i) calls += ns::step(i) == i + 1;
+  }
   if (mode == "non_utf8") calls = non_utf8();
   if (mode == "exit_while_tracing") exit_while_tracing(n);
   if (mode == "odd_tensors") calls = odd_tensors(n);

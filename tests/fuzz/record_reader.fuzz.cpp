@@ -1,5 +1,6 @@
 // libFuzzer target for the record reader: any bytes, read as a record stream, either give records or a
-// record_error / format_error. Anything else (another exception, a crash, a sanitizer report) is a bug.
+// record_error / format_error. Anything else (another exception, a crash, a sanitizer report) is a bug. The stream
+// is read a second time under a small line limit (skipping long lines), and each record written under it.
 //
 //   build-fuzz/record_reader_fuzz -max_total_time=60 CORPUS_DIR tests/data
 #include "hookscope/records.hpp"
@@ -24,18 +25,45 @@ void check_round_trip(const hookscope::call_record& r) {
   }
 }
 
-}  // namespace
+// Under a small line limit, a record is written at most that long and reads back, or refused (format_error).
+void check_line_limit(const hookscope::call_record& r, std::size_t limit) {
+  std::string line;
+  try {
+    line = hookscope::to_record_line(r, limit);
+  } catch (const hookscope::format_error&) {
+    return;  // its names alone do not fit
+  }
+  if (line.size() > limit) {
+    std::fprintf(stderr, "a line of %zu bytes under a limit of %zu:\n%s\n", line.size(), limit, line.c_str());
+    std::abort();
+  }
+  if (hookscope::to_record_line(hookscope::parse_record(line), limit) != line) {
+    std::fprintf(stderr, "the elided record does not write back the same:\n%s\n", line.c_str());
+    std::abort();
+  }
+}
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+void read_stream(const std::uint8_t* data, std::size_t size, std::size_t limit) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   hookscope::record_reader reader(in, "fuzz.jsonl");
+  if (limit != 0) reader.set_max_line_bytes(limit);
   hookscope::call_record record;
   try {
-    while (reader.next(record)) check_round_trip(record);
+    while (reader.next(record)) {
+      check_round_trip(record);
+      if (limit != 0) check_line_limit(record, limit);
+    }
   } catch (const hookscope::format_error&) {  // record_error too: bad input, reported as it should be
   } catch (const std::exception& e) {
     std::fprintf(stderr, "unexpected exception: %s\n", e.what());
     std::abort();
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  read_stream(data, size, 0);
+  if (size > 0) read_stream(data + 1, size - 1, 16 + data[0] % 240);  // a limit from 16 to 255 bytes
   return 0;
 }

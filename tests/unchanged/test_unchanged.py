@@ -5,8 +5,9 @@ standard error but for hookscope's own lines. Then what the features wrote is ch
 by the library's reader and by Python's strict json, the timeline strict JSON and UTF-8, and no byte of memory the
 program did not hand over (a row's `secret`) in any file or message.
 
-A row holds the program's name (the `--program NAME=PATH` options), its arguments, the glob that selects its
-functions and what each feature must have seen (calls per function).
+A row holds the program's name (the `--program NAME=PATH` options), its arguments (`{NAME}` stands for the path of
+another `--program`, such as a plugin), the glob that selects its functions and what each feature must have seen
+(calls per function; the parameters every timeline event names).
 """
 import json
 import os
@@ -18,6 +19,7 @@ import pytest
 from support import Checks, run
 
 FEATURES = ("RECORD", "TRACE", "STATS", "TIMELINE", "all")
+MAX_RECORD_LINE_BYTES = 64 << 20  # hookscope::max_record_line_bytes
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class Row:
     args: tuple
     glob: str = "*"
     calls: dict = field(default_factory=dict)  # function name -> how many calls every feature must see
+    params: dict = field(default_factory=dict)  # function name -> parameters each timeline event names (or counts)
     secret: bytes | None = None  # bytes next to what the program handed over: never in any output
     recorded: tuple = ()  # bytes the record file must hold (RECORD)
     traced: tuple = ()  # text the trace must hold (TRACE)
@@ -62,13 +65,19 @@ ROWS = [
         calls={"store::buffer::take_copy": 1, "store::buffer::take_moved": 1, "store::buffer::slice": 2}),
     Row("a 100 MiB string and 2.5 M floats in one call", "unchanged", ("large_argument",),
         calls={"text::total_size": 1}, timeout=600, recorded=(b'"too_large":true',)),
-    Row("long strings in arguments", "unchanged", ("long_strings",), calls={"text::greet": 2}),
+    Row("24 arguments of 3 MiB in one call: 72 MiB together", "unchanged", ("many_medium_arguments",),
+        calls={"text::sum_sizes": 2}, timeout=600),
+    Row("long strings in arguments", "unchanged", ("long_strings",), calls={"text::greet": 2},
+        params={"text::greet": ("name", "times")}),
     Row("fibers: calls suspend mid-call while other calls run on their thread, and end there", "fibers",
         ("same_thread", "3"), calls={"suspending": 6, "work": 12, "outer": 3}),
     Row("fibers: a call suspends mid-call and ends on another thread", "fibers", ("other_thread", "3"),
         calls={"suspending": 6, "work": 12, "outer": 3}),
-    Row("glob brackets select ns::step", "unchanged", ("glob_brackets",), glob="ns::st[e]p", calls={"ns::step": 3},
-        xfail="HOOKSCOPE_RECORD refuses brackets in a glob", xfail_features=("RECORD", "all")),
+    Row("glob brackets select ns::step", "unchanged", ("glob_brackets",), glob="ns::st[e]p", calls={"ns::step": 3}),
+    Row("a dlopen()ed plugin linked with the static library, both called from two threads", "plugin",
+        ("20", "{plugin_a}"), glob="*::work", calls={"host::work": 80, "plugin_a::work": 80}),
+    Row("two dlopen()ed plugins, each linked with the static library", "plugin", ("20", "{plugin_a}", "{plugin_b}"),
+        glob="*::work", calls={"host::work": 120, "plugin_a::work": 80, "plugin_b::work": 80}),
 ]
 
 
@@ -103,6 +112,8 @@ def check_outputs(check, row, feature, tmp_path, stderr, hookscope_shapes):
             check.require(row.secret not in data, f"{name} holds bytes the program never handed over: {row.secret!r}")
     if feature in ("RECORD", "all"):
         lines = written.get("records.jsonl", b"").splitlines()
+        longest = max(map(len, lines), default=0)
+        check.require(longest <= MAX_RECORD_LINE_BYTES, f"a record line of {longest} bytes, over the format's limit")
         records = [strict_json(line, "records.jsonl") for line in lines]
         seen = {}
         for r in records:
@@ -136,6 +147,13 @@ def check_outputs(check, row, feature, tmp_path, stderr, hookscope_shapes):
         for e in trace.get("traceEvents", []):
             if e["ph"] in ("X", "b"):
                 events[e["name"]] = events.get(e["name"], 0) + 1
+                if e["name"] in row.params:
+                    args = {k: v for k, v in e.get("args", {}).items() if k != "threw"}
+                    kept = [k for k in args if k != "\u2026"]
+                    counted = int(args.get("\u2026", "0 more").split()[0])
+                    check.expect(f"{e['name']}: every parameter named or counted in the timeline",
+                                 (kept, len(kept) + counted), (list(row.params[e["name"]][:len(kept)]),
+                                                               len(row.params[e["name"]])))
         check.expect("timeline events per function", events, row.calls)
 
 
@@ -157,7 +175,7 @@ def baseline(argv, timeout):
 def test_program_unchanged(request, programs, hooks_enabled, hookscope_shapes, tmp_path, row, feature):
     if row.xfail and feature in row.xfail_features and hooks_enabled:  # with hooks compiled out nothing observes: every row must pass
         request.applymarker(pytest.mark.xfail(strict=True, reason=row.xfail))
-    argv = [programs[row.program], *row.args]
+    argv = [programs[row.program], *(arg.format_map(programs) for arg in row.args)]
     alone = baseline(argv, row.timeout)
     observed = run(argv, settings(feature, row.glob, tmp_path), timeout=row.timeout, errors="surrogateescape")
     with Checks() as check:

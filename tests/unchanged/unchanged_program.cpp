@@ -45,11 +45,24 @@ std::size_t total_size(const std::string& text, const std::vector<float>& values
   return text.size() + values.size();
 }
 void greet(const std::string& name, int times) { std::printf("greet %zu x%d\n", name.size(), times); }
+using s = const std::string&;
+// Many medium arguments: each small, together more than a record line may hold.
+std::size_t sum_sizes(s a0, s a1, s a2, s a3, s a4, s a5, s a6, s a7, s a8, s a9, s a10, s a11, s a12, s a13, s a14,
+                      s a15, s a16, s a17, s a18, s a19, s a20, s a21, s a22, s a23) {
+  std::size_t n = 0;
+  for (const std::string* a : {&a0,  &a1,  &a2,  &a3,  &a4,  &a5,  &a6,  &a7,  &a8,  &a9,  &a10, &a11,
+                               &a12, &a13, &a14, &a15, &a16, &a17, &a18, &a19, &a20, &a21, &a22, &a23}) {
+    n += a->size();
+  }
+  return n;
+}
 }  // namespace impl
 HOOKSCOPE_OBSERVABLE(count_lines, impl::count_lines, buf, n);
 HOOKSCOPE_OBSERVABLE(count_chars, impl::count_chars, chars);
 HOOKSCOPE_OBSERVABLE(total_size, impl::total_size, text, values);
 HOOKSCOPE_OBSERVABLE(greet, impl::greet, name, times);
+HOOKSCOPE_OBSERVABLE(sum_sizes, impl::sum_sizes, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,
+                     a16, a17, a18, a19, a20, a21, a22, a23);
 }  // namespace text
 
 namespace sys {
@@ -181,6 +194,18 @@ int large_argument() {
   return 0;
 }
 
+int many_medium_arguments() {
+  std::vector<std::string> parts;
+  for (char c = 'a'; c < 'a' + 24; ++c) parts.emplace_back(std::size_t{3} << 20, c);  // 24 x 3 MiB: 72 MiB
+  for (int call = 0; call < 2; ++call) {
+    const auto& p = parts;
+    std::printf("sum %zu\n",
+                text::sum_sizes(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13],
+                                p[14], p[15], p[16], p[17], p[18], p[19], p[20], p[21], p[22], p[23]));
+  }
+  return 0;
+}
+
 int long_strings() {
   text::greet(std::string(300, 'n'), 2);
   text::greet("\xff" + std::string(200, 'a') + "\"\\\x01", 3);
@@ -207,6 +232,7 @@ constexpr named_case cases[] = {
     {"opted_in_c_string", opted_in_c_string},
     {"overloaded_address_of", overloaded_address_of},
     {"large_argument", large_argument},
+    {"many_medium_arguments", many_medium_arguments},
     {"long_strings", long_strings},
     {"glob_brackets", glob_brackets},
 };

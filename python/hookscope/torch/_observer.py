@@ -674,5 +674,8 @@ class InputObserver:
                 if i == 0:
                     record["signature"] = self._signature
                 record.update(stored.call)
-                f.write(json.dumps(record, separators=(",", ":")) + "\n")
+                line = json.dumps(record, separators=(",", ":"))  # ASCII: its length is its size in bytes
+                if len(line) > _engine.MAX_RECORD_LINE_BYTES:  # the library's writer elides the largest values
+                    line = _engine.fit_record_line(line)
+                f.write(line + "\n")
         return len(self._calls)
