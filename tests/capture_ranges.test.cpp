@@ -17,6 +17,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #if !defined(__clang__)  // Clang 14 cannot compile libstdc++ 12's views (view_interface)
@@ -170,6 +171,18 @@ TEST_CASE("ranges: a view that may run the program's code is an opaque leaf; con
     CHECK(hookscope::capture_value(std::list<int>{1, 2}) == value::list({1, 2}));
     CHECK(hookscope::capture_value(std::forward_list<int>{4}) == value::list({4}));
   }
+}
+
+TEST_CASE("maps: dicts when their keys are unique standard strings, else lists of (key, value) tuples") {
+  CHECK(hookscope::capture_value(std::map<std::string, int>{{"a", 1}}) == value::dict({{"a", 1}}));
+  CHECK(hookscope::capture_value(std::unordered_map<std::string, int>{{"a", 1}}) == value::dict({{"a", 1}}));
+  // A dict may not repeat a key (the readers refuse one that does): a multimap's keys repeat.
+  CHECK(hookscope::capture_value(std::multimap<std::string, int>{{"yes", 1}, {"yes", 2}}) ==
+        value::list({value::tuple({"yes", 1}), value::tuple({"yes", 2})}));
+  const value unordered = hookscope::capture_value(std::unordered_multimap<std::string, int>{{"yes", 1}, {"yes", 2}});
+  CHECK(unordered.items().size() == 2);
+  CHECK(unordered.items()[0].items()[0] == value("yes"));
+  CHECK(hookscope::value_from_json(hookscope::to_json(unordered)) == unordered);
 }
 
 TEST_CASE("capture_options::max_elements and max_bytes") {

@@ -713,9 +713,8 @@ bool reads_back(const value& v) {
 
 }  // namespace
 
-// Reachable from any program: the capture makes a dict of every range with a key_type convertible to string_view and
-// a mapped_type, std::multimap and std::unordered_multimap included (tests/unchanged/test_adversary.py's multimap row:
-// HOOKSCOPE_RECORD writes such lines, and hookscope-shapes refuses them: duplicate key "yes").
+// A value tree may hold a dict whose keys repeat (value::dict takes any pairs), though capture makes none (a
+// std::multimap is a list of (key, value) tuples: tests/unchanged/test_adversary.py's multimap row).
 TEST_CASE("to_record_line: a dict whose keys repeat (std::multimap) reads back", "[!shouldfail]") {
   CHECK(reads_back(value::dict({{"yes", value(1)}, {"yes", value(2)}})));
   CHECK(reads_back(value::structure("s", {{"a", value(1)}, {"a", value(2)}})));
@@ -749,8 +748,8 @@ TEST_CASE("to_record_line: tensors whose contents the reader refuses are not wri
 
 TEST_CASE("to_record_line: values at the edges of the format read back") {
   // Held by the adversary's attacks: keep them.
-  hookscope::opaque_leaf all_markers{.type_name = "p", .depth_limited = true, .address = 0, .unreadable = true,
-                                     .length = 0, .too_large = true};
+  hookscope::opaque_leaf all_markers{
+      .type_name = "p", .depth_limited = true, .address = 0, .unreadable = true, .length = 0, .too_large = true};
   CHECK(reads_back(value::opaque(all_markers)));
   hookscope::opaque_leaf not_utf8;
   not_utf8.type_name = "\xff\xfe";

@@ -58,7 +58,7 @@ enum class capture_kind : unsigned char {
   reference,    ///< a reference wrapper: get() returning T::type&      -> the captured referent
   path,         ///< a range of itself with string() (std::filesystem::path) -> std::string
   bytes,        ///< a range of std::byte                                -> or_opaque<captured_bytes>
-  string_map,   ///< a range whose key_type is a standard string         -> or_opaque<captured_dict>
+  string_map,   ///< a map of unique standard string keys                 -> or_opaque<captured_dict>
   range,        ///< any other range (vector, array, span, T[N], ...)   -> or_opaque<std::vector<captured element>>
   tuple_like,   ///< std::tuple_size<T> defined (tuple, pair)            -> std::tuple<captured...>
   hana_struct,  ///< a Boost.Hana Struct                                 -> captured_struct, named fields
@@ -107,12 +107,17 @@ concept flattenable = requires(const T& t) {
   flatten_traits<T>::flatten(t);
 };
 
+/// A map whose keys are standard strings, each once (its insert says whether it inserted: std::map,
+/// std::unordered_map): a dict. std::multimap and std::unordered_multimap repeat keys, which no dict may: they are
+/// lists of (key, value) tuples, as other maps are.
 template <class T>
 concept string_keyed_map = requires {
   typename T::key_type;
   typename T::mapped_type;
 }
-&&is_standard_string<std::remove_cv_t<typename T::key_type>>;
+&&is_standard_string<std::remove_cv_t<typename T::key_type>>&& requires(T& m, const typename T::value_type& v) {
+  { m.insert(v) } -> std::same_as<std::pair<typename T::iterator, bool>>;
+};
 
 /// A container or view that names an element type that is an incomplete object type.
 template <class T>
