@@ -3,6 +3,7 @@
 #include "hookscope/detail/format.hpp"
 
 #include <charconv>
+#include <cstdint>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -25,6 +26,34 @@ std::string format_integer(unsigned long long value) { return to_chars_text(valu
 std::string format_floating(float value) { return to_chars_text(value); }
 std::string format_floating(double value) { return to_chars_text(value); }
 std::string format_floating(long double value) { return to_chars_text(value); }
+
+std::string format_address(std::uintptr_t address) {
+  char digits[2 + 2 * sizeof address] = {'0', 'x'};
+  const auto result = std::to_chars(digits + 2, digits + sizeof digits, address, 16);
+  return std::string(digits, result.ptr);
+}
+
+std::string format_quoted(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out.push_back('"');
+  out.append(text).push_back('"');
+  return out;
+}
+
+std::string format_unreadable(std::uintptr_t address) { return format_address(address) + " (unreadable)"; }
+
+std::string format_c_string(const char* p, std::size_t bound) {
+  c_string_read read = read_c_string(p, bound);
+  switch (read.result) {
+    case c_string_read::status::read: return format_quoted(read.text);
+    case c_string_read::status::unreadable: break;
+    case c_string_read::status::too_large:
+      return format_address(reinterpret_cast<std::uintptr_t>(p)) + " (no NUL in its first " + std::to_string(bound) +
+             " bytes)";
+  }
+  return format_unreadable(reinterpret_cast<std::uintptr_t>(p));
+}
 
 std::string format_streamed(void (*write)(std::ostream&, const void*), const void* value) {
   std::ostringstream out;

@@ -80,20 +80,23 @@ const tensor_spec kv{{1, 8, 7, 64}, dtype::float16};
 
 TEST_CASE("captured_t maps every parameter type at compile time") {
   using hookscope::captured_t;
+  using hookscope::or_opaque;  // what may be left out at run time: over the bounds, a pointer's address
   STATIC_REQUIRE(std::is_same_v<captured_t<const tensor_spec&>, tensor_spec>);
   STATIC_REQUIRE(std::is_same_v<captured_t<int>, std::int64_t>);
   STATIC_REQUIRE(std::is_same_v<captured_t<float>, double>);
   STATIC_REQUIRE(std::is_same_v<captured_t<bool>, bool>);
-  STATIC_REQUIRE(std::is_same_v<captured_t<const char*>, std::optional<std::string>>);  // null: none
-  STATIC_REQUIRE(std::is_same_v<captured_t<std::string_view>, std::string>);
+  STATIC_REQUIRE(std::is_same_v<captured_t<const char*>, std::optional<or_opaque<std::string>>>);  // null: none
+  STATIC_REQUIRE(std::is_same_v<captured_t<std::string_view>, or_opaque<std::string>>);
   STATIC_REQUIRE(std::is_same_v<captured_t<std::optional<int>>, std::optional<std::int64_t>>);
-  STATIC_REQUIRE(std::is_same_v<captured_t<const tensor_spec*>, std::optional<tensor_spec>>);
+  STATIC_REQUIRE(std::is_same_v<captured_t<const tensor_spec*>, std::optional<or_opaque<tensor_spec>>>);
+  STATIC_REQUIRE(std::is_same_v<captured_t<void*>, std::optional<hookscope::captured_opaque>>);
   STATIC_REQUIRE(std::is_same_v<captured_t<std::unique_ptr<int>>, std::optional<std::int64_t>>);
-  STATIC_REQUIRE(std::is_same_v<captured_t<std::vector<tensor_spec>>, std::vector<tensor_spec>>);
-  STATIC_REQUIRE(std::is_same_v<captured_t<std::array<int, 3>>, std::vector<std::int64_t>>);
-  STATIC_REQUIRE(std::is_same_v<captured_t<std::span<const tensor_spec>>, std::vector<tensor_spec>>);
+  STATIC_REQUIRE(std::is_same_v<captured_t<std::vector<tensor_spec>>, or_opaque<std::vector<tensor_spec>>>);
+  STATIC_REQUIRE(std::is_same_v<captured_t<std::array<int, 3>>, or_opaque<std::vector<std::int64_t>>>);
+  STATIC_REQUIRE(std::is_same_v<captured_t<std::span<const tensor_spec>>, or_opaque<std::vector<tensor_spec>>>);
   STATIC_REQUIRE(std::is_same_v<captured_t<std::pair<int, bool>>, std::tuple<std::int64_t, bool>>);
-  STATIC_REQUIRE(std::is_same_v<captured_t<std::map<std::string, int>>, hookscope::captured_dict<std::int64_t>>);
+  STATIC_REQUIRE(
+      std::is_same_v<captured_t<std::map<std::string, int>>, or_opaque<hookscope::captured_dict<std::int64_t>>>);
 }
 
 namespace model {
@@ -116,7 +119,7 @@ TEST_CASE("capturable") {
     STATIC_REQUIRE(capturable<model::sampling>);
     STATIC_REQUIRE(capturable<model::legacy_options>);
     STATIC_REQUIRE(capturable<model::kv_cache>);
-    STATIC_REQUIRE(capturable<const char*>);
+    STATIC_REQUIRE(capturable<std::unique_ptr<int>>);  // owns its object: captured as it
   }
   SECTION("an opaque type anywhere inside makes the whole type not structural, without a compile error") {
     STATIC_REQUIRE_FALSE(capturable<model::engine_handle>);
@@ -127,6 +130,11 @@ TEST_CASE("capturable") {
     STATIC_REQUIRE_FALSE(capturable<model::holds_handle>);
     STATIC_REQUIRE_FALSE(capturable<void*>);
     STATIC_REQUIRE_FALSE(capturable<void (*)(int)>);
+  }
+  SECTION("raw pointers hold an address, no value (but where the user opts in for their pointee type)") {
+    STATIC_REQUIRE_FALSE(capturable<const char*>);
+    STATIC_REQUIRE_FALSE(capturable<const tensor_spec*>);
+    STATIC_REQUIRE_FALSE(capturable<int* const&>);
   }
 }
 
@@ -144,9 +152,15 @@ TEST_CASE("capture of optionals and pointers") {
   CHECK(hookscope::capture_value(std::optional<tensor_spec>{ids}) == value(ids));
   const tensor_spec* none = nullptr;
   CHECK(hookscope::capture_value(none) == value());
-  CHECK(hookscope::capture_value(&ids) == value(ids));
-  CHECK(hookscope::capture_value(std::make_shared<int>(4)) == value(4));
+  CHECK(hookscope::capture_value(std::make_shared<int>(4)) == value(4));  // owning: its object
   CHECK(hookscope::capture_value(nullptr) == value());
+  SECTION("a raw pointer: its address, the pointee only when asked for") {
+    const value captured = hookscope::capture_value(&ids);
+    REQUIRE(captured.type() == value::kind::opaque);
+    CHECK(captured.as_opaque().type_name.find("tensor_spec") != std::string::npos);  // "*" or " *": the compiler's
+    CHECK(captured.as_opaque().address == reinterpret_cast<std::uintptr_t>(&ids));
+    CHECK(hookscope::capture_value(&ids, {.read_pointee = true}) == value(ids));
+  }
 }
 
 TEST_CASE("capture of ranges, tuples and maps") {
@@ -154,7 +168,7 @@ TEST_CASE("capture of ranges, tuples and maps") {
   CHECK(hookscope::capture_value(std::array<tensor_spec, 1>{ids}) == value::list({ids}));
   const std::vector<tensor_spec> both{ids, kv};
   CHECK(hookscope::capture_value(std::span<const tensor_spec>(both)) == value::list({ids, kv}));
-  CHECK(hookscope::capture_value(std::make_tuple(1, "a", ids)) == value::tuple({1, "a", ids}));
+  CHECK(hookscope::capture_value(std::make_tuple(1, std::string("a"), ids)) == value::tuple({1, "a", ids}));
   CHECK(hookscope::capture_value(std::map<std::string, int>{{"b", 2}, {"a", 1}}) ==
         value::dict({{"a", 1}, {"b", 2}}));  // in the map's iteration order
 
@@ -358,7 +372,10 @@ TEST_CASE("one precedence order: tensor_traits, flatten_traits, then the structu
   STATIC_REQUIRE(classify<model::sampling>() == capture_kind::hana_struct);
   STATIC_REQUIRE(classify<model::generation_config>() == capture_kind::aggregate);
   STATIC_REQUIRE(classify<rules::wide>() == capture_kind::opaque);
-  STATIC_REQUIRE(classify<void*>() == capture_kind::opaque);
+  STATIC_REQUIRE(classify<void*>() == capture_kind::address);
+  STATIC_REQUIRE(classify<const char*>() == capture_kind::c_string);
+  STATIC_REQUIRE(classify<int*>() == capture_kind::raw_pointer);
+  STATIC_REQUIRE(classify<void (*)()>() == capture_kind::opaque);
   STATIC_REQUIRE(classify<std::unique_ptr<int[]>>() == capture_kind::opaque);
 
   SECTION("smart pointers are recognised by what they declare, not by name") {
@@ -419,11 +436,12 @@ TEST_CASE("capturable<T> and capture<T> agree") {
   CHECK(agrees<bool, true>::check(true));
   CHECK(agrees<double, true>::check(0.5));
   CHECK(agrees<std::string, true>::check("s"));
-  CHECK(agrees<const char*, true>::check("c"));
+  CHECK(agrees<const char*, false>::check("c"));  // an address
   CHECK(agrees<std::nullptr_t, true>::check(nullptr));
   CHECK(agrees<tensor_spec, true>::check(ids));
   CHECK(agrees<std::optional<tensor_spec>, true>::check(kv));
-  CHECK(agrees<const tensor_spec*, true>::check(&ids));
+  CHECK(agrees<const tensor_spec*, false>::check(&ids));
+  CHECK(agrees<const tensor_spec*, false>::check(nullptr, false));  // none
   CHECK(agrees<std::shared_ptr<int>, true>::check(std::make_shared<int>(3)));
   CHECK(agrees<std::unique_ptr<int>, true>::check(nullptr));
   CHECK(agrees<std::vector<std::pair<tensor_spec, tensor_spec>>, true>::check({{ids, kv}}));
@@ -453,9 +471,10 @@ TEST_CASE("capturable<T> and capture<T> agree") {
   CHECK(agrees<std::tuple<int, model::engine_handle>, false>::check({}));
   CHECK(agrees<rules::wide, false>::check({}));
   CHECK(agrees<std::unique_ptr<int[]>, false>::check({}));
-  CHECK(agrees<void*, false>::check(nullptr));
-  CHECK(agrees<void (*)(int), false>::check(nullptr));
-  CHECK(agrees<std::vector<void*>, false>::check({nullptr}));
+  CHECK(agrees<void*, false>::check(&handle));
+  CHECK(agrees<void*, false>::check(nullptr, false));
+  CHECK(agrees<void (*)(int), false>::check(nullptr));  // a function pointer: opaque, null or not
+  CHECK(agrees<std::vector<void*>, false>::check({&handle}));
   CHECK(agrees<std::shared_ptr<void>, false>::check({}));  // not dereferenceable
   STATIC_REQUIRE_FALSE(hookscope::capturable<rules::unnamed>);
 }

@@ -3,6 +3,7 @@
 // tensor rule's refusal of negative dimensions. Properties on random values, JSON round trips, hostile inputs.
 #include "hookscope/capture.hpp"
 
+#include "hookscope/detail/format.hpp"
 #include "hookscope/value_errors.hpp"
 
 #include <catch2/catch.hpp>
@@ -13,12 +14,14 @@
 #include <limits>
 #include <iterator>
 #include <list>
+#include <optional>
 #include <random>
 #include <ranges>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -104,18 +107,22 @@ TEST_CASE("opaque leaves: the type's name, no value") {
     int (&function)(int) = odd_function;
     CHECK(hookscope::capture_value(function).type() == value::kind::opaque);
   }
-  SECTION("pointers to incomplete types, void and functions; wide C strings") {
-    odd::incomplete* handle = nullptr;
-    CHECK(hookscope::capture_value(handle).type() == value::kind::opaque);  // null or not: a handle has no value
-    CHECK(hookscope::capture_value(handle).opaque_type().find("odd::incomplete") != std::string::npos);
+  SECTION("pointers to incomplete types, void and wide characters: their address; functions: no address") {
     int i = 0;
-    CHECK(hookscope::capture_value(static_cast<void*>(&i)).type() == value::kind::opaque);
-    CHECK(hookscope::capture_value(+[](int x) { return x; }).type() == value::kind::opaque);
-    CHECK(hookscope::capture_value(static_cast<const wchar_t*>(L"w")).type() == value::kind::opaque);
+    auto* handle = reinterpret_cast<odd::incomplete*>(&i);
+    CHECK(hookscope::capture_value(handle).opaque_type().find("odd::incomplete") != std::string::npos);
+    CHECK(hookscope::capture_value(handle).as_opaque().address == reinterpret_cast<std::uintptr_t>(&i));
+    CHECK(hookscope::capture_value(static_cast<odd::incomplete*>(nullptr)) == value());  // null: none
+    CHECK(hookscope::capture_value(static_cast<void*>(&i)).as_opaque().address == reinterpret_cast<std::uintptr_t>(&i));
+    const value function = hookscope::capture_value(+[](int x) { return x; });
+    CHECK(function.type() == value::kind::opaque);
+    CHECK_FALSE(function.as_opaque().address.has_value());  // code, not data
+    CHECK(hookscope::capture_value(static_cast<const wchar_t*>(L"w")).as_opaque().address.has_value());
   }
-  SECTION("a pointer to a complete opaque class: none when null, else the class as an opaque leaf") {
+  SECTION("a pointer to a complete opaque class: none when null, else its address; read, the class's leaf") {
     const odd::with_private p(1);
-    CHECK(hookscope::capture_value(&p) == value::opaque("odd::with_private"));
+    CHECK(hookscope::capture_value(&p).as_opaque().address == reinterpret_cast<std::uintptr_t>(&p));
+    CHECK(hookscope::capture_value(&p, {.read_pointee = true}) == value::opaque("odd::with_private"));
     CHECK(hookscope::capture_value(static_cast<const odd::with_private*>(nullptr)) == value());
   }
   SECTION("capture_as_opaque: the user's opt-out; flatten_traits still wins") {
@@ -335,11 +342,14 @@ struct bits {
 };
 }  // namespace proxies
 
-TEST_CASE("ranges of proxy references: elements captured as the range's value type") {
-  STATIC_REQUIRE(std::is_same_v<hookscope::captured_t<std::vector<bool>>, std::vector<bool>>);
-  STATIC_REQUIRE(std::is_same_v<hookscope::captured_t<proxies::bits>, std::vector<bool>>);
-  CHECK(hookscope::capture_value(proxies::bits{0b101}) ==
-        value::list({true, false, true, false, false, false, false, false}));
+TEST_CASE("ranges of proxy references: std::vector<bool>'s elements as bools, no other proxy converted") {
+  STATIC_REQUIRE(std::is_same_v<hookscope::captured_t<std::vector<bool>>, hookscope::or_opaque<std::vector<bool>>>);
+  SECTION("another proxy is captured by its own type's rule: its conversion (the program's code) is never called") {
+    const value captured = hookscope::capture_value(proxies::bits{0b101});
+    REQUIRE(captured.items().size() == 8);
+    CHECK(captured.items()[2].type() == value::kind::structure);  // a proxies::bit: its pointer and index
+    CHECK(captured.items()[2].fields()[1].second == value(2));
+  }
   SECTION("property: random std::vector<bool>") {
     std::mt19937 rng(3);
     for (int round = 0; round < 200; ++round) {
@@ -353,6 +363,12 @@ TEST_CASE("ranges of proxy references: elements captured as the range's value ty
     }
   }
 }
+
+namespace tree {
+struct item;
+}
+template <>  // a list item's successor is captured as its pointee: the user's word that it points to an item
+inline constexpr bool hookscope::capture_pointee<tree::item> = true;
 
 namespace tree {
 struct node {
@@ -493,7 +509,8 @@ TEST_CASE("tensors: a negative dimension is refused, naming it and the shape") {
 
 TEST_CASE("scalars and strings: the hostile ones") {
   CHECK(hookscope::capture_value(static_cast<const char*>(nullptr)) == value());  // never read through
-  CHECK(hookscope::capture_value(static_cast<const char*>("a\xff")) == value(std::string("a\xff")));
+  CHECK(hookscope::capture_value(static_cast<const char*>("a\xff"), {.read_pointee = true}) ==
+        value(std::string("a\xff")));
   enum class small : std::uint8_t { a = 255 };
   CHECK(hookscope::capture_value(small::a) == value(255));
   enum class flag : bool { yes = true };
@@ -544,4 +561,72 @@ TEST_CASE("capturable: a span of an incomplete type and an endless range are opa
   CHECK(hookscope::to_json(hookscope::capture_value(endless_counter{})).starts_with(R"({"opaque":)"));
   STATIC_REQUIRE(hookscope::capturable<bounded_counter>);
   CHECK(hookscope::capture_value(bounded_counter{{3}}) == hookscope::value::list({0, 1, 2}));
+}
+
+namespace hostile {
+int side_effects = 0;
+
+struct overloads_address_of {  // as ATL's CComPtr: unary & gives something else
+  int v;
+  const overloads_address_of* operator&() const {
+    ++side_effects;
+    return nullptr;
+  }
+};
+struct deletes_address_of {
+  int v;
+  const deletes_address_of* operator&() const = delete;
+};
+struct takes_comma {
+  int v;
+};
+// A catch-all comma operator in the class's namespace: argument-dependent lookup finds it for any expression `a, b`
+// whose operand is of one of its types.
+template <class A, class B>
+int operator,(const A&, const B&) {
+  ++side_effects;
+  return 0;
+}
+// Converts to std::string_view, with a side effect: the string rule takes only the standard string types.
+class string_like {
+ public:
+  explicit string_like(std::string s) : s_(std::move(s)) {}
+  operator std::string_view() const {
+    ++side_effects;
+    return s_;
+  }
+
+ private:
+  std::string s_;
+};
+struct holds_them {
+  overloads_address_of a;
+  deletes_address_of d;
+  takes_comma c;
+};
+}  // namespace hostile
+
+TEST_CASE("no operator of the program is called: unary operator&, operator, and conversions") {
+  hostile::side_effects = 0;
+  SECTION("operator& overloaded or deleted, a catch-all operator, in aggregates, variants, ranges, optionals") {
+    const hostile::holds_them held{{1}, {2}, {3}};
+    CHECK(hookscope::capture_value(held).fields()[1].second.fields()[0].second == value(2));
+    using each = std::variant<hostile::overloads_address_of, hostile::deletes_address_of, hostile::takes_comma>;
+    CHECK(hookscope::capture_value(each(hostile::deletes_address_of{4})).alternative().fields()[0].second == value(4));
+    CHECK(hookscope::capture_value(std::vector<hostile::overloads_address_of>{{5}, {6}}).items().size() == 2);
+    CHECK(hookscope::capture_value(std::optional<hostile::takes_comma>(hostile::takes_comma{7})).fields().size() == 1);
+    CHECK(hookscope::capture_value(std::make_tuple(hostile::takes_comma{8}, hostile::overloads_address_of{9}))
+              .items()
+              .size() == 2);
+    CHECK(hookscope::detail::format_value(held).starts_with("<"));
+    CHECK(hostile::side_effects == 0);
+  }
+  SECTION("a class convertible to std::string_view: captured by its own rule (here opaque), never converted") {
+    const hostile::string_like s("text");
+    STATIC_REQUIRE_FALSE(capturable<hostile::string_like>);
+    CHECK(hookscope::capture_value(s).type() == value::kind::opaque);
+    CHECK(hookscope::capture_value(std::vector<hostile::string_like>{s}).items()[0].type() == value::kind::opaque);
+    CHECK(hookscope::detail::format_value(s).starts_with("<"));  // no operator<<: its type, not the conversion
+    CHECK(hostile::side_effects == 0);
+  }
 }

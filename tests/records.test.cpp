@@ -713,8 +713,9 @@ bool reads_back(const value& v) {
 
 }  // namespace
 
-// A dict or struct whose keys repeat (a flatten_traits naming two children alike) is refused by the writer.
-TEST_CASE("to_record_line: a dict whose keys repeat (std::multimap) reads back") {
+// A value tree may hold a dict whose keys repeat (value::dict takes any pairs, a flatten_traits may name two children
+// alike), though capture makes none (a std::multimap is a list of (key, value) tuples): the writer refuses it.
+TEST_CASE("to_record_line: a dict whose keys repeat is refused") {
   CHECK(reads_back(value::dict({{"yes", value(1)}, {"yes", value(2)}})));
   CHECK(reads_back(value::structure("s", {{"a", value(1)}, {"a", value(2)}})));
   call_record r;

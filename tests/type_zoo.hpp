@@ -19,6 +19,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <list>
 #include <map>
@@ -154,6 +155,47 @@ using nested = std::vector<std::map<std::string, std::vector<int>>>;
 using point_array = std::array<point, 2>;
 using grid = int[2][3];
 using name_buffer = char[8];
+// A single-pass range of a stream's characters, as std::ranges::subrange<std::istreambuf_iterator<char>> is one
+// (written by hand: Clang 14 cannot compile libstdc++ 12's subrange).
+struct stream_chars {
+  std::istreambuf_iterator<char> first;
+  std::istreambuf_iterator<char> last;
+  std::istreambuf_iterator<char> begin() const { return first; }
+  std::istreambuf_iterator<char> end() const { return last; }
+};
+
+struct name_ref {  // converts to std::string_view: captured as the aggregate it is, never through the conversion
+  std::string_view text;
+  int id;
+  operator std::string_view() const { return text; }
+};
+
+// A view that runs a function of the program's on each element as it is iterated, as std::views::transform does
+// (written by hand: Clang 14 cannot compile libstdc++ 12's view_interface).
+struct transformed : std::ranges::view_base {
+  std::span<const int> items;
+  int (*f)(int) = nullptr;
+  struct iterator {
+    using value_type = int;
+    using difference_type = std::ptrdiff_t;
+    const int* at = nullptr;
+    int (*f)(int) = nullptr;
+    int operator*() const { return f(*at); }
+    iterator& operator++() {
+      ++at;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator before = *this;
+      ++at;
+      return before;
+    }
+    bool operator==(const iterator& o) const { return at == o.at; }
+  };
+  iterator begin() const { return {items.data(), f}; }
+  iterator end() const { return {items.data() + items.size(), f}; }
+};
+inline int twice(int x) { return 2 * x; }
 #ifdef __SIZEOF_INT128__
 __extension__ typedef __int128 int128;
 #endif
@@ -170,6 +212,8 @@ struct storage {
   std::mutex mutex;
   square sq;
   std::shared_ptr<int> shared = std::make_shared<int>(5);
+  char buffer[4] = {'a', 'b', 'c', 'd'};  // no NUL: a buffer with a length, never read as a C string
+  std::vector<int> numbers{1, 2};
 };
 inline storage& stored() {
   static storage s;
@@ -201,13 +245,18 @@ struct hookscope::flatten_traits<zoo::layer> {
 
 template <>
 inline constexpr bool hookscope::capture_as_opaque<zoo::secret> = true;
+// Pointers to them are captured as their pointee (read without faulting): a list's successor, a configuration.
+template <>
+inline constexpr bool hookscope::capture_pointee<zoo::list_item> = true;
+template <>
+inline constexpr bool hookscope::capture_pointee<zoo::config> = true;
 
 // X(entry, parameter type, structural (capturable), sample argument...): every entry of the zoo.
 #define ZOO_COMMON_ENTRIES(X)                                                                                   \
   X(ir_node_tree, zoo::ir_node, true, zoo::ir_node{"add", {zoo::ir_node{"x", {}}, zoo::ir_node{"y", {}}}})      \
   X(linked_list, zoo::list_item, true, zoo::stored().first)                                                     \
   X(cyclic_list, zoo::list_item, true, zoo::make_cycle())                                                       \
-  X(handle, zoo::engine*, false, static_cast<zoo::engine*>(nullptr))                                            \
+  X(handle, zoo::engine*, false, reinterpret_cast<zoo::engine*>(&zoo::stored().count))                          \
   X(plain_enum, zoo::color, true, zoo::green)                                                                   \
   X(enum_class, zoo::precision, true, zoo::precision::fp16)                                                     \
   X(duration, std::chrono::milliseconds, false, std::chrono::milliseconds(5))                                   \
@@ -276,13 +325,32 @@ inline constexpr bool hookscope::capture_as_opaque<zoo::secret> = true;
   X(non_utf8_string, std::string, true, std::string("\xff\xfe"))                                                \
   X(anonymous_union_member, zoo::tagged_value, false, zoo::tagged_value{1, {2}})                                \
   X(bit_fields, zoo::flags, true, zoo::flags{1, 5})                                                             \
-  X(infinity, double, true, std::numeric_limits<double>::infinity())
+  X(infinity, double, true, std::numeric_limits<double>::infinity())                                            \
+  X(char_pointer, const char*, false, "hi")                                                                     \
+  X(char_buffer_pointer, char*, false, zoo::stored().buffer)                                                    \
+  X(float_pointer, const float*, false, zoo::stored().floats.data())                                            \
+  X(config_pointer, const zoo::config*, true, &zoo::stored().cfg)                                               \
+  X(stream_range, zoo::stream_chars, false, zoo::stream_chars())                                                \
+  X(directory, std::filesystem::directory_iterator, false, std::filesystem::directory_iterator())               \
+  X(transform_view, zoo::transformed, false, zoo::transformed{{}, zoo::stored().numbers, zoo::twice})           \
+  X(string_convertible, zoo::name_ref, true, zoo::name_ref{"relu", 4})                                          \
+  X(large_vector, std::vector<int>, true, std::vector<int>(300'000))
+
+// X(entry, parameter type, structural, sample...): entries annotated with a `*` before the parameter's name, whose
+// pointee is captured (read without faulting) whatever its type's rule. "Structural" is then the call's
+// (erased_call::can_capture_args).
+#define ZOO_POINTEE_ENTRIES(X)                                                           \
+  X(c_string_parameter, const char*, true, "hi")                                         \
+  X(unreadable_c_string_parameter, const char*, true, reinterpret_cast<const char*>(16)) \
+  X(int_pointer_parameter, const int*, true, &zoo::stored().count)
 
 #ifdef __SIZEOF_INT128__
-#define ZOO_ENTRIES(X) ZOO_COMMON_ENTRIES(X) X(int128_value, zoo::int128, false, static_cast<zoo::int128>(1) << 100)
+#define ZOO_PLAIN_ENTRIES(X) \
+  ZOO_COMMON_ENTRIES(X) X(int128_value, zoo::int128, false, static_cast<zoo::int128>(1) << 100)
 #else
-#define ZOO_ENTRIES(X) ZOO_COMMON_ENTRIES(X)
+#define ZOO_PLAIN_ENTRIES(X) ZOO_COMMON_ENTRIES(X)
 #endif
+#define ZOO_ENTRIES(X) ZOO_PLAIN_ENTRIES(X) ZOO_POINTEE_ENTRIES(X)
 
 namespace zoo {
 template <class T>
@@ -290,22 +358,32 @@ using cref = const T&;
 }  // namespace zoo
 
 // One annotated function per entry, taking the entry's type by const reference.
-#define ZOO_FUNCTION(entry, type, structural, ...)                       \
+#define ZOO_FUNCTION_NAMED(entry, type, parameter)                       \
   namespace zoo::impl {                                                  \
   inline int entry(cref<type> v) { return static_cast<int>(sizeof(v)); } \
   }                                                                      \
   namespace zoo {                                                        \
-  HOOKSCOPE_OBSERVABLE(entry, impl::entry, v);                           \
+  HOOKSCOPE_OBSERVABLE(entry, impl::entry, parameter);                   \
   }
-ZOO_ENTRIES(ZOO_FUNCTION)
+#define ZOO_FUNCTION(entry, type, structural, ...) ZOO_FUNCTION_NAMED(entry, type, v)
+#define ZOO_POINTEE_FUNCTION(entry, type, structural, ...) ZOO_FUNCTION_NAMED(entry, type, *v)
+ZOO_PLAIN_ENTRIES(ZOO_FUNCTION)
+ZOO_POINTEE_ENTRIES(ZOO_POINTEE_FUNCTION)
 #undef ZOO_FUNCTION
+#undef ZOO_POINTEE_FUNCTION
+#undef ZOO_FUNCTION_NAMED
 
-// What is structural, decided for each entry (the zoo's third column).
+// What is structural, decided for each entry (the zoo's third column); a `*v` entry's type alone is not (a raw
+// pointer is an address), its call's is (tests/type_zoo.test.cpp).
 #define ZOO_STRUCTURAL(entry, type, structural, ...)                                      \
   static_assert(hookscope::capturable<type> == structural, "zoo: capturable<" #type ">"); \
   static_assert(hookscope::capturable<zoo::cref<type>> == structural, "zoo: capturable<const " #type "&>");
-ZOO_ENTRIES(ZOO_STRUCTURAL)
+#define ZOO_POINTEE_STRUCTURAL(entry, type, structural, ...) \
+  static_assert(!hookscope::capturable<type>, "zoo: a raw pointer is structural only when read");
+ZOO_PLAIN_ENTRIES(ZOO_STRUCTURAL)
+ZOO_POINTEE_ENTRIES(ZOO_POINTEE_STRUCTURAL)
 #undef ZOO_STRUCTURAL
+#undef ZOO_POINTEE_STRUCTURAL
 
 namespace zoo {
 /// Calls every function of the zoo once, with its sample; returns how many were called.

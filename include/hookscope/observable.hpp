@@ -206,6 +206,10 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
                 "name (arg<\"name\">), so give each parameter a name of its own");
   static_assert(Site::problem != detail::names_problem::count,
                 "hookscope: HOOKSCOPE_OBSERVABLE: give exactly one name per parameter of the function");
+  static_assert(detail::pointee_marks_fit<Params, A...>(),
+                "hookscope: HOOKSCOPE_OBSERVABLE: a '*' before a parameter's name captures what the parameter points "
+                "to, and a parameter marked so is not a raw pointer to a complete object type (T*; const char* for a "
+                "C string): remove its '*'");
 
  public:
   /// A call given fewer arguments: the trailing ones take the function's own defaults (detail::given_call).

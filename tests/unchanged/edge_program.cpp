@@ -401,6 +401,6 @@ int main(int argc, char** argv) {
       if (std::strcmp(argv[1], c.name) == 0) return c.run(n);
     }
   }
-  std::fprintf(stderr, "usage: adversary_program CASE [N]\n");
+  std::fprintf(stderr, "usage: edge_program CASE [N]\n");
   return 2;
 }

@@ -40,10 +40,8 @@ ROWS = [
     Row("calls ended by pthread_cancel", "edges", ("cancel", "3"), calls={"leaf": 6}),
     Row("a parameter name longer than a timeline slot; 24 empty arguments", "edges", ("names",),
         calls={"long_name": 2, "empties": 2}),
-    Row("std::multimap and std::unordered_multimap of strings: captured as dicts whose keys repeat", "edges",
-        ("multimap",), calls={"tally": 1, "tally_unordered": 1},
-        xfail="HOOKSCOPE_RECORD writes a dict with a repeated key, which the reader refuses (duplicate key \"yes\")",
-        xfail_features=("RECORD", "all")),
+    Row("std::multimap and std::unordered_multimap of strings: captured as lists of (key, value), keys repeating",
+        "edges", ("multimap",), calls={"tally": 1, "tally_unordered": 1}),
 ]
 
 

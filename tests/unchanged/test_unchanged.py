@@ -31,6 +31,8 @@ class Row:
     calls: dict = field(default_factory=dict)  # function name -> how many calls every feature must see
     params: dict = field(default_factory=dict)  # function name -> parameters each timeline event names (or counts)
     secret: bytes | None = None  # bytes next to what the program handed over: never in any output
+    recorded: tuple = ()  # bytes the record file must hold (RECORD)
+    traced: tuple = ()  # text the trace must hold (TRACE)
     timeout: int = 120
     xfail: str | None = None  # the finding, while it is open (strict: the row fails the day it passes)
     xfail_features: tuple = FEATURES  # the features it concerns
@@ -38,19 +40,19 @@ class Row:
 
 ROWS = [
     Row("device pointers: a kernel launcher given addresses the CPU cannot read", "unchanged", ("device_pointers",),
-        calls={"kernels::launch": 2}, xfail="capture follows raw pointers", xfail_features=("RECORD", "all")),
+        calls={"kernels::launch": 2}, recorded=(b'"address":"0x',), traced=("(d_in=0x",)),
     Row("a buffer with a length that ends at an unmapped page", "unchanged", ("buffer_at_unmapped_page",),
-        calls={"text::count_lines": 1}, xfail="char* is read as a C string",
-        xfail_features=("RECORD", "TRACE", "TIMELINE", "all")),
+        calls={"text::count_lines": 1}, recorded=(b'"address":"0x',)),
     Row("a buffer with a length followed by a password", "unchanged", ("buffer_before_secret",),
-        calls={"text::count_lines": 1}, secret=b"hunter2", xfail="char* is read as a C string",
-        xfail_features=("RECORD", "TRACE", "TIMELINE", "all")),
+        calls={"text::count_lines": 1}, secret=b"hunter2"),
     Row("a one-pass range: a subrange of istreambuf_iterator", "unchanged", ("one_pass_stream",),
-        calls={"text::count_chars": 1}, xfail="input ranges are iterated by the capture",
-        xfail_features=("RECORD", "all")),
+        calls={"text::count_chars": 1}),
     Row("a one-pass range: std::filesystem::directory_iterator", "unchanged", ("one_pass_directory",),
-        calls={"files::count_entries": 1}, xfail="input ranges are iterated by the capture",
-        xfail_features=("RECORD", "all")),
+        calls={"files::count_entries": 1}),
+    Row("a C string asked for with *path: read when it can be, unreadable when it cannot", "unchanged",
+        ("opted_in_c_string",), calls={"sys::open_file": 2},
+        recorded=(b'{"str":"/tmp/hookscope-opted-in"}', b'"unreadable":true'),
+        traced=('path="/tmp/hookscope-opted-in"', " (unreadable)")),
     Row("a class overloading unary operator&", "unchanged", ("overloaded_address_of",),
         calls={"com_ptr::value": 1}),
     Row("a class deleting unary operator&", "methods", ("deleted_address_of",), calls={"store::sealed::scaled": 2}),
@@ -62,7 +64,7 @@ ROWS = [
     Row("ref-qualified methods with arguments left to their defaults", "methods", ("ref_qualified_defaults",),
         calls={"store::buffer::take_copy": 1, "store::buffer::take_moved": 1, "store::buffer::slice": 2}),
     Row("a 100 MiB string and 2.5 M floats in one call", "unchanged", ("large_argument",),
-        calls={"text::total_size": 1}, timeout=600),
+        calls={"text::total_size": 1}, timeout=600, recorded=(b'"too_large":true',)),
     Row("24 arguments of 3 MiB in one call: 72 MiB together", "unchanged", ("many_medium_arguments",),
         calls={"text::sum_sizes": 2}, timeout=600),
     Row("long strings in arguments", "unchanged", ("long_strings",), calls={"text::greet": 2},
@@ -117,6 +119,8 @@ def check_outputs(check, row, feature, tmp_path, stderr, hookscope_shapes):
         for r in records:
             seen[r["function"]] = seen.get(r["function"], 0) + 1
         check.expect("records per function", seen, row.calls)
+        for part in row.recorded:
+            check.require(part in written.get("records.jsonl", b""), f"records.jsonl holds no {part!r}")
         for function in row.calls:
             done = subprocess.run([hookscope_shapes, "summarize", str(tmp_path / "records.jsonl"), "--function",
                                    function, "-o", os.devnull], capture_output=True, text=True, timeout=row.timeout)
@@ -129,6 +133,8 @@ def check_outputs(check, row, feature, tmp_path, stderr, hookscope_shapes):
                 name = line[len("hookscope: trace: "):].split("(", 1)[0]
                 traced[name] = traced.get(name, 0) + 1
         check.expect("calls traced per function", traced, row.calls)
+        for part in row.traced:
+            check.require(part in stderr, f"the trace holds no {part!r}")
     if feature in ("STATS", "all"):
         counted = {}
         for line in written.get("stats.txt", b"").decode("utf-8").splitlines()[1:]:

@@ -65,6 +65,15 @@ HOOKSCOPE_OBSERVABLE(sum_sizes, impl::sum_sizes, a0, a1, a2, a3, a4, a5, a6, a7,
                      a16, a17, a18, a19, a20, a21, a22, a23);
 }  // namespace text
 
+namespace sys {
+namespace impl {
+// A system call's wrapper: the kernel reads `path` (and returns EFAULT where it cannot); the wrapper only passes it.
+int open_file(const char* path, int flags) { return path != nullptr ? flags + 1 : -1; }
+}  // namespace impl
+// The annotation asks for the C string `path` points to (`*path`): read without faulting.
+HOOKSCOPE_OBSERVABLE(open_file, impl::open_file, *path, flags);
+}  // namespace sys
+
 namespace files {
 namespace impl {
 std::size_t count_entries(std::filesystem::directory_iterator entries) {
@@ -165,6 +174,13 @@ int one_pass_directory() {
   return 0;
 }
 
+int opted_in_c_string() {
+  std::printf("open %d\n", sys::open_file("/tmp/hookscope-opted-in", 2));
+  const char* device = map_pages(1, PROT_NONE);  // an address the process cannot read
+  std::printf("open %d\n", sys::open_file(device, 4));
+  return 0;
+}
+
 int overloaded_address_of() {
   const com_ptr p(42);
   std::printf("value %d\n", p.value());
@@ -213,6 +229,7 @@ constexpr named_case cases[] = {
     {"buffer_before_secret", buffer_before_secret},
     {"one_pass_stream", one_pass_stream},
     {"one_pass_directory", one_pass_directory},
+    {"opted_in_c_string", opted_in_c_string},
     {"overloaded_address_of", overloaded_address_of},
     {"large_argument", large_argument},
     {"many_medium_arguments", many_medium_arguments},

@@ -5,6 +5,7 @@
 
 #include "hookscope/config.hpp"
 #include "hookscope/detail/capture_fields.hpp"
+#include "hookscope/detail/capture_traits.hpp"
 #include "hookscope/detail/range_concepts.hpp"
 #include "hookscope/tensor.hpp"
 
@@ -28,12 +29,6 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 template <class T>
 struct flatten_traits;
 
-/// Set to true for a type to capture as an opaque leaf (its type name, no value) whatever structural rule it would
-/// pass: `template <> inline constexpr bool hookscope::capture_as_opaque<T> = true;`. tensor_traits and
-/// flatten_traits still win (they are the user's explicit word too, and more specific).
-template <class T>
-inline constexpr bool capture_as_opaque = false;
-
 namespace detail {
 
 /// How deep in the value tree (counted in containers: structs, lists, tuples, dicts, variants) a recursive type is
@@ -50,18 +45,21 @@ enum class capture_kind : unsigned char {
   boolean,      ///< bool                                                -> bool
   arithmetic,   ///< other integers (at most 64 bits), floating point    -> std::int64_t, double
   enumeration,  ///< enums, enum classes                                 -> its underlying integer's capture
-  null,         ///< std::nullptr_t, std::monostate (before strings: nullptr_t converts to std::string_view)
-  char_array,   ///< char[N]: a C string read up to the first NUL, never past N -> std::string
-  string,       ///< convertible to std::string_view (std::string, char*: null is none) -> std::string
-  u8_string,    ///< a contiguous class range of char8_t (std::u8string, std::u8string_view) -> std::string
+  null,         ///< std::nullptr_t, std::monostate                      -> std::monostate
+  char_array,   ///< char[N]: a C string read up to the first NUL, never past N -> or_opaque<std::string>
+  string,       ///< std::basic_string<char>, std::basic_string_view<char> -> or_opaque<std::string>
+  u8_string,    ///< a contiguous class range of char8_t (std::u8string, std::u8string_view) -> or_opaque<std::string>
   optional,     ///< std::optional<U>                                    -> std::optional<captured U>
   variant,      ///< std::variant<U...>                                  -> captured_variant (index, alternative)
-  pointer,      ///< U*, unique_ptr<U>, shared_ptr<U> (U a complete object type; else opaque) -> std::optional
+  c_string,     ///< char* (cv): its address; a C string where opted in  -> std::optional<or_opaque<std::string>>
+  raw_pointer,  ///< U* (U a complete object type): its address; the pointee where opted in -> std::optional<or_opaque>
+  address,      ///< void*, pointers to incomplete types: their address  -> std::optional<captured_opaque>
+  pointer,      ///< unique_ptr<U>, shared_ptr<U> (U a complete object type; else opaque) -> std::optional
   reference,    ///< a reference wrapper: get() returning T::type&      -> the captured referent
   path,         ///< a range of itself with string() (std::filesystem::path) -> std::string
-  bytes,        ///< a range of std::byte                                -> captured_bytes
-  string_map,   ///< a range with key_type convertible to string_view   -> captured_dict
-  range,        ///< any other range (vector, array, span, T[N], ...)   -> std::vector<captured element>
+  bytes,        ///< a range of std::byte                                -> or_opaque<captured_bytes>
+  string_map,   ///< a map of unique standard string keys                 -> or_opaque<captured_dict>
+  range,        ///< any other range (vector, array, span, T[N], ...)   -> or_opaque<std::vector<captured element>>
   tuple_like,   ///< std::tuple_size<T> defined (tuple, pair)            -> std::tuple<captured...>
   hana_struct,  ///< a Boost.Hana Struct                                 -> captured_struct, named fields
   aggregate,    ///< a non-polymorphic aggregate class of <= 32 fields, no base class -> captured_struct
@@ -96,23 +94,29 @@ concept is_reference_wrapper = requires(const T& r) {
   { r.get() } -> std::same_as<typename T::type&>;
 };
 
+/// A tuple_size whose elements std::get reads (tuple, pair, array): what the tuple rule captures. (Clang 14 does not
+/// see libstdc++ 12's std::ranges::subrange as a range, and its tuple_size has std::ranges::get only: opaque.)
+template <class T>
+concept std_tuple_like = requires {
+  std::tuple_size<T>::value;
+}
+&&(std::tuple_size_v<T> == 0 || requires(const T& t) { std::get<0>(t); });
+
 template <class T>
 concept flattenable = requires(const T& t) {
   flatten_traits<T>::flatten(t);
 };
 
+/// A map whose keys are standard strings, each once (its insert says whether it inserted: std::map,
+/// std::unordered_map): a dict. std::multimap and std::unordered_multimap repeat keys, which no dict may: they are
+/// lists of (key, value) tuples, as other maps are.
 template <class T>
 concept string_keyed_map = requires {
   typename T::key_type;
   typename T::mapped_type;
 }
-&&std::is_convertible_v<const typename T::key_type&, std::string_view>;
-
-/// Complete object types: what may be captured structurally. (Asked once per type: a type completed later in the
-/// same translation unit keeps the first answer, as any trait of an incomplete type would.)
-template <class T>
-concept complete_object = std::is_object_v<T> && requires {
-  sizeof(T);
+&&is_standard_string<std::remove_cv_t<typename T::key_type>>&& requires(T& m, const typename T::value_type& v) {
+  { m.insert(v) } -> std::same_as<std::pair<typename T::iterator, bool>>;
 };
 
 /// A container or view that names an element type that is an incomplete object type.
@@ -131,24 +135,51 @@ concept dereferenceable = requires(const T& p) {
   *p;
 };
 
-/// Character types other than char: a pointer to one is a C string of unknown length, not one object to capture.
+/// A raw pointer is recorded by its address and never read unless the user opts in (capture_pointee, `*name`,
+/// capture_options::read_pointee): a pointer to char as a C string, a pointer to another complete object type as
+/// its pointee. A pointer to void or to an incomplete type (an opaque handle) has only its address; a function
+/// pointer is opaque without one (it points to code, not to data).
 template <class T>
-concept wide_character = std::is_same_v<T, wchar_t> || std::is_same_v<T, char8_t> || std::is_same_v<T, char16_t> ||
-    std::is_same_v<T, char32_t>;
+consteval capture_kind classify_raw_pointer() {
+  using pointee = std::remove_cv_t<std::remove_pointer_t<T>>;
+  if constexpr (std::is_function_v<pointee>) {
+    return capture_kind::opaque;
+  } else if constexpr (std::is_same_v<pointee, char>) {
+    return capture_kind::c_string;
+  } else if constexpr (complete_object<pointee>) {
+    return capture_kind::raw_pointer;
+  } else {
+    return capture_kind::address;
+  }
+}
 
-/// A pointer is structural when what it points to is a complete object type (captured as the pointee, or none
-/// when null); a pointer to an incomplete type (an opaque handle), to void or to a function is opaque, and so is a
-/// pointer to a character type other than char (a wide C string, whose length a pointer rule cannot know).
+/// An owning smart pointer is captured as its pointee (it owns a live object of the program) when that is a complete
+/// object type; unique_ptr<U[]>, shared_ptr<void> and the like are opaque.
 template <class T>
-consteval capture_kind classify_pointer() {
-  if constexpr (std::is_pointer_v<T>) {
-    using pointee = std::remove_cv_t<std::remove_pointer_t<T>>;
-    return complete_object<pointee> && !wide_character<pointee> ? capture_kind::pointer : capture_kind::opaque;
-  } else if constexpr (dereferenceable<T>) {  // not unique_ptr<U[]>, nor shared_ptr<void>
+consteval capture_kind classify_smart_pointer() {
+  if constexpr (dereferenceable<T>) {  // not unique_ptr<U[]>, nor shared_ptr<void>
     return complete_object<std::remove_cvref_t<decltype(*std::declval<const T&>())>> ? capture_kind::pointer
                                                                                      : capture_kind::opaque;
   } else {
     return capture_kind::opaque;
+  }
+}
+
+/// Ranges are captured only when iterating them cannot change them or run code with side effects: forward ranges
+/// (multi-pass, iterable through a const reference) that are not views, and views that are contiguous and sized
+/// (std::span, std::ranges::subrange of pointers, std::ranges::ref_view of a vector), which are read through their
+/// data() and size() rather than iterated. A single-pass input range (a subrange of std::istreambuf_iterator,
+/// std::filesystem::directory_iterator) would be consumed before the function sees it; another view (transform,
+/// filter, take_while, join, iota, ...) may run the program's functions as it is iterated. An endless range
+/// (std::views::iota(0)) would never end.
+template <class T>
+consteval bool capture_iterates() {
+  if constexpr (std::is_same_v<std::ranges::sentinel_t<const T>, std::unreachable_sentinel_t>) {
+    return false;
+  } else if constexpr (!std::ranges::forward_range<const T>) {
+    return false;
+  } else {
+    return !std::ranges::view<T> || (std::ranges::contiguous_range<const T> && std::ranges::sized_range<const T>);
   }
 }
 
@@ -214,26 +245,24 @@ consteval capture_kind classify() {
   } else if constexpr (std::is_array_v<T> && std::is_same_v<std::remove_all_extents_t<T>, char> &&
                        std::rank_v<T> == 1) {
     return capture_kind::char_array;
-  } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+  } else if constexpr (is_standard_string<T>) {
     return capture_kind::string;
   } else if constexpr (is_optional<T>) {
     return capture_kind::optional;
   } else if constexpr (is_variant<T>) {
     return capture_kind::variant;
-  } else if constexpr (std::is_pointer_v<T> || is_smart_pointer<T>) {
-    return classify_pointer<T>();
+  } else if constexpr (std::is_pointer_v<T>) {
+    return classify_raw_pointer<T>();
+  } else if constexpr (is_smart_pointer<T>) {
+    return classify_smart_pointer<T>();
   } else if constexpr (is_reference_wrapper<T>) {
     return complete_object<std::remove_cv_t<typename T::type>> ? capture_kind::reference : capture_kind::opaque;
   } else if constexpr (element_incomplete<T>) {
     return capture_kind::opaque;  // a view over incomplete elements (std::span<handle>): asking if it is a range
                                   // would instantiate its end(), which needs the element's size
   } else if constexpr (std::ranges::range<const T>) {
-    if constexpr (std::is_same_v<std::ranges::sentinel_t<const T>, std::unreachable_sentinel_t>) {
-      return capture_kind::opaque;  // an endless range (std::views::iota(0)): its capture would never end
-    } else {
-      return classify_range<T>();
-    }
-  } else if constexpr (requires { std::tuple_size<T>::value; }) {
+    return capture_iterates<T>() ? classify_range<T>() : capture_kind::opaque;
+  } else if constexpr (std_tuple_like<T>) {
     return capture_kind::tuple_like;
   } else if constexpr (boost::hana::Struct<T>::value) {
     return capture_kind::hana_struct;

@@ -59,13 +59,14 @@ struct push<type_list<S...>, T> {
   using type = type_list<S..., T>;
 };
 
-// flatten_traits children must be named: a map from strings, or a range of (string, child) pairs.
+// flatten_traits children must be named: a map from strings, or a range of (string, child) pairs (captured as
+// ranges are: or_opaque, over the capture's bounds).
 template <class C>
 inline constexpr bool named_children = false;
 template <class C>
-inline constexpr bool named_children<captured_dict<C>> = true;
+inline constexpr bool named_children<or_opaque<captured_dict<C>>> = true;
 template <class C>
-inline constexpr bool named_children<std::vector<std::tuple<std::string, C>>> = true;
+inline constexpr bool named_children<or_opaque<std::vector<std::tuple<or_opaque<std::string>, C>>>> = true;
 
 template <class T, class Stack>
 struct rule<T, Stack, capture_kind::flattened> {
@@ -81,8 +82,10 @@ struct rule<T, Stack, capture_kind::flattened> {
     std::string_view name = type_name<T>();
     if constexpr (requires { flatten_traits<T>::name; }) name = flatten_traits<T>::name;
     // The children's range counts their levels (one more than the class's node for (name, child) pairs: the bound
-    // is then reached a level early, never late).
-    return {name, children::capture(flatten_traits<T>::flatten(t), state)};
+    // is then reached a level early, never late). Over the capture's bounds, the class is left out by its name.
+    type out{name, children::capture(flatten_traits<T>::flatten(t), state.part())};
+    if (out.children.index() == 1) std::get_if<1>(&out.children)->type_name = type_name<T>();
+    return out;
   }
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
+#include "hookscope/detail/capture_pointer_rules.hpp"
 #include "hookscope/detail/capture_rules.hpp"
 #include "hookscope/detail/capture_struct_rules.hpp"
 #include "hookscope/detail/type_name.hpp"
@@ -31,13 +32,19 @@ inline value to_value_of(double f) { return value(f); }
 inline value to_value_of(std::monostate) { return {}; }
 inline value to_value_of(const value& v) { return v; }  // a recursive part, captured at run time
 inline value to_value_of(value&& v) { return std::move(v); }
-inline value to_value_of(const captured_opaque& o) { return value::opaque(std::string(o.type_name)); }
+inline value to_value_of(const captured_opaque& o) {
+  return value::opaque(opaque_leaf{std::string(o.type_name), false, o.address, o.unreadable, o.length, o.too_large});
+}
 inline value to_value_of(const captured_bytes& b) { return value::bytes(b.bytes); }
 
 template <class C>
 value to_value_of(const std::optional<C>& o);
 template <class C>
 value to_value_of(std::optional<C>&& o);
+template <class C>
+value to_value_of(const or_opaque<C>& v);
+template <class C>
+value to_value_of(or_opaque<C>&& v);
 template <class C>
 value to_value_of(const std::vector<C>& v);
 template <class C>
@@ -62,6 +69,16 @@ value to_value_of(std::optional<C>&& o) {
   return o ? to_value_of(std::move(*o)) : value();
 }
 
+// By index: C may be captured_opaque too (a pointer to an opaque class, read).
+template <class C>
+value to_value_of(const or_opaque<C>& v) {
+  return v.index() == 0 ? to_value_of(*std::get_if<0>(&v)) : to_value_of(*std::get_if<1>(&v));
+}
+template <class C>
+value to_value_of(or_opaque<C>&& v) {
+  return v.index() == 0 ? to_value_of(std::move(*std::get_if<0>(&v))) : to_value_of(*std::get_if<1>(&v));
+}
+
 // Containers are built through items_builder and fields_builder, compiled in the library: a translation unit
 // capturing a struct, a tuple, a range or a map compiles the capture of its elements only, no container code.
 template <class C>
@@ -83,10 +100,17 @@ value to_value_of(const std::tuple<C...>& t) {
   return std::move(items).tuple();
 }
 
+// A field's name: a dict's key, or a flatten_traits child's name (a captured string: its type name in the unlikely
+// case that it was over the capture's byte bound).
+inline std::string_view field_name(const std::string& name) noexcept { return name; }
+inline std::string_view field_name(const or_opaque<std::string>& name) noexcept {
+  return name.index() == 0 ? std::string_view(*std::get_if<0>(&name)) : std::get_if<1>(&name)->type_name;
+}
+
 // (name, captured) pairs -> fields: the entries of a dict, the children of a flatten_traits class.
 template <class Pairs>
 void add_fields(fields_builder& fields, const Pairs& pairs) {
-  for (const auto& [key, c] : pairs) fields.add(std::string_view(key), to_value_of(c));
+  for (const auto& [key, c] : pairs) fields.add(field_name(key), to_value_of(c));
 }
 
 template <class C>
@@ -102,13 +126,16 @@ value to_value_of(const captured_struct<F>& s) {
   std::apply([&](const auto&... c) { (fields.add(s.field_names[i++], to_value_of(c)), ...); }, s.fields);
   return std::move(fields).structure(s.name);
 }
+// Children over the capture's bounds: the class's opaque leaf (with its type name, the children's count).
 template <class C>
 value to_value_of(const captured_class<C>& c) {
+  if (c.children.index() == 1) return to_value_of(*std::get_if<1>(&c.children));
+  const auto& children = *std::get_if<0>(&c.children);
   const auto& pairs = [&]() -> const auto& {
-    if constexpr (requires { c.children.entries; }) {
-      return c.children.entries;  // a captured_dict
+    if constexpr (requires { children.entries; }) {
+      return children.entries;  // a captured_dict
     } else {
-      return c.children;  // (name, child) tuples
+      return children;  // (name, child) tuples
     }
   }
   ();

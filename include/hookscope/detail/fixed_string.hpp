@@ -2,6 +2,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
+#include "hookscope/detail/capture_traits.hpp"
 
 #include <array>
 #include <cstddef>
@@ -93,31 +94,85 @@ constexpr std::size_t skip_default(const char* p, std::size_t i, std::size_t n) 
   return n;
 }
 
-/// The names of a comma-separated parameter list, trimmed; a parameter written with its default (`b = 3`, copied
-/// from a declaration) is named by what precedes the '='. (Index loops rather than string_view::find, which GCC
+/// A parameter as written in an annotation's list (trimmed, its default left out), without the `*` that asks for its
+/// pointee to be captured (`*path`, `* path`): its name.
+constexpr std::string_view unmarked(std::string_view written) noexcept {
+  if (!written.empty() && written.front() == '*') return trim(written.substr(1));
+  return written;
+}
+
+/// The parameters of a comma-separated list as written, trimmed; a parameter written with its default (`b = 3`,
+/// copied from a declaration) is what precedes the '='. (Index loops rather than string_view::find, which GCC
 /// cannot evaluate at compile time on a template argument's characters under -fsanitize=undefined.)
 template <std::size_t N>
-constexpr std::array<std::string_view, N> split_names(std::string_view list) noexcept {
-  std::array<std::string_view, N> names{};
+constexpr std::array<std::string_view, N> split_written(std::string_view list) noexcept {
+  std::array<std::string_view, N> written{};
   const std::size_t n = list.size();
   std::size_t start = 0;
   std::size_t name = 0;
   for (std::size_t i = 0; i <= n && name < N; ++i) {
     if (i == n || list[i] == ',') {
-      names[name++] = trim(list.substr(start, i - start));
+      written[name++] = trim(list.substr(start, i - start));
       start = i + 1;
     } else if (list[i] == '=') {
-      names[name++] = trim(list.substr(start, i - start));
+      written[name++] = trim(list.substr(start, i - start));
       i = skip_default(list.data(), i + 1, n);
       start = i + 1;
     }
   }
+  return written;
+}
+
+/// The names of a comma-separated parameter list (a `*` before one left out).
+template <std::size_t N>
+constexpr std::array<std::string_view, N> split_names(std::string_view list) noexcept {
+  std::array<std::string_view, N> names = split_written<N>(list);
+  for (std::string_view& name : names) name = unmarked(name);
   return names;
+}
+
+/// Which parameters of a list are written with a `*` before their name: their pointee is captured (a C string for
+/// a `char` pointer), read without faulting.
+template <std::size_t N>
+constexpr std::array<bool, N> split_pointee_marks(std::string_view list) noexcept {
+  const std::array<std::string_view, N> written = split_written<N>(list);
+  std::array<bool, N> marks{};
+  for (std::size_t i = 0; i < N; ++i) marks[i] = !written[i].empty() && written[i].front() == '*';
+  return marks;
 }
 
 /// The names of a parameter list given as a template argument, as an array that lives in static storage.
 template <fixed_string List, std::size_t N>
 inline constexpr std::array<std::string_view, N> names_of = split_names<N>(List.view());
+
+/// Which parameters of a list given as a template argument are marked with a `*` (split_pointee_marks).
+template <fixed_string List, std::size_t N>
+inline constexpr std::array<bool, N> pointee_marks_of = split_pointee_marks<N>(List.view());
+
+/// Whether a parameter list has a `*` outside its defaults (a cheap test before pointee_marks_of).
+constexpr bool has_pointee_mark(std::string_view list) noexcept {
+  const char* p = list.data();
+  const std::size_t n = list.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p[i] == '*') return true;
+    if (p[i] == '=') i = skip_default(p, i + 1, n);
+  }
+  return false;
+}
+
+/// Whether every parameter marked `*` in `Params` (a list for the parameter types A...) is a pointee_parameter: the
+/// annotation's check, which asks nothing more of a list without a `*`.
+template <fixed_string Params, class... A>
+consteval bool pointee_marks_fit() {
+  if constexpr (!has_pointee_mark(Params.view())) {
+    return true;
+  } else {
+    return []<std::size_t... I>(std::index_sequence<I...>) {
+      return ((!pointee_marks_of<Params, sizeof...(A)>[I] || pointee_parameter<A>)&&...);
+    }
+    (std::index_sequence_for<A...>{});
+  }
+}
 
 /// Index of `name` in `names`, or N when absent.
 template <std::size_t N>
@@ -139,6 +194,8 @@ constexpr bool named_before(const char* p, std::size_t b, std::size_t e, std::si
     while (stop < upto && p[stop] != ',' && p[stop] != '=') ++stop;
     std::size_t pb = start;
     std::size_t pe = stop;
+    while (pb < pe && is_space(p[pb])) ++pb;
+    if (pb < pe && p[pb] == '*') ++pb;  // `*name` is named `name`
     while (pb < pe && is_space(p[pb])) ++pb;
     while (pe > pb && is_space(p[pe - 1])) --pe;
     bool same = pe - pb == e - b;
@@ -162,6 +219,7 @@ constexpr names_problem check_names(std::string_view list, std::size_t arity) no
   std::size_t e = 0;                        // one past its last character that is not a space
   names_problem bad = names_problem::none;  // what is wrong with the current name, if anything
   bool any = false;                         // a character that is not a space anywhere
+  bool marked = false;                      // a `*` before the current name (its pointee is captured)
   for (std::size_t i = 0; i <= n; ++i) {
     char c = i < n ? p[i] : ',';
     if (c == '=') {  // the name ends here; its default (the function's declaration has it) is skipped
@@ -172,6 +230,10 @@ constexpr names_problem check_names(std::string_view list, std::size_t arity) no
     if (c != ',') {
       if (is_space(c)) continue;
       any = true;
+      if (c == '*' && b == n && !marked) {  // one `*` before the name, spaces around it or not
+        marked = true;
+        continue;
+      }
       if (bad == names_problem::none &&
           ((b != n && e != i) ||  // a space inside the name ("int a")
            !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (b != n && c >= '0' && c <= '9')))) {
@@ -188,6 +250,7 @@ constexpr names_problem check_names(std::string_view list, std::size_t arity) no
     ++count;
     start = i + 1;
     b = n;
+    marked = false;
   }
   return count == arity ? names_problem::none : names_problem::count;
 }

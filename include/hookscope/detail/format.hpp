@@ -2,9 +2,13 @@
 #pragma once
 
 #include "hookscope/config.hpp"
+#include "hookscope/detail/capture_traits.hpp"
+#include "hookscope/detail/safe_read.hpp"
 #include "hookscope/detail/type_name.hpp"
 
 #include <concepts>
+#include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -28,16 +32,59 @@ std::string format_floating(double value);
 std::string format_floating(long double value);
 /// What `write` puts on a std::ostringstream for `value`.
 std::string format_streamed(void (*write)(std::ostream&, const void*), const void* value);
+/// An address as "0x" and lowercase hexadecimal digits (the record format's spelling).
+std::string format_address(std::uintptr_t address);
+/// The bytes quoted as they are.
+std::string format_quoted(std::string_view text);
+/// The C string at `p` read without faulting (detail/safe_read.hpp): quoted, or its address and why it is not.
+std::string format_c_string(const char* p, std::size_t bound);
+/// The address of a pointee that could not be read, and that it could not.
+std::string format_unreadable(std::uintptr_t address);
 
-/// `value` as text: strings quoted, bools as words, numbers in their shortest exact form, anything with
-/// `operator<<` through it, else "<type>".
+template <class T>
+std::string format_value(const T& value);
+
+/// The pointee of the raw pointer `p` (not null, to a complete object type), read without faulting as capture reads
+/// it (capture_pointer_rules.hpp): a char pointer's C string; a trivially copyable pointee copied first, another
+/// class checked readable and formatted in place; a volatile object of another class by its address only.
+template <class T>
+std::string format_pointee(T p) {
+  using object = std::remove_cv_t<std::remove_pointer_t<T>>;
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  if constexpr (std::is_same_v<object, char>) {
+    return format_c_string(static_cast<const char*>(detail::bytes_of(p)), default_max_bytes);
+  } else if constexpr (std::is_trivially_copyable_v<object>) {
+    safe_copy<object> copy;
+    return copy.read(detail::bytes_of(p)) ? detail::format_value(copy.get()) : format_unreadable(address);
+  } else if constexpr (std::is_volatile_v<std::remove_pointer_t<T>>) {
+    return format_address(address);
+  } else {
+    return memory_readable(detail::bytes_of(p), sizeof(object)) ? detail::format_value(*p) : format_unreadable(address);
+  }
+}
+
+/// `value` as text: standard strings quoted (char arrays up to their first NUL, never past their end), bools as
+/// words, numbers in their shortest exact form, raw pointers as their address ("0x...", "nullptr"; the pointee where
+/// the user opted in with capture_pointee), anything with `operator<<` through it (the program's own printing
+/// code), else "<type>". A class that converts to a string or a number is formatted by its own `operator<<` if it
+/// has one, never through the conversion.
 template <class T>
 std::string format_value(const T& value) {
   if constexpr (std::is_volatile_v<T> && std::is_scalar_v<T>) {
-    return format_value<std::remove_cv_t<T>>(value);  // a volatile parameter's value, as its plain type's
-  } else if constexpr (std::is_pointer_v<T> && std::is_volatile_v<std::remove_pointer_t<T>>) {
-    // No operator<< takes a pointer to volatile before C++23: the stream would print it as a bool.
-    return format_value<const void*>(const_cast<const void*>(static_cast<const volatile void*>(value)));
+    return detail::format_value<std::remove_cv_t<T>>(value);  // a volatile parameter's value, as its plain type's
+  } else if constexpr (std::is_pointer_v<T>) {
+    // Never the stream's: it would print a char pointer's bytes up to a NUL that may not be there, a pointer to
+    // volatile or a function as the bool 1.
+    if (value == nullptr) return "nullptr";
+    if constexpr (pointee_opted_in<T>) {
+      return detail::format_pointee(value);
+    } else {
+      return format_address(reinterpret_cast<std::uintptr_t>(value));
+    }
+  } else if constexpr (std::is_member_pointer_v<T>) {
+    std::string out = "<";
+    out.append(type_name<T>()).push_back('>');
+    return out;
   } else if constexpr (std::is_same_v<T, bool>) {
     return value ? "true" : "false";
   } else if constexpr (std::is_integral_v<T> && sizeof(T) > 1) {
@@ -49,15 +96,17 @@ std::string format_value(const T& value) {
     }
   } else if constexpr (std::is_floating_point_v<T>) {
     return format_floating(value);
-  } else if constexpr (std::is_convertible_v<const T&, std::string_view> && !std::is_same_v<T, std::nullptr_t>) {
-    std::string out = "\"";
-    out.append(std::string_view(value)).push_back('"');
-    return out;
+  } else if constexpr (is_standard_string<T>) {
+    return format_quoted(std::string_view(value.data(), value.size()));
+  } else if constexpr (std::is_array_v<T> && std::rank_v<T> == 1 && std::is_same_v<std::remove_extent_t<T>, char>) {
+    const char* end = std::char_traits<char>::find(value, std::extent_v<T>, '\0');
+    return format_quoted(
+        std::string_view(value, end != nullptr ? static_cast<std::size_t>(end - value) : std::extent_v<T>));
   } else if constexpr (std::is_same_v<T, char> || std::is_same_v<T, signed char> || std::is_same_v<T, unsigned char>) {
     return std::to_string(static_cast<int>(value));
   } else if constexpr (streamable<T>) {
     return format_streamed([](std::ostream& os, const void* v) { os << *static_cast<const T*>(v); },
-                           __builtin_addressof(value));
+                           __builtin_addressof(value));  // never a user operator&
   } else {
     std::string out = "<";
     out.append(type_name<T>()).push_back('>');

@@ -89,7 +89,7 @@ struct observed<named_call_context<R(A...), Params>, Self, NE> {
   [[gnu::noinline]] static R call(const function_info& info, function fn, [[maybe_unused]] void* object,
                                   observed_arg_t<A>... args) noexcept(NE) {
     const std::array<const void*, sizeof...(A)> addresses{erased_address(args)...};
-    named_call_context<R(A...), Params> ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data());
+    named_call_context<R(A...), Params> ctx(call_access::key(), info, call_ops_of<Params, R, A...>, addresses.data());
     return run_observed<R>(ctx, [&]() -> R {
       if constexpr (std::is_void_v<Self>) {
         return fn(static_cast<A&&>(args)...);
@@ -113,7 +113,7 @@ struct observed_given<named_call_context<R(A...), Params>, NE> {
     static_assert(sizeof...(G) < sizeof...(A));
     // The omitted arguments' entries stay null: erased_call never reads past the arguments given.
     const std::array<const void*, sizeof...(A)> addresses{erased_address(args)...};
-    named_call_context<R(A...), Params> ctx(call_access::key(), info, call_ops_for<R, A...>, addresses.data(),
+    named_call_context<R(A...), Params> ctx(call_access::key(), info, call_ops_of<Params, R, A...>, addresses.data(),
                                             sizeof...(G));
     return run_observed<R>(ctx, [&]() -> R { return invoke(args...); });
   }

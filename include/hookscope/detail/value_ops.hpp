@@ -6,6 +6,7 @@
 
 #include "hookscope/capture.hpp"
 #include "hookscope/config.hpp"
+#include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/format.hpp"
 #include "hookscope/erased_call.hpp"
 
@@ -14,19 +15,21 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
 template <class T>
 std::string format_one(const void* object) {
-  return format_value(*static_cast<const T*>(object));
+  return detail::format_value(*static_cast<const T*>(object));
 }
 
 template <class T>
 value capture_one(const void* object, const void* options) {
   const T& v = *static_cast<const T*>(object);
-  return options == nullptr ? capture_value(v) : capture_value(v, *static_cast<const capture_options*>(options));
+  return options == nullptr ? ::hookscope::capture_value(v)
+                            : ::hookscope::capture_value(v, *static_cast<const capture_options*>(options));
 }
 
 template <class T>
@@ -106,6 +109,79 @@ struct call_ops_tables {
 /// The tables of a signature, shared by every observable with that parameter list and result.
 template <class R, class... A>
 inline constexpr const call_ops& call_ops_for = call_ops_tables<R, A...>::ops;
+
+//=== parameters whose pointee is captured (`*name`) ===//
+
+/// The table of a parameter written `*name`: its pointee (a C string for char) read without faulting, as
+/// capture_options::read_pointee reads it, and formatted alike.
+template <class T>
+std::string format_read_pointee(const void* object) {
+  const T p = *static_cast<const T*>(object);
+  return p == nullptr ? std::string("nullptr") : detail::format_pointee(p);
+}
+template <class T>
+value capture_read_pointee(const void* object, const void* options) {
+  capture_options read = options == nullptr ? capture_options{} : *static_cast<const capture_options*>(options);
+  read.read_pointee = true;
+  return ::hookscope::capture_value(*static_cast<const T*>(object), read);
+}
+template <class T>
+inline constexpr value_ops pointee_value_ops{&format_read_pointee<T>, &capture_read_pointee<T>};
+
+/// Whether a `*name` parameter of type T is captured structurally: a C string always, another pointee as its type.
+template <class T>
+consteval bool pointee_capturable() {
+  using object = std::remove_cv_t<std::remove_pointer_t<T>>;
+  if constexpr (std::is_same_v<object, char>) {
+    return true;
+  } else {
+    return capturable<object>;
+  }
+}
+
+template <bool Read, class T>
+constexpr const value_ops* arg_value_ops() noexcept {
+  if constexpr (Read && pointee_parameter<T>) {
+    return &pointee_value_ops<std::remove_cvref_t<T>>;
+  } else {
+    return &value_ops_for<std::remove_cvref_t<T>>;
+  }
+}
+template <bool Read, class T>
+consteval bool arg_capturable() {
+  if constexpr (Read && pointee_parameter<T>) {
+    return pointee_capturable<std::remove_cvref_t<T>>();
+  } else {
+    return capturable<std::remove_cvref_t<T>>;
+  }
+}
+
+template <class R, class Reads, class... A>
+struct reading_call_ops_tables;
+template <class R, bool... Read, class... A>
+struct reading_call_ops_tables<R, std::integer_sequence<bool, Read...>, A...> {
+  static constexpr std::array<const value_ops*, sizeof...(A)> args{arg_value_ops<Read, A>()...};
+  static constexpr call_ops ops{args.data(), call_ops_tables<R, A...>::result(), (arg_capturable<Read, A>() && ...)};
+};
+
+template <fixed_string Params, std::size_t... I>
+constexpr auto pointee_marks_sequence(std::index_sequence<I...>) noexcept
+    -> std::integer_sequence<bool, pointee_marks_of<Params, sizeof...(I)>[I]...>;
+
+template <fixed_string Params, class R, class... A>
+consteval const call_ops& find_call_ops() noexcept {
+  if constexpr (!has_pointee_mark(Params.view())) {
+    return call_ops_for<R, A...>;
+  } else {
+    using marks = decltype(pointee_marks_sequence<Params>(std::index_sequence_for<A...>{}));
+    return reading_call_ops_tables<R, marks, A...>::ops;
+  }
+}
+
+/// The tables of an annotation's calls: its signature's, but for the parameters written `*name`, whose pointee is
+/// read (one set of tables per signature and marks).
+template <fixed_string Params, class R, class... A>
+inline constexpr const call_ops& call_ops_of = find_call_ops<Params, R, A...>();
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE
