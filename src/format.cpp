@@ -35,9 +35,16 @@ std::string format_address(std::uintptr_t address) {
 
 std::string format_quoted(std::string_view text) {
   std::string out;
-  out.reserve(text.size() + 2);
+  if (text.size() <= max_quoted_bytes) {
+    out.reserve(text.size() + 2);
+    out.push_back('"');
+    out.append(text).push_back('"');
+    return out;
+  }
+  std::size_t kept = max_quoted_bytes;  // back to the start of a character: no UTF-8 sequence cut in two
+  for (std::size_t back = 0; back < 3 && (static_cast<unsigned char>(text[kept]) & 0xc0) == 0x80; ++back) --kept;
   out.push_back('"');
-  out.append(text).push_back('"');
+  out.append(text.substr(0, kept)).append("\"\xe2\x80\xa6(").append(std::to_string(text.size())).append(" bytes)");
   return out;
 }
 

@@ -413,3 +413,17 @@ TEST_CASE("format_value: raw pointers as addresses, the standard strings quoted"
   const auto* unreadable = reinterpret_cast<const header*>(device.base);
   CHECK(format_value(unreadable) == hookscope::detail::format_address(address_of(unreadable)) + " (unreadable)");
 }
+
+TEST_CASE("format_value: a long string is quoted up to max_quoted_bytes, then its size") {
+  using hookscope::detail::format_value;
+  using hookscope::detail::max_quoted_bytes;
+  const std::string fits(max_quoted_bytes, 'a');
+  CHECK(format_value(fits) == "\"" + fits + "\"");
+  const std::string large(100u << 20, 'x');
+  CHECK(format_value(large) == "\"" + std::string(max_quoted_bytes, 'x') + "\"\xe2\x80\xa6(104857600 bytes)");
+  // A character across the bound is left out whole: never half a UTF-8 sequence.
+  std::string euros(max_quoted_bytes - 1, 'e');
+  for (int i = 0; i < 4; ++i) euros += "\xe2\x82\xac";
+  CHECK(format_value(euros) ==
+        "\"" + std::string(max_quoted_bytes - 1, 'e') + "\"\xe2\x80\xa6(" + std::to_string(euros.size()) + " bytes)");
+}

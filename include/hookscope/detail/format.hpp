@@ -34,7 +34,10 @@ std::string format_floating(long double value);
 std::string format_streamed(void (*write)(std::ostream&, const void*), const void* value);
 /// An address as "0x" and lowercase hexadecimal digits (the record format's spelling).
 std::string format_address(std::uintptr_t address);
-/// The bytes quoted as they are.
+/// How many bytes of a string a formatted argument quotes, the capture's bound (capture_options::max_bytes): a call
+/// passing 100 MiB of text costs a trace or a timeline no 100 MiB copy.
+inline constexpr std::size_t max_quoted_bytes = default_max_bytes;
+/// The bytes quoted as they are; past max_quoted_bytes, the first ones (whole UTF-8 characters) and `…(N bytes)`.
 std::string format_quoted(std::string_view text);
 /// The C string at `p` read without faulting (detail/safe_read.hpp): quoted, or its address and why it is not.
 std::string format_c_string(const char* p, std::size_t bound);
