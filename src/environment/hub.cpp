@@ -176,6 +176,16 @@ void set_join_handler(std::uint32_t feature, int (*handler)(hookscope_hub_source
   if (feature < std::size(join_handlers)) join_handlers[feature].store(handler, std::memory_order_release);
 }
 
+int keep_source_of(std::atomic<hookscope_hub_source*>& sources, const std::string& path,
+                   hookscope_hub_source* source) noexcept {
+  if (std::strcmp(source->path, path.c_str()) != 0) return 0;
+  hookscope_hub_source* first = sources.load(std::memory_order_relaxed);
+  do {
+    source->next = first;
+  } while (!sources.compare_exchange_weak(first, source, std::memory_order_release, std::memory_order_relaxed));
+  return 1;
+}
+
 std::string module_path(const std::string& path, const std::string& module) {
   const std::size_t slash = path.rfind('/');
   const std::size_t dot = path.rfind('.');

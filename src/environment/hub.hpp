@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <string>
 
 /// The version of the structs below and of what the copies hand each other; copies of other versions never call
@@ -76,6 +77,11 @@ hub_owner find_hub_owner();
 /// What the owner of `feature`'s file does when another copy joins: 1 when it writes the source (and has kept it),
 /// 0 when not. Set by the feature when it installs, in the copy that owns.
 void set_join_handler(std::uint32_t feature, int (*handler)(hookscope_hub_source*) noexcept) noexcept;
+
+/// A join handler's work: keeps `source` in `sources` (1) when it names the file `path` (as the variable gives it:
+/// `%p` and all; "" for the log), else nothing (0). Lock-free: the owner's writers walk the list from signal handlers.
+int keep_source_of(std::atomic<hookscope_hub_source*>& sources, const std::string& path,
+                   hookscope_hub_source* source) noexcept;
 
 /// Remembers the working directory: at the start of this copy's installation (install_environment).
 void remember_start_directory() noexcept;

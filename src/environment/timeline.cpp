@@ -367,12 +367,7 @@ void write_for_owner(const hookscope_hub_source*, const hookscope_hub_sink* sink
 
 // Another copy joins this one's file: kept when its variable names the same file (compared as read, `%p` and all).
 int accept_source(hookscope_hub_source* source) noexcept {
-  if (state == nullptr || std::strcmp(source->path, state->requested_path.c_str()) != 0) return 0;
-  hookscope_hub_source* first = state->sources.load(std::memory_order_relaxed);
-  do {
-    source->next = first;
-  } while (!state->sources.compare_exchange_weak(first, source, std::memory_order_release, std::memory_order_relaxed));
-  return 1;
+  return state != nullptr ? keep_source_of(state->sources, state->requested_path, source) : 0;
 }
 
 bool expand_path(char (&out)[output_path_capacity]) noexcept { return expand_pid(state->path, out); }

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_unchanged import FEATURES, Row, baseline, check_outputs, own_lines, settings  # noqa: E402
+from test_unchanged import FEATURES, Row, check_outputs, own_lines, run_compared  # noqa: E402
 
 from support import Checks, run  # noqa: E402
 import dataclasses  # noqa: E402
@@ -93,15 +93,8 @@ def check_record_pairs(check, path):
 
 @pytest.mark.parametrize("row, feature", [pytest.param(r, f, id=f"{r.name} [{f}]") for r in ROWS for f in FEATURES])
 def test_edge_program_unchanged(request, programs, hooks_enabled, hookscope_shapes, tmp_path, row, feature):
-    if row.xfail and feature in row.xfail_features and hooks_enabled:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=row.xfail))
-    argv = [programs[row.program], *row.args]
-    alone = baseline(argv, row.timeout)
-    observed = run(argv, settings(feature, row.glob, tmp_path), timeout=row.timeout, errors="surrogateescape")
     with Checks() as check:
-        check.expect("the exit status", observed.returncode, alone.returncode)
-        check.expect("standard output", observed.stdout, alone.stdout)
-        check.expect("the program's own standard error", own_lines(observed.stderr), own_lines(alone.stderr))
+        observed = run_compared(check, request, programs, hooks_enabled, row, feature, tmp_path)
         if hooks_enabled:
             for one in (("RECORD", "TRACE", "STATS", "TIMELINE") if feature == "all" else (feature,)):
                 seen = row
