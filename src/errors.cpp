@@ -1,5 +1,6 @@
 // Callback error policy and the log sink.
 #include "hookscope/callback_errors.hpp"
+#include "cancellation.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -28,6 +29,7 @@ constinit std::atomic<bool> rethrow_flag{false};
 constinit thread_local signed char thread_rethrow = -1;  // a scope's mode on this thread, or -1
 
 void write_stderr(std::string_view line) noexcept {
+  const detail::cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   std::string text;
   try {
     text.reserve(line.size() + 1);

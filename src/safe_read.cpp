@@ -1,8 +1,10 @@
 // Reading the process's own memory without faulting (detail/safe_read.hpp): process_vm_readv on the process itself,
 // and a pipe where that system call is refused.
 #include "hookscope/detail/safe_read.hpp"
+#include "cancellation.hpp"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -71,6 +73,17 @@ bool open_pipe(int (&fds)[2]) noexcept {
 #endif
 }
 
+// write(2) as the system call itself. A sanitizer's write() checks that the bytes belong to one object of the
+// program's: these may be any address (the end of a C string's page, a freed block), which only the kernel judges,
+// and a program run under AddressSanitizer must not end because it is traced.
+::ssize_t write_unchecked(int fd, const void* from, std::size_t n) noexcept {
+#if defined(__linux__)
+  return static_cast<::ssize_t>(::syscall(SYS_write, fd, from, n));
+#else
+  return ::write(fd, from, n);
+#endif
+}
+
 // Writes at most this much into the pipe at a time: a pipe holds at least one page, and a write of at most
 // PIPE_BUF bytes into an empty pipe is all or nothing.
 constexpr std::size_t pipe_chunk = 4096;
@@ -78,6 +91,7 @@ constexpr std::size_t pipe_chunk = 4096;
 }  // namespace
 
 bool read_memory_through_pipe(void* to, const void* from, std::size_t n) noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   if (wraps(from, n)) return false;
   int fds[2];
   if (!open_pipe(fds)) return false;  // no way to read: reported as unreadable
@@ -89,7 +103,7 @@ bool read_memory_through_pipe(void* to, const void* from, std::size_t n) noexcep
     // The kernel reads the bytes to write them: EFAULT (or a short count) where it cannot.
     ::ssize_t wrote;
     do {
-      wrote = ::write(fds[1], in + done, len);
+      wrote = write_unchecked(fds[1], in + done, len);
     } while (wrote < 0 && errno == EINTR);
     if (wrote != static_cast<::ssize_t>(len)) {
       ok = false;

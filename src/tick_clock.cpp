@@ -1,5 +1,6 @@
 // The tick clock's time source and conversion, and the thread tag of a call's start (see tick_clock.hpp).
 #include "tick_clock.hpp"
+#include "cancellation.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@ namespace {
 
 // The kernel keeps time with the TSC only when it found it constant and synchronised across CPUs.
 bool kernel_uses_tsc() noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   const int fd = ::open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char name[16] = {};

@@ -17,13 +17,14 @@ TEST_CASE("Eigen matrices and arrays are tensors") {
   STATIC_REQUIRE(hookscope::tensor<Eigen::Vector3i>);
 
   CHECK(hookscope::spec_of(Eigen::MatrixXf(2, 5)) == tensor_spec{{2, 5}, dtype::float32});
-  CHECK(hookscope::spec_of(Eigen::Matrix<double, 3, 4>()) == tensor_spec{{3, 4}, dtype::float64});
+  CHECK(hookscope::spec_of(Eigen::Matrix<double, 3, 4>(Eigen::Matrix<double, 3, 4>::Zero())) ==
+        tensor_spec{{3, 4}, dtype::float64});
   CHECK(hookscope::spec_of(Eigen::ArrayXXd(7, 1)) == tensor_spec{{7, 1}, dtype::float64});  // dynamic: a matrix
 
   SECTION("types that are vectors at compile time have rank 1") {
     CHECK(hookscope::spec_of(Eigen::VectorXf(6)) == tensor_spec{{6}, dtype::float32});
     CHECK(hookscope::spec_of(Eigen::RowVectorXd(4)) == tensor_spec{{4}, dtype::float64});
-    CHECK(hookscope::spec_of(Eigen::Vector3i()) == tensor_spec{{3}, dtype::int32});
+    CHECK(hookscope::spec_of(Eigen::Vector3i(Eigen::Vector3i::Zero())) == tensor_spec{{3}, dtype::int32});
     CHECK(hookscope::spec_of(Eigen::Array<std::int64_t, Eigen::Dynamic, 1>(5)) == tensor_spec{{5}, dtype::int64});
   }
   SECTION("captured like any tensor") {

@@ -3,6 +3,7 @@ difference, and checking several expectations of one case so that a failed one h
 import difflib
 import os
 import pprint
+import re
 import subprocess
 from pathlib import Path
 
@@ -26,6 +27,16 @@ def run(argv, settings=None, timeout=60, **kw):
     """Runs argv with only the hookscope variables of `settings` set; returns the CompletedProcess (text)."""
     return subprocess.run([str(a) for a in argv], env=environment(settings), capture_output=True, text=True,
                           timeout=timeout, **kw)
+
+
+# AddressSanitizer notes once per process that it follows swapcontext only in part: the sanitizer's line, not the
+# program's, and it differs between two runs by the process id it names.
+SANITIZER_NOTE = re.compile(r"==\d+==WARNING: ASan doesn't fully support makecontext/swapcontext")
+
+
+def program_stderr(stderr):
+    """A program's standard error as lines, a sanitizer's own notes left out."""
+    return [line for line in stderr.splitlines() if not SANITIZER_NOTE.match(line)]
 
 
 def shown(value, limit=3000):

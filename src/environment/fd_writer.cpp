@@ -1,5 +1,6 @@
 // Async-signal-safe text output (see fd_writer.hpp).
 #include "fd_writer.hpp"
+#include "../cancellation.hpp"
 
 #include "json_text.hpp"
 
@@ -17,6 +18,7 @@ void fd_writer::put(char c) noexcept {
 }
 
 void fd_writer::flush() noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   if (hub_sink_ != nullptr) {
     if (size_ > 0) hub_sink_->text(hub_sink_->context, buffer_, size_);
     size_ = 0;

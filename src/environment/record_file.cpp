@@ -1,5 +1,6 @@
 // HOOKSCOPE_RECORD's output files (see record_file.hpp).
 #include "record_file.hpp"
+#include "../cancellation.hpp"
 
 #include "settings.hpp"
 
@@ -64,6 +65,7 @@ void for_each_file(F f) noexcept {
 // One write(2) per batch on an O_APPEND descriptor: the kernel appends it whole. Retries what a signal or a short
 // write left (rare for regular files); returns 0 or the errno.
 int write_fully(int fd, const char* data, std::size_t size) noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0) {
@@ -82,6 +84,7 @@ record_file::record_file(std::string path, int fd, dev_t device, ino_t inode)
     : path_(std::move(path)), fd_(fd), device_(device), inode_(inode), buffer_(new char[capacity]) {}
 
 record_file& record_file::open(const std::string& path) {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   const std::lock_guard lock(files_mutex);
   char expanded[output_path_capacity];
   // A FIFO without a reader is refused, not waited for.
@@ -160,6 +163,7 @@ bool record_file::holds(dev_t device, ino_t inode) noexcept {
 }
 
 int record_file::open_for_this_process() noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   if (!per_process_ || owner_ == getpid()) return 0;
   owner_ = getpid();
   char expanded[output_path_capacity];
@@ -197,6 +201,7 @@ void record_file::flush_all() noexcept {
 }
 
 void record_file::write_all_from_signal_handler() noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   // No lock (not async-signal-safe): the handler takes the files over (`sealed`), then waits for a thread that is
   // appending or writing to finish (up to 200 ms), so that it writes each batch once and never a line in the making.
   // The lines below size_ are whole. Only when the signal interrupted this very thread in a write, or the wait ran

@@ -1,5 +1,6 @@
 // The environment features' shared pieces (see settings.hpp).
 #include "settings.hpp"
+#include "../cancellation.hpp"
 
 #include "hub.hpp"
 #include "json_text.hpp"
@@ -179,6 +180,7 @@ bool expand_pid(std::string_view path, char (&out)[output_path_capacity]) noexce
 }
 
 int open_output_file(const char* path, int flags) noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   const int fd = ::open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | flags, 0644);
   if (fd >= 0) {
     const int status = ::fcntl(fd, F_GETFL);

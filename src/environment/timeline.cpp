@@ -8,6 +8,7 @@
 // (one file per process). Copies of the library in plugins hand their events to the first copy, which writes one
 // file (hub.hpp).
 #include "settings.hpp"
+#include "../cancellation.hpp"
 
 #if HOOKSCOPE_ENABLED
 
@@ -385,6 +386,7 @@ int open_output() noexcept {
 }
 
 void write_at_exit() noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   const int fd = open_output();
   if (fd < 0 && errno == EEXIST) {
     log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) +
@@ -406,6 +408,7 @@ void write_at_exit() noexcept {
 }
 
 void write_from_signal_handler() noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   const int fd = open_output();
   if (fd < 0) return;
   (void)write_timeline(fd);

@@ -278,6 +278,11 @@ int blocking(int n) {
 HOOKSCOPE_OBSERVABLE(jumping, impl::jumping, n);
 HOOKSCOPE_OBSERVABLE(blocking, impl::blocking, n);
 
+namespace impl {
+std::size_t measure_text(const std::string& text) { return text.size(); }
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE(measure_text, impl::measure_text, text);
+
 namespace {
 
 [[gnu::noinline]] int jump_once(int i) {
@@ -375,6 +380,37 @@ int names_case(int) {
   return 0;
 }
 
+// Calls made while a cancellation request is pending: the functions themselves have no cancellation point, so the
+// request acts at the program's pthread_testcancel() after them, whatever hookscope writes during the calls (a trace
+// line; a record line longer than the record file's buffer, written at once).
+int cancel_pending_case(int n) {
+  int total = 0;
+  for (int i = 0; i < n; ++i) {
+    struct arg_t {
+      int i;
+      bool reached = false;
+    } arg{i};
+    pthread_t t;
+    pthread_create(
+        &t, nullptr,
+        [](void* p) -> void* {
+          auto* a = static_cast<arg_t*>(p);
+          pthread_cancel(pthread_self());
+          (void)leaf(a->i);
+          (void)measure_text(std::string(300 * 1024, 'c'));
+          a->reached = true;
+          pthread_testcancel();
+          return nullptr;
+        },
+        &arg);
+    void* ret = nullptr;
+    pthread_join(t, &ret);
+    total += ret == PTHREAD_CANCELED && arg.reached;
+  }
+  std::printf("cancelled after the calls %d\n", total);
+  return 0;
+}
+
 struct named_case {
   const char* name;
   int (*run)(int);
@@ -388,6 +424,7 @@ constexpr named_case cases[] = {
     {"replaced_thread", replaced_thread},
     {"longjmp", longjmp_case},
     {"cancel", cancel_case},
+    {"cancel_pending", cancel_pending_case},
     {"names", names_case},
     {"multimap", multimap_case},
 };

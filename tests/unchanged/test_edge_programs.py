@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_unchanged import FEATURES, Row, check_outputs, own_lines, run_compared  # noqa: E402
 
-from support import Checks, run  # noqa: E402
+from support import Checks, program_stderr, run  # noqa: E402
 import dataclasses  # noqa: E402
 
 # HOOKSCOPE_TRACE logs a call when it begins: calls that never end (suspended forever, left by longjmp, cancelled) are
@@ -38,6 +38,8 @@ ROWS = [
         calls={"suspending": 4, "leaf": 8}),
     Row("calls left by longjmp", "edges", ("longjmp", "10"), calls={"jumping": 5, "leaf": 10}),
     Row("calls ended by pthread_cancel", "edges", ("cancel", "3"), calls={"leaf": 6}),
+    Row("calls made while a pthread_cancel is pending, writing a trace line and a 300 KiB record line", "edges",
+        ("cancel_pending", "3"), calls={"leaf": 3, "measure_text": 3}),
     Row("a parameter name longer than a timeline slot; 24 empty arguments", "edges", ("names",),
         calls={"long_name": 2, "empties": 2}),
     Row("std::multimap and std::unordered_multimap of strings: captured as lists of (key, value), keys repeating",
@@ -113,7 +115,7 @@ def test_call_begun_on_an_exited_thread_is_an_async_pair(programs, enabled, tmp_
     done = run([programs["edges"], "replaced_thread", "4"], {"HOOKSCOPE_TIMELINE": f"*={trace}"}, timeout=60)
     events = json.loads(trace.read_bytes().decode("utf-8"))["traceEvents"]
     with Checks() as check:
-        check.expect("the program", (done.returncode, done.stderr), (0, ""))
+        check.expect("the program", (done.returncode, program_stderr(done.stderr)), (0, []))
         check.expect("suspending: only async pairs, no complete event",
                      Counter(e["ph"] for e in events if e["name"] == "suspending"), Counter({"b": 4, "e": 4}))
 

@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from support import Checks, run
+from support import Checks, program_stderr, run
 
 ROUNDS = 3
 SLEEP_MS = 50  # the program sleeps this long while both suspending() calls are suspended
@@ -32,7 +32,7 @@ def enabled(hooks_enabled):
 
 def run_fibers(program, settings, mode):
     done = run([program, mode, ROUNDS], settings, timeout=60)
-    return done.returncode, done.stdout, done.stderr.splitlines()
+    return done.returncode, done.stdout, program_stderr(done.stderr)
 
 
 def expected_calls():

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from support import Checks, run
+from support import Checks, program_stderr, run
 
 FEATURES = ("RECORD", "TRACE", "STATS", "TIMELINE", "all")
 MAX_RECORD_LINE_BYTES = 64 << 20  # hookscope::max_record_line_bytes
@@ -95,8 +95,8 @@ def settings(feature, glob, tmp_path):
 
 
 def own_lines(stderr):
-    """The program's own standard error: hookscope's lines left out."""
-    return [line for line in stderr.splitlines() if not line.startswith("hookscope: ")]
+    """The program's own standard error: hookscope's lines (and a sanitizer's notes) left out."""
+    return [line for line in program_stderr(stderr) if not line.startswith("hookscope: ")]
 
 
 def strict_json(data, what):

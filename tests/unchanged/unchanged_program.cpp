@@ -34,7 +34,17 @@ namespace impl {
 std::size_t count_lines(const char* buf, std::size_t n) {
   return static_cast<std::size_t>(std::count(buf, buf + n, '\n'));
 }
-using stream_chars = std::ranges::subrange<std::istreambuf_iterator<char>, std::istreambuf_iterator<char>>;
+#if defined(__clang__)
+// Clang 14 cannot compile libstdc++ 12's subrange: the same one-pass range of a stream's characters, by hand.
+struct stream_chars {
+  std::istreambuf_iterator<char> first;
+  std::istreambuf_iterator<char> last;
+  std::istreambuf_iterator<char> begin() const { return first; }
+  std::istreambuf_iterator<char> end() const { return last; }
+};
+#else
+using stream_chars = std::ranges::subrange<std::istreambuf_iterator<char>, std::istreambuf_iterator<char> >;
+#endif
 // A one-pass range: whoever iterates it first consumes it.
 std::size_t count_chars(stream_chars chars) {
   std::size_t n = 0;
@@ -160,7 +170,7 @@ int buffer_before_secret() {
 
 int one_pass_stream() {
   std::istringstream in("fourteen chars");
-  std::printf("chars %zu\n", text::count_chars(text::impl::stream_chars(std::istreambuf_iterator<char>(in), {})));
+  std::printf("chars %zu\n", text::count_chars(text::impl::stream_chars{std::istreambuf_iterator<char>(in), {}}));
   return 0;
 }
 
