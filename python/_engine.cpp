@@ -393,7 +393,11 @@ void bind_shape_engine(py::module_& m) {
           "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.")
       .def(
           "add_call_shapes",
-          [](SE& e, const call_template& t, const py::list& shapes) {
+          [](SE& e, const call_template& t, const py::list& shapes, const py::object& keep, const py::object& into) {
+            if (!into.is_none() && !PyList_Check(into.ptr())) {  // refused before the engine keeps anything
+              throw py::type_error("hookscope: add_call_shapes: into is a list or None, not " +
+                                   std::string(py::str(py::type::of(into).attr("__name__"))));
+            }
             if (static_cast<std::size_t>(py::len(shapes)) != t.tensors) {
               throw py::value_error("hookscope: add_call_shapes: " + std::to_string(py::len(shapes)) +
                                     " shapes for a template of " + std::to_string(t.tensors) + " tensors");
@@ -407,13 +411,18 @@ void bind_shape_engine(py::module_& m) {
             for (const auto& [name, v] : t.record.inputs.kwargs) {
               in.kwargs.emplace_back(name, with_shapes(v, shapes.ptr(), next));
             }
-            if (!t.record.result) return e.add_call(std::move(in));
-            hookscope::value result = with_shapes(*t.record.result, shapes.ptr(), next);
-            return e.add_call(std::move(in), std::move(result));
+            const bool kept = t.record.result
+                                  ? e.add_call(std::move(in), with_shapes(*t.record.result, shapes.ptr(), next))
+                                  : e.add_call(std::move(in));
+            // Appended here, not by the caller: no Python code (a signal handler, which may raise) runs between the
+            // engine's keeping the call and the list's, so that the two never disagree.
+            if (kept && !into.is_none() && PyList_Append(into.ptr(), keep.ptr()) != 0) throw py::error_already_set();
+            return kept;
           },
-          py::arg("template"), py::arg("shapes"),
+          py::arg("template"), py::arg("shapes"), py::arg("keep") = py::none(), py::arg("into") = py::none(),
           "add_call for a call shaped as the template with these tensor shapes (torch.Size), in the order of its "
-          "tensors; False once the recording is full.")
+          "tensors; False once the recording is full. When the call is kept and `into` is a list, `keep` is appended "
+          "to it in the same step.")
       .def_property_readonly("num_obs", &SE::num_obs)
       .def(
           "infer_dynamic_shapes",

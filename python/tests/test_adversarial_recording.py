@@ -293,3 +293,24 @@ def test_dict_keys_whose_texts_collide_round_trip_through_write_records(tmp_path
     assert read == json.loads(obs._dynamic_shapes().to_json())
     names = set(read[1])
     assert len(names) == 4 and {"1", "int:1"} <= names  # the str keys keep their own text
+
+
+def test_the_engine_and_the_stored_calls_agree_whatever_a_signal_handler_raises():
+    # A Python signal handler runs between two instructions and may raise (a RecursionError when handlers nest): the
+    # engine keeps a call and appends it to the observer's list in one step (add_call_shapes), never one without the
+    # other; a call the engine refuses (the recording is full) is appended nowhere.
+    from hookscope import _engine
+    engine = _engine.ShapeEngine(store_n_calls=1)
+    engine.set_parameters('[{"name": "x"}]')
+    engine.begin_recording()
+    template = _engine.CallTemplate('{"args":[{"shape":[],"dtype":"float32"}],"kwargs":[]}')
+    stored: list = []
+    assert engine.add_call_shapes(template, [(2, 3)], "first", stored) is True
+    assert engine.add_call_shapes(template, [(4, 3)], "second", stored) is False
+    assert (stored, engine.num_obs) == (["first"], 1)
+    unbounded = _engine.ShapeEngine(store_n_calls=None)
+    unbounded.set_parameters('[{"name": "x"}]')
+    unbounded.begin_recording()
+    with pytest.raises(TypeError, match="hookscope: add_call_shapes: into is a list or None, not str"):
+        unbounded.add_call_shapes(template, [(5, 3)], "third", "not a list")
+    assert unbounded.num_obs == 0  # refused before the engine kept it

@@ -287,16 +287,17 @@ class InputObserver:
             self._warn(e, "the call is not recorded")
             return
         refused = None
+        stored = _StoredCall(line, shapes, inputs, outputs, latency)
         with self._lock:
             self._busy = True
             try:
-                kept = self._engine.add_call_shapes(line.compiled, shapes)
+                # The engine keeps the call and appends it to _calls in one step: a signal handler runs between two
+                # Python instructions and may raise (a RecursionError when handlers nest), never inside that step.
+                kept = self._engine.add_call_shapes(line.compiled, shapes, stored, self._calls)
             except Exception as e:
                 kept, refused = False, e
             try:
-                if kept:
-                    self._calls.append(_StoredCall(line, shapes, inputs, outputs, latency))
-                else:
+                if not kept:
                     self._reserved -= 1
             finally:
                 self._busy = False
