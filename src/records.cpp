@@ -14,6 +14,7 @@
 #include "json_reader.hpp"
 #include "record_fit.hpp"
 #include "record_parts.hpp"
+#include "tensor_contents.hpp"
 
 #include <boost/json.hpp>  // compiled into the library by src/boost_json.cpp
 
@@ -494,17 +495,12 @@ std::string tensor_problem(const tensor_spec& t, std::string& path) {
   }
   if (t.data_too_large && !t.data.empty()) return "contents given and marked too large at once";
   if (t.data.empty()) return {};
-  if (std::ranges::find(t.shape, 0) != t.shape.end()) {
-    path += ".data";
-    return std::to_string(t.data.size()) + " bytes of contents for a tensor of no element";
-  }
-  std::size_t expected = dtype_size(t.dtype);
-  for (const std::int64_t d : t.shape) {
-    if (__builtin_mul_overflow(expected, static_cast<std::size_t>(d), &expected)) return "too many elements";
-  }
-  if (t.data.size() == expected) return {};
+  const std::optional<std::size_t> expected = contents_bytes(t);
+  if (!expected) return "too many elements";
+  if (t.data.size() == *expected) return {};
   path += ".data";
-  return std::to_string(t.data.size()) + " bytes of contents for a tensor that holds " + std::to_string(expected);
+  if (*expected == 0) return std::to_string(t.data.size()) + " bytes of contents for a tensor of no element";
+  return std::to_string(t.data.size()) + " bytes of contents for a tensor that holds " + std::to_string(*expected);
 }
 
 // Why the record reader would refuse the opaque leaf `o`, or "".

@@ -7,6 +7,7 @@
 
 #include "base64.hpp"
 #include "json_reader.hpp"
+#include "tensor_contents.hpp"
 
 #include <boost/json.hpp>
 
@@ -670,15 +671,10 @@ std::vector<std::byte> read_base64(const json::string& text, const json_path& at
 void read_tensor_data(tensor_spec& t, const json::value& data, const json_path& at) {
   if (!data.is_string()) fail_at(at / "data", "expected base64 text, found " + json_kind_of(data));
   t.data = read_base64(data.get_string(), at / "data");
-  // A tensor with a dimension 0 holds no element, however large its other dimensions.
-  std::size_t expected = std::ranges::find(t.shape, 0) != t.shape.end() ? 0 : dtype_size(t.dtype);
-  for (const std::int64_t d : t.shape) {
-    if (expected != 0 && __builtin_mul_overflow(expected, static_cast<std::size_t>(d), &expected)) {
-      fail_at(at / "shape", "too many elements for contents to be given");
-    }
-  }
-  if (t.data.size() != expected) {
-    fail_at(at / "data", std::to_string(t.data.size()) + " bytes for a tensor that holds " + std::to_string(expected));
+  const std::optional<std::size_t> expected = contents_bytes(t);
+  if (!expected) fail_at(at / "shape", "too many elements for contents to be given");
+  if (t.data.size() != *expected) {
+    fail_at(at / "data", std::to_string(t.data.size()) + " bytes for a tensor that holds " + std::to_string(*expected));
   }
 }
 

@@ -753,6 +753,32 @@ TEST_CASE("to_record_line: tensors whose contents the reader refuses are not wri
   CHECK(reads_back(value(both)));
   CHECK_FALSE(written_for(value(short_data)));
   CHECK_FALSE(written_for(value(both)));
+
+  SECTION("the writer's reasons, the reader's size rule (a dimension 0 holds no element, whatever the others)") {
+    tensor_spec no_element{{std::int64_t{1} << 62, 0}, dtype::float32};
+    no_element.data.resize(4);
+    tensor_spec too_many{{std::int64_t{1} << 62, 8}, dtype::float32};
+    too_many.data.resize(4);
+    auto refusal = [](const tensor_spec& t) {
+      call_record r;
+      r.function = "f";
+      r.inputs.kwargs.push_back({"x", value(t)});
+      try {
+        (void)hookscope::to_record_line(r);
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+      return std::string("written");
+    };
+    CHECK(refusal(short_data) == "x.data: 3 bytes of contents for a tensor that holds 8");
+    CHECK(refusal(no_element) == "x.data: 4 bytes of contents for a tensor of no element");
+    CHECK(refusal(too_many) == "x: too many elements");
+    CHECK(reads_back(value(no_element)));
+    CHECK(reads_back(value(too_many)));
+    no_element.data.clear();  // no contents: a tensor of no element is written, and reads back
+    CHECK(written_for(value(no_element)));
+    CHECK(reads_back(value(no_element)));
+  }
 }
 
 TEST_CASE("to_record_line: values at the edges of the format read back") {
