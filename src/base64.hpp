@@ -16,8 +16,9 @@ namespace detail {
 
 inline constexpr std::string_view base64_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/// Appends `bytes` to `out` in base64, padded with '=' to a multiple of 4 characters.
-inline void append_base64(std::string& out, std::span<const std::byte> bytes) {
+/// Appends `bytes` to `out` (anything with push_back(char)) in base64, padded with '=' to a multiple of 4 characters.
+template <class Out>
+void append_base64(Out& out, std::span<const std::byte> bytes) {
   std::size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
     const auto n = std::to_integer<unsigned>(bytes[i]) << 16 | std::to_integer<unsigned>(bytes[i + 1]) << 8 |

@@ -11,6 +11,9 @@
 #include "hookscope/value.hpp"
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,6 +67,35 @@ struct json_replacing_writer {
   void append(const char* first, const char* last) { text.append(first, last); }
 };
 
+/// Writes into a fixed buffer and never allocates: the record writer's output in a fatal signal's handler. Past its
+/// capacity it keeps counting without writing (overflowed()).
+class fixed_text {
+ public:
+  fixed_text(char* data, std::size_t capacity) noexcept : data_(data), capacity_(capacity) {}
+  void push_back(char c) noexcept {
+    if (size_ < capacity_) data_[size_] = c;
+    ++size_;
+  }
+  void append(const char* first, const char* last) noexcept {
+    const auto n = static_cast<std::size_t>(last - first);
+    if (size_ + n <= capacity_ && n != 0) std::memcpy(data_ + size_, first, n);  // async-signal-safe
+    size_ += n;
+  }
+  fixed_text& operator+=(std::string_view s) noexcept {
+    append(s.data(), s.data() + s.size());
+    return *this;
+  }
+  std::size_t size() const noexcept { return size_; }
+  bool overflowed() const noexcept { return size_ > capacity_; }
+  const char* data() const noexcept { return data_; }
+  void clear() noexcept { size_ = 0; }
+
+ private:
+  char* data_;
+  std::size_t capacity_;
+  std::size_t size_ = 0;
+};
+
 template <class Out>
 void append_json(Out& out, const value& v);
 /// Program-supplied text (a str, a dict key, a name from the program): a JSON string when `s` is UTF-8, else
@@ -76,12 +108,36 @@ void append_json_fields(Out& out, const value_fields& fields);  // [["name",V],.
 extern template void append_json(std::string&, const value&);
 extern template void append_json(json_counter&, const value&);
 extern template void append_json(json_replacing_writer&, const value&);
-extern template void append_json_text(std::string&, std::string_view);
 extern template void append_json_text(json_counter&, std::string_view);
 extern template void append_json_text(json_replacing_writer&, std::string_view);
 extern template void append_json_fields(std::string&, const value_fields&);
 extern template void append_json_fields(json_counter&, const value_fields&);
 extern template void append_json_fields(json_replacing_writer&, const value_fields&);
+
+/// The record format's leaves, each as the value tree's writer writes it: `{"int":N}`, `{"float":X}` (-0.0, "nan",
+/// "inf" and "-inf" spelled as the reader wants them), `{"bool":B}`, `{"str":S}` (append_json_text's rule) and a
+/// tensor without contents (`{"shape":[...],"dtype":"..."}`). Instantiated for std::string and fixed_text: the
+/// record writer formats calls copied in binary form with them (src/environment/record_lines.cpp).
+template <class Out>
+void append_json_integer(Out& out, std::int64_t i);
+template <class Out>
+void append_json_floating(Out& out, double f);
+template <class Out>
+void append_json_boolean(Out& out, bool b);
+template <class Out>
+void append_json_str(Out& out, std::string_view s);
+template <class Out>
+void append_json_tensor(Out& out, std::span<const std::int64_t> shape, dtype type);
+#define HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(Out)                                                \
+  extern template void append_json_integer(Out&, std::int64_t);                               \
+  extern template void append_json_floating(Out&, double);                                    \
+  extern template void append_json_boolean(Out&, bool);                                       \
+  extern template void append_json_str(Out&, std::string_view);                               \
+  extern template void append_json_tensor(Out&, std::span<const std::int64_t>, dtype);        \
+  extern template void append_json_text(Out&, std::string_view)
+HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(std::string);
+HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(fixed_text);
+#undef HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS
 
 /// True when `s` is UTF-8 (strictly: no overlong forms, no surrogates): what the writers write as a JSON string.
 bool is_utf8(std::string_view s) noexcept;

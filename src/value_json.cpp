@@ -32,6 +32,7 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace {
 
+using detail::fixed_text;
 using detail::json_counter;
 using detail::json_replacing_writer;
 
@@ -42,6 +43,7 @@ void put_base64(json_replacing_writer& out, std::span<const std::byte> bytes) {
   detail::append_base64(out.text, bytes);
 }
 void put_base64(json_counter& out, std::span<const std::byte> bytes) { out.add((bytes.size() + 2) / 3 * 4); }
+void put_base64(fixed_text& out, std::span<const std::byte> bytes) { detail::append_base64(out, bytes); }
 
 // A JSON string: UTF-8 text as is, control characters escaped. (write_text decides when a string is text.) Runs of
 // characters that need no escape are appended whole.
@@ -142,16 +144,22 @@ void write_opaque(Out& out, const opaque_leaf& leaf) {
   if (leaf.too_large) out += ",\"too_large\":true";
 }
 
+// Leaves the object open for the contents' keys.
 template <class Out>
-void write_tensor(Out& out, const tensor_spec& t) {
+void write_shape_and_dtype(Out& out, std::span<const std::int64_t> shape, dtype type) {
   out += "{\"shape\":[";
-  for (std::size_t i = 0; i < t.shape.size(); ++i) {
+  for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i != 0) out.push_back(',');
-    write_number(out, t.shape[i]);
+    write_number(out, shape[i]);
   }
   out += "],\"dtype\":\"";
-  out += to_string(t.dtype);
+  out += to_string(type);
   out += "\"";
+}
+
+template <class Out>
+void write_tensor(Out& out, const tensor_spec& t) {
+  write_shape_and_dtype(out, t.shape, t.dtype);
   if (!t.data.empty()) {
     out += ",\"data\":\"";
     put_base64(out, t.data);
@@ -161,32 +169,38 @@ void write_tensor(Out& out, const tensor_spec& t) {
   out.push_back('}');
 }
 
+// The scalars' objects, left open as write_node's cases leave them.
+template <class Out>
+void write_integer(Out& out, std::int64_t i) {
+  out += "{\"int\":";
+  write_number(out, i);
+}
+template <class Out>
+void write_floating(Out& out, double f) {
+  out += "{\"float\":";
+  if (f == 0.0 && std::signbit(f)) {
+    out += "-0.0";  // "-0" would read back as the integer 0
+  } else if (std::isfinite(f)) {
+    write_number(out, f);
+  } else {
+    write_string(out, std::isnan(f) ? "nan" : f > 0 ? "inf" : "-inf");  // JSON has no non-finite numbers
+  }
+}
+template <class Out>
+void write_str(Out& out, std::string_view s) {
+  out += "{\"str\":";
+  write_text(out, s);
+}
+
 template <class Out>
 void write_node(Out& out, const value& v) {
   switch (v.type()) {
     case value::kind::none: out += "null"; return;
     case value::kind::tensor: write_tensor(out, v.as_tensor()); return;
-    case value::kind::integer:
-      out += "{\"int\":";
-      write_number(out, v.as_int());
-      break;
-    case value::kind::floating: {
-      out += "{\"float\":";
-      const double f = v.as_float();
-      if (f == 0.0 && std::signbit(f)) {
-        out += "-0.0";  // "-0" would read back as the integer 0
-      } else if (std::isfinite(f)) {
-        write_number(out, f);
-      } else {
-        write_string(out, std::isnan(f) ? "nan" : f > 0 ? "inf" : "-inf");  // JSON has no non-finite numbers
-      }
-      break;
-    }
+    case value::kind::integer: write_integer(out, v.as_int()); break;
+    case value::kind::floating: write_floating(out, v.as_float()); break;
     case value::kind::boolean: out += v.as_bool() ? "{\"bool\":true" : "{\"bool\":false"; break;
-    case value::kind::string:
-      out += "{\"str\":";
-      write_text(out, v.as_string());
-      break;
+    case value::kind::string: write_str(out, v.as_string()); break;
     case value::kind::bytes:
       out += "{\"bytes\":\"";
       put_base64(out, v.as_bytes());
@@ -897,12 +911,46 @@ void append_json_fields(Out& out, const value_fields& fields) {
 template void append_json(std::string&, const value&);
 template void append_json(json_counter&, const value&);
 template void append_json(json_replacing_writer&, const value&);
-template void append_json_text(std::string&, std::string_view);
 template void append_json_text(json_counter&, std::string_view);
 template void append_json_text(json_replacing_writer&, std::string_view);
 template void append_json_fields(std::string&, const value_fields&);
 template void append_json_fields(json_counter&, const value_fields&);
 template void append_json_fields(json_replacing_writer&, const value_fields&);
+
+template <class Out>
+void append_json_integer(Out& out, std::int64_t i) {
+  write_integer(out, i);
+  out.push_back('}');
+}
+template <class Out>
+void append_json_floating(Out& out, double f) {
+  write_floating(out, f);
+  out.push_back('}');
+}
+template <class Out>
+void append_json_boolean(Out& out, bool b) {
+  out += b ? "{\"bool\":true}" : "{\"bool\":false}";
+}
+template <class Out>
+void append_json_str(Out& out, std::string_view s) {
+  write_str(out, s);
+  out.push_back('}');
+}
+template <class Out>
+void append_json_tensor(Out& out, std::span<const std::int64_t> shape, dtype type) {
+  write_shape_and_dtype(out, shape, type);
+  out.push_back('}');
+}
+#define HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(Out)                                     \
+  template void append_json_integer(Out&, std::int64_t);                           \
+  template void append_json_floating(Out&, double);                                \
+  template void append_json_boolean(Out&, bool);                                   \
+  template void append_json_str(Out&, std::string_view);                           \
+  template void append_json_tensor(Out&, std::span<const std::int64_t>, dtype);    \
+  template void append_json_text(Out&, std::string_view)
+HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(std::string);
+HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(fixed_text);
+#undef HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS
 
 void append_json_string(std::string& out, std::string_view s) { write_string(out, s); }
 

@@ -28,6 +28,10 @@ struct value_ops {
   /// Captures any type (opaque leaves where it is not structural); `options` points to a capture_options, or is
   /// null for the defaults.
   value (*capture)(const void* object, const void* options);
+  /// The value in HOOKSCOPE_RECORD's binary form (detail/record_encoding.hpp), for the types that have one, else
+  /// null. Writes at most `room` bytes and returns the size the encoding takes (written only when it fits), or 0
+  /// when this value takes the value tree instead.
+  std::size_t (*encode)(const void* object, std::byte* out, std::size_t room);
 };
 
 /// The value_ops of one parameter list and result, shared by the observables of one signature.
@@ -137,6 +141,9 @@ class erased_call {
   // Taken by the first consumer that times the call, from a callback (through call_access): callbacks see the call
   // as const. Trivial, as the rest: a call that ends without its post callback leaves nothing behind.
   mutable detail::call_start start_{};
+  // The call's entry in HOOKSCOPE_RECORD's per-thread buffers, set by its pre callback: its post callback finds its
+  // arguments there, whatever thread or fiber ends it (src/environment/record_buffers.hpp).
+  mutable void* recording_ = nullptr;
 };
 
 namespace detail {
@@ -159,6 +166,10 @@ struct call_access {
   }
   /// The call's start, for the consumers that time it (src/tick_clock.hpp takes it and reads it).
   static call_start& start(const erased_call& c) noexcept { return c.start_; }
+  /// The call's entry in HOOKSCOPE_RECORD's buffers (src/environment/record.cpp), null until its pre callback.
+  static void*& recording(const erased_call& c) noexcept { return c.recording_; }
+  static const call_ops& ops(const erased_call& c) noexcept { return *c.ops_; }
+  static std::size_t given(const erased_call& c) noexcept { return c.given_; }
   // A template: a body returning the fields would instantiate their vector wherever this header is included.
   template <class Call>
   static value_fields capture_args(const Call& c, const void* options) {

@@ -5,12 +5,16 @@
 
 #include "hookscope/callback_errors.hpp"
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
-#include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -57,6 +61,7 @@ constinit std::atomic<bool> exit_started{false};
 constinit std::atomic<bool> fatal_signal_seen{false};  // the handlers said their last word: exit() must not repeat it
 constinit std::atomic<bool> flusher_running{false};
 constinit std::atomic<bool> in_forked_child{false};
+constinit std::atomic<std::uint32_t> wake_count{0};  // a futex word: the flusher sleeps on it
 std::array<struct sigaction, std::size(fatal_signals)> previous_actions{};
 
 void run_exit_actions() noexcept {
@@ -87,9 +92,17 @@ void install_process_handlers() noexcept {
   }
 }
 
+// Sleeps 100 ms, or until wake_flusher() (futex: no lock, so that a caller never waits for the flusher).
+void sleep_until_due() noexcept {
+  const std::uint32_t seen = wake_count.load(std::memory_order_acquire);
+  const timespec interval{0, 100'000'000};
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&wake_count), FUTEX_WAIT_PRIVATE, seen, &interval,
+                  nullptr, 0);
+}
+
 void flush_loop() noexcept {
   for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    sleep_until_due();
     periodic.for_each([](void (*flush)() noexcept) { flush(); });
   }
 }
@@ -124,6 +137,12 @@ void add_periodic_flush(void (*flush)() noexcept) noexcept {
   pin_this_module();
   const std::lock_guard lock(lifecycle_mutex);
   if (!periodic.add(flush)) log_line("hookscope: more than 8 periodic flushes; one is not installed");
+}
+
+void wake_flusher() noexcept {
+  wake_count.fetch_add(1, std::memory_order_release);
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&wake_count), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+                  0);
 }
 
 bool flushing() noexcept { return flusher_running.load(std::memory_order_relaxed); }

@@ -25,6 +25,10 @@ bool exiting() noexcept;
 /// Calls `flush` every 100 ms from a background thread (at most 8 such functions).
 void add_periodic_flush(void (*flush)() noexcept) noexcept;
 
+/// Runs the periodic flushes now rather than at the next 100 ms mark (a buffer is filling). Async-signal-safe; one
+/// system call.
+void wake_flusher() noexcept;
+
 /// Makes sure the background thread runs: cheap when it does. Not in the child of a fork(): starting a thread
 /// there is not safe (POSIX) and ThreadSanitizer forbids it; features then write as calls come, see flushing().
 void keep_flushing() noexcept;

@@ -222,6 +222,11 @@ void record_file::write_all_from_signal_handler() noexcept {
   });
 }
 
+void record_file::write_from_signal_handler(const char* lines, std::size_t size) noexcept {
+  (void)open_for_this_process();
+  if (fd_ >= 0 && !failed_ && size > 0) (void)write_fully(fd_, lines, size);
+}
+
 void record_file::lock_all_for_fork() noexcept {
   files_mutex.lock();
   for_each_file([](record_file& f) { f.mutex_.lock(); });

@@ -40,6 +40,8 @@ class record_file {
   /// Every file opened so far; for the exit, signal and fork handlers.
   static void flush_all() noexcept;
   static void write_all_from_signal_handler() noexcept;  // async-signal-safe
+  /// After write_all_from_signal_handler, in the same handler: writes whole lines (newlines included) at once.
+  void write_from_signal_handler(const char* lines, std::size_t size) noexcept;
   static void lock_all_for_fork() noexcept;
   static void unlock_all_after_fork(bool in_child) noexcept;  // the child drops the parent's buffered lines
 

@@ -66,7 +66,7 @@ def signed_first(records, function):
 
 # --- both modes ---
 
-RECORD_GRAMMAR = "<glob>=<path>[max_calls=N;every=N], N from 1 to 10^18, options separated by ';'"
+RECORD_GRAMMAR = "<glob>=<path>[max_calls=N;every=N;buffer=SIZE;full=wait|drop], N from 1 to 10^18, SIZE from 64K to 1G, options separated by ';'"
 
 
 def test_nothing_without_the_variable(record_program, tmp_path):

@@ -10,7 +10,7 @@ import pytest
 
 from support import Checks, expect, run
 
-RECORD = "<glob>=<path>[max_calls=N;every=N], N from 1 to 10^18, options separated by ';'"
+RECORD = "<glob>=<path>[max_calls=N;every=N;buffer=SIZE;full=wait|drop], N from 1 to 10^18, SIZE from 64K to 1G, options separated by ';'"
 STATS = "<glob>[,<glob>...][=<path>]"
 TIMELINE = "<glob>[,<glob>...]=<path>[events=N], N from 1 to 1048576"
 TRACE = "<glob>[,<glob>...]"

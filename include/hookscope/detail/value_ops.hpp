@@ -8,6 +8,7 @@
 #include "hookscope/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/format.hpp"
+#include "hookscope/detail/record_encoding.hpp"
 #include "hookscope/erased_call.hpp"
 
 #include <array>
@@ -34,7 +35,8 @@ value capture_one(const void* object, const void* options) {
 
 template <class T>
 constexpr value_ops make_value_ops() noexcept {
-  return {&format_one<T>, &capture_one<T>};  // every type captures (opaque leaves where not structural)
+  // Every type captures (opaque leaves where not structural); some also encode (record_encoding.hpp).
+  return {&format_one<T>, &capture_one<T>, encoder_of<T>()};
 }
 
 /// The tables of the types most parameters have (the arithmetic types, strings, tensor_spec), compiled once in the
@@ -126,7 +128,7 @@ value capture_read_pointee(const void* object, const void* options) {
   return ::hookscope::capture_value(*static_cast<const T*>(object), read);
 }
 template <class T>
-inline constexpr value_ops pointee_value_ops{&format_read_pointee<T>, &capture_read_pointee<T>};
+inline constexpr value_ops pointee_value_ops{&format_read_pointee<T>, &capture_read_pointee<T>, nullptr};
 
 /// Whether a `*name` parameter of type T is captured structurally: a C string always, another pointee as its type.
 template <class T>

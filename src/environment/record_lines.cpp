@@ -1,0 +1,143 @@
+// HOOKSCOPE_RECORD's writer: binary calls as record lines (see record_lines.hpp). The leaves are written by the value
+// tree's own writers (json_writer.hpp), so both forms give one text; tests/environment/test_record_env.py checks it
+// against to_record_line over random values.
+#include "record_lines.hpp"
+
+#include "../json_writer.hpp"
+#include "../record_parts.hpp"
+
+#include "hookscope/detail/call_pairing.hpp"
+#include "hookscope/detail/record_encoding.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <span>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+line_parts::line_parts(const function_info& function) {
+  usable = !function.name.empty() && is_utf8(function.name);
+  for (std::string_view name : function.param_names) usable = usable && is_utf8(name);
+  if (!usable) return;
+  prefix = "{\"function\":";
+  append_json_string(prefix, function.name);
+  signature = ",\"signature\":";
+  append_json_signature(signature, parameters_of(function));
+  keys.reserve(function.param_names.size());
+  for (std::string_view name : function.param_names) {
+    std::string key = "[";
+    append_json_string(key, name);
+    key.push_back(',');
+    keys.push_back(std::move(key));
+  }
+}
+
+namespace {
+
+template <class T>
+T take(const std::byte*& at) noexcept {
+  T v;
+  std::memcpy(&v, at, sizeof v);
+  at += sizeof v;
+  return v;
+}
+
+template <class Out>
+void append_number(Out& out, std::int64_t n) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  out.append(digits, end);
+}
+
+value decoded_value(const std::byte*& at) {
+  switch (static_cast<encoded_tag>(take<std::uint8_t>(at))) {
+    case encoded_tag::boolean_false: return value(false);
+    case encoded_tag::boolean_true: return value(true);
+    case encoded_tag::integer: return value(take<std::int64_t>(at));
+    case encoded_tag::floating: return value(take<double>(at));
+    case encoded_tag::text: {
+      const auto size = take<std::uint32_t>(at);
+      std::string s(reinterpret_cast<const char*>(at), size);
+      at += size;
+      return value(std::move(s));
+    }
+    case encoded_tag::tensor: {
+      tensor_spec t;
+      t.dtype = static_cast<dtype>(take<std::uint8_t>(at));
+      t.shape.resize(take<std::uint8_t>(at));
+      for (std::int64_t& d : t.shape) d = take<std::int64_t>(at);
+      return value(std::move(t));
+    }
+  }
+  return {};
+}
+
+// One value of the binary form as JSON, moving `at` past it.
+template <class Out>
+void append_encoded_value(Out& out, const std::byte*& at) {
+  switch (static_cast<encoded_tag>(take<std::uint8_t>(at))) {
+    case encoded_tag::boolean_false: append_json_boolean(out, false); return;
+    case encoded_tag::boolean_true: append_json_boolean(out, true); return;
+    case encoded_tag::integer: append_json_integer(out, take<std::int64_t>(at)); return;
+    case encoded_tag::floating: append_json_floating(out, take<double>(at)); return;
+    case encoded_tag::text: {
+      const auto size = take<std::uint32_t>(at);
+      append_json_str(out, std::string_view(reinterpret_cast<const char*>(at), size));
+      at += size;
+      return;
+    }
+    case encoded_tag::tensor: {
+      const auto type = static_cast<dtype>(take<std::uint8_t>(at));
+      const std::size_t rank = take<std::uint8_t>(at);
+      std::array<std::int64_t, max_encoded_rank> shape{};
+      std::memcpy(shape.data(), at, 8 * rank);
+      at += 8 * rank;
+      append_json_tensor(out, std::span<const std::int64_t>(shape.data(), rank), type);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+value_fields decoded_args(const std::byte* args, std::uint32_t given, const function_info& function) {
+  value_fields fields;
+  fields.reserve(given);
+  for (std::uint32_t i = 0; i < given; ++i) fields.emplace_back(std::string(function.param_names[i]), decoded_value(args));
+  return fields;
+}
+
+template <class Out>
+void append_record_line(Out& out, const line_parts& parts, bool sign, const record_message& message,
+                        double ns_per_tick) {
+  out += parts.prefix;
+  if (sign) out += parts.signature;
+  out += ",\"args\":[],\"kwargs\":[";
+  const std::byte* at = message.args();
+  for (std::uint32_t i = 0; i < message.given; ++i) {
+    if (i != 0) out.push_back(',');
+    out += parts.keys[i];
+    append_encoded_value(out, at);
+    out.push_back(']');
+  }
+  out.push_back(']');
+  if (message.has_result) {
+    out += ",\"result\":";
+    at = message.result();
+    append_encoded_value(out, at);
+  }
+  if (message.threw) out += ",\"threw\":true";
+  out += ",\"latency_ns\":";
+  const std::int64_t ticks = message.latency_ticks < 0 ? 0 : message.latency_ticks;
+  append_number(out, std::llround(static_cast<double>(ticks) * ns_per_tick));
+  out.push_back('}');
+}
+
+template void append_record_line(std::string&, const line_parts&, bool, const record_message&, double);
+template void append_record_line(fixed_text&, const line_parts&, bool, const record_message&, double);
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE

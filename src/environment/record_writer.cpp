@@ -1,0 +1,264 @@
+// HOOKSCOPE_RECORD's writer: formats the calls the recording threads copied into their buffers (record_buffers.hpp)
+// as record lines, into their files (record_file.hpp), off the calling threads. It runs on the background thread
+// every 100 ms and when a buffer is half full, at exit, and on fatal signals (without a lock or an allocation); a
+// forked child and the exit, which have no background thread, write as calls come.
+#include "settings.hpp"
+
+#if HOOKSCOPE_ENABLED
+
+#include "lifecycle.hpp"
+#include "record_buffers.hpp"
+#include "recorded_function.hpp"
+
+#include "../cancellation.hpp"
+#include "../json_writer.hpp"
+#include "../tick_clock.hpp"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+std::atomic<std::uint64_t> record_generation{0};
+
+namespace {
+
+constinit std::mutex writer_mutex;               // one writer at a time
+constinit std::atomic<pid_t> writer_busy{0};      // the thread holding it, for the signal handler
+constinit std::atomic<bool> sealed{false};        // a fatal signal's handler took the buffers over
+constinit thread_local bool writing_here = false;  // this thread holds writer_mutex
+
+// Room to format one line in a signal handler, made at install (nothing is allocated in the handler).
+constexpr std::size_t signal_line_bytes = std::size_t{4} << 20;
+char* signal_line = nullptr;
+
+pid_t this_thread_id() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+// Whether the line of `f` being written now is its first in this process (then signed). Under writer_mutex, or in
+// the signal handler; the value tree's path signs under f.first_line_mutex, which this takes too.
+bool take_signature(recorded_function& f) {
+  if (f.signature_written.load(std::memory_order_acquire)) return false;
+  const std::lock_guard lock(f.first_line_mutex);
+  return !f.signature_written.exchange(true, std::memory_order_acq_rel);
+}
+
+// `{"function":"f","dropped":{"count":N,"reason":"buffer_full"}}` (docs/record_format.md, "Notes").
+template <class Out>
+void append_drop_note(Out& out, const recorded_function& f, std::uint64_t count, std::string_view reason) {
+  out += f.parts.prefix;
+  out += ",\"dropped\":{\"count\":";
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, count).ptr);
+  out += ",\"reason\":\"";
+  out += reason;
+  out += "\"}}";
+}
+
+// The notes of the calls dropped since the last ones, one per function.
+template <class Write>
+void note_drops(Write write) {
+  if (record_feature == nullptr) return;
+  for (const auto& f : record_feature->functions) {
+    const std::uint64_t dropped = f->dropped.load(std::memory_order_relaxed);
+    if (dropped == f->dropped_noted) continue;
+    write(*f, dropped - f->dropped_noted);
+    f->dropped_noted = dropped;
+  }
+}
+
+// Hands every message committed so far in every thread's ring to `handle`, in the order the calls ended (as when each
+// call wrote its own line): the rings merged by end time, up to `merged` rings at a time. Messages committed meanwhile
+// wait for the next round, so that a round ends however fast threads record. Stops when `stop()`.
+constexpr std::size_t merged = 64;
+
+template <class Handle, class Stop>
+void for_each_message(Handle handle, Stop stop) noexcept {
+  record_thread* next = first_record_thread();
+  while (next != nullptr && !stop()) {
+    record_ring* rings[merged];
+    std::uint64_t until[merged];
+    std::size_t n = 0;
+    for (; next != nullptr && n < merged; next = next->next, ++n) {
+      rings[n] = &next->ring;
+      until[n] = rings[n]->committed();
+    }
+    while (!stop()) {
+      record_ring* oldest = nullptr;
+      const record_message* first = nullptr;
+      for (std::size_t i = 0; i < n; ++i) {
+        const record_message* m = rings[i]->front(until[i]);
+        if (m != nullptr && (first == nullptr || m->end_ticks < first->end_ticks)) {
+          first = m;
+          oldest = rings[i];
+        }
+      }
+      if (first == nullptr) break;
+      handle(*first);
+      oldest->pop(*first);
+    }
+  }
+}
+
+void drain_locked() noexcept {
+  const double ns_per_tick = tick_clock::ns_per_tick();
+  // Never destroyed (calls made by static destructors are written after it would be); its capacity is kept: no
+  // allocation per line once the lines' size is reached.
+  static std::string& line = *new std::string;
+  for_each_message(
+      [&](const record_message& m) noexcept {
+        auto& f = *static_cast<recorded_function*>(const_cast<void*>(m.function));
+        try {
+          line.clear();
+          append_record_line(line, f.parts, take_signature(f), m, ns_per_tick);
+          f.file->append(line);
+        } catch (...) {
+          log_line("hookscope: HOOKSCOPE_RECORD: a call is not recorded (out of memory)");
+        }
+      },
+      []() noexcept { return sealed.load(std::memory_order_relaxed); });
+  try {
+    const std::lock_guard lock(record_feature->mutex);
+    note_drops([](recorded_function& f, std::uint64_t count) {
+      line.clear();
+      append_drop_note(line, f, count, "buffer_full");
+      f.file->append(line);
+    });
+  } catch (...) {
+    log_line("hookscope: HOOKSCOPE_RECORD: a note of dropped calls is not written (out of memory)");
+  }
+}
+
+void drain_and_flush() noexcept {
+  drain_buffers();
+  record_file::flush_all();
+}
+
+//=== fatal signals ===//
+
+void write_line_from_signal_handler(recorded_function& f, fixed_text& text) noexcept {
+  if (text.overflowed()) {
+    text.clear();
+    append_drop_note(text, f, 1, "too_large_at_signal");
+  }
+  text.push_back('\n');
+  f.file->write_from_signal_handler(text.data(), text.size());
+}
+
+// Async-signal-safe: no lock, no allocation. Takes the buffers over (nothing more is committed), waits for a writer
+// in the middle of a line (up to 200 ms, as record_file does), writes the files' buffers, then formats and writes what
+// the threads' buffers hold, and the drop notes.
+void write_from_signal_handler() noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
+  sealed.store(true);
+  const pid_t self = this_thread_id();
+  for (int waited = 0; waited < 200; ++waited) {
+    const pid_t holder = writer_busy.load();
+    if (holder == 0 || holder == self) break;
+    const timespec one_ms{0, 1'000'000};
+    (void)::nanosleep(&one_ms, nullptr);
+  }
+  record_file::write_all_from_signal_handler();
+  if (signal_line == nullptr || record_feature == nullptr) return;
+  const double ns_per_tick = tick_clock::ns_per_tick();
+  fixed_text text(signal_line, signal_line_bytes - 1);  // room for the newline
+  for_each_message(
+      [&](const record_message& m) noexcept {
+        auto& f = *static_cast<recorded_function*>(const_cast<void*>(m.function));
+        text.clear();
+        const bool sign = !f.signature_written.exchange(true);
+        append_record_line(text, f.parts, sign, m, ns_per_tick);
+        write_line_from_signal_handler(f, text);
+      },
+      []() noexcept { return false; });
+  // The function list grows under its mutex: the notes are written only when no thread holds it (a try_lock: an
+  // atomic exchange, nothing that can block in a signal handler).
+  if (!record_feature->mutex.try_lock()) return;
+  for (const auto& f : record_feature->functions) {
+    const std::uint64_t dropped = f->dropped.load(std::memory_order_relaxed);
+    if (dropped == f->dropped_noted) continue;
+    text.clear();
+    append_drop_note(text, *f, dropped - f->dropped_noted, "buffer_full");
+    f->dropped_noted = dropped;
+    write_line_from_signal_handler(*f, text);
+  }
+  record_feature->mutex.unlock();
+}
+
+//=== fork() ===//
+
+// The locks in the order every path takes them: the writer's, the function list's, the pairings', the files'.
+void fork_prepare() noexcept {
+  writer_mutex.lock();
+  record_feature->mutex.lock();
+  for (const auto& f : record_feature->functions) f->pairing.lock_for_fork();
+  record_file::lock_all_for_fork();
+}
+
+// The child forgets what its parent's threads copied (the parent writes it) and the calls in flight (the parent
+// records them: the generation tells them apart); the buffers of the parent's other threads are free for its own.
+void fork_release(bool in_child) noexcept {
+  record_file::unlock_all_after_fork(in_child);
+  if (in_child) {
+    record_generation.fetch_add(1, std::memory_order_relaxed);
+    record_thread* mine = this_record_thread_if_any();
+    for (record_thread* t = first_record_thread(); t != nullptr; t = t->next) {
+      t->ring.discard();
+      if (t != mine) {
+        t->calls.clear();
+        t->busy = false;
+        t->released.store(true, std::memory_order_relaxed);
+      }
+    }
+  }
+  for (const auto& f : record_feature->functions) {
+    if (in_child) {
+      // The parent's signed first line may still be in its buffer: the child signs its own. Its drops are its own.
+      f->signature_written.store(false, std::memory_order_relaxed);
+      f->dropped.store(0, std::memory_order_relaxed);
+      f->dropped_noted = 0;
+    }
+    f->pairing.unlock_after_fork(in_child);
+  }
+  record_feature->mutex.unlock();
+  writer_mutex.unlock();
+}
+
+}  // namespace
+
+void drain_buffers() noexcept {
+  if (writing_here) return;  // a call made while this thread writes (a signal handler's): written next time
+  const std::lock_guard lock(writer_mutex);
+  writing_here = true;
+  writer_busy.store(this_thread_id());
+  if (!sealed.load()) drain_locked();
+  writer_busy.store(0);
+  writing_here = false;
+}
+
+bool draining_on_this_thread() noexcept { return writing_here; }
+
+bool record_sealed() noexcept { return sealed.load(std::memory_order_relaxed); }
+
+void install_record_writer() noexcept {
+  void* room = ::mmap(nullptr, signal_line_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                      -1, 0);
+  signal_line = room == MAP_FAILED ? nullptr : static_cast<char*>(room);
+  add_exit_action({&drain_and_flush, &write_from_signal_handler});
+  add_periodic_flush(&drain_and_flush);
+  add_fork_handlers(
+      &fork_prepare, []() noexcept { fork_release(false); }, []() noexcept { fork_release(true); });
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE
+
+#endif  // HOOKSCOPE_ENABLED
