@@ -128,12 +128,12 @@ template <class Out>
 void append_json_str(Out& out, std::string_view s);
 template <class Out>
 void append_json_tensor(Out& out, std::span<const std::int64_t> shape, dtype type);
-#define HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(Out)                                                \
-  extern template void append_json_integer(Out&, std::int64_t);                               \
-  extern template void append_json_floating(Out&, double);                                    \
-  extern template void append_json_boolean(Out&, bool);                                       \
-  extern template void append_json_str(Out&, std::string_view);                               \
-  extern template void append_json_tensor(Out&, std::span<const std::int64_t>, dtype);        \
+#define HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(Out)                                        \
+  extern template void append_json_integer(Out&, std::int64_t);                        \
+  extern template void append_json_floating(Out&, double);                             \
+  extern template void append_json_boolean(Out&, bool);                                \
+  extern template void append_json_str(Out&, std::string_view);                        \
+  extern template void append_json_tensor(Out&, std::span<const std::int64_t>, dtype); \
   extern template void append_json_text(Out&, std::string_view)
 HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(std::string);
 HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(fixed_text);

@@ -941,12 +941,12 @@ void append_json_tensor(Out& out, std::span<const std::int64_t> shape, dtype typ
   write_shape_and_dtype(out, shape, type);
   out.push_back('}');
 }
-#define HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(Out)                                     \
-  template void append_json_integer(Out&, std::int64_t);                           \
-  template void append_json_floating(Out&, double);                                \
-  template void append_json_boolean(Out&, bool);                                   \
-  template void append_json_str(Out&, std::string_view);                           \
-  template void append_json_tensor(Out&, std::span<const std::int64_t>, dtype);    \
+#define HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(Out)                                 \
+  template void append_json_integer(Out&, std::int64_t);                        \
+  template void append_json_floating(Out&, double);                             \
+  template void append_json_boolean(Out&, bool);                                \
+  template void append_json_str(Out&, std::string_view);                        \
+  template void append_json_tensor(Out&, std::span<const std::int64_t>, dtype); \
   template void append_json_text(Out&, std::string_view)
 HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(std::string);
 HOOKSCOPE_DETAIL_JSON_LEAF_WRITERS(fixed_text);

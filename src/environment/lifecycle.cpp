@@ -141,8 +141,7 @@ void add_periodic_flush(void (*flush)() noexcept) noexcept {
 
 void wake_flusher() noexcept {
   wake_count.fetch_add(1, std::memory_order_release);
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&wake_count), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
-                  0);
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&wake_count), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
 bool flushing() noexcept { return flusher_running.load(std::memory_order_relaxed); }

@@ -59,9 +59,12 @@ std::optional<std::size_t> buffer_size(std::string_view text) {
   std::uint64_t unit = 1;
   if (!text.empty()) {
     switch (text.back()) {
-      case 'K': case 'k': unit = std::uint64_t{1} << 10; break;
-      case 'M': case 'm': unit = std::uint64_t{1} << 20; break;
-      case 'G': case 'g': unit = std::uint64_t{1} << 30; break;
+      case 'K':
+      case 'k': unit = std::uint64_t{1} << 10; break;
+      case 'M':
+      case 'm': unit = std::uint64_t{1} << 20; break;
+      case 'G':
+      case 'g': unit = std::uint64_t{1} << 30; break;
       default: break;
     }
     if (unit != 1) text.remove_suffix(1);
@@ -293,8 +296,7 @@ std::byte* room_for(recorded_function& f, record_thread& t, std::size_t size) {
       drain_buffers();
     } else {
       wake_flusher();
-      const timespec pause{0, 50'000};
-      (void)::nanosleep(&pause, nullptr);
+      t.ring.wait_for_room(10'000'000);  // woken when the writer frees room; 10 ms: exit() may have begun meanwhile
     }
   }
 }

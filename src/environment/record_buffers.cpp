@@ -1,7 +1,11 @@
 // HOOKSCOPE_RECORD's per-thread buffers (see record_buffers.hpp).
 #include "record_buffers.hpp"
 
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <mutex>
@@ -16,7 +20,9 @@ static_assert(offsetof(record_message, kind) < 8 && sizeof(record_message) % 8 =
 static_assert(sizeof(open_call) % 8 == 0);
 
 // Not zeroed: the kernel maps pages as they are first written, so a thread that records little costs little.
-std::byte* uninitialised_bytes(std::size_t n) { return static_cast<std::byte*>(::operator new(n, std::align_val_t{64})); }
+std::byte* uninitialised_bytes(std::size_t n) {
+  return static_cast<std::byte*>(::operator new (n, std::align_val_t{64}));
+}
 
 constinit std::atomic<record_thread*> threads_head{nullptr};
 constinit std::mutex threads_mutex;  // guards handing a released thread's buffers to a new thread
@@ -38,7 +44,8 @@ const bool key_made = pthread_key_create(&release_key, &release_buffers) == 0;
 record_thread* reusable_buffers(std::size_t ring_bytes) noexcept {
   const std::lock_guard lock(threads_mutex);
   for (record_thread* t = threads_head.load(std::memory_order_acquire); t != nullptr; t = t->next) {
-    if (!t->released.load(std::memory_order_acquire) || t->ring.capacity() != ring_bytes || t->ring.used() != 0) continue;
+    if (!t->released.load(std::memory_order_acquire) || t->ring.capacity() != ring_bytes || t->ring.used() != 0)
+      continue;
     if (t->calls.holds_unfinished()) continue;
     t->calls.clear();
     t->busy = false;
@@ -68,6 +75,20 @@ std::byte* record_ring::reserve(std::size_t size) noexcept {
   }
   reserved_at_ = head + padding;
   return data_ + (reserved_at_ & mask_);
+}
+
+void record_ring::wait_for_room(long timeout_ns) noexcept {
+  const std::uint32_t seen = room_freed_.load(std::memory_order_acquire);
+  waiting_.store(true);  // seq_cst, as the consumer's load: either it sees the flag, or this thread sees the room
+  if (tail_.load() != tail_seen_) return;  // room was freed meanwhile
+  const timespec timeout{0, timeout_ns};
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&room_freed_), FUTEX_WAIT_PRIVATE, seen, &timeout,
+                  nullptr, 0);
+}
+
+void record_ring::wake_waiter() noexcept {
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&room_freed_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+                  0);
 }
 
 void record_ring::commit(std::size_t size) noexcept { head_.store(reserved_at_ + size, std::memory_order_release); }

@@ -42,12 +42,12 @@ struct record_message {
 struct open_call {
   enum : std::uint32_t { open, claimed, done, dropped };
   std::atomic<std::uint32_t> state;
-  std::uint32_t size;    // the whole entry, a multiple of 8
-  std::uint32_t below;   // the offset of the entry below it in its stack, or `none`
-  std::uint32_t given;   // arguments given
+  std::uint32_t size;   // the whole entry, a multiple of 8
+  std::uint32_t below;  // the offset of the entry below it in its stack, or `none`
+  std::uint32_t given;  // arguments given
   std::uint32_t args_bytes;
-  const void* function;  // the recorded function
-  const void* call;      // its call_id: the calls noted as left (left_calls.hpp) are found by it
+  const void* function;      // the recorded function
+  const void* call;          // its call_id: the calls noted as left (left_calls.hpp) are found by it
   std::uint64_t left_since;  // left_calls_so_far() when it began: only later notes can be its own
   std::uint64_t generation;  // the process's fork generation when it began
   static constexpr std::uint32_t none = 0xffffffffU;
@@ -92,12 +92,24 @@ class record_ring {
   void pop(const record_message& m) noexcept {
     tail_.store(tail_.load(std::memory_order_relaxed) + m.size, std::memory_order_release);
   }
+  /// Producer: sleeps until the consumer freed room (wake_producer), for at most `timeout_ns`.
+  void wait_for_room(long timeout_ns) noexcept;
+  /// Consumer: wakes the producer if it waits for room.
+  void wake_producer() noexcept {
+    if (!waiting_.load(std::memory_order_acquire) || !waiting_.exchange(false, std::memory_order_acq_rel)) return;
+    room_freed_.fetch_add(1, std::memory_order_release);
+    wake_waiter();
+  }
   /// Forgets every message (a forked child: its parent writes them). With no producer running.
   void discard() noexcept { tail_.store(head_.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
  private:
+  void wake_waiter() noexcept;
+
   std::byte* data_;
   std::uint64_t mask_;
+  std::atomic<bool> waiting_{false};                // the producer sleeps on room_freed_
+  std::atomic<std::uint32_t> room_freed_{0};        // a futex word
   alignas(64) std::atomic<std::uint64_t> head_{0};  // the producer's line
   std::uint64_t tail_seen_ = 0;                     // the consumer's position as the producer last read it
   std::uint64_t reserved_at_ = 0;                   // where the reserved message starts (after any padding)
@@ -139,7 +151,7 @@ class open_calls {
  private:
   std::byte* data_;
   std::size_t capacity_;
-  std::size_t top_ = 0;                  // bytes in use
+  std::size_t top_ = 0;                   // bytes in use
   std::uint32_t last_ = open_call::none;  // the offset of the top entry
 };
 

@@ -127,6 +127,33 @@ void record_file::append(std::string_view line) {
   keep_flushing();
 }
 
+void record_file::append_lines(std::string_view lines) {
+  {
+    const std::lock_guard lock(mutex_);
+    const busy_scope busy(busy_);
+    if (failed_ || !busy) return;
+    append_lines_locked(lines);
+  }
+  keep_flushing();
+}
+
+void record_file::append_lines_locked(std::string_view lines) {
+  std::size_t size = size_.load(std::memory_order_relaxed);
+  if (size + lines.size() > capacity) {
+    write_locked(buffer_.get(), size);
+    size = 0;
+    if (lines.size() > capacity) {  // more than the buffer: their own write
+      write_locked(lines.data(), lines.size());
+      return;
+    }
+  }
+  std::memcpy(buffer_.get() + size, lines.data(), lines.size());
+  size_.store(size + lines.size(), std::memory_order_release);
+  if (exiting() || (!flushing() && monotonic_ns() - last_write_ns_ >= flush_interval_ns)) {
+    write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
+  }
+}
+
 void record_file::append_locked(std::string_view line) {
   std::size_t size = size_.load(std::memory_order_relaxed);
   if (size + line.size() + 1 > capacity) {

@@ -28,6 +28,8 @@ class record_file {
   /// Buffers one line (no newline); writes the buffer first when the line does not fit, and at once while the
   /// process is exiting. Thread-safe.
   void append(std::string_view line);
+  /// Buffers whole lines, each with its newline (the writer's batch of formatted calls), as append does.
+  void append_lines(std::string_view lines);
 
   /// Writes what is buffered: the background flush, exit, and before fork().
   void flush() noexcept;
@@ -48,6 +50,7 @@ class record_file {
  private:
   record_file(std::string path, int fd, dev_t device, ino_t inode);
   void append_locked(std::string_view line);
+  void append_lines_locked(std::string_view lines);
   void write_locked(const char* data, std::size_t size) noexcept;
   void report(const char* what, int error) noexcept;
   // In a forked child, a path with %p: the child's own file, opened on its first write (async-signal-safe); the

@@ -106,7 +106,8 @@ void append_encoded_value(Out& out, const std::byte*& at) {
 value_fields decoded_args(const std::byte* args, std::uint32_t given, const function_info& function) {
   value_fields fields;
   fields.reserve(given);
-  for (std::uint32_t i = 0; i < given; ++i) fields.emplace_back(std::string(function.param_names[i]), decoded_value(args));
+  for (std::uint32_t i = 0; i < given; ++i)
+    fields.emplace_back(std::string(function.param_names[i]), decoded_value(args));
   return fields;
 }
 

@@ -32,9 +32,9 @@ std::atomic<std::uint64_t> record_generation{0};
 
 namespace {
 
-constinit std::mutex writer_mutex;               // one writer at a time
-constinit std::atomic<pid_t> writer_busy{0};      // the thread holding it, for the signal handler
-constinit std::atomic<bool> sealed{false};        // a fatal signal's handler took the buffers over
+constinit std::mutex writer_mutex;                 // one writer at a time
+constinit std::atomic<pid_t> writer_busy{0};       // the thread holding it, for the signal handler
+constinit std::atomic<bool> sealed{false};         // a fatal signal's handler took the buffers over
 constinit thread_local bool writing_here = false;  // this thread holds writer_mutex
 
 // Room to format one line in a signal handler, made at install (nothing is allocated in the handler).
@@ -105,21 +105,58 @@ void for_each_message(Handle handle, Stop stop) noexcept {
       handle(*first);
       oldest->pop(*first);
     }
+    for (std::size_t i = 0; i < n; ++i) rings[i]->wake_producer();
   }
 }
+
+// Lines for one file, formatted straight into a fixed buffer and appended to the file in one go: one lock of the
+// file per batch, not per line, and no allocation. A line longer than the buffer is formatted into a string.
+class line_batch {
+ public:
+  template <class AppendLine>
+  void add(record_file& file, AppendLine append_line) {
+    if (&file != file_) flush();
+    file_ = &file;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const std::size_t room = capacity - size_;                  // size_ <= capacity
+      fixed_text text(lines_ + size_, room == 0 ? 0 : room - 1);  // and room for the newline
+      append_line(text);
+      if (!text.overflowed()) {
+        lines_[size_ + text.size()] = '\n';
+        size_ += text.size() + 1;
+        return;
+      }
+      flush();
+      file_ = &file;
+    }
+    std::string line;
+    append_line(line);
+    line.push_back('\n');
+    file.append_lines(line);
+  }
+  void flush() noexcept {
+    if (file_ != nullptr && size_ != 0) file_->append_lines({lines_, size_});
+    size_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t capacity = 256 * 1024;
+  record_file* file_ = nullptr;
+  std::size_t size_ = 0;
+  char lines_[capacity];
+};
 
 void drain_locked() noexcept {
   const double ns_per_tick = tick_clock::ns_per_tick();
   // Never destroyed (calls made by static destructors are written after it would be); its capacity is kept: no
   // allocation per line once the lines' size is reached.
-  static std::string& line = *new std::string;
+  static line_batch& batch = *new line_batch;
   for_each_message(
       [&](const record_message& m) noexcept {
         auto& f = *static_cast<recorded_function*>(const_cast<void*>(m.function));
         try {
-          line.clear();
-          append_record_line(line, f.parts, take_signature(f), m, ns_per_tick);
-          f.file->append(line);
+          const bool sign = take_signature(f);
+          batch.add(*f.file, [&](auto& out) { append_record_line(out, f.parts, sign, m, ns_per_tick); });
         } catch (...) {
           log_line("hookscope: HOOKSCOPE_RECORD: a call is not recorded (out of memory)");
         }
@@ -128,13 +165,12 @@ void drain_locked() noexcept {
   try {
     const std::lock_guard lock(record_feature->mutex);
     note_drops([](recorded_function& f, std::uint64_t count) {
-      line.clear();
-      append_drop_note(line, f, count, "buffer_full");
-      f.file->append(line);
+      batch.add(*f.file, [&](auto& out) { append_drop_note(out, f, count, "buffer_full"); });
     });
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_RECORD: a note of dropped calls is not written (out of memory)");
   }
+  batch.flush();
 }
 
 void drain_and_flush() noexcept {
@@ -249,8 +285,8 @@ bool draining_on_this_thread() noexcept { return writing_here; }
 bool record_sealed() noexcept { return sealed.load(std::memory_order_relaxed); }
 
 void install_record_writer() noexcept {
-  void* room = ::mmap(nullptr, signal_line_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                      -1, 0);
+  void* room =
+      ::mmap(nullptr, signal_line_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   signal_line = room == MAP_FAILED ? nullptr : static_cast<char*>(room);
   add_exit_action({&drain_and_flush, &write_from_signal_handler});
   add_periodic_flush(&drain_and_flush);

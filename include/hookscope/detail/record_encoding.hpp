@@ -30,9 +30,20 @@ enum class encoded_tag : std::uint8_t { boolean_false, boolean_true, integer, fl
 inline constexpr std::size_t max_encoded_text = 4096;
 inline constexpr std::size_t max_encoded_rank = 64;
 
-constexpr bool has_encoding(capture_kind kind) noexcept {
-  return kind == capture_kind::boolean || kind == capture_kind::arithmetic || kind == capture_kind::enumeration ||
-         kind == capture_kind::string || kind == capture_kind::tensor;
+/// Whether values of T have a binary form: standard strings, tensors, and the scalars the value tree holds as a
+/// bool, an int64 or a double (not an enumeration over __int128, an opaque leaf).
+template <class T>
+consteval bool has_encoding() noexcept {
+  constexpr capture_kind kind = classify<T>();
+  if constexpr (kind == capture_kind::string || kind == capture_kind::tensor) {
+    return true;
+  } else if constexpr (kind == capture_kind::boolean || kind == capture_kind::arithmetic ||
+                       kind == capture_kind::enumeration) {
+    using captured = typename rule_of<T>::type;
+    return std::is_same_v<captured, bool> || std::is_same_v<captured, std::int64_t> || std::is_same_v<captured, double>;
+  } else {
+    return false;
+  }
 }
 
 inline void put_encoded(std::byte*& out, const void* bytes, std::size_t n) noexcept {
@@ -105,7 +116,7 @@ std::size_t encode_value(const void* object, std::byte* out, std::size_t room) {
 /// The encoder of T, or null for a type that takes the value tree.
 template <class T>
 constexpr auto encoder_of() noexcept -> std::size_t (*)(const void*, std::byte*, std::size_t) {
-  if constexpr (has_encoding(classify<T>())) {
+  if constexpr (has_encoding<T>()) {
     return &encode_value<T>;
   } else {
     return nullptr;

@@ -1,0 +1,181 @@
+"""HOOKSCOPE_RECORD's buffered path (the calling thread copies a call in binary form, a writer formats it): the same
+text as the value tree's path, and nothing completed lost however the writer falls behind or the program ends."""
+import json
+import os
+import random
+import re
+import resource
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from support import Checks, environment, run
+
+LATENCY = re.compile(rb',"latency_ns":[0-9]+}$')
+
+
+@pytest.fixture
+def enabled(hooks_enabled):
+    if not hooks_enabled:
+        pytest.skip("hooks are disabled in this build: nothing is recorded")
+
+
+def run_buffered(program, record, *args, timeout=120):
+    done = run([program, *map(str, args)], {"HOOKSCOPE_RECORD": record}, timeout=timeout)
+    return done.returncode, done.stdout, done.stderr.splitlines()
+
+
+def file_lines(path):
+    with open(path, "rb") as f:
+        return f.read().split(b"\n")[:-1]
+
+
+def test_buffered_lines_equal_the_value_trees(buffered_record_program, enabled, tmp_path):
+    """A property: random calls whose values have a binary form (and strings past its bound, which take the value
+    tree, results that throw, a void result) give, byte for byte, the lines to_record_line writes for the same calls
+    captured as value trees (latency aside: each path times the call itself)."""
+    seed = random.randrange(1 << 30)
+    records = tmp_path / "r.jsonl"
+    code, out, err = run_buffered(buffered_record_program, f"encodable={records},echo={records},nothing_back={records}",
+                                  "same_text", seed, 400)
+    got = [LATENCY.sub(b"}", line) for line in file_lines(records)]
+    want = out.encode().split(b"\n")[:-1]
+    by_function = {}
+    for line in got:
+        by_function.setdefault(line.split(b'"', 4)[3], []).append(line)
+    with Checks() as check:
+        check.expect(f"seed {seed}: the program ran, nothing logged", (code, err), (0, []))
+        check.expect(f"seed {seed}: every line has its latency", len([l for l in file_lines(records)
+                                                                        if LATENCY.search(l)]), len(got))
+        check.expect(f"seed {seed}: the same lines, in the same order",
+                     by_function.get(b"encodable", []) + by_function.get(b"echo", []) +
+                     by_function.get(b"nothing_back", []), want)
+
+
+def steps(path):
+    """The `n` of every step line, and the dropped counts of the notes (docs/record_format.md, "Notes")."""
+    calls, dropped = [], 0
+    for line in file_lines(path):
+        record = json.loads(line)
+        if "dropped" in record:
+            dropped += record["dropped"]["count"]
+        else:
+            calls.append(record["kwargs"][0][1]["int"])
+    return calls, dropped
+
+
+def test_threads_ending_with_unwritten_records(buffered_record_program, enabled, tmp_path):
+    """8 threads of 5,000 calls each end at once, and the process exit()s: their buffers are written."""
+    records = tmp_path / "r.jsonl"
+    code, _, err = run_buffered(buffered_record_program, f"step={records}", "threads", 5000, 8)
+    calls, dropped = steps(records)
+    with Checks() as check:
+        check.expect("the program ran, nothing logged", (code, err), (0, []))
+        check.expect("every call once", (sorted(calls), dropped), (list(range(40000)), 0))
+
+
+def test_exit_from_another_thread_with_a_small_buffer(buffered_record_program, enabled, tmp_path):
+    """exit() from a thread while this one records without pause through a 64 KiB buffer: every line whole, no call
+    lost or written twice (the calls that end while exit() runs are written as they end)."""
+    records = tmp_path / "r.jsonl"
+    code, _, err = run_buffered(buffered_record_program, f"step={records}[buffer=64K]", "exit_from_thread", 200)
+    calls, _ = steps(records)
+    with Checks() as check:
+        check.expect("the program ran, nothing logged", (code, err), (0, []))
+        check.expect("the calls made, each once, in order", calls, list(range(len(calls))))
+        check.expect("more than a buffer's worth of calls", len(calls) > 2000, True)
+
+
+def test_fork_with_a_full_buffer(buffered_record_program, enabled, tmp_path):
+    """The parent fills a 64 KiB buffer faster than its writer empties it and forks: the parent's file holds its calls,
+    the child's (%p) its own 100, each once."""
+    code, _, err = run_buffered(buffered_record_program, f"step={tmp_path}/r%p.jsonl[buffer=64K]", "fork", 200000)
+    files = sorted(tmp_path.iterdir(), key=lambda p: len(steps(p)[0]))
+    with Checks() as check:
+        check.expect("parent and child ran, nothing logged", (code, err, len(files)), (0, [], 2))
+        check.expect("the child's file: its own calls", steps(files[0]), (list(range(1000000, 1000100)), 0))
+        check.expect("the parent's file: its own calls", steps(files[1]), (list(range(200000)), 0))
+
+
+def test_tiny_buffer_counts_what_it_drops(buffered_record_program, hookscope_shapes, enabled, tmp_path):
+    """full=drop with a 64 KiB buffer and two threads of 1,000,000 calls: the writer cannot keep up; the calls written
+    and the counts of the notes add up to the calls made, and no call is written twice."""
+    records = tmp_path / "r.jsonl"
+    code, _, err = run_buffered(buffered_record_program, f"step={records}[buffer=64K;full=drop]", "threads",
+                                1000000, 2)
+    calls, dropped = steps(records)
+    with Checks() as check:
+        check.expect("the program ran, nothing logged", (code, err), (0, []))
+        check.expect("calls written + calls dropped = calls made", len(calls) + dropped, 2000000)
+        check.expect("no call written twice", len(set(calls)), len(calls))
+
+
+def test_sigterm_while_threads_record(buffered_record_program, enabled, tmp_path):
+    """SIGTERM while two threads record without pause (the writer busy): every line whole, no call twice, and each
+    thread's calls from its first on, without a gap."""
+    records = tmp_path / "r.jsonl"
+    child = subprocess.Popen([buffered_record_program, "forever", "2"], env=environment({"HOOKSCOPE_RECORD":
+                             f"step={records}"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == "recording\n"
+    time.sleep(0.3)
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=60)
+    calls, _ = steps(records)
+    by_thread = {}
+    for c in calls:
+        by_thread.setdefault(c // 1_000_000_000, []).append(c % 1_000_000_000)
+    with Checks() as check:
+        check.expect("the program died of SIGTERM, nothing logged", (child.returncode, err), (-signal.SIGTERM, ""))
+        check.expect("no call twice", len(set(calls)), len(calls))
+        check.expect("each thread's calls without a gap", {t: sorted(c) == list(range(len(c)))
+                                                          for t, c in by_thread.items()}, {0: True, 1: True})
+
+
+def test_fifo_read_slowly(buffered_record_program, enabled, tmp_path):
+    """full=wait into a FIFO whose reader takes 4 KiB every 10 ms: the program slows down, nothing is lost."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received = bytearray()
+
+    def read_slowly():
+        fd = os.open(fifo, os.O_RDONLY)
+        while chunk := os.read(fd, 4096):
+            received.extend(chunk)
+            time.sleep(0.01)
+        os.close(fd)
+
+    reader = threading.Thread(target=read_slowly)
+    reader.start()
+    time.sleep(0.1)  # the reader opened it: the program's open does not fail for want of a reader
+    code, _, err = run_buffered(buffered_record_program, f"step={fifo}[buffer=64K]", "calls", 20000)
+    reader.join(timeout=120)
+    lines = bytes(received).split(b"\n")[:-1]
+    calls = [json.loads(line)["kwargs"][0][1]["int"] for line in lines]
+    with Checks() as check:
+        check.expect("the program ran, nothing logged", (code, err), (0, []))
+        check.expect("every call, in order", calls, list(range(20000)))
+
+
+def test_full_disk(buffered_record_program, enabled, tmp_path):
+    """A file that cannot grow past 1 MiB (RLIMIT_FSIZE, SIGXFSZ ignored: what a full disk does to write(2)): one
+    message naming the file, the program unaffected, every line written whole."""
+    records = tmp_path / "r.jsonl"
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    done = subprocess.run([buffered_record_program, "calls", "100000"],
+                          env=environment({"HOOKSCOPE_RECORD": f"step={records}"}), capture_output=True, text=True,
+                          timeout=120, preexec_fn=limit)
+    calls, _ = steps(records)
+    with Checks() as check:
+        check.expect("the program ran", done.returncode, 0)
+        check.expect("one message naming the file",
+                     [line for line in done.stderr.splitlines() if str(records) in line and "File too large" in line]
+                     != [] and len(done.stderr.splitlines()) == 1, True)
+        check.expect("the calls written, from the first, whole", calls, list(range(len(calls))))
+        check.expect("the file stopped below its limit", 0 < len(calls) < 100000, True)
