@@ -5,6 +5,8 @@
 
 #include "hookscope/records.hpp"
 
+#include "../shown_name.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -33,25 +35,7 @@ std::string without_library_prefix(std::string_view message) {
   return std::string(message);
 }
 
-// A name as messages show it: control characters escaped (a newline in a name must not forge a line of output), at
-// most 200 bytes.
-std::string shown(std::string_view name) {
-  constexpr std::size_t most = 200;
-  std::string out;
-  for (const char c : name.substr(0, most)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      constexpr char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  if (name.size() > most) out += "...";
-  return out;
-}
+using detail::shown;
 
 // The functions a source holds, as errors list them: the first few, in first-seen order, in constant memory and
 // time per record whatever the number of functions.
