@@ -15,6 +15,7 @@
 #include <iostream>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include <sys/stat.h>
 
@@ -399,9 +400,11 @@ class call_feeder {
 };
 
 // Every record of the sources as one stream (one reader: signatures bind across files), given to
-// `on_record(record, reader)`; the reader's warnings go to `on_warning` as each source ends.
+// `on_record(record, reader)`; the reader's warnings go to `on_warning` as each source ends. Returns the records the
+// writers dropped, per function.
 template <class OnRecord, class OnWarning>
-void read_records(const std::vector<std::string>& sources, OnRecord&& on_record, OnWarning&& on_warning) {
+dropped_record_counts read_records(const std::vector<std::string>& sources, OnRecord&& on_record,
+                                   OnWarning&& on_warning) {
   std::optional<record_reader> reader;
   const auto read = [&](std::istream& in, const std::string& name) {
     if (reader) {
@@ -430,16 +433,19 @@ void read_records(const std::vector<std::string>& sources, OnRecord&& on_record,
     read(in, source);
     if (in.bad()) fail(load_error_kind::unreadable, source + ": cannot read: " + errno_text(EIO));
   }
+  return reader ? reader->dropped_records() : dropped_record_counts{};
 }
 
 loaded_engine load_records(const std::vector<std::string>& sources, const load_options& o) {
   check_for_records(o);
   if (o.signature_from && *o.signature_from != standard_input) (void)open_source(*o.signature_from);  // said up front
   call_feeder feeder(o);
-  read_records(
+  dropped_record_counts dropped = read_records(
       sources, [&](call_record& record, const record_reader& where) { feeder.add(record, where); },
       [&](const std::string& warning) { feeder.warn(warning); });
-  return feeder.finish(sources);
+  loaded_engine loaded = feeder.finish(sources);
+  loaded.dropped_records = std::move(dropped);
+  return loaded;
 }
 
 //=== summaries ===//
@@ -527,11 +533,13 @@ loaded_engine load_engine(const std::vector<std::string>& sources, const load_op
 }
 
 std::vector<std::string> for_each_record(const std::vector<std::string>& sources,
-                                         const std::function<void(const call_record&)>& f) {
+                                         const std::function<void(const call_record&)>& f,
+                                         dropped_record_counts* dropped_records) {
   std::vector<std::string> warnings;
-  read_records(
+  dropped_record_counts dropped = read_records(
       sources, [&](const call_record& record, const record_reader&) { f(record); },
       [&](const std::string& warning) { warnings.push_back(warning); });
+  if (dropped_records != nullptr) *dropped_records = std::move(dropped);
   return warnings;
 }
 
