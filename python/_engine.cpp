@@ -177,11 +177,19 @@ py::dict profile_to_py(const hookscope::tensorrt_profile& p) {
   return dict_of("phase", p.phase, "calls", p.calls, "shapes", list_of(p.shapes, range), "widened", p.widened);
 }
 
+// {function: count} of the records the writers dropped (the notes' counts summed).
+py::dict dropped_of(const hookscope::dropped_record_counts& dropped) {
+  py::dict out;
+  for (const auto& [function, count] : dropped) out[text_of(function)] = count;
+  return out;
+}
+
 py::tuple read_records(const std::vector<std::string>& sources) {
   py::list lines;
+  hookscope::dropped_record_counts dropped;
   std::vector<std::string> warnings = hookscope::for_each_record(
-      sources, [&](const hookscope::call_record& r) { lines.append(text_of(hookscope::to_record_line(r))); });
-  return py::make_tuple(lines, texts_of(warnings));
+      sources, [&](const hookscope::call_record& r) { lines.append(text_of(hookscope::to_record_line(r))); }, &dropped);
+  return py::make_tuple(lines, texts_of(warnings), dropped_of(dropped));
 }
 
 hookscope::load_options load_options_of(std::optional<std::string> function, std::optional<std::size_t> store_n_calls,
@@ -477,6 +485,7 @@ void bind_loading(py::module_& m) {
           py::return_value_policy::reference_internal)
       .def_property_readonly("function", [](const LE& l) { return text_of(l.function); })
       .def_property_readonly("warnings", [](const LE& l) { return texts_of(l.warnings); })
+      .def_property_readonly("dropped_records", [](const LE& l) { return dropped_of(l.dropped_records); })
       .def_readonly("calls_read", &LE::calls_read)
       .def_readonly("from_summaries", &LE::from_summaries);
 
@@ -511,7 +520,8 @@ void bind_loading(py::module_& m) {
       py::arg("remove_inputs") = std::vector<std::string>{},
       "Summary documents given as (name, text), merged in order into one engine.");
   m.def("read_records", &read_records, py::arg("sources"),
-        "Every record of the sources, read as one stream, as record lines; returns (lines, warnings).");
+        "Every record of the sources, read as one stream, as record lines; returns (lines, warnings, "
+        "dropped_records), the last {function: count} of the records the writers dropped.");
 }
 
 }  // namespace

@@ -60,6 +60,8 @@ std::string read_json_text(const boost::json::value& j, const json_path& at);
 enum class field_names { any_text, parameters };
 void read_json_fields_into(value_fields& fields, const boost::json::value& j, const json_path& at, field_names names);
 std::int64_t read_json_integer(const boost::json::value& j, const json_path& at);
+/// A count of things: an integer from 1 to 2^64 - 1 (an integral double reads as its integer, as above).
+std::uint64_t read_json_count(const boost::json::value& j, const json_path& at);
 
 /// A key that an object of a JSON text gives twice.
 struct repeated_json_key {

@@ -14,6 +14,7 @@
 #include "json_reader.hpp"
 #include "record_fit.hpp"
 #include "record_parts.hpp"
+#include "shown_name.hpp"
 #include "tensor_contents.hpp"
 
 #include <boost/json.hpp>  // compiled into the library by src/boost_json.cpp
@@ -25,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <istream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -182,6 +184,54 @@ void read_record(const json::value& j, call_record& out, bool function_required)
 
 }  // namespace
 
+//=== notes ===//
+
+namespace detail {
+
+/// A note line read: `count` records of `function` that its writer dropped, for `reason`.
+struct dropped_note {
+  std::string function;
+  std::uint64_t count = 0;
+  std::string reason;
+};
+
+}  // namespace detail
+
+namespace {
+
+// A line whose object holds "dropped" (docs/record_format.md, "Notes"): exactly "function" and "dropped", which holds
+// exactly "count" and "reason". Strict, unlike a record: a note is read only to be counted, and a key it does not
+// know may change what it counts.
+void read_note(const json::object& o, detail::dropped_note& note) {
+  const json_path root;
+  for (const auto& member : o) {
+    const std::string_view key(member.key().data(), member.key().size());
+    if (key != "function" && key != "dropped") {
+      fail_at(root / key,
+              "a note holds exactly \"function\" and \"dropped\" (a line with \"dropped\" is a note, not a "
+              "record)");
+    }
+  }
+  note.function = read_json_string(json_required(o, "function", root), root / "function");
+  if (note.function.empty()) fail_at(root / "function", "empty function name");
+  const json_path at = root / "dropped";
+  const json::value& dropped_value = *o.if_contains("dropped");
+  const json::object* dropped = dropped_value.if_object();
+  if (dropped == nullptr)
+    fail_at(at, "expected an object {\"count\", \"reason\"}, found " + json_kind_of(dropped_value));
+  for (const auto& member : *dropped) {
+    const std::string_view key(member.key().data(), member.key().size());
+    if (key != "count" && key != "reason") fail_at(at / key, "\"dropped\" holds exactly \"count\" and \"reason\"");
+  }
+  note.count = detail::read_json_count(json_required(*dropped, "count", at), at / "count");
+  note.reason = read_json_string(json_required(*dropped, "reason", at), at / "reason");
+  if (note.reason.empty()) fail_at(at / "reason", "empty reason");
+}
+
+bool is_note(const json::value& j) { return j.is_object() && j.get_object().contains("dropped"); }
+
+}  // namespace
+
 //=== the parser kept from line to line ===//
 
 namespace detail {
@@ -195,9 +245,24 @@ class record_parser {
  public:
   record_parser() : parser_(json::storage_ptr(), options()) {}
 
-  /// Parses `line` into `out`; `unterminated`: the stream ended without a newline after it.
-  void parse(std::string_view line, call_record& out, bool unterminated, bool function_required = true) {
-    with_json(line, unterminated, [&](const json::value& j) { read_record(j, out, function_required); });
+  /// Parses the record line `line` into `out`, or into `note` when it is a note (`out` left as it was): true for a
+  /// record. `unterminated`: the stream ended without a newline after it.
+  bool parse_line(std::string_view line, call_record& out, dropped_note& note, bool unterminated) {
+    bool record = true;
+    with_json(line, unterminated, [&](const json::value& j) {
+      record = !is_note(j);
+      if (record) {
+        read_record(j, out, true);
+      } else {
+        read_note(j.get_object(), note);
+      }
+    });
+    return record;
+  }
+
+  /// A call given alone: a record without "function" (and no note: "dropped" is a key it does not know).
+  void parse_call(std::string_view text, call_record& out) {
+    with_json(text, false, [&](const json::value& j) { read_record(j, out, false); });
   }
 
   /// A signature alone, as a record's "signature" reads.
@@ -253,14 +318,17 @@ class record_parser {
 call_record parse_record(std::string_view line) {
   detail::record_parser parser;
   call_record record;
-  parser.parse(line, record, false);
+  detail::dropped_note note;
+  if (!parser.parse_line(line, record, note, false)) {
+    throw format_error("$: a note of records its writer dropped, not a record (a record_reader skips it)");
+  }
   return record;
 }
 
 call_record parse_call(std::string_view text) {
   detail::record_parser parser;
   call_record record;
-  parser.parse(text, record, false, false);
+  parser.parse_call(text, record);
   return record;
 }
 
@@ -418,8 +486,10 @@ bool record_reader::next(call_record& out) {
       continue;
     }
     if (is_blank(text)) continue;
+    detail::dropped_note note;
+    bool record = true;
     try {
-      parser_->parse(text, out, unterminated);
+      record = parser_->parse_line(text, out, note, unterminated);
     } catch (const format_error& e) {
       fail(e.what());
     } catch (const detail::cut_last_line& cut) {
@@ -429,6 +499,10 @@ bool record_reader::next(call_record& out) {
                           "probably stopped while writing it");
       return false;
     }
+    if (!record) {
+      add_note(note);
+      continue;
+    }
     check_signature(out);
     return true;
   }
@@ -437,6 +511,19 @@ bool record_reader::next(call_record& out) {
                             "hookscope: cannot read " + source_ + " after line " + std::to_string(line_));
   }
   return false;
+}
+
+// A note read: its count added to its function's, and a warning saying so.
+void record_reader::add_note(const detail::dropped_note& note) {
+  std::uint64_t& total = dropped_.try_emplace(note.function, 0).first->second;
+  if (total > std::numeric_limits<std::uint64_t>::max() - note.count) {
+    fail("$.dropped.count: the records of " + json_quoted(note.function) + " dropped add up to more than " +
+         std::to_string(std::numeric_limits<std::uint64_t>::max()));
+  }
+  total += note.count;
+  warnings_.push_back(source_ + ":" + std::to_string(line_) + ": the writer dropped " + std::to_string(note.count) +
+                      (note.count == 1 ? " record of '" : " records of '") + detail::shown(note.function) + "' (" +
+                      detail::shown(note.reason) + ")");
 }
 
 void record_reader::check_signature(const call_record& record) {

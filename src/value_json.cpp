@@ -671,6 +671,23 @@ std::int64_t read_json_integer(const json::value& j, const json_path& at) {
   fail_at(at, "expected an integer, found " + (j.is_number() ? number_text(j) : json_kind_of(j)));
 }
 
+std::uint64_t read_json_count(const json::value& j, const json_path& at) {
+  // An integral double counts as its integer, as read_json_integer reads one (2^64 is the first double past the range).
+  constexpr double past_range = 18446744073709551616.0;
+  const bool integral =
+      j.is_int64() || j.is_uint64() || (j.is_double() && std::trunc(j.get_double()) == j.get_double());
+  if (!integral) fail_at(at, "expected an integer, found " + (j.is_number() ? number_text(j) : json_kind_of(j)));
+  const bool below_one = j.is_int64() ? j.get_int64() < 1 : j.is_uint64() ? j.get_uint64() < 1 : j.get_double() < 1;
+  if (below_one) fail_at(at, "expected a count >= 1, found " + number_text(j));
+  if (j.is_int64()) return static_cast<std::uint64_t>(j.get_int64());
+  if (j.is_uint64()) return j.get_uint64();
+  if (j.get_double() >= past_range) {
+    fail_at(at, "a count larger than " + std::to_string(std::numeric_limits<std::uint64_t>::max()) + " (found " +
+                    number_text(j) + ")");
+  }
+  return static_cast<std::uint64_t>(j.get_double());
+}
+
 // Tensor contents, captured on request, in base64 (base64.hpp).
 std::vector<std::byte> read_base64(const json::string& text, const json_path& at) {
   if (text.size() % 4 != 0)

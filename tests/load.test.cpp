@@ -165,6 +165,38 @@ TEST_CASE("load_engine") {
     CHECK(with.engine.parameters()[0].name == "x");
     CHECK(load_engine({tail}).engine.parameters().empty());
   }
+  SECTION("notes of dropped records: counted over every source, a warning each, the engine as without them") {
+    std::mt19937 rng(10);
+    const std::vector<call_record> records = random_records(rng, 8);
+    const auto note = [](const std::string& function, int count) {
+      return R"({"function":")" + function + R"(","dropped":{"count":)" + std::to_string(count) +
+             R"(,"reason":"buffer_full"}})" + "\n";
+    };
+    const std::string a = dir.write("a.jsonl", note("Model::forward", 3) + lines(records, 0, 4) + note("g", 2));
+    const std::string b = dir.write("b.jsonl", lines(records, 4, 6) + note("Model::forward", 4) + lines(records, 6, 8));
+    const std::string plain = dir.write("plain.jsonl", lines(records, 0, 8));
+    std::vector<std::string> met;
+    const auto loaded = load_engine(
+        {a, b}, {.store_n_calls = hookscope::unlimited, .on_warning = [&](const std::string& w) { met.push_back(w); }});
+    CHECK(loaded.dropped_records == hookscope::dropped_record_counts{{"Model::forward", 7}, {"g", 2}});
+    CHECK(loaded.calls_read == 8);
+    CHECK(loaded.function == "Model::forward");  // a note names no function of the records
+    REQUIRE(loaded.warnings.size() == 3);
+    CHECK(loaded.warnings[0] == a + ":1: the writer dropped 3 records of 'Model::forward' (buffer_full)");
+    CHECK(loaded.warnings[2] == b + ":3: the writer dropped 4 records of 'Model::forward' (buffer_full)");
+    CHECK(met == loaded.warnings);
+    const auto without = load_engine({plain}, {.store_n_calls = hookscope::unlimited});
+    CHECK(without.dropped_records.empty());
+    CHECK(every_answer(loaded.engine) == every_answer(without.engine));
+
+    hookscope::dropped_record_counts dropped{{"stale", 1}};
+    std::size_t seen = 0;
+    const auto warnings = hookscope::for_each_record(
+        {a, b}, [&](const call_record&) { ++seen; }, &dropped);
+    CHECK(seen == 8);
+    CHECK(warnings == loaded.warnings);
+    CHECK(dropped == loaded.dropped_records);
+  }
   SECTION("remove_inputs applies once every call is read") {
     std::mt19937 rng(9);
     const std::string file = dir.write("calls.jsonl", lines(random_records(rng, 6), 0, 6));

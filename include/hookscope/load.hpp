@@ -81,6 +81,9 @@ struct loaded_engine {
   /// The readers' warnings ("<source>:<line>: ...") in reading order, then "kept the first 3 of 5 calls of F; ..."
   /// when store_n_calls left calls out.
   std::vector<std::string> warnings{};
+  /// The records the writers dropped, per function (every function's, not only the chosen one's): the notes' counts
+  /// summed (record_reader::dropped_records); empty for summaries.
+  dropped_record_counts dropped_records{};
   std::size_t calls_read = 0;  ///< every call of the function read, kept or not
   bool from_summaries = false;
 };
@@ -91,9 +94,11 @@ struct loaded_engine {
 loaded_engine load_engine(const std::vector<std::string>& sources, const load_options& options = {});
 
 /// Every record of the sources read as one stream (a function's signature binds across files), as load_engine
-/// reads them; returns the readers' warnings. Throws as load_engine does.
+/// reads them; returns the readers' warnings, and sets `*dropped_records` (when given) to the records their writers
+/// dropped, per function. Throws as load_engine does.
 std::vector<std::string> for_each_record(const std::vector<std::string>& sources,
-                                         const std::function<void(const call_record&)>& f);
+                                         const std::function<void(const call_record&)>& f,
+                                         dropped_record_counts* dropped_records = nullptr);
 
 /// Summary documents given as text (e.g. computed on other machines), merged in order: `name` of each names it in
 /// errors. Same rules as summaries read by load_engine (one function, recorded alike).

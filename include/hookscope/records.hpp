@@ -11,7 +11,8 @@
 // A record is an object with "function" (string), "args" (array of values), "kwargs" (array of ["name", value]
 // pairs), and optionally "signature" (array of {"name", "kind"?, "default"?}), "result" (a value), "threw" (bool)
 // and "latency_ns" (integer >= 0). Keys a record or a parameter does not know are ignored, so that readers keep
-// reading the records of newer writers (forward compatibility).
+// reading the records of newer writers (forward compatibility). A line whose object holds "dropped" is a note, not a
+// record: {"function":"F","dropped":{"count":N,"reason":"buffer_full"}}, N records of F its writer dropped.
 #pragma once
 
 #include "hookscope/call_inputs.hpp"
@@ -50,7 +51,8 @@ struct call_record {
 };
 
 /// Parses one record line (no trailing newline needed); throws format_error naming the JSON path, e.g.
-/// `$.kwargs[1][1].shape[0]: negative dimension -3` (value errors read as those of value_from_json).
+/// `$.kwargs[1][1].shape[0]: negative dimension -3` (value errors read as those of value_from_json). A note (a line
+/// holding "dropped") is no record: format_error, after the note's own checks.
 call_record parse_record(std::string_view line);
 
 /// Parses one call given alone, as a record without "function" ({"args":[...],"kwargs":[...],"result":V?}): how
@@ -60,8 +62,12 @@ call_record parse_call(std::string_view text);
 /// Parses a signature given alone, as a record's "signature" ([{"name":..., "kind":..., "default":V}, ...]).
 parameter_list parse_signature(std::string_view text);
 
+/// The records not written, per function's name: what the notes of a record stream count (record_reader).
+using dropped_record_counts = std::map<std::string, std::uint64_t, std::less<>>;
+
 namespace detail {
 class record_parser;  // Boost.JSON's parser and memory, reused from line to line (records.cpp)
+struct dropped_note;  // one note line, read (records.cpp)
 }  // namespace detail
 
 /// Reads records from a stream, one per line, in constant memory; blank lines (and a CR before the newline)
@@ -69,7 +75,8 @@ class record_parser;  // Boost.JSON's parser and memory, reused from line to lin
 ///
 /// Checks what a single line cannot: the signature of a function never changes within a stream, and comes with
 /// its first record if at all. A last line without its newline that is not valid JSON is left out, and so is a line
-/// longer than the limit (see warnings()).
+/// longer than the limit (see warnings()). A note of records its writer dropped is checked and skipped, with a
+/// warning, its count added to dropped_records().
 class record_reader {
  public:
   /// `source` names the stream in errors (usually the file name).
@@ -82,14 +89,20 @@ class record_reader {
   /// signatures seen so far still bind; line numbers restart at 1 under the new `source`.
   void open(std::istream& in, std::string source);
 
-  /// Reads the next record into `out` (reusing its memory); false at the end of the stream. Throws record_error
-  /// on a bad line, std::system_error when the stream fails to read.
+  /// Reads the next record into `out` (reusing its memory), past the notes; false at the end of the stream. Throws
+  /// record_error on a bad line (a note of another form than docs/record_format.md's "Notes" too), std::system_error
+  /// when the stream fails to read.
   bool next(call_record& out);
 
   /// What was accepted with a doubt or left out, as sentences naming the source and line: a last line cut short (no
   /// newline, not JSON), which a writer stopped mid-line leaves; a line longer than the limit, skipped (its length
-  /// named), the lines after it read.
+  /// named), the lines after it read; a note, skipped (`f.jsonl:12: the writer dropped 1234 records of
+  /// 'Model::forward' (buffer_full)`).
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
+
+  /// The records the writers dropped, per function: the sum of the counts of the notes read so far, over every stream
+  /// given (a function absent when no note names it). A sum past 2^64 - 1 is a record_error at the note that makes it.
+  const dropped_record_counts& dropped_records() const noexcept { return dropped_; }
 
   /// The longest line read (bytes, without its newline, a CR before it or a byte-order mark): max_record_line_bytes,
   /// the writers' limit, so that whatever hookscope writes reads back. A longer line is skipped with a warning, read in
@@ -112,6 +125,7 @@ class record_reader {
   [[noreturn]] void fail(const std::string& message) const;
   void check_signature(const call_record& record);
   void skip_long_line(bool whole);
+  void add_note(const detail::dropped_note& note);
 
   std::istream* in_;
   std::string source_;
@@ -121,6 +135,7 @@ class record_reader {
   std::unique_ptr<detail::record_parser> parser_;
   std::vector<std::string> warnings_;
   std::map<std::string, seen_function, std::less<>> functions_;  // by name: one entry per function seen
+  dropped_record_counts dropped_;
 };
 
 /// One call as a line of the record format, without the newline (`"signature"` only when `parameters` is set).

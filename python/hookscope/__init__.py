@@ -121,7 +121,8 @@ def decode_text(encoded: Any) -> str:
 
 class RecordWarning(UserWarning):
     """What the readers accepted with a doubt (a last line cut short, ...) or left out (a line longer than the record
-    format's limit, calls beyond ``store_n_calls``): the warnings ``hookscope-shapes`` prints on standard error."""
+    format's limit, calls beyond ``store_n_calls``, records a writer dropped and counted in a note): the warnings
+    ``hookscope-shapes`` prints on standard error."""
 
 
 class _Default(int):
@@ -241,10 +242,10 @@ def read_records(paths: Paths, *, with_warnings: bool = False):
     of the record format (``function``, ``signature``, ``args``, ``kwargs``, ``result``, ``threw``, ``latency_ns``;
     values in the record format's JSON encoding). A bad line raises RecordError("<file>:<line>: ..."), the
     sentence ``hookscope-shapes`` prints. What the reader accepts with a doubt or leaves out (a last line cut short, a
-    line longer than the record format's limit) is issued as RecordWarning, or with ``with_warnings=True`` returned:
-    ``(records, warnings)``."""
+    line longer than the record format's limit, a note of records its writer dropped) is issued as RecordWarning, or
+    with ``with_warnings=True`` returned: ``(records, warnings)``. Notes are no records: they are not returned."""
     with_warnings = _arguments.flag("with_warnings", with_warnings)
-    lines, warnings = _engine_call(_engine.read_records, _paths(paths))
+    lines, warnings, _ = _engine_call(_engine.read_records, _paths(paths))
     records = [json.loads(line) for line in lines]
     if with_warnings:
         return records, list(warnings)

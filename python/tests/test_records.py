@@ -95,6 +95,45 @@ def test_a_line_over_the_limit_is_skipped_with_a_record_warning(tmp_path):
     assert [str(w.message) for w in caught] == [warning]
 
 
+def test_notes_of_dropped_records_are_skipped_with_a_record_warning_each():
+    """dropped_note.jsonl is encoder.jsonl with notes of records its writer dropped between its records: each note is
+    a RecordWarning (the sentence hookscope-shapes prints), the records and every answer are encoder.jsonl's, and the
+    counts per function come through the binding as numbers."""
+    path, plain = DATA / "dropped_note.jsonl", DATA / "encoder.jsonl"
+    notes = [(1, 1234, "encode", "buffer_full"), (3, 7, "decode", "buffer_full"), (5, 1, "encode", "too_large_at_signal"),
+             (7, 5, "encode", "buffer_full")]
+    expected = [f"{path}:{line}: the writer dropped {n} record{'s' if n != 1 else ''} of '{f}' ({reason})"
+                for line, n, f, reason in notes]
+    records, warnings = hookscope.read_records(path, with_warnings=True)
+    assert records == hookscope.read_records(plain) and warnings == expected
+    with pytest.warns(hookscope.RecordWarning) as caught:
+        assert hookscope.read_records(path) == records
+    assert [str(w.message) for w in caught] == expected
+    for store_n_calls in (3, None):
+        with pytest.warns(hookscope.RecordWarning) as caught:
+            ds = hookscope.infer(path, store_n_calls=store_n_calls)
+        assert [str(w.message) for w in caught] == expected
+        assert ds.to_json() == hookscope.infer(plain, store_n_calls=store_n_calls).to_json()
+        assert ds.report() == hookscope.infer(plain, store_n_calls=store_n_calls).report()
+    with pytest.warns(hookscope.RecordWarning):
+        assert hookscope.summarize(path) == hookscope.summarize(plain)
+    with pytest.warns(hookscope.RecordWarning):
+        assert hookscope.load(path).num_obs == 3
+    dropped = {"encode": 1240, "decode": 7}
+    assert hookscope._engine.read_records([os.fsencode(path)])[2] == dropped
+    assert hookscope._engine.read_records([os.fsencode(plain)])[2] == {}
+    loaded = hookscope._engine.load([os.fsencode(path)])
+    assert loaded.dropped_records == dropped and loaded.warnings == expected
+
+
+def test_a_malformed_note_is_a_record_error(tmp_path):
+    path = tmp_path / "bad_note.jsonl"
+    path.write_text('{"function":"f","dropped":{"count":0,"reason":"buffer_full"}}\n', encoding="utf-8")
+    with pytest.raises(hookscope.RecordError, match=r"bad_note.jsonl:1: \$.dropped.count: expected a count >= 1, "
+                                                    r"found 0$"):
+        hookscope.read_records(path)
+
+
 @pytest.mark.parametrize("name", ["bad_dtype.jsonl", "bad_kind.jsonl", "bad_negative_dim.jsonl", "bad_not_json.jsonl",
                                   "bad_signature_change.jsonl", "rank_mismatch.jsonl"])
 def test_errors_are_exceptions_with_the_cli_sentence(name):

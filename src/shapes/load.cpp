@@ -5,6 +5,8 @@
 
 #include "hookscope/records.hpp"
 
+#include "../shown_name.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <iostream>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include <sys/stat.h>
 
@@ -33,25 +36,7 @@ std::string without_library_prefix(std::string_view message) {
   return std::string(message);
 }
 
-// A name as messages show it: control characters escaped (a newline in a name must not forge a line of output), at
-// most 200 bytes.
-std::string shown(std::string_view name) {
-  constexpr std::size_t most = 200;
-  std::string out;
-  for (const char c : name.substr(0, most)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      constexpr char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  if (name.size() > most) out += "...";
-  return out;
-}
+using detail::shown;
 
 // The functions a source holds, as errors list them: the first few, in first-seen order, in constant memory and
 // time per record whatever the number of functions.
@@ -415,9 +400,11 @@ class call_feeder {
 };
 
 // Every record of the sources as one stream (one reader: signatures bind across files), given to
-// `on_record(record, reader)`; the reader's warnings go to `on_warning` as each source ends.
+// `on_record(record, reader)`; the reader's warnings go to `on_warning` as each source ends. Returns the records the
+// writers dropped, per function.
 template <class OnRecord, class OnWarning>
-void read_records(const std::vector<std::string>& sources, OnRecord&& on_record, OnWarning&& on_warning) {
+dropped_record_counts read_records(const std::vector<std::string>& sources, OnRecord&& on_record,
+                                   OnWarning&& on_warning) {
   std::optional<record_reader> reader;
   const auto read = [&](std::istream& in, const std::string& name) {
     if (reader) {
@@ -446,16 +433,19 @@ void read_records(const std::vector<std::string>& sources, OnRecord&& on_record,
     read(in, source);
     if (in.bad()) fail(load_error_kind::unreadable, source + ": cannot read: " + errno_text(EIO));
   }
+  return reader ? reader->dropped_records() : dropped_record_counts{};
 }
 
 loaded_engine load_records(const std::vector<std::string>& sources, const load_options& o) {
   check_for_records(o);
   if (o.signature_from && *o.signature_from != standard_input) (void)open_source(*o.signature_from);  // said up front
   call_feeder feeder(o);
-  read_records(
+  dropped_record_counts dropped = read_records(
       sources, [&](call_record& record, const record_reader& where) { feeder.add(record, where); },
       [&](const std::string& warning) { feeder.warn(warning); });
-  return feeder.finish(sources);
+  loaded_engine loaded = feeder.finish(sources);
+  loaded.dropped_records = std::move(dropped);
+  return loaded;
 }
 
 //=== summaries ===//
@@ -543,11 +533,13 @@ loaded_engine load_engine(const std::vector<std::string>& sources, const load_op
 }
 
 std::vector<std::string> for_each_record(const std::vector<std::string>& sources,
-                                         const std::function<void(const call_record&)>& f) {
+                                         const std::function<void(const call_record&)>& f,
+                                         dropped_record_counts* dropped_records) {
   std::vector<std::string> warnings;
-  read_records(
+  dropped_record_counts dropped = read_records(
       sources, [&](const call_record& record, const record_reader&) { f(record); },
       [&](const std::string& warning) { warnings.push_back(warning); });
+  if (dropped_records != nullptr) *dropped_records = std::move(dropped);
   return warnings;
 }
 

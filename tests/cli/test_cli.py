@@ -33,6 +33,17 @@ LLM_CALL_1 = ('[["input_ids",{"shape":[2,7],"dtype":"int64"}],["attention_mask",
 # encoder.jsonl: encode(x, mask); x [1,5,16] [2,9,16] [2,5,16], mask likewise without the last dim.
 ENCODER_TORCH = '{"x":{"0":"DYNAMIC","1":"DYNAMIC"},"mask":{"0":"DYNAMIC","1":"DYNAMIC"}}\n'
 
+# dropped_note.jsonl: encoder.jsonl with notes of records its writer dropped (docs/record_format.md, "Notes") before,
+# between and after its records, one of them of a function no record names; each note is skipped with a warning.
+DROPPED_NOTES = ("hookscope-shapes: warning: dropped_note.jsonl:1: the writer dropped 1234 records of 'encode' "
+                 "(buffer_full)\n"
+                 "hookscope-shapes: warning: dropped_note.jsonl:3: the writer dropped 7 records of 'decode' "
+                 "(buffer_full)\n"
+                 "hookscope-shapes: warning: dropped_note.jsonl:5: the writer dropped 1 record of 'encode' "
+                 "(too_large_at_signal)\n"
+                 "hookscope-shapes: warning: dropped_note.jsonl:7: the writer dropped 5 records of 'encode' "
+                 "(buffer_full)\n")
+
 # A1: the 4th call of llm.jsonl is beyond the default --store-n-calls 3; the command says so.
 LLM_LEFT_OUT = ("hookscope-shapes: warning: kept the first 3 of 4 calls of Model::forward; "
                 "--store-n-calls all uses every call\n")
@@ -283,6 +294,8 @@ CASES = [
     ("cut last line", ["infer", "cut_last_line.jsonl"], 0, "[]\n",
      "hookscope-shapes: warning: cut_last_line.jsonl:2: the last line is cut (no newline at the end, and not JSON: "
      "incomplete JSON at column 31); ignored: its writer was probably stopped while writing it\n"),
+    # Notes of dropped records are skipped with a warning each: the calls written are inferred from.
+    ("notes of dropped records", ["infer", "dropped_note.jsonl"], 0, ENCODER_TORCH, DROPPED_NOTES),
     ("a file's cut last line is left out, the next file is still read", ["infer", "cut_last_line.jsonl", "encoder.jsonl"], 2, "",
      {"hookscope-shapes: warning: cut_last_line.jsonl:2: the last line is cut",
       "hookscope-shapes: the records hold several functions ('f', 'encode')"}),
@@ -397,6 +410,18 @@ def test_invocation(hookscope_shapes, case):
         if not matches(done.stderr, err):
             check.require(False, difference("stderr" + (" (holding each of these)" if isinstance(err, set) else ""),
                                             done.stderr, err))
+
+
+@pytest.mark.parametrize("argv", [["infer"], ["infer", "--format", "report"], ["infer", "--format", "trtexec"],
+                                  ["infer", "--store-n-calls", "all"], ["args"], ["args", "--index", "1"],
+                                  ["summarize"]], ids=" ".join)
+def test_notes_of_dropped_records_change_no_answer(hookscope_shapes, argv):
+    with_notes = shapes(hookscope_shapes, argv + ["dropped_note.jsonl"])
+    without = shapes(hookscope_shapes, argv + ["encoder.jsonl"])
+    expect(f"{' '.join(argv)}: exit code, stdout and stderr with notes, as without them plus the notes' warnings",
+           (with_notes.returncode, with_notes.stdout, with_notes.stderr),
+           (without.returncode, without.stdout, DROPPED_NOTES + without.stderr))
+    expect(f"{' '.join(argv)}: exit code without notes", without.returncode, 0)
 
 
 def test_help(hookscope_shapes):
