@@ -21,6 +21,8 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace detail {
 
+enum class text_kind : std::uint8_t;
+
 /// How to format and capture one parameter or result type, whatever function it belongs to: one table per
 /// type, shared by every observable with a parameter of that type (hookscope/detail/value_ops.hpp makes them).
 struct value_ops {
@@ -28,6 +30,10 @@ struct value_ops {
   /// Captures any type (opaque leaves where it is not structural); `options` points to a capture_options, or is
   /// null for the defaults.
   value (*capture)(const void* object, const void* options);
+  /// How `format` writes the type's values (detail/format.hpp); `text_bits` copies what it needs of one (null for
+  /// `formatted`), so that a consumer can write the text after the call, with the same characters.
+  text_kind text;
+  std::uint64_t (*text_bits)(const void* object) noexcept;
 };
 
 /// The value_ops of one parameter list and result, shared by the observables of one signature.
@@ -146,6 +152,7 @@ struct call_access {
   static constexpr call_key key() noexcept { return {}; }
   static const void* result(const erased_call& c) noexcept { return c.result_; }
   static const void* const* args(const erased_call& c) noexcept { return c.args_; }
+  static const call_ops& ops(const erased_call& c) noexcept { return *c.ops_; }
   static void finish(erased_call& c, const void* result) noexcept {
     c.result_ = result;
     c.post_ = true;
