@@ -70,9 +70,10 @@ void forward_plain_call(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(small_plain_call);
-BENCHMARK(run_small<stats_small>)->Name("stats_small");
-BENCHMARK(run_small<timeline_small>)->Name("timeline_small");
+// At 1 and 2 threads: two threads counting or tracing the same function must not slow each other down.
+BENCHMARK(small_plain_call)->Threads(1)->Threads(2);
+BENCHMARK(run_small<stats_small>)->Name("stats_small")->Threads(1)->Threads(2);
+BENCHMARK(run_small<timeline_small>)->Name("timeline_small")->Threads(1)->Threads(2);
 BENCHMARK(forward_plain_call);
 BENCHMARK(run_forward<stats_forward>)->Name("stats_forward");
 BENCHMARK(run_forward<timeline_forward>)->Name("timeline_forward");
