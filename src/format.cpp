@@ -2,6 +2,7 @@
 // ostringstream, so that neither <charconv> nor <sstream> is parsed by every translation unit calling an observable.
 #include "hookscope/detail/format.hpp"
 
+#include <bit>
 #include <charconv>
 #include <cstdint>
 #include <ostream>
@@ -20,6 +21,28 @@ std::string to_chars_text(N value) {
 }
 
 }  // namespace
+
+std::string_view text_of(text_kind kind, std::uint64_t bits, char (&buffer)[text_buffer_size]) noexcept {
+  char* const end = buffer + text_buffer_size;
+  switch (kind) {
+    case text_kind::signed_integer: return {buffer, std::to_chars(buffer, end, static_cast<long long>(bits)).ptr};
+    case text_kind::unsigned_integer:
+      return {buffer, std::to_chars(buffer, end, static_cast<unsigned long long>(bits)).ptr};
+    case text_kind::float32:
+      return {buffer, std::to_chars(buffer, end, std::bit_cast<float>(static_cast<std::uint32_t>(bits))).ptr};
+    case text_kind::float64: return {buffer, std::to_chars(buffer, end, std::bit_cast<double>(bits)).ptr};
+    case text_kind::boolean: return bits != 0 ? "true" : "false";
+    case text_kind::address: {
+      if (bits == 0) return "nullptr";
+      buffer[0] = '0';
+      buffer[1] = 'x';
+      return {buffer, std::to_chars(buffer + 2, end, static_cast<std::uintptr_t>(bits), 16).ptr};
+    }
+    case text_kind::type_name: return *reinterpret_cast<const std::string_view*>(static_cast<std::uintptr_t>(bits));
+    case text_kind::formatted: break;
+  }
+  return {};
+}
 
 std::string format_integer(long long value) { return to_chars_text(value); }
 std::string format_integer(unsigned long long value) { return to_chars_text(value); }

@@ -23,14 +23,11 @@ bool kernel_uses_tsc() noexcept {
   return n >= 3 && std::strncmp(name, "tsc", 3) == 0 && (n == 3 || name[3] == '\n');
 }
 
-// Trivial and constant-initialised: valid in static and thread-local destructors, no guard. Numbered at the thread's
-// first use, never reused: a thread-local's address is reused by a thread that replaces one that exited.
-constinit thread_local std::uint64_t thread_serial = 0;
 constinit std::atomic<std::uint64_t> last_thread_serial{0};
 
 }  // namespace
 
-std::uint64_t this_thread_tag() noexcept {
+std::uint64_t number_this_thread() noexcept {
   if (thread_serial == 0) thread_serial = last_thread_serial.fetch_add(1, std::memory_order_relaxed) + 1;
   return thread_serial;
 }

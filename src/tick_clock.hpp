@@ -71,8 +71,19 @@ class tick_clock {
   static constinit inline std::atomic<std::int64_t> start_ns_{0};
 };
 
+// Trivial and constant-initialised: valid in static and thread-local destructors, and read without a TLS wrapper
+// call or guard. Numbered at the thread's first use, never reused: a thread-local's address is reused by a thread that
+// replaces one that exited.
+inline constinit thread_local std::uint64_t thread_serial = 0;
+
+/// Numbers the calling thread (its first tag).
+[[gnu::cold, gnu::noinline]] std::uint64_t number_this_thread() noexcept;
+
 /// A number of the calling thread, unique among every thread the process has had (never 0).
-std::uint64_t this_thread_tag() noexcept;
+inline std::uint64_t this_thread_tag() noexcept {
+  const std::uint64_t tag = thread_serial;
+  return tag != 0 ? tag : number_this_thread();
+}
 
 /// The call's start, taken now by the first consumer that asks (from its pre callback), the same for every later one.
 inline call_start take_start(const erased_call& call) noexcept {

@@ -21,6 +21,8 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 namespace detail {
 
+enum class text_kind : std::uint8_t;
+
 /// How to format and capture one parameter or result type, whatever function it belongs to: one table per
 /// type, shared by every observable with a parameter of that type (hookscope/detail/value_ops.hpp makes them).
 struct value_ops {
@@ -28,6 +30,10 @@ struct value_ops {
   /// Captures any type (opaque leaves where it is not structural); `options` points to a capture_options, or is
   /// null for the defaults.
   value (*capture)(const void* object, const void* options);
+  /// How `format` writes the type's values (detail/format.hpp); `text_bits` copies what it needs of one (null for
+  /// `formatted`), so that a consumer can write the text after the call, with the same characters.
+  text_kind text;
+  std::uint64_t (*text_bits)(const void* object) noexcept;
   /// The value in HOOKSCOPE_RECORD's binary form (detail/record_encoding.hpp), for the types that have one, else
   /// null. Writes at most `room` bytes and returns the size the encoding takes (written only when it fits), or 0
   /// when this value takes the value tree instead.
@@ -153,6 +159,7 @@ struct call_access {
   static constexpr call_key key() noexcept { return {}; }
   static const void* result(const erased_call& c) noexcept { return c.result_; }
   static const void* const* args(const erased_call& c) noexcept { return c.args_; }
+  static const call_ops& ops(const erased_call& c) noexcept { return *c.ops_; }
   static void finish(erased_call& c, const void* result) noexcept {
     c.result_ = result;
     c.post_ = true;
@@ -168,7 +175,6 @@ struct call_access {
   static call_start& start(const erased_call& c) noexcept { return c.start_; }
   /// The call's entry in HOOKSCOPE_RECORD's buffers (src/environment/record.cpp), null until its pre callback.
   static void*& recording(const erased_call& c) noexcept { return c.recording_; }
-  static const call_ops& ops(const erased_call& c) noexcept { return *c.ops_; }
   static std::size_t given(const erased_call& c) noexcept { return c.given_; }
   // A template: a body returning the fields would instantiate their vector wherever this header is included.
   template <class Call>

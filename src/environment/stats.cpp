@@ -17,6 +17,7 @@
 #include "hookscope/registry.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,39 +60,98 @@ static_assert(bucket_of(15) == 15 && bucket_of(16) == 16 && bucket_of(17) == 16 
 static_assert(bucket_top(bucket_of(1000)) >= 1000 && bucket_top(bucket_of(1000)) < 1125);
 static_assert(bucket_of(~std::uint64_t{0}) == bucket_count - 1);
 
-// Per call: two relaxed additions (the bucket, the total) and a load (the maximum, rarely a CAS). The number of
-// calls is the sum of the buckets.
-struct function_stats {
-  explicit function_stats(const function_info& f) : info(&f) {}
-  const function_info* info;
+// One writer adds to a counter: a relaxed load and store, no locked instruction.
+inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// A histogram of latencies: a bucket per range, the total and the maximum. The number of calls is the sum of the
+// buckets.
+struct histogram {
   std::atomic<std::uint64_t> total_ticks{0};
   std::atomic<std::uint64_t> max_ticks{0};
   std::array<std::atomic<std::uint64_t>, bucket_count> buckets{};
-  std::atomic<function_stats*> next{nullptr};
 
-  void add(std::uint64_t ticks) noexcept {
+  // By one writer only (a thread's shard).
+  void add_alone(std::uint64_t ticks) noexcept {
+    bump(buckets[bucket_of(ticks)], 1);
+    bump(total_ticks, ticks);
+    if (ticks > max_ticks.load(std::memory_order_relaxed)) max_ticks.store(ticks, std::memory_order_relaxed);
+  }
+  // By any thread.
+  void add_shared(std::uint64_t ticks) noexcept {
     buckets[bucket_of(ticks)].fetch_add(1, std::memory_order_relaxed);
     total_ticks.fetch_add(ticks, std::memory_order_relaxed);
     std::uint64_t max = max_ticks.load(std::memory_order_relaxed);
     while (ticks > max && !max_ticks.compare_exchange_weak(max, ticks, std::memory_order_relaxed)) {
     }
   }
+  void clear() noexcept {
+    for (auto& b : buckets) b.store(0, std::memory_order_relaxed);
+    total_ticks.store(0, std::memory_order_relaxed);
+    max_ticks.store(0, std::memory_order_relaxed);
+  }
+};
 
+struct function_stats;
+
+// One thread's histogram of one function: only the thread holding it adds to it (no locked instruction, no cache
+// line written by another thread); the table sums it with the function's others. Never freed: a thread that ends
+// releases its shards, with their counts, and the next thread to call the function takes one over.
+struct alignas(64) shard {
+  histogram counts;
+  std::atomic<bool> held{true};  // by a running thread
+  std::atomic<shard*> next{nullptr};
+};
+
+// A function's calls: a shard per thread that called it, and the calls of threads that could get none (out of
+// memory). Summed by the table, with relaxed loads (async-signal-safe).
+struct function_stats {
+  function_stats(const function_info& f, std::size_t i) : info(&f), index(i) {}
+  const function_info* info;
+  std::size_t index;  // in each thread's table of shards
+  histogram shared;
+  std::atomic<shard*> shards{nullptr};
+  std::atomic<function_stats*> next{nullptr};
+
+  template <class Read>
+  std::uint64_t sum(Read read) const noexcept {
+    std::uint64_t n = read(shared);
+    for (const shard* s = shards.load(std::memory_order_acquire); s != nullptr;
+         s = s->next.load(std::memory_order_acquire)) {
+      n += read(s->counts);
+    }
+    return n;
+  }
+  std::uint64_t bucket(std::size_t b) const noexcept {
+    return sum([b](const histogram& h) { return h.buckets[b].load(std::memory_order_relaxed); });
+  }
+  std::uint64_t total_ticks() const noexcept {
+    return sum([](const histogram& h) { return h.total_ticks.load(std::memory_order_relaxed); });
+  }
+  std::uint64_t max_ticks() const noexcept {
+    std::uint64_t max = 0;
+    (void)sum([&max](const histogram& h) {
+      max = std::max(max, h.max_ticks.load(std::memory_order_relaxed));
+      return std::uint64_t{0};
+    });
+    return max;
+  }
   std::uint64_t calls() const noexcept {
     std::uint64_t n = 0;
-    for (const auto& b : buckets) n += b.load(std::memory_order_relaxed);
+    for (std::size_t b = 0; b < bucket_count; ++b) n += bucket(b);
     return n;
   }
 
   // The latency (ticks) at or below which `permille` of the calls fall.
-  std::uint64_t percentile(std::uint64_t count, unsigned permille) const noexcept {
+  std::uint64_t percentile(std::uint64_t count, unsigned permille, std::uint64_t max) const noexcept {
     const std::uint64_t rank = (count * permille + 999) / 1000;  // 1-based, rounded up
     std::uint64_t seen = 0;
     for (std::size_t b = 0; b < bucket_count; ++b) {
-      seen += buckets[b].load(std::memory_order_relaxed);
-      if (seen >= rank) return std::min(bucket_top(b), max_ticks.load(std::memory_order_relaxed));
+      seen += bucket(b);
+      if (seen >= rank) return std::min(bucket_top(b), max);
     }
-    return max_ticks.load(std::memory_order_relaxed);
+    return max;
   }
 };
 
@@ -113,9 +174,71 @@ stats_state* state = nullptr;
 // begun after it, is timed from its own start; one that ends without its post callback leaves nothing behind.
 void on_pre(const erased_call& call) { (void)take_start(call); }
 
+// The calling thread's shards, by function index: allocated at its first call of a function, released when it ends.
+constinit thread_local shard** thread_shards = nullptr;
+constinit thread_local std::size_t thread_shard_count = 0;
+constinit std::atomic<std::size_t> function_count{0};
+pthread_key_t thread_end_key;  // its destructor releases a thread's shards
+bool have_thread_end_key = false;
+
+// A thread ends: its shards, counts and all, go to the next threads that call their functions.
+void release_thread_shards(void*) noexcept {
+  shard** table = thread_shards;
+  const std::size_t count = thread_shard_count;
+  thread_shards = nullptr;
+  thread_shard_count = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (table[i] != nullptr) table[i]->held.store(false, std::memory_order_release);
+  }
+  delete[] table;
+}
+
+// The calling thread's shard of `s`: one released by a thread that ended, else a new one; null when out of memory.
+[[gnu::cold, gnu::noinline]] shard* take_shard(function_stats& s) noexcept {
+  if (s.index >= thread_shard_count) {
+    const std::size_t count = std::max({s.index + 1, 2 * thread_shard_count, std::size_t{8}});
+    auto* table = new (std::nothrow) shard*[count]();
+    if (table == nullptr) return nullptr;
+    if (thread_shards != nullptr) {
+      std::copy(thread_shards, thread_shards + thread_shard_count, table);
+    } else if (have_thread_end_key) {
+      (void)pthread_setspecific(thread_end_key, table);  // any non-null value: the destructor then runs
+    }
+    // The new table before the old one goes: a signal handler's call on this thread reads either.
+    shard** const old = thread_shards;
+    thread_shards = table;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    thread_shard_count = count;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    delete[] old;
+  }
+  shard* taken = nullptr;
+  for (shard* h = s.shards.load(std::memory_order_acquire); h != nullptr && taken == nullptr;
+       h = h->next.load(std::memory_order_acquire)) {
+    // Acquire: this thread's additions come after those of the thread that released it.
+    if (!h->held.load(std::memory_order_relaxed) && !h->held.exchange(true, std::memory_order_acquire)) taken = h;
+  }
+  if (taken == nullptr) {
+    taken = new (std::nothrow) shard;  // never freed: reachable from s.shards
+    if (taken == nullptr) return nullptr;
+    push_front(s.shards, taken);
+  }
+  thread_shards[s.index] = taken;
+  return taken;
+}
+
 void on_post(function_stats& s, const erased_call& call) {
   const std::int64_t ticks = ticks_since_start(call, tick_clock::now());
-  if (ticks >= 0) s.add(static_cast<std::uint64_t>(ticks));
+  if (ticks < 0) return;
+  shard* own = s.index < thread_shard_count ? thread_shards[s.index] : nullptr;
+  if (own == nullptr) [[unlikely]] {
+    own = take_shard(s);
+    if (own == nullptr) {  // out of memory: the function's shared histogram
+      s.shared.add_shared(static_cast<std::uint64_t>(ticks));
+      return;
+    }
+  }
+  own->counts.add_alone(static_cast<std::uint64_t>(ticks));
 }
 
 // The table's header, an item of `w`.
@@ -136,15 +259,16 @@ void write_rows(fd_writer& w) noexcept {
        s = s->next.load(std::memory_order_acquire)) {
     const std::uint64_t calls = s->calls();
     if (calls == 0) continue;
-    const std::uint64_t total = s->total_ticks.load(std::memory_order_relaxed);
+    const std::uint64_t total = s->total_ticks();
+    const std::uint64_t max = s->max_ticks();
     w.item().text(s->info->name).text(" ").pad_to(column_widths[0]);
     w.mark().number(calls).pad_to(column_widths[1]);
     const std::uint64_t values[] = {total,
                                     total / calls,
-                                    s->percentile(calls, 500),
-                                    s->percentile(calls, 900),
-                                    s->percentile(calls, 990),
-                                    s->max_ticks.load(std::memory_order_relaxed)};
+                                    s->percentile(calls, 500, max),
+                                    s->percentile(calls, 900, max),
+                                    s->percentile(calls, 990, max),
+                                    max};
     for (std::size_t i = 0; i < std::size(values); ++i) {
       w.mark().duration(static_cast<std::uint64_t>(static_cast<double>(values[i]) * ns_per_tick + 0.5));
       if (i + 1 < std::size(values)) w.pad_to(column_widths[i + 2]);
@@ -222,7 +346,8 @@ void count_if_matching(const function_info& info) noexcept {
   if (!matches_any(state->globs, info.name)) return;
   function_stats* s = nullptr;
   try {
-    s = new function_stats(info);  // never destroyed: reachable from state->head
+    // Never destroyed: reachable from state->head.
+    s = new function_stats(info, function_count.fetch_add(1, std::memory_order_relaxed));
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_STATS: could not attach to '" + std::string(info.name) + "' (out of memory)");
     return;
@@ -232,13 +357,19 @@ void count_if_matching(const function_info& info) noexcept {
 }
 
 // In a forked child: its table holds its own calls only (a call in flight across the fork ends in both processes,
-// and counts in both).
+// and counts in both). The shards of the parent's other threads, which do not run in the child, are free to take.
 void forget_parent_calls() noexcept {
   for (function_stats* s = state->head.load(std::memory_order_acquire); s != nullptr;
        s = s->next.load(std::memory_order_acquire)) {
-    for (auto& b : s->buckets) b.store(0, std::memory_order_relaxed);
-    s->total_ticks.store(0, std::memory_order_relaxed);
-    s->max_ticks.store(0, std::memory_order_relaxed);
+    s->shared.clear();
+    for (shard* h = s->shards.load(std::memory_order_acquire); h != nullptr;
+         h = h->next.load(std::memory_order_acquire)) {
+      h->counts.clear();
+      h->held.store(false, std::memory_order_relaxed);
+    }
+  }
+  for (std::size_t i = 0; i < thread_shard_count; ++i) {
+    if (thread_shards[i] != nullptr) thread_shards[i]->held.store(true, std::memory_order_relaxed);
   }
 }
 
@@ -261,6 +392,7 @@ void install_stats() noexcept {
     s->path = absolute_path(s->requested_path);
     state = s;
     tick_clock::start();
+    have_thread_end_key = pthread_key_create(&thread_end_key, &release_thread_shards) == 0;
     add_fork_handlers([]() noexcept {}, []() noexcept {}, &forget_parent_calls);
     add_registration_hook(&count_if_matching);
     // One table per process: the first copy of the library in it (hub.hpp) prints every copy's rows.

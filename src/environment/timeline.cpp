@@ -30,9 +30,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -55,9 +57,16 @@ struct event {
   std::int64_t duration;
   bool threw;
   bool migrated;  // began on another thread than the one that ended it (a fiber resumed elsewhere)
+  // The arguments copied raw on the call (pack_timeline_args), `args_size` of them, formatted when the file is
+  // written; else their text (format_timeline_args), `args_size` bytes.
+  bool packed;
+  std::uint8_t unused;
   std::uint16_t args_size;
-  char args[args_capacity];  // `"name":"value",...` without the braces
+  char args[args_capacity];  // `"name":"value",...` without the braces, or the packed arguments
+
+  std::size_t args_bytes() const noexcept { return packed ? args_size * packed_arg_size : args_size; }
 };
+static_assert(offsetof(event, args) == 30);
 
 // A ring slot: an event as words, each stored and loaded atomically, so that the file written at exit can copy a
 // slot its thread is overwriting without a data race; the copy is then checked against the ring's count (a sequence
@@ -68,11 +77,15 @@ struct slot {
   static constexpr std::size_t words = (sizeof(event) + 7) / 8;
   std::uint64_t word[words];
 
+  // Only the words the event uses (its header and its arguments): the rest of the slot keeps an older event's bytes,
+  // which nothing reads. `e` is initialised up to the end of its last used word.
   void store(const event& e) noexcept {
-    std::uint64_t w[words] = {};
-    std::memcpy(w, &e, sizeof e);
-    for (std::size_t i = 0; i < words; ++i)
-      std::atomic_ref<std::uint64_t>(word[i]).store(w[i], std::memory_order_release);
+    const std::size_t used = (offsetof(event, args) + e.args_bytes() + 7) / 8;
+    for (std::size_t i = 0; i < used; ++i) {
+      std::uint64_t w;
+      std::memcpy(&w, reinterpret_cast<const char*>(&e) + i * 8, 8);
+      std::atomic_ref<std::uint64_t>(word[i]).store(w, std::memory_order_release);
+    }
   }
   void load(event& e) noexcept {
     std::uint64_t w[words];
@@ -156,13 +169,21 @@ void on_post(const erased_call& call) {
     return;
   }
   const std::uint64_t n = ring->written.load(std::memory_order_relaxed);
-  event e{};  // built here, then published into its slot
+  event e;  // built here, then published into its slot: only the words it uses are written
   e.function = &call.function();
   e.start = start.ticks;
   e.duration = end >= start.ticks ? end - start.ticks : 0;
   e.threw = static_cast<bool>(call.exception());
   e.migrated = start.thread != this_thread_tag();
-  e.args_size = static_cast<std::uint16_t>(format_timeline_args(call, e.args, args_capacity));
+  e.unused = 0;
+  // Arguments the file can format later are copied raw (no formatting on the call); the others are formatted now.
+  const std::size_t packed = pack_timeline_args(call, e.args, args_capacity);
+  e.packed = packed != not_packed;
+  e.args_size =
+      static_cast<std::uint16_t>(e.packed ? call.args_given() : format_timeline_args(call, e.args, args_capacity));
+  const std::size_t bytes = offsetof(event, args) + e.args_bytes();
+  const std::size_t word_end = std::min(sizeof(event), (bytes + 7) / 8 * 8);
+  std::memset(reinterpret_cast<char*>(&e) + bytes, 0, word_end - bytes);
   ring->events[n % (ring->capacity + 1)].store(e);
   ring->written.store(n + 1, std::memory_order_release);
 }
@@ -236,8 +257,13 @@ void write_id(fd_writer& w, std::uint64_t id) noexcept {
 }
 
 void write_args(fd_writer& w, const event& e) noexcept {
-  w.text(",\"args\":{").text(std::string_view(e.args, e.args_size));
-  if (e.threw) w.text(e.args_size > 0 ? ",\"threw\":true" : "\"threw\":true");
+  char text[args_capacity];
+  const std::string_view args =
+      e.packed ? std::string_view(text,
+                                  format_packed_args(e.function->param_names, e.args_size, e.args, text, args_capacity))
+               : std::string_view(e.args, e.args_size);
+  w.text(",\"args\":{").text(args);
+  if (e.threw) w.text(!args.empty() ? ",\"threw\":true" : "\"threw\":true");
   w.text("}");
 }
 
@@ -313,7 +339,7 @@ void write_events(fd_writer& w, std::int64_t origin_ns, std::uint64_t& async_ids
       event e;
       r->events[i % (r->capacity + 1)].load(e);
       if (r->written.load(std::memory_order_relaxed) > i + r->capacity) continue;  // overwritten while copied
-      if (e.args_size > args_capacity) continue;
+      if (e.args_bytes() > args_capacity) continue;
       separator();
       write_event(w, f, *r, e, own_room && track.complete(*r, i));
     }

@@ -3,7 +3,12 @@
 
 #include "json_text.hpp"
 
+#include "hookscope/detail/format.hpp"
+
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <span>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -50,7 +55,7 @@ struct slot_writer {
 
 struct argument {
   std::string_view name;
-  std::string value;
+  std::string_view value;
   std::size_t name_length = 0;   // of its JSON string body
   std::size_t value_length = 0;  // of its JSON string body, up to the slot's capacity + 1
   std::size_t marker_length = 0;
@@ -60,32 +65,30 @@ struct argument {
 
 // Every argument whole, when they all fit (the common case: one pass, nothing kept); else a size over the capacity.
 // A value is measured before it is written, so that a huge one costs no more than the slot's worth of it.
-std::size_t write_whole(const erased_call& call, slot_writer& w) {
-  for (std::size_t i = 0; i < call.args_given(); ++i) {
+// `value_of(i)`: argument i's text (a string or a view).
+template <class ValueOf>
+std::size_t write_whole(std::span<const std::string_view> names, std::size_t count, ValueOf&& value_of,
+                        slot_writer& w) {
+  for (std::size_t i = 0; i < count; ++i) {
     if (i != 0) w.put(',');
     w.put('"');
-    json_string_body(call.arg_name(i), [&w](char c) { w.put(c); });
+    json_string_body(i < names.size() ? names[i] : std::string_view{}, [&w](char c) { w.put(c); });
     w.text("\":\"");
-    const std::string value = call.format_arg(i);
-    if (w.size + json_body_length(value, w.capacity) + 1 > w.capacity) return w.capacity + 1;
-    json_string_body(value, [&w](char c) { w.put(c); });
+    const auto& value = value_of(i);
+    const std::string_view text(value);
+    if (w.size + json_body_length(text, w.capacity) + 1 > w.capacity) return w.capacity + 1;
+    json_string_body(text, [&w](char c) { w.put(c); });
     w.put('"');
   }
   return w.size;
 }
 
-}  // namespace
-
-std::size_t format_timeline_args(const erased_call& call, char* out, std::size_t capacity) {
-  slot_writer w{out, capacity};
-  if (write_whole(call, w) <= capacity) return w.size;
-
-  const std::size_t count = call.args_given();
-  std::vector<argument> args(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    argument& a = args[i];
-    a.name = call.arg_name(i);
-    a.value = call.format_arg(i);
+// The arguments (names and values set) sharing the slot fairly, written over `w` from its start; `order` is room
+// for one index per argument. Allocates nothing.
+std::size_t write_shared(std::span<argument> args, std::span<std::size_t> order, slot_writer& w) noexcept {
+  const std::size_t count = args.size();
+  const std::size_t capacity = w.capacity;
+  for (argument& a : args) {
     a.name_length = json_body_length(a.name, capacity);
     a.value_length = json_body_length(a.value, capacity);
     a.marker_length = cut_marker.size() + digits(a.value.size()) + 1;
@@ -102,13 +105,13 @@ std::size_t format_timeline_args(const erased_call& call, char* out, std::size_t
 
   // The room left, shared fairly: the shortest extra demands are met whole, the rest split evenly.
   std::size_t room = capacity > used ? capacity - used : 0;
-  std::vector<std::size_t> order(kept);
-  std::iota(order.begin(), order.end(), std::size_t{0});
+  const std::span<std::size_t> kept_order = order.first(kept);
+  std::iota(kept_order.begin(), kept_order.end(), std::size_t{0});
   auto extra = [&](std::size_t i) { return args[i].value_length - args[i].floor; };
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return extra(a) < extra(b); });
+  std::sort(kept_order.begin(), kept_order.end(), [&](std::size_t a, std::size_t b) { return extra(a) < extra(b); });
   for (std::size_t k = 0; k < kept; ++k) {
-    argument& a = args[order[k]];
-    const std::size_t share = std::min(extra(order[k]), room / (kept - k));
+    argument& a = args[kept_order[k]];
+    const std::size_t share = std::min(extra(kept_order[k]), room / (kept - k));
     a.allowance = a.floor + share;
     room -= share;
   }
@@ -137,6 +140,66 @@ std::size_t format_timeline_args(const erased_call& call, char* out, std::size_t
     w.text(more_text);
   }
   return w.size;
+}
+
+// The most arguments a packed event holds (an event's slot of 160 bytes holds 17).
+constexpr std::size_t max_packed_args = 24;
+
+}  // namespace
+
+std::size_t format_timeline_args(const erased_call& call, char* out, std::size_t capacity) {
+  slot_writer w{out, capacity};
+  const std::size_t count = call.args_given();
+  const std::span<const std::string_view> names = call.function().param_names;
+  const auto formatted = [&call](std::size_t i) { return call.format_arg(i); };
+  if (write_whole(names, count, formatted, w) <= capacity) return w.size;
+
+  std::vector<std::string> values(count);
+  std::vector<argument> args(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    values[i] = call.format_arg(i);
+    args[i].name = call.arg_name(i);
+    args[i].value = values[i];
+  }
+  std::vector<std::size_t> order(count);
+  return write_shared(args, order, w);
+}
+
+std::size_t pack_timeline_args(const erased_call& call, char* out, std::size_t capacity) noexcept {
+  const std::size_t count = call.args_given();
+  if (count > max_packed_args || count * packed_arg_size > capacity) return not_packed;
+  const call_ops& ops = call_access::ops(call);
+  const void* const* objects = call_access::args(call);
+  for (std::size_t i = 0; i < count; ++i) {
+    const value_ops& v = *ops.args[i];
+    if (v.text_bits == nullptr) return not_packed;
+    out[i] = static_cast<char>(v.text);
+    const std::uint64_t bits = v.text_bits(objects[i]);
+    std::memcpy(out + count + i * 8, &bits, 8);
+  }
+  return count * packed_arg_size;
+}
+
+std::size_t format_packed_args(std::span<const std::string_view> names, std::size_t count, const char* packed,
+                               char* out, std::size_t capacity) noexcept {
+  if (count > max_packed_args) return 0;
+  char buffers[max_packed_args][text_buffer_size];
+  std::string_view values[max_packed_args];
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t bits;
+    std::memcpy(&bits, packed + count + i * 8, 8);
+    values[i] = text_of(static_cast<text_kind>(packed[i]), bits, buffers[i]);
+  }
+  slot_writer w{out, capacity};
+  const auto value_of = [&values](std::size_t i) { return values[i]; };
+  if (write_whole(names, count, value_of, w) <= capacity) return w.size;
+  argument args[max_packed_args];
+  std::size_t order[max_packed_args];
+  for (std::size_t i = 0; i < count; ++i) {
+    args[i].name = i < names.size() ? names[i] : std::string_view{};
+    args[i].value = values[i];
+  }
+  return write_shared(std::span(args, count), std::span(order, count), w);
 }
 
 }  // namespace detail

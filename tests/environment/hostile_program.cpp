@@ -1,7 +1,7 @@
 // Run by tests/environment/test_hostile.py under HOOKSCOPE_RECORD, HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE: the
 // ways a call can end without its post callback, deep recursion, bytes that are not UTF-8, a tensor that cannot be
 // captured, threads still tracing at exit, chdir(), arguments too long for a timeline event (timeline_args), a
-// function in a namespace (ns_step, for globs with brackets).
+// function in a namespace (ns_step, for globs with brackets), the statistics of threads that end and of a fork.
 // `hostile_program MODE N` runs MODE with N and prints what the test checks against ("calls K": the calls that
 // returned).
 #include "hookscope/callback_errors.hpp"
@@ -328,6 +328,50 @@ int fork_while_threads_call(int children) {
   std::_Exit(0);
 }
 
+// HOOKSCOPE_STATS keeps a histogram per thread (test_stats_threads.py): waves of threads that each make n calls and
+// end, their histograms taken over by the next wave's threads, and n calls of the main thread. Returns every call.
+int stats_threads(int n) {
+  constexpr int waves = 4, threads_per_wave = 3;
+  for (int wave = 0; wave < waves; ++wave) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < threads_per_wave; ++t) {
+      threads.emplace_back([n] {
+        for (int i = 0; i < n; ++i) (void)work(i);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  for (int i = 0; i < n; ++i) (void)work(i);
+  return (waves * threads_per_wave + 1) * n;
+}
+
+// A fork while another thread holds its histogram: the child counts its own 10 calls only, from zero, and writes its
+// table first; the parent counts its 3n (n before the fork on each of
+// its two threads, n after it).
+int stats_fork(int n) {
+  std::atomic<bool> forked{false};
+  std::atomic<int> counted{0};
+  std::thread other([&] {
+    for (int i = 0; i < n; ++i) (void)work(i);
+    counted.store(1);
+    while (!forked.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  for (int i = 0; i < n; ++i) (void)work(i);
+  while (counted.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    for (int i = 0; i < 10; ++i) (void)work(i);  // no thread: not safe after a multi-threaded fork (TSan refuses)
+    std::exit(0);                                // writes the child's table
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  forked.store(true);
+  other.join();
+  for (int i = 0; i < n; ++i) (void)work(i);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 3 * n : -1;
+}
+
 // In rethrow mode, a pre callback refuses depth(n / 2) inside depth(n): the levels above it end by the exception;
 // then depth(n / 2 - 1) recurses to 0 and returns. Calls that returned: n / 2 (levels n / 2 - 1 .. 0).
 int refused_in_recursion(int n) {
@@ -414,6 +458,8 @@ int main(int argc, char** argv) {
   if (mode == "fork_while_threads_call") calls = fork_while_threads_call(n);
   if (mode == "refused_in_recursion") calls = refused_in_recursion(n);
   if (mode == "multibyte_thread_name") calls = multibyte_thread_name();
+  if (mode == "stats_threads") calls = stats_threads(n);
+  if (mode == "stats_fork") calls = stats_fork(n);
   if (calls < 0) {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;

@@ -6,6 +6,7 @@
 #include "hookscope/detail/safe_read.hpp"
 #include "hookscope/detail/type_name.hpp"
 
+#include <bit>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +47,97 @@ std::string format_unreadable(std::uintptr_t address);
 
 template <class T>
 std::string format_value(const T& value);
+
+//=== values copied raw on the call, formatted later ===//
+
+/// How format_value writes a value of a type: from 8 bytes copied on the call (text_bits), at any later time, for
+/// every kind but `formatted` (whose text needs the value itself: strings, streamed values, pointees). A consumer
+/// that formats off the calling thread (HOOKSCOPE_TIMELINE) copies the bits and writes them with text_of.
+enum class text_kind : std::uint8_t {
+  formatted,
+  signed_integer,  // also the character types, which format_value writes as an int
+  unsigned_integer,
+  float32,
+  float64,
+  boolean,
+  address,    // "nullptr" for 0
+  type_name,  // "<T>": the bits are the address of the text (bracketed_type_name)
+};
+
+/// The text format_value gives a value of T that has no value to show: "<T>", with static storage.
+template <class T>
+struct bracketed_type_name {
+  static constexpr std::string_view name = type_name<T>();
+  static constexpr static_text<name.size() + 2> text = [] {
+    static_text<name.size() + 2> t;
+    t.data[0] = '<';
+    for (std::size_t i = 0; i < name.size(); ++i) t.data[i + 1] = name[i];
+    t.data[name.size() + 1] = '>';
+    return t;
+  }();
+  static constexpr std::string_view view = text.view();
+};
+
+/// The kind of T's text: the same ladder as format_value's (tests/format.test.cpp checks the two agree).
+template <class T>
+consteval text_kind find_text_kind() noexcept {
+  if constexpr (std::is_volatile_v<T> && std::is_scalar_v<T>) {
+    return find_text_kind<std::remove_cv_t<T>>();
+  } else if constexpr (std::is_pointer_v<T>) {
+    return pointee_opted_in<T> ? text_kind::formatted : text_kind::address;
+  } else if constexpr (std::is_member_pointer_v<T>) {
+    return text_kind::type_name;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return text_kind::boolean;
+  } else if constexpr (std::is_integral_v<T> && sizeof(T) > 1) {
+    return std::is_signed_v<T> ? text_kind::signed_integer : text_kind::unsigned_integer;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, float>) return text_kind::float32;
+    if constexpr (std::is_same_v<T, double>) return text_kind::float64;
+    return text_kind::formatted;  // long double: wider than the bits
+  } else if constexpr (is_standard_string<T>) {
+    return text_kind::formatted;
+  } else if constexpr (std::is_array_v<T> && std::rank_v<T> == 1 && std::is_same_v<std::remove_extent_t<T>, char>) {
+    return text_kind::formatted;
+  } else if constexpr (std::is_same_v<T, char> || std::is_same_v<T, signed char> || std::is_same_v<T, unsigned char>) {
+    return text_kind::signed_integer;
+  } else if constexpr (streamable<T>) {
+    return text_kind::formatted;
+  } else {
+    return text_kind::type_name;
+  }
+}
+template <class T>
+inline constexpr text_kind text_kind_of = find_text_kind<T>();
+
+/// The 8 bytes text_of needs to write `value` as format_value does (T's kind is not `formatted`).
+template <class T>
+std::uint64_t text_bits(const T& value) noexcept {
+  constexpr text_kind kind = text_kind_of<T>;
+  static_assert(kind != text_kind::formatted, "hookscope: text_bits of a value formatted only from itself");
+  if constexpr (kind == text_kind::signed_integer) {
+    return static_cast<std::uint64_t>(static_cast<long long>(value));
+  } else if constexpr (kind == text_kind::unsigned_integer) {
+    return static_cast<std::uint64_t>(value);
+  } else if constexpr (kind == text_kind::float32) {
+    return std::bit_cast<std::uint32_t>(static_cast<float>(value));
+  } else if constexpr (kind == text_kind::float64) {
+    return std::bit_cast<std::uint64_t>(static_cast<double>(value));
+  } else if constexpr (kind == text_kind::boolean) {
+    return value ? 1 : 0;
+  } else if constexpr (kind == text_kind::address) {
+    return reinterpret_cast<std::uintptr_t>(value);
+  } else {
+    return reinterpret_cast<std::uintptr_t>(&bracketed_type_name<std::remove_cv_t<T>>::view);
+  }
+}
+
+/// Room for the text of any kind but `type_name` (whose text is its own).
+inline constexpr std::size_t text_buffer_size = 32;
+
+/// The text format_value gives the value whose bits are `bits` (text_bits) and whose kind is `kind` (not
+/// `formatted`): written into `buffer`, or the type name's own storage. Allocates nothing; async-signal-safe.
+std::string_view text_of(text_kind kind, std::uint64_t bits, char (&buffer)[text_buffer_size]) noexcept;
 
 /// The pointee of the raw pointer `p` (not null, to a complete object type), read without faulting as capture reads
 /// it (capture_pointer_rules.hpp): a char pointer's C string; a trivially copyable pointee copied first, another

@@ -34,9 +34,19 @@ value capture_one(const void* object, const void* options) {
 }
 
 template <class T>
+std::uint64_t text_bits_one(const void* object) noexcept {
+  return detail::text_bits(*static_cast<const T*>(object));
+}
+
+template <class T>
 constexpr value_ops make_value_ops() noexcept {
+  constexpr text_kind kind = text_kind_of<T>;
   // Every type captures (opaque leaves where not structural); some also encode (record_encoding.hpp).
-  return {&format_one<T>, &capture_one<T>, encoder_of<T>()};
+  if constexpr (kind == text_kind::formatted) {
+    return {&format_one<T>, &capture_one<T>, kind, nullptr, encoder_of<T>()};
+  } else {
+    return {&format_one<T>, &capture_one<T>, kind, &text_bits_one<T>, encoder_of<T>()};
+  }
 }
 
 /// The tables of the types most parameters have (the arithmetic types, strings, tensor_spec), compiled once in the
@@ -128,7 +138,8 @@ value capture_read_pointee(const void* object, const void* options) {
   return ::hookscope::capture_value(*static_cast<const T*>(object), read);
 }
 template <class T>
-inline constexpr value_ops pointee_value_ops{&format_read_pointee<T>, &capture_read_pointee<T>, nullptr};
+inline constexpr value_ops pointee_value_ops{&format_read_pointee<T>, &capture_read_pointee<T>, text_kind::formatted,
+                                             nullptr, nullptr};
 
 /// Whether a `*name` parameter of type T is captured structurally: a C string always, another pointee as its type.
 template <class T>

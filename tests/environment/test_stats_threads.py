@@ -1,0 +1,53 @@
+"""HOOKSCOPE_STATS counts each thread's calls in a histogram of its own (src/environment/stats.cpp): the table sums
+them. tests/environment/hostile_program.cpp `stats_threads` runs waves of threads that each make their calls and end
+(the next wave takes their histograms over, counts and all), `stats_fork` forks while another thread holds its
+histogram. Every call is counted once, in the process that made it; a forked child starts from zero."""
+import re
+
+import pytest
+
+from support import Checks, run
+
+STATS = "hookscope: stats: "
+
+
+@pytest.fixture
+def enabled(hooks_enabled):
+    if not hooks_enabled:
+        pytest.skip("-Dhooks=false compiles the observables out: no statistics (test_stats_timeline.py checks that)")
+
+
+def tables(lines):
+    """Every table in the log, in order: [{function: calls}]."""
+    found = []
+    for line in lines:
+        if not line.startswith(STATS):
+            continue
+        row = line[len(STATS):].split()
+        if row[0] == "function":
+            found.append({})
+        else:
+            found[-1][row[0]] = int(row[1])
+    return found
+
+
+def calls_printed(stdout):
+    match = re.search(r"^calls (\d+)$", stdout, re.MULTILINE)
+    return int(match.group(1)) if match else None
+
+
+@pytest.mark.parametrize("n", [1, 1000])
+def test_stats_of_threads_that_end(hostile_program, enabled, n):
+    done = run([hostile_program, "stats_threads", n], {"HOOKSCOPE_STATS": "work"}, timeout=120)
+    with Checks() as check:
+        check.expect("stats of threads that end: exit 0", done.returncode, 0)
+        check.expect("stats of threads that end: one table, every call of every thread counted once",
+                     tables(done.stderr.splitlines()), [{"work": calls_printed(done.stdout)}])
+
+
+def test_stats_fork(hostile_program, enabled):
+    done = run([hostile_program, "stats_fork", 500], {"HOOKSCOPE_STATS": "work"}, timeout=120)
+    with Checks() as check:
+        check.expect("stats and fork: exit 0", done.returncode, 0)
+        check.expect("stats and fork: the child's table (its 10 calls, from zero), then the parent's (its own)",
+                     tables(done.stderr.splitlines()), [{"work": 10}, {"work": calls_printed(done.stdout)}])
