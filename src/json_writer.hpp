@@ -78,7 +78,13 @@ class fixed_text {
   }
   void append(const char* first, const char* last) noexcept {
     const auto n = static_cast<std::size_t>(last - first);
-    if (size_ + n <= capacity_ && n != 0) std::memcpy(data_ + size_, first, n);  // async-signal-safe
+    if (size_ + n <= capacity_) {
+      if (n <= 16) {  // most pieces of a line: a short copy without a call
+        for (std::size_t i = 0; i < n; ++i) data_[size_ + i] = first[i];
+      } else {
+        std::memcpy(data_ + size_, first, n);  // async-signal-safe
+      }
+    }
     size_ += n;
   }
   fixed_text& operator+=(std::string_view s) noexcept {

@@ -192,7 +192,9 @@ def medians(data, basis):
         if run.get("error_occurred"):
             errors[name] = run.get("error_message", "error")
             continue
-        ns = run[f"{basis}_time"] * NS_PER_UNIT[run.get("time_unit", "ns")]
+        # A row timed by hand (UseManualTime) reports its own measure as its real time.
+        time_of = "real" if "manual_time" in name else basis
+        ns = run[f"{time_of}_time"] * NS_PER_UNIT[run.get("time_unit", "ns")]
         if run.get("run_type") == "aggregate":
             if run.get("aggregate_name") == "median":
                 aggregated[name] = ns
@@ -376,10 +378,37 @@ def recorder_targets(times):
     return results
 
 
-# bench/environment.bench.cpp: each environment feature per traced call, over the plain call.
-ENVIRONMENT_BASELINE = "environment_plain_call"
-ENVIRONMENT_TARGETS = (("HOOKSCOPE_STATS per traced call, over the plain call", "environment_stats", 60),
-                       ("HOOKSCOPE_TIMELINE per traced call, over the plain call", "environment_timeline", 150))
+# bench/environment.bench.cpp: each environment feature per traced call on the calling thread, over the plain call of
+# the same function; HOOKSCOPE_RECORD also per record for the whole process (writer thread and exit included: rows
+# timed by hand, `manual_time`, absolute).
+ENVIRONMENT_BASELINE = "environment_plain_one/threads:1"
+PLAIN_FORWARD = "environment_plain_forward/threads:{}"
+PLAIN_ONE = "environment_plain_one/threads:{}"
+ENVIRONMENT_TARGETS = tuple(
+    (f"{label}, {threads} thread{'s' if threads > 1 else ''}, over the plain call", row.format(threads), limit,
+     base.format(threads))
+    for threads in (1, 2)
+    for label, row, limit, base in (
+        ("HOOKSCOPE_RECORD on the calling thread, forward (4 tensors + int)", "environment_record_forward/threads:{}",
+         100, PLAIN_FORWARD),
+        ("HOOKSCOPE_RECORD on the calling thread, one int", "environment_record_one/threads:{}", 100, PLAIN_ONE),
+        ("HOOKSCOPE_STATS, one int", "environment_stats_one/threads:{}", 20, PLAIN_ONE),
+        ("HOOKSCOPE_STATS, forward", "environment_stats_forward/threads:{}", 20, PLAIN_FORWARD),
+        ("HOOKSCOPE_TIMELINE, one int", "environment_timeline_one/threads:{}", 50, PLAIN_ONE),
+        ("HOOKSCOPE_TIMELINE, forward", "environment_timeline_forward/threads:{}", 50, PLAIN_FORWARD)))
+ENVIRONMENT_PROCESS_TARGETS = tuple(
+    (f"HOOKSCOPE_RECORD, whole process per record, {function}, {threads} thread{'s' if threads > 1 else ''}",
+     f"environment_record_process_{function}/{threads}/iterations:1/manual_time", 250)
+    for function in ("forward", "one") for threads in (1, 2))
+
+
+def environment_targets(times):
+    results = [at_most(times, label, name, limit, base) for label, name, limit, base in ENVIRONMENT_TARGETS]
+    for label, name, limit in ENVIRONMENT_PROCESS_TARGETS:
+        ns = times.get(name)
+        results.append((None, f"{label} ≤ {limit} ns: not measured ({name} missing)") if ns is None else
+                       (ns <= limit, f"{label} ≤ {limit} ns: {ns:.0f} ns"))
+    return results
 
 
 def is_environment_run(order):
@@ -504,9 +533,7 @@ def report(data, args):
         return results
 
     # Families compared to a plain call of their own: (is this run one, its baseline, its targets when enabled).
-    families = ((is_environment_run, ENVIRONMENT_BASELINE,
-                 lambda: [at_most(times, label, name, limit, ENVIRONMENT_BASELINE)
-                          for label, name, limit in ENVIRONMENT_TARGETS]),
+    families = ((is_environment_run, ENVIRONMENT_BASELINE, lambda: environment_targets(times)),
                 (is_probes_run, PROBES_BASELINE, lambda: probes_targets(times)),
                 (is_recorder_run, RECORDER_BASELINE, lambda: recorder_targets(times)))
     for is_run, baseline, family_targets in families:

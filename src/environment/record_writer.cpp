@@ -63,15 +63,20 @@ void append_drop_note(Out& out, const recorded_function& f, std::uint64_t count,
   out += "\"}}";
 }
 
-// The notes of the calls dropped since the last ones, one per function.
+// The notes of the calls dropped since the last ones, one per function, at most one a second per function but at
+// exit (`all`): a long run that keeps dropping adds a line a second, not one per round.
+constexpr std::int64_t note_interval_ns = 1'000'000'000;
+
 template <class Write>
-void note_drops(Write write) {
+void note_drops(Write write, bool all) {
   if (record_feature == nullptr) return;
+  const std::int64_t now = monotonic_ns();
   for (const auto& f : record_feature->functions) {
     const std::uint64_t dropped = f->dropped.load(std::memory_order_relaxed);
-    if (dropped == f->dropped_noted) continue;
+    if (dropped == f->dropped_noted || (!all && now - f->dropped_noted_ns < note_interval_ns)) continue;
     write(*f, dropped - f->dropped_noted);
     f->dropped_noted = dropped;
+    f->dropped_noted_ns = now;
   }
 }
 
@@ -146,7 +151,7 @@ class line_batch {
   char lines_[capacity];
 };
 
-void drain_locked() noexcept {
+void drain_locked(bool all_notes) noexcept {
   const double ns_per_tick = tick_clock::ns_per_tick();
   // Never destroyed (calls made by static destructors are written after it would be); its capacity is kept: no
   // allocation per line once the lines' size is reached.
@@ -164,9 +169,11 @@ void drain_locked() noexcept {
       []() noexcept { return sealed.load(std::memory_order_relaxed); });
   try {
     const std::lock_guard lock(record_feature->mutex);
-    note_drops([](recorded_function& f, std::uint64_t count) {
-      batch.add(*f.file, [&](auto& out) { append_drop_note(out, f, count, "buffer_full"); });
-    });
+    note_drops(
+        [](recorded_function& f, std::uint64_t count) {
+          batch.add(*f.file, [&](auto& out) { append_drop_note(out, f, count, "buffer_full"); });
+        },
+        all_notes);
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_RECORD: a note of dropped calls is not written (out of memory)");
   }
@@ -175,6 +182,11 @@ void drain_locked() noexcept {
 
 void drain_and_flush() noexcept {
   drain_buffers();
+  record_file::flush_all();
+}
+
+void drain_and_flush_at_exit() noexcept {
+  drain_buffers(true);
   record_file::flush_all();
 }
 
@@ -261,6 +273,7 @@ void fork_release(bool in_child) noexcept {
       f->signature_written.store(false, std::memory_order_relaxed);
       f->dropped.store(0, std::memory_order_relaxed);
       f->dropped_noted = 0;
+      f->dropped_noted_ns = 0;
     }
     f->pairing.unlock_after_fork(in_child);
   }
@@ -270,12 +283,12 @@ void fork_release(bool in_child) noexcept {
 
 }  // namespace
 
-void drain_buffers() noexcept {
+void drain_buffers(bool all_notes) noexcept {
   if (writing_here) return;  // a call made while this thread writes (a signal handler's): written next time
   const std::lock_guard lock(writer_mutex);
   writing_here = true;
   writer_busy.store(this_thread_id());
-  if (!sealed.load()) drain_locked();
+  if (!sealed.load()) drain_locked(all_notes || exiting());
   writer_busy.store(0);
   writing_here = false;
 }
@@ -288,7 +301,7 @@ void install_record_writer() noexcept {
   void* room =
       ::mmap(nullptr, signal_line_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   signal_line = room == MAP_FAILED ? nullptr : static_cast<char*>(room);
-  add_exit_action({&drain_and_flush, &write_from_signal_handler});
+  add_exit_action({&drain_and_flush_at_exit, &write_from_signal_handler});
   add_periodic_flush(&drain_and_flush);
   add_fork_handlers(
       &fork_prepare, []() noexcept { fork_release(false); }, []() noexcept { fork_release(true); });

@@ -56,6 +56,7 @@ struct recorded_function {
   std::atomic<bool> reported_refused{false};
   std::atomic<std::uint64_t> dropped{0};  // calls dropped for a full buffer (full=drop)
   std::uint64_t dropped_noted = 0;        // of which the file has a note (the writer's, under its lock)
+  std::int64_t dropped_noted_ns = 0;      // when the last note was written (CLOCK_MONOTONIC)
 };
 
 /// The feature's state, made once by install_record and never destroyed.
@@ -80,7 +81,8 @@ void refuse_call(recorded_function& f, const std::exception& e) noexcept;
 /// Formats every thread's finished calls into their files (the writer's lock held meanwhile), then writes the drop
 /// notes. Called by the background thread, at exit, and by a recording thread whose buffer is full under
 /// full=wait when no background thread runs (a forked child, the exit).
-void drain_buffers() noexcept;
+/// `all_notes`: every pending drop note now (else at most one a second per function).
+void drain_buffers(bool all_notes = false) noexcept;
 /// Whether the calling thread is the one formatting (a call it makes meanwhile takes the value tree).
 bool draining_on_this_thread() noexcept;
 /// Whether a fatal signal's handler took the files over: nothing more is committed.
