@@ -72,11 +72,11 @@ struct json_replacing_writer {
 class fixed_text {
  public:
   fixed_text(char* data, std::size_t capacity) noexcept : data_(data), capacity_(capacity) {}
-  void push_back(char c) noexcept {
+  [[gnu::always_inline]] void push_back(char c) noexcept {
     if (size_ < capacity_) data_[size_] = c;
     ++size_;
   }
-  void append(const char* first, const char* last) noexcept {
+  [[gnu::always_inline]] void append(const char* first, const char* last) noexcept {
     const auto n = static_cast<std::size_t>(last - first);
     if (size_ + n <= capacity_) {
       if (n <= 16) {  // most pieces of a line: a short copy without a call
@@ -87,7 +87,7 @@ class fixed_text {
     }
     size_ += n;
   }
-  fixed_text& operator+=(std::string_view s) noexcept {
+  [[gnu::always_inline]] fixed_text& operator+=(std::string_view s) noexcept {
     append(s.data(), s.data() + s.size());
     return *this;
   }

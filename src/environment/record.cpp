@@ -232,6 +232,7 @@ bool begin_in_binary(recorded_function& f, const erased_call& call) {
   if (ops.result != nullptr && ops.result->encode == nullptr) return false;
   record_thread* t = usable_buffers();
   if (t == nullptr) return false;
+  keep_flushing();  // the writer's thread (a load once it runs; never under a lock, see record_file::append_lines)
   t->busy = true;
   drop_left_calls(*t);
   std::size_t room = 0;

@@ -127,14 +127,13 @@ void record_file::append(std::string_view line) {
   keep_flushing();
 }
 
+// The writer's batches: the writer holds its own lock here, so this never starts the background thread (that takes the
+// lifecycle lock, which fork handlers take before the writer's); the recording threads start it (record.cpp).
 void record_file::append_lines(std::string_view lines) {
-  {
-    const std::lock_guard lock(mutex_);
-    const busy_scope busy(busy_);
-    if (failed_ || !busy) return;
-    append_lines_locked(lines);
-  }
-  keep_flushing();
+  const std::lock_guard lock(mutex_);
+  const busy_scope busy(busy_);
+  if (failed_ || !busy) return;
+  append_lines_locked(lines);
 }
 
 void record_file::append_lines_locked(std::string_view lines) {

@@ -92,10 +92,10 @@ void append_encoded_value(Out& out, const std::byte*& at) {
     case encoded_tag::tensor: {
       const auto type = static_cast<dtype>(take<std::uint8_t>(at));
       const std::size_t rank = take<std::uint8_t>(at);
-      std::array<std::int64_t, max_encoded_rank> shape{};
-      std::memcpy(shape.data(), at, 8 * rank);
+      std::int64_t shape[max_encoded_rank];  // not zeroed: only its first `rank` are written and read
+      std::memcpy(shape, at, 8 * rank);
       at += 8 * rank;
-      append_json_tensor(out, std::span<const std::int64_t>(shape.data(), rank), type);
+      append_json_tensor(out, std::span<const std::int64_t>(shape, rank), type);
       return;
     }
   }
