@@ -7,6 +7,8 @@
 #include "hookscope/callback_errors.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/tensor.hpp"
+
+#include "../leak_check_in_forked_children.hpp"
 #include "hookscope/value_errors.hpp"
 
 #include <pthread.h>

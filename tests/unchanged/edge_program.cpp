@@ -25,6 +25,8 @@
 
 #include "../fiber.hpp"
 
+#include "../leak_check_in_forked_children.hpp"
+
 // ---- methods ----
 namespace shapes {
 
