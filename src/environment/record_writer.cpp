@@ -230,14 +230,13 @@ void write_from_signal_handler() noexcept {
   // The function list grows under its mutex: the notes are written only when no thread holds it (a try_lock: an
   // atomic exchange, nothing that can block in a signal handler).
   if (!record_feature->mutex.try_lock()) return;
-  for (const auto& f : record_feature->functions) {
-    const std::uint64_t dropped = f->dropped.load(std::memory_order_relaxed);
-    if (dropped == f->dropped_noted) continue;
-    text.clear();
-    append_drop_note(text, *f, dropped - f->dropped_noted, "buffer_full");
-    f->dropped_noted = dropped;
-    write_line_from_signal_handler(*f, text);
-  }
+  note_drops(
+      [&](recorded_function& f, std::uint64_t count) {
+        text.clear();
+        append_drop_note(text, f, count, "buffer_full");
+        write_line_from_signal_handler(f, text);
+      },
+      true);
   record_feature->mutex.unlock();
 }
 
