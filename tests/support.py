@@ -92,3 +92,20 @@ class Checks:
         if kind is not None and self.failures:  # an exception in the middle: report what failed before it as well
             print("expectations that failed before the exception:\n\n" + "\n\n".join(self.failures))
         return False
+
+
+STATS = "hookscope: stats: "
+
+
+def stats_tables(lines):
+    """[{function: calls}] for each table in the log lines (a forked child prints its own)."""
+    tables = []
+    for line in lines:
+        if not line.startswith(STATS):
+            continue
+        row = line[len(STATS):].split()
+        if row[0] == "function":
+            tables.append({})
+        else:
+            tables[-1][row[0]] = int(row[1])
+    return tables

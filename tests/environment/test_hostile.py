@@ -15,9 +15,8 @@ import subprocess
 
 import pytest
 
-from support import Checks, expect, run
+from support import Checks, expect, run, stats_tables
 
-STATS = "hookscope: stats: "
 
 
 @pytest.fixture
@@ -75,20 +74,6 @@ def library_reads(hookscope_shapes, path, function):
     done = subprocess.run([hookscope_shapes, "summarize", str(path), "--function", function],
                           capture_output=True, text=True, timeout=60)
     return done.returncode, done.stderr
-
-
-def stats_tables(lines):
-    """[{function: calls}] for each table in the log lines (a forked child prints its own)."""
-    tables = []
-    for line in lines:
-        if not line.startswith(STATS):
-            continue
-        row = line[len(STATS):].split()
-        if row[0] == "function":
-            tables.append({})
-        else:
-            tables[-1][row[0]] = int(row[1])
-    return tables
 
 
 def events(trace, name=None):

@@ -6,29 +6,14 @@ import re
 
 import pytest
 
-from support import Checks, run
+from support import Checks, run, stats_tables
 
-STATS = "hookscope: stats: "
 
 
 @pytest.fixture
 def enabled(hooks_enabled):
     if not hooks_enabled:
         pytest.skip("-Dhooks=false compiles the observables out: no statistics (test_stats_timeline.py checks that)")
-
-
-def tables(lines):
-    """Every table in the log, in order: [{function: calls}]."""
-    found = []
-    for line in lines:
-        if not line.startswith(STATS):
-            continue
-        row = line[len(STATS):].split()
-        if row[0] == "function":
-            found.append({})
-        else:
-            found[-1][row[0]] = int(row[1])
-    return found
 
 
 def calls_printed(stdout):
@@ -42,7 +27,7 @@ def test_stats_of_threads_that_end(hostile_program, enabled, n):
     with Checks() as check:
         check.expect("stats of threads that end: exit 0", done.returncode, 0)
         check.expect("stats of threads that end: one table, every call of every thread counted once",
-                     tables(done.stderr.splitlines()), [{"work": calls_printed(done.stdout)}])
+                     stats_tables(done.stderr.splitlines()), [{"work": calls_printed(done.stdout)}])
 
 
 def test_stats_fork(hostile_program, enabled):
@@ -50,4 +35,4 @@ def test_stats_fork(hostile_program, enabled):
     with Checks() as check:
         check.expect("stats and fork: exit 0", done.returncode, 0)
         check.expect("stats and fork: the child's table (its 10 calls, from zero), then the parent's (its own)",
-                     tables(done.stderr.splitlines()), [{"work": 10}, {"work": calls_printed(done.stdout)}])
+                     stats_tables(done.stderr.splitlines()), [{"work": 10}, {"work": calls_printed(done.stdout)}])
