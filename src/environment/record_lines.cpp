@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <span>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -101,6 +102,44 @@ void append_encoded_value(Out& out, const std::byte*& at) {
   }
 }
 
+// Only tensors and strings are remembered: a number's digits cost less than comparing and keeping them.
+std::size_t remembered_bytes(const std::byte* at) noexcept {
+  switch (static_cast<encoded_tag>(at[0])) {
+    case encoded_tag::tensor: return 3 + 8 * std::size_t{std::to_integer<std::uint8_t>(at[2])};
+    case encoded_tag::text: {
+      std::uint32_t size = 0;
+      std::memcpy(&size, at + 1, sizeof size);
+      return 5 + std::size_t{size};
+    }
+    default: return 0;
+  }
+}
+
+bool whole(const std::string&) noexcept { return true; }
+bool whole(const fixed_text& out) noexcept { return !out.overflowed(); }
+
+// append_encoded_value, or the remembered text of the same binary form; then remembers this one.
+template <class Out>
+void append_remembered_value(Out& out, const std::byte*& at, line_memo::remembered* slot) {
+  const std::size_t n = slot == nullptr ? 0 : remembered_bytes(at);
+  if (n == 0) return append_encoded_value(out, at);
+  const std::string_view encoded(reinterpret_cast<const char*>(at), n);
+  if (encoded == slot->encoded) {
+    out += slot->text;
+    at += n;
+    return;
+  }
+  const std::size_t start = out.size();
+  append_encoded_value(out, at);
+  if (!whole(out)) return;
+  try {
+    slot->encoded.assign(encoded);
+    slot->text.assign(out.data() + start, out.size() - start);
+  } catch (const std::bad_alloc&) {
+    slot->encoded.clear();  // nothing remembered; the line itself is whole
+  }
+}
+
 }  // namespace
 
 value_fields decoded_args(const std::byte* args, std::uint32_t given, const function_info& function) {
@@ -113,7 +152,7 @@ value_fields decoded_args(const std::byte* args, std::uint32_t given, const func
 
 template <class Out>
 void append_record_line(Out& out, const line_parts& parts, bool sign, const record_message& message,
-                        double ns_per_tick) {
+                        double ns_per_tick, line_memo* memo) {
   out += parts.prefix;
   if (sign) out += parts.signature;
   out += ",\"args\":[],\"kwargs\":[";
@@ -121,14 +160,14 @@ void append_record_line(Out& out, const line_parts& parts, bool sign, const reco
   for (std::uint32_t i = 0; i < message.given; ++i) {
     if (i != 0) out.push_back(',');
     out += parts.keys[i];
-    append_encoded_value(out, at);
+    append_remembered_value(out, at, memo == nullptr ? nullptr : memo->slot(i));
     out.push_back(']');
   }
   out.push_back(']');
   if (message.has_result) {
     out += ",\"result\":";
     at = message.result();
-    append_encoded_value(out, at);
+    append_remembered_value(out, at, memo == nullptr ? nullptr : memo->slot(parts.keys.size()));
   }
   if (message.threw) out += ",\"threw\":true";
   out += ",\"latency_ns\":";
@@ -137,8 +176,8 @@ void append_record_line(Out& out, const line_parts& parts, bool sign, const reco
   out.push_back('}');
 }
 
-template void append_record_line(std::string&, const line_parts&, bool, const record_message&, double);
-template void append_record_line(fixed_text&, const line_parts&, bool, const record_message&, double);
+template void append_record_line(std::string&, const line_parts&, bool, const record_message&, double, line_memo*);
+template void append_record_line(fixed_text&, const line_parts&, bool, const record_message&, double, line_memo*);
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE

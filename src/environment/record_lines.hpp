@@ -26,11 +26,29 @@ struct line_parts {
   std::vector<std::string> keys;  // ["<name>",  for each parameter
 };
 
+/// The text of the last tensor or string each parameter (and the result) of one function held, kept by the writer.
+/// A function's calls repeat their shapes (a decoder's cache, its mask, its logits): a repeated value costs a
+/// comparison of its binary form and a copy of its text, not its digits and escapes again.
+class line_memo {
+ public:
+  struct remembered {
+    std::string encoded;  // the value's binary form
+    std::string text;     // and its JSON
+  };
+  /// The slot of parameter `index` (the result's is the function's parameter count); null when there is none.
+  remembered* slot(std::size_t index) noexcept { return index < slots_.size() ? &slots_[index] : nullptr; }
+  explicit line_memo(std::size_t parameters) : slots_(parameters + 1) {}
+
+ private:
+  std::vector<remembered> slots_;
+};
+
 /// Appends the line of `message` (no newline); `sign`: with the function's signature. `ns_per_tick` converts its
-/// latency. Out: std::string, or fixed_text in a signal handler (json_writer.hpp).
+/// latency. Out: std::string, or fixed_text in a signal handler (json_writer.hpp). `memo`: the writer's texts of the
+/// function's last values (used and updated; null in a signal handler, which allocates nothing).
 template <class Out>
 void append_record_line(Out& out, const line_parts& parts, bool sign, const record_message& message,
-                        double ns_per_tick);
+                        double ns_per_tick, line_memo* memo);
 
 /// The arguments of a call in binary form as the value tree holds them (the fields capture_args gives): for a call
 /// finished on the value tree's path after all (its result has no binary form, or no buffer could take it).

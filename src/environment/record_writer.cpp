@@ -161,7 +161,7 @@ void drain_locked(bool all_notes) noexcept {
         auto& f = *static_cast<recorded_function*>(const_cast<void*>(m.function));
         try {
           const bool sign = take_signature(f);
-          batch.add(*f.file, [&](auto& out) { append_record_line(out, f.parts, sign, m, ns_per_tick); });
+          batch.add(*f.file, [&](auto& out) { append_record_line(out, f.parts, sign, m, ns_per_tick, &f.memo); });
         } catch (...) {
           log_line("hookscope: HOOKSCOPE_RECORD: a call is not recorded (out of memory)");
         }
@@ -223,7 +223,7 @@ void write_from_signal_handler() noexcept {
         auto& f = *static_cast<recorded_function*>(const_cast<void*>(m.function));
         text.clear();
         const bool sign = !f.signature_written.exchange(true);
-        append_record_line(text, f.parts, sign, m, ns_per_tick);
+        append_record_line(text, f.parts, sign, m, ns_per_tick, nullptr);
         write_line_from_signal_handler(f, text);
       },
       []() noexcept { return false; });

@@ -42,12 +42,13 @@ struct record_target {
 // What one recorded function's callbacks share; never destroyed (calls may come from static destructors).
 struct recorded_function {
   recorded_function(const function_info& f, const record_target& t, record_file& out)
-      : info(&f), target(&t), file(&out), pairing(f), parts(f), sampled(t.sampled()) {}
+      : info(&f), target(&t), file(&out), pairing(f), parts(f), memo(f.param_names.size()), sampled(t.sampled()) {}
   const function_info* info;
   const record_target* target;
   record_file* file;
   call_pairing pairing;  // the calls that take the value tree
   line_parts parts;      // the lines of the calls copied in binary form
+  line_memo memo;        // the writer's (under its lock)
   bool sampled;          // every or max_calls set: take_call decides
   std::atomic<std::uint64_t> calls_seen{0};
   std::atomic<std::uint64_t> calls_taken{0};

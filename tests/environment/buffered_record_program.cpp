@@ -83,13 +83,19 @@ void print_lines(const hookscope::call_recorder& recorder) {
 
 int same_text(unsigned seed, int n) {
   std::mt19937_64 rng(seed);
+  // Half the strings and tensors are one of the last few: the writer remembers each parameter's last text
+  // (line_memo), which must follow every change, back to an earlier value too.
+  std::vector<std::string> recent_texts(3);
   auto text = [&] {
+    if (rng() % 2 == 0) return recent_texts[rng() % recent_texts.size()];
     // Mostly short; some past the binary form's 4096 bytes (the value tree's path), bytes of every value.
     const std::size_t size = rng() % 8 == 0 ? 4000 + rng() % 200 : rng() % 12;
     std::string s(size, '\0');
     for (char& ch : s) ch = static_cast<char>(rng() % 3 == 0 ? 0xc3 : rng() % 256);
+    recent_texts[rng() % recent_texts.size()] = s;
     return s;
   };
+  std::vector<tensor_spec> recent_tensors(3);
   const double specials[] = {HUGE_VAL, -HUGE_VAL, std::nan(""), 0.0, -0.0, 5e-324, 1.7976931348623157e308, 0.1};
   const hookscope::call_recorder encodable_calls(encodable, {.store_n_calls = hookscope::unlimited, .global = true});
   const hookscope::call_recorder echo_calls(echo, {.store_n_calls = hookscope::unlimited, .global = true});
@@ -99,7 +105,12 @@ int same_text(unsigned seed, int n) {
                                : std::ldexp(static_cast<double>(rng()), -static_cast<int>(rng() % 200));
     std::vector<std::int64_t> shape(rng() % 6);
     for (auto& dim : shape) dim = static_cast<std::int64_t>(rng() % 3 == 0 ? rng() >> 1 : rng() % 9);
-    const tensor_spec t{shape, static_cast<dtype>(rng() % 10)};
+    tensor_spec t{shape, static_cast<dtype>(rng() % 10)};
+    if (rng() % 2 == 0) {
+      t = recent_tensors[rng() % recent_tensors.size()];
+    } else {
+      recent_tensors[rng() % recent_tensors.size()] = t;
+    }
     const std::string s = text(), v = text();
     try {
       (void)encodable(s, v, d, static_cast<float>(d), static_cast<long long>(rng()), rng(), rng() % 2 == 0,
