@@ -1,4 +1,5 @@
-// bench/observer.bench.cpp — what firing an observer costs, beside a plain call, libsigc++ and Boost.Signals2.
+// bench/observer.bench.cpp — what firing an observer costs, beside a plain call, libsigc++, Boost.Signals2 and, when
+// configured with -Dentt_include=DIR (tools/bench.sh --entt), EnTT's sigh.
 //
 // Every benchmark makes the same [[gnu::noinline]] call as `plain_call` and then fires its signal, so its
 // time minus plain_call's is the cost of the emission alone. Every callback, in every library, is the same
@@ -24,6 +25,9 @@
 #endif
 #ifdef HOOKSCOPE_BENCH_HAVE_SIGNALS2
 #include <boost/signals2/signal.hpp>
+#endif
+#ifdef HOOKSCOPE_BENCH_HAVE_ENTT
+#include <entt/signal/sigh.hpp>
 #endif
 
 namespace {
@@ -202,6 +206,26 @@ void delegate_one_callback(benchmark::State& state) {
   run(state, 1, [&](int a, int b) { signal.publish(a, b); });
 }
 
+//=== EnTT's sigh itself (the real library, in this binary) ===//
+
+#ifdef HOOKSCOPE_BENCH_HAVE_ENTT
+const add_to_sink entt_callbacks[eight]{};  // EnTT connects one (function, instance) pair once: eight instances
+
+void entt_sigh_one_callback(benchmark::State& state) {
+  entt::sigh<void(int, int)> signal;
+  entt::sink sink{signal};
+  sink.connect<&add_to_sink::operator()>(entt_callbacks[0]);
+  run(state, 1, [&](int a, int b) { signal.publish(a, b); });
+}
+
+void entt_sigh_8_callbacks(benchmark::State& state) {
+  entt::sigh<void(int, int)> signal;
+  entt::sink sink{signal};
+  for (const add_to_sink& callback : entt_callbacks) sink.connect<&add_to_sink::operator()>(callback);
+  run(state, eight, [&](int a, int b) { signal.publish(a, b); });
+}
+#endif
+
 //=== churn: add + remove one callback ===//
 
 // Times one registration and its removal, beside the plain call (no emission).
@@ -249,6 +273,17 @@ void delegate_churn(benchmark::State& state) {
     signal.disconnect(&the_callback);
   });
 }
+
+#ifdef HOOKSCOPE_BENCH_HAVE_ENTT
+void entt_sigh_churn(benchmark::State& state) {
+  entt::sigh<void(int, int)> signal;
+  entt::sink sink{signal};
+  run_churn(state, [&] {
+    entt::connection c = sink.connect<&add_to_sink::operator()>(entt_callbacks[0]);
+    c.release();
+  });
+}
+#endif
 
 #ifdef HOOKSCOPE_BENCH_HAVE_SIGC
 void sigc_churn(benchmark::State& state) {
@@ -381,6 +416,9 @@ BENCHMARK(signals2_one_slot);
 #endif
 
 BENCHMARK(delegate_one_callback);
+#ifdef HOOKSCOPE_BENCH_HAVE_ENTT
+BENCHMARK(entt_sigh_one_callback);
+#endif
 
 BENCHMARK(observer_8_callbacks);
 #ifdef HOOKSCOPE_BENCH_HAVE_SIGC
@@ -389,11 +427,17 @@ BENCHMARK(sigc_8_slots);
 #ifdef HOOKSCOPE_BENCH_HAVE_SIGNALS2
 BENCHMARK(signals2_8_slots);
 #endif
+#ifdef HOOKSCOPE_BENCH_HAVE_ENTT
+BENCHMARK(entt_sigh_8_callbacks);
+#endif
 
 BENCHMARK(churn_plain_call);
 BENCHMARK(observer_churn_context_callback);
 BENCHMARK(observer_churn_after_300_threads);
 BENCHMARK(delegate_churn);
+#ifdef HOOKSCOPE_BENCH_HAVE_ENTT
+BENCHMARK(entt_sigh_churn);
+#endif
 #ifdef HOOKSCOPE_BENCH_HAVE_SIGC
 BENCHMARK(sigc_churn);
 #endif

@@ -398,9 +398,9 @@ void record_if_matching(const function_info& info) noexcept {
       recorded_function* f = nullptr;
       {
         const std::lock_guard lock(record_feature->mutex);
-        f = record_feature->functions
-                .emplace_back(std::make_unique<recorded_function>(info, target, record_file::open(target.path)))
-                .get();
+        record_file& file = record_file::open(target.path);
+        if (target.full == full_policy::drop) file.wait_at_most_for_readers();
+        f = record_feature->functions.emplace_back(std::make_unique<recorded_function>(info, target, file)).get();
       }
       (void)info.pre().add_global([f](const erased_call& call) { record_pre(*f, call); }).release();
       (void)info.post().add_global([f](const erased_call& call) { record_post(*f, call); }).release();

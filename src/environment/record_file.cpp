@@ -1,6 +1,7 @@
 // HOOKSCOPE_RECORD's output files (see record_file.hpp).
 #include "record_file.hpp"
 #include "../cancellation.hpp"
+#include "pipe_lines.hpp"
 
 #include "settings.hpp"
 
@@ -18,7 +19,9 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <string_view>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
@@ -26,6 +29,7 @@ namespace {
 
 constexpr std::size_t max_files = 64;
 constexpr std::int64_t flush_interval_ns = 100'000'000;
+constexpr std::int64_t unread_wait_ns = 1'000'000'000;  // how long a pipe's reader may hold the program up
 
 // Files are never destroyed (calls from static destructors still write), and signal handlers walk this array:
 // fixed, with a published count.
@@ -76,6 +80,34 @@ int write_fully(int fd, const char* data, std::size_t size) noexcept {
     size -= static_cast<std::size_t>(n);
   }
   return 0;
+}
+
+// The calls that whole record lines hold: one a record, a note's count for a note of dropped calls (the key
+// `,"dropped":{"count":` appears raw in no other line: quotes inside strings are escaped).
+std::uint64_t calls_in_lines(std::string_view lines) noexcept {
+  constexpr std::string_view note_key = ",\"dropped\":{\"count\":";
+  std::uint64_t calls = 0;
+  while (!lines.empty()) {
+    const std::size_t end = std::min(lines.find('\n'), lines.size());
+    const std::string_view line = lines.substr(0, end);
+    std::uint64_t count = 1;
+    if (const std::size_t at = line.find(note_key); at != std::string_view::npos) {
+      const char* digits = line.data() + at + note_key.size();
+      (void)std::from_chars(digits, line.data() + line.size(), count);
+    }
+    calls += count;
+    lines.remove_prefix(std::min(end + 1, lines.size()));
+  }
+  return calls;
+}
+
+// "hookscope: HOOKSCOPE_RECORD: PATH: N calls ..." to stderr with write(2) alone (async-signal-safe).
+void write_unwritten_line(const std::string& path, std::uint64_t calls) noexcept {
+  char digits[24];
+  const char* end = std::to_chars(digits, digits + sizeof digits, calls).ptr;
+  const std::string_view pieces[] = {"hookscope: HOOKSCOPE_RECORD: ", path, ": ", std::string_view(digits, end - digits),
+                                     " calls not written: its reader did not read for a second (full=drop)\n"};
+  for (std::string_view piece : pieces) (void)write_fully(STDERR_FILENO, piece.data(), piece.size());
 }
 
 }  // namespace
@@ -141,10 +173,10 @@ void record_file::append_lines_locked(std::string_view lines) {
   if (size + lines.size() > capacity) {
     write_locked(buffer_.get(), size);
     size = 0;
-    if (lines.size() > capacity) {  // more than the buffer: their own write
-      write_locked(lines.data(), lines.size());
-      return;
-    }
+  }
+  if (size == 0 && lines.size() >= capacity / 2) {  // a writer's whole batch: its own write, not a copy first
+    write_locked(lines.data(), lines.size());
+    return;
   }
   std::memcpy(buffer_.get() + size, lines.data(), lines.size());
   size_.store(size + lines.size(), std::memory_order_release);
@@ -198,6 +230,8 @@ int record_file::open_for_this_process() noexcept {
   if (fd_ >= 0) ::close(fd_);  // the parent's file: the parent writes it
   fd_ = fd;
   failed_ = fd < 0;
+  if (bounded_waits_) bounded_waits_ = make_pipe_nonblocking(fd_);
+  stalled_ = false;
   return error;
 }
 
@@ -206,9 +240,43 @@ void record_file::write_locked(const char* data, std::size_t size) noexcept {
   if (const int error = open_for_this_process(); error != 0) report("cannot open it for writing", error);
   last_write_ns_ = monotonic_ns();
   if (size > 0 && !failed_) {
-    if (const int error = write_fully(fd_, data, size); error != 0) report("cannot write to it", error);
+    if (bounded_waits_) {
+      write_to_pipe(data, size, false);
+    } else if (const int error = write_fully(fd_, data, size); error != 0) {
+      report("cannot write to it", error);
+    }
   }
   size_.store(0, std::memory_order_release);
+}
+
+void record_file::write_to_pipe(const char* data, std::size_t size, bool in_signal_handler) noexcept {
+  const pipe_write written = write_lines_until(fd_, data, size, stalled_ ? 0 : monotonic_ns() + unread_wait_ns);
+  if (written.error != 0) {
+    if (!in_signal_handler) report("cannot write to it", written.error);
+    return;
+  }
+  const bool stalled_before = stalled_;
+  stalled_ = written.unwritten != 0;
+  if (!stalled_) return;
+  unwritten_calls_.fetch_add(calls_in_lines({data + size - written.unwritten, written.unwritten}));
+  if (!stalled_before && !in_signal_handler) {
+    log_line("hookscope: HOOKSCOPE_RECORD: " + shown(path_) +
+             ": its reader did not read for a second; while it does not, calls are left out and counted (logged at "
+             "exit)");
+  }
+}
+
+void record_file::wait_at_most_for_readers() {
+  const std::lock_guard lock(mutex_);
+  bounded_waits_ = bounded_waits_ || make_pipe_nonblocking(fd_);
+}
+
+void record_file::report_unwritten_all() noexcept {
+  for_each_file([](record_file& f) {
+    if (const std::uint64_t calls = f.unwritten_calls_.exchange(0); calls != 0) {
+      write_unwritten_line(f.path_, calls);
+    }
+  });
 }
 
 void record_file::report(const char* what, int error) noexcept {
@@ -243,14 +311,19 @@ void record_file::write_all_from_signal_handler() noexcept {
     }
     (void)f.open_for_this_process();
     const std::size_t size = f.size_.load(std::memory_order_acquire);
-    if (f.fd_ >= 0 && !f.failed_ && size > 0) (void)write_fully(f.fd_, f.buffer_.get(), size);
+    if (f.fd_ >= 0 && !f.failed_ && size > 0) f.write_from_signal_handler(f.buffer_.get(), size);
     f.size_.store(0, std::memory_order_release);  // written: whatever runs after this handler must not repeat it
   });
 }
 
 void record_file::write_from_signal_handler(const char* lines, std::size_t size) noexcept {
   (void)open_for_this_process();
-  if (fd_ >= 0 && !failed_ && size > 0) (void)write_fully(fd_, lines, size);
+  if (fd_ < 0 || failed_ || size == 0) return;
+  if (bounded_waits_) {
+    write_to_pipe(lines, size, true);
+  } else {
+    (void)write_fully(fd_, lines, size);
+  }
 }
 
 void record_file::lock_all_for_fork() noexcept {

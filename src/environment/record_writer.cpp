@@ -188,6 +188,7 @@ void drain_and_flush() noexcept {
 void drain_and_flush_at_exit() noexcept {
   drain_buffers(true);
   record_file::flush_all();
+  record_file::report_unwritten_all();
 }
 
 //=== fatal signals ===//
@@ -215,7 +216,7 @@ void write_from_signal_handler() noexcept {
     (void)::nanosleep(&one_ms, nullptr);
   }
   record_file::write_all_from_signal_handler();
-  if (signal_line == nullptr || record_feature == nullptr) return;
+  if (signal_line == nullptr || record_feature == nullptr) return record_file::report_unwritten_all();
   const double ns_per_tick = tick_clock::ns_per_tick();
   fixed_text text(signal_line, signal_line_bytes - 1);  // room for the newline
   for_each_message(
@@ -229,15 +230,17 @@ void write_from_signal_handler() noexcept {
       []() noexcept { return false; });
   // The function list grows under its mutex: the notes are written only when no thread holds it (a try_lock: an
   // atomic exchange, nothing that can block in a signal handler).
-  if (!record_feature->mutex.try_lock()) return;
-  note_drops(
-      [&](recorded_function& f, std::uint64_t count) {
-        text.clear();
-        append_drop_note(text, f, count, "buffer_full");
-        write_line_from_signal_handler(f, text);
-      },
-      true);
-  record_feature->mutex.unlock();
+  if (record_feature->mutex.try_lock()) {
+    note_drops(
+        [&](recorded_function& f, std::uint64_t count) {
+          text.clear();
+          append_drop_note(text, f, count, "buffer_full");
+          write_line_from_signal_handler(f, text);
+        },
+        true);
+    record_feature->mutex.unlock();
+  }
+  record_file::report_unwritten_all();
 }
 
 //=== fork() ===//

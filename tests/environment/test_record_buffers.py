@@ -159,6 +159,91 @@ def test_fifo_read_slowly(buffered_record_program, enabled, tmp_path):
         check.expect("every call, in order", calls, list(range(5000)))
 
 
+def read_what_is_there(fd):
+    received = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return bytes(received)
+        if not chunk:
+            return bytes(received)
+        received.extend(chunk)
+
+
+UNWRITTEN = re.compile(r"^hookscope: HOOKSCOPE_RECORD: (.*): ([0-9]+) calls not written: its reader did not read")
+
+
+def fifo_nobody_reads(program, tmp_path, *args):
+    """Runs `program args` recording step() into a FIFO under full=drop, its reader open and never read while the
+    program runs; (exit code, seconds, stderr lines, the calls in the FIFO, their notes' count, the count logged)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # open: the program's open finds a reader
+    try:
+        start = time.monotonic()
+        code, _, err = run_buffered(program, f"step={fifo}[buffer=64K;full=drop]", *args)
+        seconds = time.monotonic() - start
+        received = read_what_is_there(reader)
+    finally:
+        os.close(reader)
+    lines = received.split(b"\n")
+    calls, noted = [], 0
+    for line in lines[:-1]:
+        record = json.loads(line)
+        if "dropped" in record:
+            noted += record["dropped"]["count"]
+        else:
+            calls.append(record["kwargs"][0][1]["int"])
+    logged = [UNWRITTEN.match(line) for line in err]
+    unwritten = sum(int(m.group(2)) for m in logged if m and m.group(1) == str(fifo))
+    return code, seconds, err, lines[-1], calls, noted, unwritten
+
+
+def test_fifo_nobody_reads(buffered_record_program, enabled, tmp_path):
+    """full=drop into a FIFO whose reader never reads: the program is held up a second at most, once, not forever
+    (at exit too); the FIFO holds whole lines; every call is in it, in a note of dropped calls, or in the count logged
+    at exit."""
+    code, seconds, err, tail, calls, noted, unwritten = fifo_nobody_reads(buffered_record_program, tmp_path,
+                                                                          "calls", 200000)
+    with Checks() as check:
+        check.expect("the program ran", code, 0)
+        check.expect("it was held up a second, not more (under 5 s in all)", seconds < 5, True)
+        check.expect("the FIFO ends with a whole line", tail, b"")
+        check.expect("some calls reached the FIFO, in order", calls == list(range(len(calls))) and calls != [], True)
+        check.expect("calls in the FIFO + noted + logged as not written = calls made", len(calls) + noted + unwritten,
+                     200000)
+        check.expect("two messages: the reader's stall, then the count at exit",
+                     ["its reader did not read for a second" in line for line in err[:1]] +
+                     [bool(UNWRITTEN.match(line)) for line in err[1:]], [True, True])
+
+
+def test_fifo_nobody_reads_then_sigterm(buffered_record_program, enabled, tmp_path):
+    """The same FIFO, the program ended by SIGTERM while its threads record: the signal handler waits for the reader
+    no more than the program did, and counts what it could not write."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        child = subprocess.Popen([buffered_record_program, "forever", "2"],
+                                 env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[buffer=64K;full=drop]"}),
+                                 stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)  # the writer has met the stalled reader
+        start = time.monotonic()
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=30)
+        seconds = time.monotonic() - start
+        received = read_what_is_there(reader)
+    finally:
+        os.close(reader)
+    with Checks() as check:
+        check.expect("the program died of SIGTERM", child.returncode, -signal.SIGTERM)
+        check.expect("at once: the reader had stalled already (under 1 s)", seconds < 1, True)
+        check.expect("the FIFO ends with a whole line", received.split(b"\n")[-1], b"")
+        check.expect("what the handler could not write is counted",
+                     any(UNWRITTEN.match(line) for line in err.splitlines()), True)
+
+
 def test_full_disk(buffered_record_program, enabled, tmp_path):
     """A file that cannot grow past 1 MiB (RLIMIT_FSIZE, SIGXFSZ ignored: what a full disk does to write(2)): one
     message naming the file, the program unaffected, every line written whole."""
