@@ -66,15 +66,31 @@ void for_each_file(F f) noexcept {
   for (std::size_t i = 0; i < n; ++i) f(*files[i]);
 }
 
+// A write that failed after `written` bytes of whole lines (a full disk, a file size limit) leaves the last of them
+// cut at the file's end: the file is shortened back to its last whole line, when it is a regular file that no one
+// wrote after it. Async-signal-safe.
+void remove_cut_line(int fd, const char* lines, std::size_t written) noexcept {
+  if (written == 0 || lines[written - 1] == '\n') return;
+  const void* last_newline = ::memrchr(lines, '\n', written);
+  const auto whole = last_newline == nullptr ? 0 : static_cast<const char*>(last_newline) - lines + 1;
+  const off_t end = ::lseek(fd, 0, SEEK_CUR);  // O_APPEND: where this write ended
+  struct stat st {};
+  if (end < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != end) return;
+  (void)::ftruncate(fd, end - static_cast<off_t>(written) + whole);
+}
+
 // One write(2) per batch on an O_APPEND descriptor: the kernel appends it whole. Retries what a signal or a short
 // write left (rare for regular files); returns 0 or the errno.
 int write_fully(int fd, const char* data, std::size_t size) noexcept {
   const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
+  const char* const first = data;
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return errno;
+      const int error = errno;
+      remove_cut_line(fd, first, static_cast<std::size_t>(data - first));
+      return error;
     }
     data += n;
     size -= static_cast<std::size_t>(n);

@@ -244,9 +244,22 @@ def test_fifo_nobody_reads_then_sigterm(buffered_record_program, enabled, tmp_pa
                      any(UNWRITTEN.match(line) for line in err.splitlines()), True)
 
 
-def test_full_disk(buffered_record_program, enabled, tmp_path):
-    """A file that cannot grow past 1 MiB (RLIMIT_FSIZE, SIGXFSZ ignored: what a full disk does to write(2)): one
-    message naming the file, the program unaffected, every line written whole."""
+def whole_lines_then_message(records, done, error, named=None):
+    """`records` holds the calls from the first, whole, then stops; one message names `named` (the file the program
+    wrote, default `records`) and the error."""
+    calls, _ = steps(records)
+    with Checks() as check:
+        check.expect("the program ran", done.returncode, 0)
+        check.expect("one message, naming the file and the error",
+                     [str(named or records) in line and error in line for line in done.stderr.splitlines()], [True])
+        check.expect("the calls written, from the first, whole", calls, list(range(len(calls))))
+        check.expect("the file ends with a whole line (the cut one removed)", records.read_bytes()[-1:], b"\n")
+        check.expect("the file stopped at the disk's end", 0 < len(calls) < 100000, True)
+
+
+def test_full_disk_file_size_limit(buffered_record_program, enabled, tmp_path):
+    """A file that cannot grow past 1 MiB (RLIMIT_FSIZE, SIGXFSZ ignored): one message naming the file, the program
+    unaffected, every line written whole, the one the limit cut removed."""
     records = tmp_path / "r.jsonl"
 
     def limit():
@@ -256,11 +269,21 @@ def test_full_disk(buffered_record_program, enabled, tmp_path):
     done = subprocess.run([buffered_record_program, "calls", "100000"],
                           env=environment({"HOOKSCOPE_RECORD": f"step={records}"}), capture_output=True, text=True,
                           timeout=120, preexec_fn=limit)
-    calls, _ = steps(records)
-    with Checks() as check:
-        check.expect("the program ran", done.returncode, 0)
-        check.expect("one message naming the file",
-                     [line for line in done.stderr.splitlines() if str(records) in line and "File too large" in line]
-                     != [] and len(done.stderr.splitlines()) == 1, True)
-        check.expect("the calls written, from the first, whole", calls, list(range(len(calls))))
-        check.expect("the file stopped below its limit", 0 < len(calls) < 100000, True)
+    whole_lines_then_message(records, done, "File too large")
+
+
+def test_full_disk_tmpfs(buffered_record_program, enabled, tmp_path):
+    """A real 1 MiB tmpfs that fills up (ENOSPC), mounted in a private mount namespace: as with the size limit."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    records = disk / "r.jsonl"
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0 or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root and unshare(1): "
+                    f"{probe.stderr.decode().strip() or 'not root'} (the RLIMIT_FSIZE case covers a full file)")
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                           'mount -t tmpfs -o size=1m hookscope_full "$1" && "$2" calls 100000 && '
+                           'cp "$1/r.jsonl" "$3"', "sh", str(disk), buffered_record_program, str(tmp_path / "r.jsonl")],
+                          env=environment({"HOOKSCOPE_RECORD": f"step={records}"}), capture_output=True, text=True,
+                          timeout=120)
+    whole_lines_then_message(tmp_path / "r.jsonl", done, "No space left on device", named=records)
