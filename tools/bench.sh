@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Prints the benchmark tables on a Debian 12 machine, from any directory:
 #
-#   tools/bench.sh [bench_table.py options, e.g. --repetitions 10 or --check]
+#   tools/bench.sh [--entt DIR] [bench_table.py options, e.g. --repetitions 10 or --check]
+#
+# --entt DIR: the src/ directory of an EnTT checkout (EnTT is in no Debian package), whose sigh the observer
+# benchmarks then time in the same binary (meson option entt_include).
 #
 # Installs the missing build packages (as root, or through sudo), configures the release build directory
 # build-bench at the repository root if needed (HOOKSCOPE_BENCH_BUILD_DIR=DIR picks another one, absolute or
@@ -13,12 +16,17 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
 cd "$repo_root"
 build_dir="${HOOKSCOPE_BENCH_BUILD_DIR:-build-bench}"
+entt_include=""
+if [[ ${1:-} == --entt ]]; then
+  entt_include="$(readlink -f "${2:?tools/bench.sh: --entt needs the src/ directory of an EnTT checkout}")"
+  shift 2
+fi
 
 source tools/ensure_packages.sh
 ensure_packages "${HOOKSCOPE_BUILD_PACKAGES[@]}"
 
 if [[ ! -f $build_dir/build.ninja ]]; then
-  meson setup "$build_dir" --buildtype=release -Dbench=enabled
+  meson setup "$build_dir" --buildtype=release -Dbench=enabled -Dentt_include="$entt_include"
 else
   # An existing directory may have been configured otherwise: the table is meant for release, hooks on.
   options="$(meson introspect "$build_dir" --buildoptions)"
@@ -29,6 +37,7 @@ have = {o["name"]: o["value"] for o in json.loads(sys.argv[1])}
 sys.exit(0 if all(have.get(k) == v for k, v in want.items()) else 1)' "$options"; then
     meson configure "$build_dir" -Dbuildtype=release -Dbench=enabled -Dhooks=true
   fi
+  meson configure "$build_dir" -Dentt_include="$entt_include"
 fi
 
 benches=(observer_bench observable_bench observable_bench_disabled probes_bench recorder_bench environment_bench shapes_bench)

@@ -36,15 +36,22 @@ import sys
 BASELINE = "plain_call"
 SIGC = "libsigc++"
 SIGNALS2 = "Boost.Signals2"
+ENTT = "EnTT sigh"
 
 # hookscope benchmark -> {peer library: the peer's benchmark of the same shape}
 PEERS_OF = {
-    "observer_one_context_callback": {SIGC: "sigc_one_slot", SIGNALS2: "signals2_one_slot"},
-    "observer_one_global_callback": {SIGC: "sigc_one_slot", SIGNALS2: "signals2_one_slot"},
-    "observer_8_callbacks": {SIGC: "sigc_8_slots", SIGNALS2: "signals2_8_slots"},
-    "observer_churn_context_callback": {SIGC: "sigc_churn", SIGNALS2: "signals2_churn"},
-    "observer_churn_after_300_threads": {SIGC: "sigc_churn", SIGNALS2: "signals2_churn"},
+    "observer_one_context_callback": {SIGC: "sigc_one_slot", SIGNALS2: "signals2_one_slot",
+                                      ENTT: "entt_sigh_one_callback"},
+    "observer_one_global_callback": {SIGC: "sigc_one_slot", SIGNALS2: "signals2_one_slot",
+                                     ENTT: "entt_sigh_one_callback"},
+    "observer_8_callbacks": {SIGC: "sigc_8_slots", SIGNALS2: "signals2_8_slots", ENTT: "entt_sigh_8_callbacks"},
+    "observer_churn_context_callback": {SIGC: "sigc_churn", SIGNALS2: "signals2_churn", ENTT: "entt_sigh_churn"},
+    "observer_churn_after_300_threads": {SIGC: "sigc_churn", SIGNALS2: "signals2_churn", ENTT: "entt_sigh_churn"},
 }
+# EnTT's sigh in the same binary (configured with -Dentt_include): one context callback, per iteration (the plain
+# call included, as the issue measures it), at most this many times EnTT's.
+ENTT_ROW = "entt_sigh_one_callback"
+ENTT_MAX_RATIO = 1.5
 
 # Observers at server scale: churn, other threads' callbacks, the EnTT-style baseline, two threads.
 CHURN_MAX_NS = 100.0
@@ -252,19 +259,21 @@ def format_speedup(times, ours, library):
 
 
 def table(times, errors, order):
-    lines = [f"| benchmark | median ns | ns over {BASELINE} | hookscope vs {SIGC} | hookscope vs {SIGNALS2} |",
-             "| --- | ---: | ---: | --- | --- |"]
+    lines = [f"| benchmark | median ns | ns over {BASELINE} | hookscope vs {SIGC} | hookscope vs {SIGNALS2} "
+             f"| hookscope vs {ENTT} |",
+             "| --- | ---: | ---: | --- | --- | --- |"]
     for name in order:
         if name in errors and name not in times:
-            lines.append(f"| {name} | error: {errors[name]} | | | |")
+            lines.append(f"| {name} | error: {errors[name]} | | | | |")
             continue
         delta = over_plain(times, name)
         delta_text = "—" if name == BASELINE or delta is None else f"{delta:+.2f}"
-        sigc = signals2 = ""
+        sigc = signals2 = entt = ""
         if name in PEERS_OF:
             sigc = format_speedup(times, name, SIGC)
             signals2 = format_speedup(times, name, SIGNALS2)
-        lines.append(f"| {name} | {format_ns(times[name])} | {delta_text} | {sigc} | {signals2} |")
+            entt = format_speedup(times, name, ENTT)
+        lines.append(f"| {name} | {format_ns(times[name])} | {delta_text} | {sigc} | {signals2} | {entt} |")
     return lines
 
 
@@ -298,6 +307,12 @@ def targets(times):
                         f"{label}: {ours / delegate:.2f}× ({ours:.2f} / {delegate:.2f} ns)"))
     else:
         results.append((None, f"{label}: not measured"))
+    ours, entt = times.get("observer_one_context_callback"), times.get(ENTT_ROW)
+    label = f"one context callback ≤ {ENTT_MAX_RATIO}× EnTT's sigh in the same binary, per iteration"
+    if ours and entt:
+        results.append((ours <= ENTT_MAX_RATIO * entt, f"{label}: {ours / entt:.2f}× ({ours:.2f} / {entt:.2f} ns)"))
+    else:
+        results.append((None, f"{label}: not measured (configure with -Dentt_include, tools/bench.sh --entt DIR)"))
     for row, what in ((THREADS_ROW, "hookscope"), (DELEGATE_THREADS_ROW, "delegate vector (reported)")):
         one, two = times.get(row.format(1)), times.get(row.format(2))
         label = f"two threads emitting ≥ {MIN_TWO_THREAD_SCALING}× one thread's throughput, {what}"

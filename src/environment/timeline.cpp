@@ -103,6 +103,7 @@ struct thread_ring {
   char name[16] = {};
   std::size_t capacity = 0;  // events kept; the ring has one slot more, the one the thread's next event goes to
   std::atomic<std::uint64_t> written{0};  // events ever written; the ring holds the last `capacity`
+  std::size_t next_slot = 0;              // written % (capacity + 1), kept by the owner: no division per event
   slot* events = nullptr;
   std::atomic<thread_ring*> next{nullptr};
 };
@@ -184,7 +185,8 @@ void on_post(const erased_call& call) {
   const std::size_t bytes = offsetof(event, args) + e.args_bytes();
   const std::size_t word_end = std::min(sizeof(event), (bytes + 7) / 8 * 8);
   std::memset(reinterpret_cast<char*>(&e) + bytes, 0, word_end - bytes);
-  ring->events[n % (ring->capacity + 1)].store(e);
+  ring->events[ring->next_slot].store(e);
+  ring->next_slot = ring->next_slot == ring->capacity ? 0 : ring->next_slot + 1;
   ring->written.store(n + 1, std::memory_order_release);
 }
 
@@ -445,6 +447,7 @@ void forget_parent_events() noexcept {  // in a forked child: its file holds its
   for (thread_ring* r = state->head.load(std::memory_order_acquire); r != nullptr;
        r = r->next.load(std::memory_order_acquire)) {
     r->written.store(0, std::memory_order_relaxed);
+    r->next_slot = 0;
   }
 }
 
