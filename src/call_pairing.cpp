@@ -71,8 +71,15 @@ std::size_t call_pairing::skip(const erased_call& call) {
   return dropped;
 }
 
+void finish_record(call_record& record, const function_info& function, const erased_call& call,
+                   std::int64_t end_ticks) {
+  record.function = std::string(function.name);
+  record.threw = static_cast<bool>(call.exception());
+  record.latency_ns = latency_ns(ticks_since_start(call, end_ticks), tick_clock::ns_per_tick());
+}
+
 std::optional<call_record> call_pairing::end(const erased_call& call, std::size_t* abandoned) {
-  const std::int64_t ticks = ticks_since_start(call, tick_clock::now());
+  const std::int64_t end_ticks = tick_clock::now();
   call_record record;
   {
     const std::lock_guard lock(mutex_);
@@ -84,9 +91,7 @@ std::optional<call_record> call_pairing::end(const erased_call& call, std::size_
     table_->entries.erase(it);
     size_.store(table_->entries.size(), std::memory_order_relaxed);
   }
-  record.function = std::string(function_->name);
-  record.threw = static_cast<bool>(call.exception());
-  record.latency_ns = std::llround(static_cast<double>(ticks < 0 ? 0 : ticks) * tick_clock::ns_per_tick());
+  finish_record(record, *function_, call, end_ticks);
   return record;
 }
 

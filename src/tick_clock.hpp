@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -94,6 +95,11 @@ inline call_start take_start(const erased_call& call) noexcept {
 
 /// The call's start if a consumer took it (ticks 0 when none did: its pre callbacks ran before anyone timed it).
 inline call_start start_of(const erased_call& call) noexcept { return call_access::start(call); }
+
+/// Ticks as the records give a latency: nanoseconds, rounded, never negative.
+inline std::int64_t latency_ns(std::int64_t ticks, double ns_per_tick) noexcept {
+  return std::llround(static_cast<double>(ticks < 0 ? 0 : ticks) * ns_per_tick);
+}
 
 /// Ticks from the call's start to `end` (never negative), or -1 when nobody took its start.
 inline std::int64_t ticks_since_start(const erased_call& call, std::int64_t end) noexcept {

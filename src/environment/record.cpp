@@ -274,10 +274,7 @@ void finish_entry_on_tree(recorded_function& f, const erased_call& call, const o
     refuse_call(f, e);
     return;
   }
-  const std::int64_t ticks = ticks_since_start(call, tick_clock::now());
-  record.function = std::string(f.info->name);
-  record.threw = static_cast<bool>(call.exception());
-  record.latency_ns = std::llround(static_cast<double>(ticks < 0 ? 0 : ticks) * tick_clock::ns_per_tick());
+  finish_record(record, *f.info, call, tick_clock::now());
   finish_on_tree(f, call, record);
 }
 

@@ -121,7 +121,8 @@ std::uint64_t calls_in_lines(std::string_view lines) noexcept {
 void write_unwritten_line(const std::string& path, std::uint64_t calls) noexcept {
   char digits[24];
   const char* end = std::to_chars(digits, digits + sizeof digits, calls).ptr;
-  const std::string_view pieces[] = {"hookscope: HOOKSCOPE_RECORD: ", path, ": ", std::string_view(digits, end - digits),
+  const std::string_view pieces[] = {"hookscope: HOOKSCOPE_RECORD: ", path, ": ",
+                                     std::string_view(digits, end - digits),
                                      " calls not written: its reader did not read for a second (full=drop)\n"};
   for (std::string_view piece : pieces) (void)write_fully(STDERR_FILENO, piece.data(), piece.size());
 }

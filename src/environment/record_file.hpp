@@ -81,8 +81,8 @@ class record_file {
   bool bounded_waits_ = false;        // wait_at_most_for_readers: fd_ is a non-blocking pipe
   bool stalled_ = false;              // the last write to the pipe ran out of time: the next ones do not wait
   std::atomic<std::uint64_t> unwritten_calls_{0};  // left out of the pipe (a note's line counts its calls)
-  bool per_process_ = false;          // the path holds %p
-  pid_t owner_ = 0;                   // the process whose file fd_ is
+  bool per_process_ = false;                       // the path holds %p
+  pid_t owner_ = 0;                                // the process whose file fd_ is
 };
 
 }  // namespace detail

@@ -5,6 +5,7 @@
 
 #include "../json_writer.hpp"
 #include "../record_parts.hpp"
+#include "../tick_clock.hpp"
 
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/detail/record_encoding.hpp"
@@ -151,8 +152,8 @@ value_fields decoded_args(const std::byte* args, std::uint32_t given, const func
 }
 
 template <class Out>
-void append_record_line(Out& out, const line_parts& parts, bool sign, const record_message& message,
-                        double ns_per_tick, line_memo* memo) {
+void append_record_line(Out& out, const line_parts& parts, bool sign, const record_message& message, double ns_per_tick,
+                        line_memo* memo) {
   out += parts.prefix;
   if (sign) out += parts.signature;
   out += ",\"args\":[],\"kwargs\":[";
@@ -171,8 +172,7 @@ void append_record_line(Out& out, const line_parts& parts, bool sign, const reco
   }
   if (message.threw) out += ",\"threw\":true";
   out += ",\"latency_ns\":";
-  const std::int64_t ticks = message.latency_ticks < 0 ? 0 : message.latency_ticks;
-  append_number(out, std::llround(static_cast<double>(ticks) * ns_per_tick));
+  append_number(out, latency_ns(message.latency_ticks, ns_per_tick));
   out.push_back('}');
 }
 

@@ -47,8 +47,8 @@ class line_memo {
 /// latency. Out: std::string, or fixed_text in a signal handler (json_writer.hpp). `memo`: the writer's texts of the
 /// function's last values (used and updated; null in a signal handler, which allocates nothing).
 template <class Out>
-void append_record_line(Out& out, const line_parts& parts, bool sign, const record_message& message,
-                        double ns_per_tick, line_memo* memo);
+void append_record_line(Out& out, const line_parts& parts, bool sign, const record_message& message, double ns_per_tick,
+                        line_memo* memo);
 
 /// The arguments of a call in binary form as the value tree holds them (the fields capture_args gives): for a call
 /// finished on the value tree's path after all (its result has no binary form, or no buffer could take it).

@@ -47,6 +47,10 @@ parameter_list parameters_of(const function_info& function);
 // left between two uses of its pairing; it is dropped when a call begins at its address, and keeps the call's captured
 // arguments until then.
 
+/// What a finished call adds to its record beside its inputs: the function's name, whether it threw, and its latency
+/// from its start (tick_clock.hpp) to `end_ticks`. One rule for every consumer that pairs calls.
+void finish_record(call_record& record, const function_info& function, const erased_call& call, std::int64_t end_ticks);
+
 /// Pre → post → one record, by the rule above. Calls from several threads and fibers pair correctly. Thread-safe;
 /// usable from static and thread-local destructors.
 class call_pairing {
