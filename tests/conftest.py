@@ -20,6 +20,7 @@ PROGRAMS = {
     "duplicate-names-program": "tests/duplicate_names_program.cpp, built",
     "hostile-program": "tests/environment/hostile_program.cpp, built",
     "buffered-record-program": "tests/environment/buffered_record_program.cpp, built",
+    "hostile-record-outputs-program": "tests/environment/hostile_record_outputs_program.cpp, built",
     "lowering-passes": "examples/lowering_passes, built",
     "tiny-llm": "examples/tiny_llm (the README's demo), built",
     "libtorch-attention": "examples/libtorch_attention, built",

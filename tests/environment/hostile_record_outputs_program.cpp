@@ -1,0 +1,198 @@
+// HOOKSCOPE_RECORD against outputs that fight back: pipes and FIFOs whose readers stall or leave, sockets, files that
+// fill up, and values chosen to trip the writer's memory of each parameter's last text
+// (tests/environment/test_record_outputs_hostile.py):
+//   memo                  calls of shaped() and texted() whose values repeat, change at equal size, switch between
+//                         ranks 0 and 64, escapes and bytes that are not UTF-8, through args and results; prints the
+//                         call_recorder's lines (to_record_line, no latency), which the file's lines must equal
+//   long_then_short L S   tagged(i, s) with s = 4000 bytes of \x01 (a line of ~24 KB) for L ms, then with s = "" for
+//                         S ms (one a millisecond); prints the calls made
+//   steps_for MS          step(i) without pause for MS ms; "made N" to stderr
+//   fork_after MS         step(i) for MS ms, then fork(): the child makes 100 calls (1000000 + i) and exits; prints
+//                         the calls made by both
+//   step_and_other N      N calls of other(i), each followed by step(i); prints N
+//   tree_calls MS P       texted(s) with a 5000-byte s (the value tree's path, its line appended on this thread) every
+//                         P ms for MS ms; prints "<calls> <calls that took 500 ms or more>"
+#include "hookscope/detail/call_pairing.hpp"
+#include "hookscope/observable.hpp"
+#include "hookscope/recorder.hpp"
+#include "hookscope/records.hpp"
+#include "hookscope/tensor.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+using hookscope::dtype;
+using hookscope::tensor_spec;
+
+namespace impl {
+[[gnu::noinline]] tensor_spec shaped(const tensor_spec& a, std::string s, int pick);
+tensor_spec shaped(const tensor_spec& a, std::string s, int pick) {
+  if (pick == 0) return a;
+  return tensor_spec{std::vector<std::int64_t>(s.size() % 65, pick), static_cast<dtype>(pick % 10)};
+}
+[[gnu::noinline]] std::string texted(std::string s);
+std::string texted(std::string s) { return s; }
+[[gnu::noinline]] void tagged(int n, std::string s);
+void tagged(int n, std::string s) {
+  static std::atomic<std::size_t> sink{0};
+  sink.store(s.size() + static_cast<std::size_t>(n), std::memory_order_relaxed);
+}
+[[gnu::noinline]] int step(int n);
+int step(int n) { return n; }
+[[gnu::noinline]] int other(int n);
+int other(int n) { return n + 1; }
+}  // namespace impl
+
+HOOKSCOPE_OBSERVABLE(shaped, impl::shaped, a, s, pick);
+HOOKSCOPE_OBSERVABLE(texted, impl::texted, s);
+HOOKSCOPE_OBSERVABLE(tagged, impl::tagged, n, s);
+HOOKSCOPE_OBSERVABLE(step, impl::step, n);
+HOOKSCOPE_OBSERVABLE(other, impl::other, n);
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+void print_lines(const hookscope::call_recorder& recorder) {
+  bool first = true;
+  for (hookscope::call_record record : recorder.calls()) {
+    record.latency_ns.reset();
+    if (first) record.parameters = hookscope::detail::parameters_of(recorder.function());
+    first = false;
+    std::printf("%s\n", hookscope::to_record_line(record).c_str());
+  }
+}
+
+int memo() {
+  const hookscope::call_recorder shaped_calls(shaped, {.store_n_calls = hookscope::unlimited, .global = true});
+  const hookscope::call_recorder texted_calls(texted, {.store_n_calls = hookscope::unlimited, .global = true});
+  std::vector<tensor_spec> tensors;
+  for (int d = 0; d < 10; ++d) tensors.push_back(tensor_spec{{}, static_cast<dtype>(d)});  // rank 0: 3 bytes each
+  tensors.push_back(tensor_spec{std::vector<std::int64_t>(64, 1), dtype::float32});          // rank 64
+  tensors.push_back(tensor_spec{std::vector<std::int64_t>(64, 2), dtype::float32});
+  tensors.push_back(tensor_spec{{1, 2, 3}, dtype::int8});
+  tensors.push_back(tensor_spec{{1, 2, 4}, dtype::int8});  // same size, last dimension changed
+  tensors.push_back(tensor_spec{{1 << 30, 0, 3}, dtype::int8});
+  tensors.push_back(tensor_spec{{0}, dtype::boolean});
+  std::vector<std::string> texts = {"", "a", "b", "\"", "\\", "\n", "\x01", "\x7f", "\xff", "\xfe", "\xc3\xa9",
+                                    "\xc3\xa8", "\xe2\x80\xa8", std::string(1, '\0'), std::string(2, '\0'),
+                                    std::string(4096, 'x'), std::string(4095, 'x') + "y",
+                                    std::string(4097, 'x'), std::string(4096, '\x01'), std::string(4096, '\xff'),
+                                    "tail\xc3", "tail\xc3\xa9"};
+  std::uint64_t state = 88172645463325252ULL;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  // Every tensor and text after every other, twice in a row, and at random.
+  for (const tensor_spec& a : tensors) {
+    for (const tensor_spec& b : tensors) {
+      (void)shaped(a, "", 0);
+      (void)shaped(b, "", 0);
+      (void)shaped(b, "", 0);
+    }
+  }
+  for (const std::string& a : texts) {
+    for (const std::string& b : texts) {
+      (void)texted(a);
+      (void)texted(b);
+      (void)texted(b);
+      (void)shaped(tensors[0], b, static_cast<int>(b.size() % 7));
+    }
+  }
+  for (int i = 0; i < 3000; ++i) {
+    const tensor_spec& t = tensors[next() % tensors.size()];
+    const std::string& s = texts[next() % texts.size()];
+    (void)shaped(t, s, static_cast<int>(next() % 4));
+    (void)texted(texts[next() % texts.size()]);
+  }
+  print_lines(shaped_calls);
+  print_lines(texted_calls);
+  return 0;
+}
+
+template <class F>
+long for_ms(long ms, F f) {
+  const auto end = clock_type::now() + std::chrono::milliseconds(ms);
+  long calls = 0;
+  while (clock_type::now() < end) f(calls++);
+  return calls;
+}
+
+int long_then_short(long long_ms, long short_ms) {
+  const std::string long_text(4000, '\x01');
+  long made = for_ms(long_ms, [&](long i) { tagged(static_cast<int>(i), long_text); });
+  const long first_short = made;
+  made += for_ms(short_ms, [&](long i) {
+    tagged(static_cast<int>(first_short + i), "");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  std::printf("%ld\n", made);
+  return 0;
+}
+
+int fork_after(long ms) {
+  long made = for_ms(ms, [](long i) { (void)step(static_cast<int>(i)); });
+  const pid_t child = fork();
+  if (child == 0) {
+    for (int i = 0; i < 100; ++i) (void)step(1000000 + i);
+    std::exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::printf("%ld\n", made + 100);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+int tree_calls(long ms, long pace_ms) {
+  const std::string s(5000, 'a');
+  long held = 0;
+  const long made = for_ms(ms, [&](long) {
+    const auto start = clock_type::now();
+    (void)texted(s);
+    if (clock_type::now() - start >= std::chrono::milliseconds(500)) ++held;
+    std::this_thread::sleep_for(std::chrono::milliseconds(pace_ms));
+  });
+  std::printf("%ld %ld\n", made, held);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const long n = argc > 2 ? std::atol(argv[2]) : 0;
+  if (mode == "memo") return memo();
+  if (mode == "long_then_short" && argc > 3) return long_then_short(n, std::atol(argv[3]));
+  if (mode == "steps_for") {
+    // To stderr: the test may give this process's stdout as the record's pipe, and leave it unread.
+    std::fprintf(stderr, "made %ld\n", for_ms(n, [](long i) { (void)step(static_cast<int>(i)); }));
+    return 0;
+  }
+  if (mode == "fork_after") return fork_after(n);
+  if (mode == "step_and_other") {
+    for (long i = 0; i < n; ++i) {
+      (void)other(static_cast<int>(i));
+      (void)step(static_cast<int>(i));
+    }
+    std::printf("%ld\n", n);
+    return 0;
+  }
+  if (mode == "tree_calls" && argc > 3) return tree_calls(n, std::atol(argv[3]));
+  std::fprintf(stderr,
+               "usage: %s memo | long_then_short L S | steps_for MS | fork_after MS | step_and_other N | "
+               "tree_calls MS P\n",
+               argv[0]);
+  return 2;
+}

@@ -1,0 +1,321 @@
+"""HOOKSCOPE_RECORD against outputs that fight back (docs/environment.md, "A full disk", "A reader that stops
+reading", "When the writer cannot keep up"): FIFOs and pipes whose readers stall, resume or leave, a socket, a file
+at its size limit, a fork after a stall, two targets of different `full=` in one FIFO, and values that trip the
+writer's memory of each parameter's last text (line_memo)."""
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+from support import Checks, environment
+
+LATENCY = re.compile(rb',"latency_ns":[0-9]+}$')
+UNWRITTEN = re.compile(r"^hookscope: HOOKSCOPE_RECORD: (.*): ([0-9]+) calls not written: its reader did not read")
+STALLED = "its reader did not read for a second"
+
+
+@pytest.fixture
+def enabled(hooks_enabled):
+    if not hooks_enabled:
+        pytest.skip("hooks are disabled in this build: nothing is recorded")
+
+
+def read_what_is_there(fd):
+    received = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return bytes(received)
+        if not chunk:
+            return bytes(received)
+        received.extend(chunk)
+
+
+def tally(received, stderr_lines, path):
+    """(records by function as [ints of their first argument], noted count, logged unwritten count, lines that do
+    not parse) of what a reader received and the program logged."""
+    records, noted, broken = {}, 0, []
+    for line in received.split(b"\n")[:-1]:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            broken.append(line)
+            continue
+        if "dropped" in record:
+            noted += record["dropped"]["count"]
+        else:
+            records.setdefault(record["function"], []).append(record["kwargs"][0][1]["int"])
+    unwritten = sum(int(m.group(2)) for m in map(UNWRITTEN.match, stderr_lines) if m and m.group(1) == str(path))
+    return records, noted, unwritten, broken
+
+
+def made(stderr_lines):
+    return int(next(line.split()[1] for line in stderr_lines if line.startswith("made ")))
+
+
+def test_memo_follows_every_change_of_a_parameter(hostile_record_outputs_program, enabled, tmp_path):
+    """The writer's memory of each parameter's last tensor or string text: ranks 0 (ten dtypes, 3 bytes each) and 64,
+    equal-size shapes and strings that differ in one place, escapes, NULs, U+2028, bytes that are not UTF-8, strings
+    at and past the binary form's 4096 bytes, through arguments and results: every line is to_record_line's."""
+    records = tmp_path / "r.jsonl"
+    done = subprocess.run([hostile_record_outputs_program, "memo"], capture_output=True, timeout=60,
+                          env=environment({"HOOKSCOPE_RECORD": f"shaped={records},texted={records}"}))
+    got = [LATENCY.sub(b"}", line) for line in records.read_bytes().split(b"\n")[:-1]]
+    by_function = {}
+    for line in got:
+        by_function.setdefault(json.loads(line)["function"], []).append(line)
+    want = done.stdout.split(b"\n")[:-1]
+    with Checks() as check:
+        check.expect("the program ran, nothing logged", (done.returncode, done.stderr), (0, b""))
+        check.expect("the same lines as to_record_line, in order",
+                     by_function.get("shaped", []) + by_function.get("texted", []), want)
+
+
+def test_long_line_cut_by_a_stalled_reader_is_not_glued_to_the_next(hostile_record_outputs_program, enabled,
+                                                                     tmp_path):
+    """full=drop, lines of ~24 KB (4000 control characters, escaped) into a FIFO whose reader reads nothing until
+    the writer reports the stall, then reads everything: a line longer than PIPE_BUF may be cut (the docs allow
+    it), but the lines after it must stay whole records, and calls in the FIFO + notes + the count logged at exit
+    must add up to the calls made."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    received = bytearray()
+    try:
+        child = subprocess.Popen([hostile_record_outputs_program, "long_then_short", "1800", "1500"],
+                                 env=environment({"HOOKSCOPE_RECORD": f"tagged={fifo}[full=drop]"}),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = child.stderr.readline()  # the writer's message that the reader stalled
+        while True:
+            try:
+                chunk = os.read(reader, 1 << 16)
+            except BlockingIOError:
+                if child.poll() is not None:
+                    break
+                time.sleep(0.001)
+                continue
+            if not chunk:
+                break
+            received.extend(chunk)
+        out, rest = child.communicate(timeout=30)
+    finally:
+        os.close(reader)
+    err = [first.rstrip("\n")] + rest.splitlines()
+    records, noted, unwritten, broken = tally(bytes(received), err, fifo)
+    calls = records.get("tagged", [])
+    with Checks() as check:
+        check.expect("the program ran and said the reader stalled", (child.returncode, STALLED in first), (0, True))
+        check.expect("every line that does not parse holds one record's start, not a cut one glued to the next",
+                     [line.count(b'{"function"') for line in broken], [1] * len(broken))
+        check.expect("calls in the FIFO + noted + logged as not written = calls made",
+                     len(calls) + noted + unwritten, int(out))
+
+
+def fifo_nobody_reads(program, tmp_path, record, *args):
+    """Runs `program args` recording into a FIFO `record` (FIFO stands for its path) whose reader is open and reads
+    nothing while the program runs; (exit code, seconds, stdout, stderr lines, what the FIFO held, its path)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        start = time.monotonic()
+        done = subprocess.run([program, *map(str, args)], capture_output=True, text=True, timeout=60,
+                              env=environment({"HOOKSCOPE_RECORD": record.replace("FIFO", str(fifo))}))
+        seconds = time.monotonic() - start
+        received = read_what_is_there(reader)
+    finally:
+        os.close(reader)
+    return done.returncode, seconds, done.stdout, done.stderr.splitlines(), received, fifo
+
+
+def test_fork_after_a_stall_counts_each_unwritten_call_once(hostile_record_outputs_program, enabled, tmp_path):
+    """full=drop into a FIFO nobody reads; the parent stalls on it, then forks, and the child (no %p: the same FIFO)
+    makes 100 calls and exits: the counts logged at the two exits, the FIFO's calls and notes add up to the calls
+    both made, each call counted once."""
+    code, seconds, out, err, received, fifo = fifo_nobody_reads(
+        hostile_record_outputs_program, tmp_path, "step=FIFO[buffer=64K;full=drop]", "fork_after", 1500)
+    records, noted, unwritten, broken = tally(received, err, fifo)
+    calls = records.get("step", [])
+    with Checks() as check:
+        check.expect("parent and child ran", code, 0)
+        check.expect("whole lines", broken, [])
+        check.expect("calls in the FIFO + noted + logged as not written = calls made (parent's and child's)",
+                     len(calls) + noted + unwritten, int(out))
+        check.expect("held up a second at most, once", seconds < 1.5 + 1.8, True)
+
+
+def test_full_wait_target_sharing_a_fifo_with_a_full_drop_target_loses_nothing(hostile_record_outputs_program,
+                                                                                 enabled, tmp_path):
+    """Two targets, one FIFO: other() under full=wait (the default), step() under full=drop. The reader reads
+    nothing for 1.5 s, then everything: "Under full=wait the program waits for the reader", so every other() call
+    is in the FIFO; step()'s may be left out, counted."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    received = bytearray()
+    n = 40000
+    try:
+        child = subprocess.Popen([hostile_record_outputs_program, "step_and_other", str(n)],
+                                 env=environment({"HOOKSCOPE_RECORD":
+                                                  f"other={fifo}[buffer=64K],step={fifo}[buffer=64K;full=drop]"}),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        while True:
+            try:
+                chunk = os.read(reader, 1 << 16)
+            except BlockingIOError:
+                if child.poll() is not None:
+                    break
+                time.sleep(0.001)
+                continue
+            if not chunk:
+                break
+            received.extend(chunk)
+        out, err = child.communicate(timeout=30)
+    finally:
+        os.close(reader)
+    records, noted, unwritten, broken = tally(bytes(received), err.splitlines(), fifo)
+    with Checks() as check:
+        check.expect("the program ran", child.returncode, 0)
+        others = records.get("other", [])
+        check.expect("every other() call (full=wait) in the FIFO, in order: how many", len(others), n)
+        check.expect("every other() call (full=wait) in the FIFO, in order", others == list(range(n)), True)
+        check.expect("nothing said of calls not written", [line for line in err.splitlines()
+                                                           if UNWRITTEN.match(line)], [])
+
+
+def test_unix_socket_path_receives_the_records(hostile_record_outputs_program, enabled):
+    """docs/environment.md names "a FIFO, a pipe or a socket as the path": a listening UNIX socket at the path gets
+    the records (full=drop), with no message that it cannot be opened."""
+    directory = tempfile.mkdtemp(dir="/tmp")  # short: a socket's path is at most 107 bytes
+    path = os.path.join(directory, "s.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+    server.settimeout(5)
+    received = bytearray()
+
+    def serve():
+        try:
+            connection, _ = server.accept()
+        except OSError:
+            return
+        with connection:
+            while chunk := connection.recv(1 << 16):
+                received.extend(chunk)
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    try:
+        done = subprocess.run([hostile_record_outputs_program, "steps_for", "200"], capture_output=True, text=True,
+                              timeout=30, env=environment({"HOOKSCOPE_RECORD": f"step={path}[full=drop]"}))
+    finally:
+        server.close()
+        thread.join(timeout=10)
+        shutil.rmtree(directory)
+    err = done.stderr.splitlines()
+    with Checks() as check:
+        check.expect("the program ran", done.returncode, 0)
+        check.expect("no message but the count the program prints", [l for l in err if not l.startswith("made ")],
+                     [])
+        check.expect("the socket got records", len(bytes(received).split(b"\n")) > 1, True)
+
+
+def test_fifo_reader_that_closes_does_not_kill_the_program(hostile_record_outputs_program, enabled, tmp_path):
+    """full=drop into a FIFO whose reader reads for 0.3 s, then closes it: the program runs on ("Errors ... the
+    program runs on, unaffected"), with one message naming the FIFO."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "1000"],
+                                 env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[full=drop]"}),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            read_what_is_there(reader)
+            time.sleep(0.01)
+    finally:
+        os.close(reader)
+    _, err = child.communicate(timeout=30)
+    with Checks() as check:
+        check.expect("the program ran to its end (not killed by SIGPIPE)", child.returncode, 0)
+        check.expect("one message naming the FIFO", [str(fifo) in line for line in err.splitlines()
+                                                     if not line.startswith("made ")], [True])
+
+
+def test_stdout_pipe_nobody_reads(hostile_record_outputs_program, enabled):
+    """/dev/stdout as the path, the program's stdout a pipe nobody reads while it runs: held up a second at most,
+    whole lines in the pipe, and its calls + notes + the count logged add up to the calls made."""
+    start = time.monotonic()
+    child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "1500"],
+                             env=environment({"HOOKSCOPE_RECORD": "step=/dev/stdout[buffer=64K;full=drop]"}),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    code = child.wait(timeout=30)
+    seconds = time.monotonic() - start
+    received = child.stdout.read()
+    err = child.stderr.read().decode().splitlines()
+    records, noted, unwritten, broken = tally(received, err, "/dev/stdout")
+    with Checks() as check:
+        check.expect("the program ran", code, 0)
+        check.expect("held up a second at most", seconds < 1.5 + 1.8, True)
+        check.expect("whole lines", (broken, received[-1:]), ([], b"\n"))
+        check.expect("calls in the pipe + noted + logged = calls made",
+                     len(records.get("step", [])) + noted + unwritten, made(err))
+
+
+def test_reader_reading_in_bursts_holds_the_program_up_once(hostile_record_outputs_program, enabled, tmp_path):
+    """full=drop, a call every 20 ms whose line the calling thread appends (a 5000-byte string: the value tree's
+    path) into a FIFO whose reader empties it once every 1.3 s: "holds a full=drop program up a second at most,
+    once": at most one call is held 500 ms or more, and one message says the reader stalled."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        child = subprocess.Popen([hostile_record_outputs_program, "tree_calls", "4000", "20"],
+                                 env=environment({"HOOKSCOPE_RECORD": f"texted={fifo}[full=drop]"}),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while child.poll() is None:
+            time.sleep(1.3)
+            read_what_is_there(reader)
+        out, err = child.communicate(timeout=30)
+    finally:
+        os.close(reader)
+    _, held = map(int, out.split())
+    with Checks() as check:
+        check.expect("the program ran", child.returncode, 0)
+        check.expect("calls held up 500 ms or more: at most one", min(held, 2), min(held, 1))
+        check.expect("messages that the reader stalled: one", [line for line in err.splitlines()
+                                                               if STALLED in line and "not written" not in line][1:],
+                     [])
+
+
+def test_file_size_limit_at_the_files_end(hostile_record_outputs_program, enabled, tmp_path):
+    """A file whose size is already its limit (RLIMIT_FSIZE, SIGXFSZ ignored), ending in a whole line: the first
+    write fails with nothing written; one message, the file unchanged, the program unaffected."""
+    records = tmp_path / "r.jsonl"
+    before = b'{"function":"step","args":[],"kwargs":[["n",{"int":7}]],"result":{"int":7},"latency_ns":1}\n'
+    records.write_bytes(before)
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before), len(before)))
+
+    done = subprocess.run([hostile_record_outputs_program, "steps_for", "300"], capture_output=True, text=True,
+                          timeout=30, preexec_fn=limit, env=environment({"HOOKSCOPE_RECORD": f"step={records}"}))
+    err = [line for line in done.stderr.splitlines() if not line.startswith("made ")]
+    with Checks() as check:
+        check.expect("the program ran", done.returncode, 0)
+        check.expect("one message naming the file and the error",
+                     [str(records) in line and "File too large" in line for line in err], [True])
+        check.expect("the file unchanged", records.read_bytes(), before)
