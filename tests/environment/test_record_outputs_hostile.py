@@ -319,3 +319,28 @@ def test_file_size_limit_at_the_files_end(hostile_record_outputs_program, enable
         check.expect("one message naming the file and the error",
                      [str(records) in line and "File too large" in line for line in err], [True])
         check.expect("the file unchanged", records.read_bytes(), before)
+
+
+def test_sigterm_during_the_writers_first_wait_holds_the_program_up_a_second_at_most(
+        hostile_record_outputs_program, enabled, tmp_path):
+    """full=drop into a FIFO nobody reads; SIGTERM 0.4 s in, while the writer waits its second for the reader: the
+    handler must not wait a second of its own on top of the writer's ("a second at most, once ... exit and fatal
+    signals included"): the program dies within 1.1 s of the signal."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "10000"],
+                                 env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[buffer=64K;full=drop]"}),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.4)  # the pipe filled within the first 100 ms: the writer is in its wait
+        start = time.monotonic()
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=30)
+        seconds = time.monotonic() - start
+    finally:
+        os.close(reader)
+    with Checks() as check:
+        check.expect("the program died of SIGTERM", child.returncode, -signal.SIGTERM)
+        check.expect("within 1.1 s of the signal", (seconds < 1.1, round(seconds, 1)), (True, round(seconds, 1)))
+        check.expect("the count logged", any(UNWRITTEN.match(line) for line in err.splitlines()), True)
