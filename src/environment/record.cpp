@@ -396,7 +396,11 @@ void record_if_matching(const function_info& info) noexcept {
       {
         const std::lock_guard lock(record_feature->mutex);
         record_file& file = record_file::open(target.path);
-        if (target.full == full_policy::drop) file.wait_at_most_for_readers();
+        if (target.full == full_policy::drop) {
+          file.wait_at_most_for_readers();
+        } else {
+          file.wait_for_readers();
+        }
         f = record_feature->functions.emplace_back(std::make_unique<recorded_function>(info, target, file)).get();
       }
       (void)info.pre().add_global([f](const erased_call& call) { record_pre(*f, call); }).release();

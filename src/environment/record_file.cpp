@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <new>
 #include <string_view>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -152,6 +153,7 @@ record_file& record_file::open(const std::string& path) {
     if (files[i]->fd_ < 0 && files[i]->path_ == path) return *files[i];  // failed before: reported already
   }
   auto* file = new record_file(path, fd, st.st_dev, st.st_ino);
+  file->is_pipe_ = is_pipe(fd);
   file->per_process_ = path.find("%p") != std::string::npos;
   file->owner_ = getpid();
   if (fd < 0) file->report("cannot open it for writing", open_error);
@@ -247,8 +249,9 @@ int record_file::open_for_this_process() noexcept {
   if (fd_ >= 0) ::close(fd_);  // the parent's file: the parent writes it
   fd_ = fd;
   failed_ = fd < 0;
-  if (bounded_waits_) bounded_waits_ = make_pipe_nonblocking(fd_);
-  stalled_ = false;
+  is_pipe_ = is_pipe(fd_);
+  bounded_waits_ = false;
+  apply_policy();
   return error;
 }
 
@@ -257,9 +260,11 @@ void record_file::write_locked(const char* data, std::size_t size) noexcept {
   if (const int error = open_for_this_process(); error != 0) report("cannot open it for writing", error);
   last_write_ns_ = monotonic_ns();
   if (size > 0 && !failed_) {
+    const sigpipe_blocked no_sigpipe(is_pipe_);
     if (bounded_waits_) {
       write_to_pipe(data, size, false);
-    } else if (const int error = write_fully(fd_, data, size); error != 0) {
+    } else if (const int error = is_pipe_ ? write_lines_blocking(fd_, data, size) : write_fully(fd_, data, size);
+               error != 0) {
       report("cannot write to it", error);
     }
   }
@@ -267,32 +272,65 @@ void record_file::write_locked(const char* data, std::size_t size) noexcept {
 }
 
 void record_file::write_to_pipe(const char* data, std::size_t size, bool in_signal_handler) noexcept {
-  const pipe_write written = write_lines_until(fd_, data, size, stalled_ ? 0 : monotonic_ns() + unread_wait_ns);
+  std::size_t left_out = size;  // the bytes of `data` not in the pipe
+  pipe_write written;
+  if (!pending_tail_.empty()) {
+    written = write_lines_within(fd_, pending_tail_.data(), pending_tail_.size(), wait_window_end_, unread_wait_ns);
+    if (!in_signal_handler) pending_tail_.erase(0, pending_tail_.size() - written.unwritten);
+  }
+  if (written.error == 0 && written.unwritten == 0) {
+    written = write_lines_within(fd_, data, size, wait_window_end_, unread_wait_ns);
+    left_out = written.unwritten;
+  }
   if (written.error != 0) {
     if (!in_signal_handler) report("cannot write to it", written.error);
     return;
   }
-  const bool stalled_before = stalled_;
-  stalled_ = written.unwritten != 0;
-  if (!stalled_) return;
-  unwritten_calls_.fetch_add(calls_in_lines({data + size - written.unwritten, written.unwritten}));
-  if (!stalled_before && !in_signal_handler) {
-    log_line("hookscope: HOOKSCOPE_RECORD: " + shown(path_) +
-             ": its reader did not read for a second; while it does not, calls are left out and counted (logged at "
-             "exit)");
+  if (left_out == 0) return;
+  const char* rest = data + size - left_out;
+  if (left_out != size && rest[-1] != '\n' && !in_signal_handler) {
+    // A long line begun: the pipe gets its rest before anything else, so that no line is cut in the middle of the
+    // stream (only the last one, if the reader never reads again).
+    const std::size_t line_rest = static_cast<const char*>(std::memchr(rest, '\n', left_out)) - rest + 1;
+    try {
+      pending_tail_.assign(rest, line_rest);
+      rest += line_rest;
+      left_out -= line_rest;
+    } catch (const std::bad_alloc&) {
+      pending_tail_.clear();  // the line stays cut; its call is counted below
+    }
   }
+  unwritten_calls_.fetch_add(calls_in_lines({rest, left_out}));
+  if (!stall_reported_ && !in_signal_handler) {
+    stall_reported_ = true;
+    log_line("hookscope: HOOKSCOPE_RECORD: " + shown(path_) +
+             ": its reader did not read for a second (full=drop); from now on what it cannot take at once is left "
+             "out and counted (logged at exit)");
+  }
+}
+
+void record_file::apply_policy() noexcept {
+  const bool bounded = is_pipe_ && dropping_target_ && !waiting_target_;
+  if (bounded != bounded_waits_ && fd_ >= 0 && set_nonblocking(fd_, bounded)) bounded_waits_ = bounded;
+}
+
+void record_file::wait_for_readers() {
+  const std::lock_guard lock(mutex_);
+  waiting_target_ = true;
+  apply_policy();
 }
 
 void record_file::wait_at_most_for_readers() {
   const std::lock_guard lock(mutex_);
-  bounded_waits_ = bounded_waits_ || make_pipe_nonblocking(fd_);
+  dropping_target_ = true;
+  apply_policy();
 }
 
 void record_file::report_unwritten_all() noexcept {
   for_each_file([](record_file& f) {
-    if (const std::uint64_t calls = f.unwritten_calls_.exchange(0); calls != 0) {
-      write_unwritten_line(f.path_, calls);
-    }
+    std::uint64_t calls = f.unwritten_calls_.exchange(0);
+    if (!f.pending_tail_.empty()) ++calls;  // a line begun and never finished: the reader skips it as cut
+    if (calls != 0) write_unwritten_line(f.path_, calls);
   });
 }
 
@@ -336,6 +374,9 @@ void record_file::write_all_from_signal_handler() noexcept {
 void record_file::write_from_signal_handler(const char* lines, std::size_t size) noexcept {
   (void)open_for_this_process();
   if (fd_ < 0 || failed_ || size == 0) return;
+  const sigpipe_blocked no_sigpipe(is_pipe_);
+  // A dying program waits for a pipe's reader one window at most, whatever the policy: a crash must not become a hang.
+  if (is_pipe_ && !bounded_waits_) bounded_waits_ = set_nonblocking(fd_, true);
   if (bounded_waits_) {
     write_to_pipe(lines, size, true);
   } else {
@@ -350,7 +391,13 @@ void record_file::lock_all_for_fork() noexcept {
 
 void record_file::unlock_all_after_fork(bool in_child) noexcept {
   for_each_file([in_child](record_file& f) {
-    if (in_child) f.size_.store(0, std::memory_order_relaxed);  // the parent writes these lines, not the child
+    if (in_child) {  // the parent writes these lines, and counts what its pipe left out, not the child
+      f.size_.store(0, std::memory_order_relaxed);
+      f.pending_tail_.clear();
+      f.unwritten_calls_.store(0, std::memory_order_relaxed);
+      f.wait_window_end_.store(0, std::memory_order_relaxed);
+      f.stall_reported_ = false;
+    }
     f.mutex_.unlock();
   });
   files_mutex.unlock();

@@ -34,11 +34,13 @@ class record_file {
   /// Writes what is buffered: the background flush, exit, and before fork().
   void flush() noexcept;
 
-  /// For full=drop: when the file is a pipe, a FIFO or a socket, a reader that stops reading holds the program at
-  /// most a second. Writes then wait for room at most unread_wait_ns, once: until a write goes through again they do
-  /// not wait. The lines left out stay whole, and the calls they hold are counted and logged (report_unwritten_all).
+  /// The policy of a target writing here (docs/environment.md). A pipe or FIFO blocks (its reader sets the pace)
+  /// while any target of the file waits; with full=drop targets only, it is made non-blocking and a reader that stops
+  /// reading holds the program up for one window of a second at most, after which what the pipe cannot take at once
+  /// is left out, in whole lines, and counted (report_unwritten_all). A regular file is not affected.
+  void wait_for_readers();
   void wait_at_most_for_readers();
-  /// At exit: logs, for each file, the calls its reader left out (wait_at_most_for_readers).
+  /// At exit or a fatal signal: logs, for each file, the calls its reader left out. Async-signal-safe.
   static void report_unwritten_all() noexcept;
 
   const std::string& path() const noexcept { return path_; }
@@ -60,8 +62,11 @@ class record_file {
   void append_lines_locked(std::string_view lines);
   void write_locked(const char* data, std::size_t size) noexcept;
   void report(const char* what, int error) noexcept;
-  // write_locked and the signal handler's writes to a pipe (bounded_waits_): whole lines until the deadline.
+  // The writes to a non-blocking pipe (write_locked, the signal handler): the rest of a line begun earlier first,
+  // then whole lines within the window; counts what is left out.
   void write_to_pipe(const char* data, std::size_t size, bool in_signal_handler) noexcept;
+  // Sets the pipe's blocking mode from the targets' policies; with the mutex held.
+  void apply_policy() noexcept;
   // In a forked child, a path with %p: the child's own file, opened on its first write (async-signal-safe); the
   // errno of a failed open, or 0.
   int open_for_this_process() noexcept;
@@ -78,11 +83,16 @@ class record_file {
   std::atomic<pid_t> busy_{0};        // the thread appending or writing (under mutex_), for the signal handler
   bool failed_ = false;               // reported: nothing more is written
   std::int64_t last_write_ns_ = 0;    // CLOCK_MONOTONIC
-  bool bounded_waits_ = false;        // wait_at_most_for_readers: fd_ is a non-blocking pipe
-  bool stalled_ = false;              // the last write to the pipe ran out of time: the next ones do not wait
+  bool is_pipe_ = false;              // fd_ is a pipe or FIFO
+  bool waiting_target_ = false;       // a full=wait target writes here
+  bool dropping_target_ = false;      // a full=drop target writes here
+  bool bounded_waits_ = false;        // fd_ is a non-blocking pipe (full=drop targets only)
+  std::atomic<std::int64_t> wait_window_end_{0};   // CLOCK_MONOTONIC ns; 0 until a write first finds the pipe full
+  std::string pending_tail_;                       // the rest of a line begun in the pipe (with the mutex held)
   std::atomic<std::uint64_t> unwritten_calls_{0};  // left out of the pipe (a note's line counts its calls)
-  bool per_process_ = false;                       // the path holds %p
-  pid_t owner_ = 0;                                // the process whose file fd_ is
+  bool stall_reported_ = false;
+  bool per_process_ = false;  // the path holds %p
+  pid_t owner_ = 0;           // the process whose file fd_ is
 };
 
 }  // namespace detail

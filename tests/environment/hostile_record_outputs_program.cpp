@@ -77,17 +77,34 @@ int memo() {
   const hookscope::call_recorder texted_calls(texted, {.store_n_calls = hookscope::unlimited, .global = true});
   std::vector<tensor_spec> tensors;
   for (int d = 0; d < 10; ++d) tensors.push_back(tensor_spec{{}, static_cast<dtype>(d)});  // rank 0: 3 bytes each
-  tensors.push_back(tensor_spec{std::vector<std::int64_t>(64, 1), dtype::float32});          // rank 64
+  tensors.push_back(tensor_spec{std::vector<std::int64_t>(64, 1), dtype::float32});        // rank 64
   tensors.push_back(tensor_spec{std::vector<std::int64_t>(64, 2), dtype::float32});
   tensors.push_back(tensor_spec{{1, 2, 3}, dtype::int8});
   tensors.push_back(tensor_spec{{1, 2, 4}, dtype::int8});  // same size, last dimension changed
   tensors.push_back(tensor_spec{{1 << 30, 0, 3}, dtype::int8});
   tensors.push_back(tensor_spec{{0}, dtype::boolean});
-  std::vector<std::string> texts = {"", "a", "b", "\"", "\\", "\n", "\x01", "\x7f", "\xff", "\xfe", "\xc3\xa9",
-                                    "\xc3\xa8", "\xe2\x80\xa8", std::string(1, '\0'), std::string(2, '\0'),
-                                    std::string(4096, 'x'), std::string(4095, 'x') + "y",
-                                    std::string(4097, 'x'), std::string(4096, '\x01'), std::string(4096, '\xff'),
-                                    "tail\xc3", "tail\xc3\xa9"};
+  std::vector<std::string> texts = {"",
+                                    "a",
+                                    "b",
+                                    "\"",
+                                    "\\",
+                                    "\n",
+                                    "\x01",
+                                    "\x7f",
+                                    "\xff",
+                                    "\xfe",
+                                    "\xc3\xa9",
+                                    "\xc3\xa8",
+                                    "\xe2\x80\xa8",
+                                    std::string(1, '\0'),
+                                    std::string(2, '\0'),
+                                    std::string(4096, 'x'),
+                                    std::string(4095, 'x') + "y",
+                                    std::string(4097, 'x'),
+                                    std::string(4096, '\x01'),
+                                    std::string(4096, '\xff'),
+                                    "tail\xc3",
+                                    "tail\xc3\xa9"};
   std::uint64_t state = 88172645463325252ULL;
   auto next = [&] {
     state ^= state << 13;
