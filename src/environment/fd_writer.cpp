@@ -3,6 +3,7 @@
 #include "../cancellation.hpp"
 
 #include "json_text.hpp"
+#include "pipe_lines.hpp"
 
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ void fd_writer::flush() noexcept {
   }
   const char* data = buffer_;
   std::size_t left = size_;
+  const sigpipe_blocked no_sigpipe(left > 0);  // a reader gone (EPIPE) is reported, never the program's end
   while (left > 0 && error_ == 0) {
     const ssize_t n = ::write(fd_, data, left);
     if (n < 0) {

@@ -357,3 +357,24 @@ def test_fatal_signal_with_a_stalled_reader_under_full_wait_ends_the_program(hos
         check.expect("within 1.5 s of the signal", (seconds < 1.5, round(seconds, 1)), (True, round(seconds, 1)))
         check.expect("whole lines in the FIFO", received[-1:], b"\n")
         check.expect("the count logged", any(UNWRITTEN.match(line) for line in err.splitlines()), True)
+
+
+def test_statistics_table_into_a_fifo_whose_reader_left(hostile_record_outputs_program, enabled, tmp_path):
+    """HOOKSCOPE_STATS opens its FIFO at start; the reader leaves before the table is written at exit (a pager quit
+    early): no SIGPIPE ends the program, its exit code is its own, and one message names the FIFO and EPIPE."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "600"],
+                                 env=environment({"HOOKSCOPE_STATS": f"step={fifo}"}),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)  # the program has opened the FIFO
+    finally:
+        os.close(reader)
+    _, err = child.communicate(timeout=30)
+    with Checks() as check:
+        check.expect("the program ran to its end (not killed by SIGPIPE)", child.returncode, 0)
+        check.expect("one message naming the FIFO and the broken pipe",
+                     [str(fifo) in line and "Broken pipe" in line for line in err.splitlines()
+                      if not line.startswith("made ")], [True])
