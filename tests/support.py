@@ -29,6 +29,17 @@ def run(argv, settings=None, timeout=60, **kw):
                           timeout=timeout, **kw)
 
 
+# Sanitizers slow a program down several times, ThreadSanitizer most: a test's bound on how long something may take
+# (a wait that must end) is multiplied by this, so that it still catches a wait that does not end, not their pace.
+SLOWDOWN = {"none": 1.0, "address": 2.0, "address,undefined": 2.0, "undefined": 1.5, "thread": 5.0}.get(
+    os.environ.get("HOOKSCOPE_TEST_SANITIZE", "none"), 3.0)
+
+
+def within(seconds):
+    """`seconds` as a test's time bound in this build (SLOWDOWN)."""
+    return seconds * SLOWDOWN
+
+
 # AddressSanitizer notes once per process that it follows swapcontext only in part: the sanitizer's line, not the
 # program's, and it differs between two runs by the process id it names.
 SANITIZER_NOTE = re.compile(r"==\d+==WARNING: ASan doesn't fully support makecontext/swapcontext")

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from support import Checks, environment
+from support import Checks, environment, within
 
 LATENCY = re.compile(rb',"latency_ns":[0-9]+}$')
 UNWRITTEN = re.compile(r"^hookscope: HOOKSCOPE_RECORD: (.*): ([0-9]+) calls not written: its reader did not read")
@@ -151,7 +151,7 @@ def test_fork_after_a_stall_counts_each_unwritten_call_once(hostile_record_outpu
         check.expect("whole lines", broken, [])
         check.expect("calls in the FIFO + noted + logged as not written = calls made (parent's and child's)",
                      len(calls) + noted + unwritten, int(out))
-        check.expect("held up a second at most, once", seconds < 1.5 + 1.8, True)
+        check.expect("held up a second at most, once", seconds < within(1.5 + 1.8), True)
 
 
 def test_full_wait_target_sharing_a_fifo_with_a_full_drop_target_loses_nothing(hostile_record_outputs_program,
@@ -254,7 +254,7 @@ def test_stdout_pipe_nobody_reads(hostile_record_outputs_program, enabled):
     records, noted, unwritten, broken = tally(received, err, "/dev/stdout")
     with Checks() as check:
         check.expect("the program ran", code, 0)
-        check.expect("held up a second at most", seconds < 1.5 + 1.8, True)
+        check.expect("held up a second at most", seconds < within(1.5 + 1.8), True)
         check.expect("whole lines", (broken, received[-1:]), ([], b"\n"))
         check.expect("calls in the pipe + noted + logged = calls made",
                      len(records.get("step", [])) + noted + unwritten, made(err))
@@ -328,7 +328,8 @@ def test_sigterm_during_the_writers_first_wait_holds_the_program_up_a_second_at_
         os.close(reader)
     with Checks() as check:
         check.expect("the program died of SIGTERM", child.returncode, -signal.SIGTERM)
-        check.expect("within 1.1 s of the signal", (seconds < 1.1, round(seconds, 1)), (True, round(seconds, 1)))
+        check.expect("within 1.1 s of the signal", (seconds < within(1.1), round(seconds, 1)),
+                     (True, round(seconds, 1)))
         check.expect("the count logged", any(UNWRITTEN.match(line) for line in err.splitlines()), True)
 
 
@@ -354,7 +355,8 @@ def test_fatal_signal_with_a_stalled_reader_under_full_wait_ends_the_program(hos
         os.close(reader)
     with Checks() as check:
         check.expect("the program died of SIGTERM", child.returncode, -signal.SIGTERM)
-        check.expect("within 1.5 s of the signal", (seconds < 1.5, round(seconds, 1)), (True, round(seconds, 1)))
+        check.expect("within 1.5 s of the signal", (seconds < within(1.5), round(seconds, 1)),
+                     (True, round(seconds, 1)))
         check.expect("whole lines in the FIFO", received[-1:], b"\n")
         check.expect("the count logged", any(UNWRITTEN.match(line) for line in err.splitlines()), True)
 
