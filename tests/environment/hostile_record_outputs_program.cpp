@@ -18,6 +18,8 @@
 #include "hookscope/records.hpp"
 #include "hookscope/tensor.hpp"
 
+#include "../leak_check_in_forked_children.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
