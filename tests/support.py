@@ -1,10 +1,14 @@
 """Helpers of the pytest modules of tests/: running a program in a controlled environment, comparing with a readable
 difference, and checking several expectations of one case so that a failed one hides none of the others."""
+import contextlib
 import difflib
+import json
 import os
 import pprint
 import re
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
@@ -120,3 +124,78 @@ def stats_tables(lines):
         else:
             tables[-1][row[0]] = int(row[1])
     return tables
+
+
+# === pipes and FIFOs that HOOKSCOPE_RECORD writes into (docs/environment.md, "A reader that stops reading") ===
+
+UNWRITTEN = re.compile(r"^hookscope: HOOKSCOPE_RECORD: (.*): ([0-9]+) calls not written: its reader did not read")
+
+
+def read_what_is_there(fd):
+    """What the non-blocking `fd` holds now (until it would block, or its end)."""
+    received = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return bytes(received)
+        if not chunk:
+            return bytes(received)
+        received.extend(chunk)
+
+
+def read_until_exit(fd, child):
+    """Everything the non-blocking `fd` gets until the process `child` (a Popen) has ended and the pipe is empty."""
+    received = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            if child.poll() is not None:
+                return bytes(received)
+            time.sleep(0.001)
+            continue
+        if not chunk:
+            return bytes(received)
+        received.extend(chunk)
+
+
+def pipe_tally(received, stderr_lines, path):
+    """(records by function as [ints of their first argument], noted count, logged unwritten count, lines that do
+    not parse) of what a pipe's reader received and the program logged about `path`."""
+    records, noted, broken = {}, 0, []
+    for line in received.split(b"\n")[:-1]:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            broken.append(line)
+            continue
+        if "dropped" in record:
+            noted += record["dropped"]["count"]
+        else:
+            records.setdefault(record["function"], []).append(record["kwargs"][0][1]["int"])
+    unwritten = sum(int(m.group(2)) for m in map(UNWRITTEN.match, stderr_lines) if m and m.group(1) == str(path))
+    return records, noted, unwritten, broken
+
+
+@contextlib.contextmanager
+def fifo_with_idle_reader(directory):
+    """A FIFO in `directory` and a non-blocking reader of it, open (so that a program's open finds a reader) and read
+    only when the test reads it; yields (path, reader's fd)."""
+    fifo = directory / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        yield fifo, reader
+    finally:
+        os.close(reader)
+
+
+def terminate_after(child, seconds):
+    """Sends SIGTERM to the Popen `child` `seconds` from now; (its remaining stderr, seconds from the signal to its
+    end)."""
+    time.sleep(seconds)
+    start = time.monotonic()
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=30)
+    return err, time.monotonic() - start

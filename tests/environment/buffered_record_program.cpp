@@ -16,6 +16,7 @@
 #include "hookscope/tensor.hpp"
 
 #include "../leak_check_in_forked_children.hpp"
+#include "print_record_lines.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,16 +72,6 @@ HOOKSCOPE_OBSERVABLE(step, impl::step, n);
 
 namespace {
 
-void print_lines(const hookscope::call_recorder& recorder) {
-  bool first = true;
-  for (hookscope::call_record record : recorder.calls()) {
-    record.latency_ns.reset();
-    if (first) record.parameters = hookscope::detail::parameters_of(recorder.function());
-    first = false;
-    std::printf("%s\n", hookscope::to_record_line(record).c_str());
-  }
-}
-
 int same_text(unsigned seed, int n) {
   std::mt19937_64 rng(seed);
   // Half the strings and tensors are one of the last few: the writer remembers each parameter's last text
@@ -121,9 +112,9 @@ int same_text(unsigned seed, int n) {
     (void)echo(text(), static_cast<int>(rng() % 3));
     nothing_back(static_cast<int>(rng()));
   }
-  print_lines(encodable_calls);
-  print_lines(echo_calls);
-  print_lines(nothing_calls);
+  print_record_lines(encodable_calls);
+  print_record_lines(echo_calls);
+  print_record_lines(nothing_calls);
   return 0;
 }
 

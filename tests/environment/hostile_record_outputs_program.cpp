@@ -19,6 +19,7 @@
 #include "hookscope/tensor.hpp"
 
 #include "../leak_check_in_forked_children.hpp"
+#include "print_record_lines.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,16 +64,6 @@ HOOKSCOPE_OBSERVABLE(other, impl::other, n);
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-void print_lines(const hookscope::call_recorder& recorder) {
-  bool first = true;
-  for (hookscope::call_record record : recorder.calls()) {
-    record.latency_ns.reset();
-    if (first) record.parameters = hookscope::detail::parameters_of(recorder.function());
-    first = false;
-    std::printf("%s\n", hookscope::to_record_line(record).c_str());
-  }
-}
 
 int memo() {
   const hookscope::call_recorder shaped_calls(shaped, {.store_n_calls = hookscope::unlimited, .global = true});
@@ -136,8 +127,8 @@ int memo() {
     (void)shaped(t, s, static_cast<int>(next() % 4));
     (void)texted(texts[next() % texts.size()]);
   }
-  print_lines(shaped_calls);
-  print_lines(texted_calls);
+  print_record_lines(shaped_calls);
+  print_record_lines(texted_calls);
   return 0;
 }
 

@@ -12,7 +12,9 @@ import time
 
 import pytest
 
-from support import Checks, environment, run, within
+from support import (
+    Checks, environment, fifo_with_idle_reader, pipe_tally, read_what_is_there, run, terminate_after, within,
+    UNWRITTEN)
 
 LATENCY = re.compile(rb',"latency_ns":[0-9]+}$')
 
@@ -159,45 +161,17 @@ def test_fifo_read_slowly(buffered_record_program, enabled, tmp_path):
         check.expect("every call, in order", calls, list(range(5000)))
 
 
-def read_what_is_there(fd):
-    received = bytearray()
-    while True:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            return bytes(received)
-        if not chunk:
-            return bytes(received)
-        received.extend(chunk)
-
-
-UNWRITTEN = re.compile(r"^hookscope: HOOKSCOPE_RECORD: (.*): ([0-9]+) calls not written: its reader did not read")
-
-
 def fifo_nobody_reads(program, tmp_path, *args):
     """Runs `program args` recording step() into a FIFO under full=drop, its reader open and never read while the
     program runs; (exit code, seconds, stderr lines, the calls in the FIFO, their notes' count, the count logged)."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # open: the program's open finds a reader
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         start = time.monotonic()
         code, _, err = run_buffered(program, f"step={fifo}[buffer=64K;full=drop]", *args)
         seconds = time.monotonic() - start
         received = read_what_is_there(reader)
-    finally:
-        os.close(reader)
-    lines = received.split(b"\n")
-    calls, noted = [], 0
-    for line in lines[:-1]:
-        record = json.loads(line)
-        if "dropped" in record:
-            noted += record["dropped"]["count"]
-        else:
-            calls.append(record["kwargs"][0][1]["int"])
-    logged = [UNWRITTEN.match(line) for line in err]
-    unwritten = sum(int(m.group(2)) for m in logged if m and m.group(1) == str(fifo))
-    return code, seconds, err, lines[-1], calls, noted, unwritten
+    records, noted, unwritten, broken = pipe_tally(received, err, fifo)
+    assert broken == [], f"lines in the FIFO that are not JSON: {broken[:3]}"
+    return code, seconds, err, received.split(b"\n")[-1], records.get("step", []), noted, unwritten
 
 
 def test_fifo_nobody_reads(buffered_record_program, enabled, tmp_path):
@@ -221,21 +195,12 @@ def test_fifo_nobody_reads(buffered_record_program, enabled, tmp_path):
 def test_fifo_nobody_reads_then_sigterm(buffered_record_program, enabled, tmp_path):
     """The same FIFO, the program ended by SIGTERM while its threads record: the signal handler waits for the reader
     no more than the program did, and counts what it could not write."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         child = subprocess.Popen([buffered_record_program, "forever", "2"],
                                  env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[buffer=64K;full=drop]"}),
                                  stderr=subprocess.PIPE, text=True)
-        time.sleep(2.5)  # the writer has met the stalled reader
-        start = time.monotonic()
-        child.send_signal(signal.SIGTERM)
-        _, err = child.communicate(timeout=30)
-        seconds = time.monotonic() - start
+        err, seconds = terminate_after(child, 2.5)  # the writer has met the stalled reader
         received = read_what_is_there(reader)
-    finally:
-        os.close(reader)
     with Checks() as check:
         check.expect("the program died of SIGTERM", child.returncode, -signal.SIGTERM)
         check.expect("at once: the reader had stalled already (under 1 s)", seconds < within(1), True)

@@ -11,15 +11,15 @@ import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 
 import pytest
 
-from support import Checks, environment, within
+from support import (
+    Checks, environment, fifo_with_idle_reader, pipe_tally, read_until_exit, read_what_is_there, terminate_after,
+    within, UNWRITTEN)
 
 LATENCY = re.compile(rb',"latency_ns":[0-9]+}$')
-UNWRITTEN = re.compile(r"^hookscope: HOOKSCOPE_RECORD: (.*): ([0-9]+) calls not written: its reader did not read")
 STALLED = "its reader did not read for a second"
 
 
@@ -29,34 +29,6 @@ def enabled(hooks_enabled):
         pytest.skip("hooks are disabled in this build: nothing is recorded")
 
 
-def read_what_is_there(fd):
-    received = bytearray()
-    while True:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            return bytes(received)
-        if not chunk:
-            return bytes(received)
-        received.extend(chunk)
-
-
-def tally(received, stderr_lines, path):
-    """(records by function as [ints of their first argument], noted count, logged unwritten count, lines that do
-    not parse) of what a reader received and the program logged."""
-    records, noted, broken = {}, 0, []
-    for line in received.split(b"\n")[:-1]:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            broken.append(line)
-            continue
-        if "dropped" in record:
-            noted += record["dropped"]["count"]
-        else:
-            records.setdefault(record["function"], []).append(record["kwargs"][0][1]["int"])
-    unwritten = sum(int(m.group(2)) for m in map(UNWRITTEN.match, stderr_lines) if m and m.group(1) == str(path))
-    return records, noted, unwritten, broken
 
 
 def made(stderr_lines):
@@ -87,31 +59,16 @@ def test_long_line_cut_by_a_stalled_reader_is_not_glued_to_the_next(hostile_reco
     the writer reports the stall, then reads everything: a line longer than PIPE_BUF may be cut (the docs allow
     it), but the lines after it must stay whole records, and calls in the FIFO + notes + the count logged at exit
     must add up to the calls made."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    received = bytearray()
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
+        received = bytearray()
         child = subprocess.Popen([hostile_record_outputs_program, "long_then_short", "1800", "1500"],
                                  env=environment({"HOOKSCOPE_RECORD": f"tagged={fifo}[full=drop]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = child.stderr.readline()  # the writer's message that the reader stalled
-        while True:
-            try:
-                chunk = os.read(reader, 1 << 16)
-            except BlockingIOError:
-                if child.poll() is not None:
-                    break
-                time.sleep(0.001)
-                continue
-            if not chunk:
-                break
-            received.extend(chunk)
+        received.extend(read_until_exit(reader, child))
         out, rest = child.communicate(timeout=30)
-    finally:
-        os.close(reader)
     err = [first.rstrip("\n")] + rest.splitlines()
-    records, noted, unwritten, broken = tally(bytes(received), err, fifo)
+    records, noted, unwritten, broken = pipe_tally(bytes(received), err, fifo)
     calls = records.get("tagged", [])
     with Checks() as check:
         check.expect("the program ran and said the reader stalled", (child.returncode, STALLED in first), (0, True))
@@ -124,17 +81,12 @@ def test_long_line_cut_by_a_stalled_reader_is_not_glued_to_the_next(hostile_reco
 def fifo_nobody_reads(program, tmp_path, record, *args):
     """Runs `program args` recording into a FIFO `record` (FIFO stands for its path) whose reader is open and reads
     nothing while the program runs; (exit code, seconds, stdout, stderr lines, what the FIFO held, its path)."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         start = time.monotonic()
         done = subprocess.run([program, *map(str, args)], capture_output=True, text=True, timeout=60,
                               env=environment({"HOOKSCOPE_RECORD": record.replace("FIFO", str(fifo))}))
         seconds = time.monotonic() - start
         received = read_what_is_there(reader)
-    finally:
-        os.close(reader)
     return done.returncode, seconds, done.stdout, done.stderr.splitlines(), received, fifo
 
 
@@ -144,7 +96,7 @@ def test_fork_after_a_stall_counts_each_unwritten_call_once(hostile_record_outpu
     both made, each call counted once."""
     code, seconds, out, err, received, fifo = fifo_nobody_reads(
         hostile_record_outputs_program, tmp_path, "step=FIFO[buffer=64K;full=drop]", "fork_after", 1500)
-    records, noted, unwritten, broken = tally(received, err, fifo)
+    records, noted, unwritten, broken = pipe_tally(received, err, fifo)
     calls = records.get("step", [])
     with Checks() as check:
         check.expect("parent and child ran", code, 0)
@@ -159,32 +111,17 @@ def test_full_wait_target_sharing_a_fifo_with_a_full_drop_target_loses_nothing(h
     """Two targets, one FIFO: other() under full=wait (the default), step() under full=drop. The reader reads
     nothing for 1.5 s, then everything: "Under full=wait the program waits for the reader", so every other() call
     is in the FIFO; step()'s may be left out, counted."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    received = bytearray()
-    n = 40000
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
+        received = bytearray()
+        n = 40000
         child = subprocess.Popen([hostile_record_outputs_program, "step_and_other", str(n)],
                                  env=environment({"HOOKSCOPE_RECORD":
                                                   f"other={fifo}[buffer=64K],step={fifo}[buffer=64K;full=drop]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)
-        while True:
-            try:
-                chunk = os.read(reader, 1 << 16)
-            except BlockingIOError:
-                if child.poll() is not None:
-                    break
-                time.sleep(0.001)
-                continue
-            if not chunk:
-                break
-            received.extend(chunk)
+        received.extend(read_until_exit(reader, child))
         out, err = child.communicate(timeout=30)
-    finally:
-        os.close(reader)
-    records, noted, unwritten, broken = tally(bytes(received), err.splitlines(), fifo)
+    records, noted, unwritten, broken = pipe_tally(bytes(received), err.splitlines(), fifo)
     with Checks() as check:
         check.expect("the program ran", child.returncode, 0)
         others = records.get("other", [])
@@ -220,10 +157,7 @@ def test_unix_socket_path_is_refused_with_a_message(hostile_record_outputs_progr
 def test_fifo_reader_that_closes_does_not_kill_the_program(hostile_record_outputs_program, enabled, tmp_path, full):
     """A FIFO whose reader reads for 0.3 s, then closes it, under either policy: no SIGPIPE, the program runs on
     ("Errors ... the program runs on, unaffected"), with one message naming the FIFO."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "1000"],
                                  env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[full={full}]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -231,8 +165,6 @@ def test_fifo_reader_that_closes_does_not_kill_the_program(hostile_record_output
         while time.monotonic() < end:
             read_what_is_there(reader)
             time.sleep(0.01)
-    finally:
-        os.close(reader)
     _, err = child.communicate(timeout=30)
     with Checks() as check:
         check.expect("the program ran to its end (not killed by SIGPIPE)", child.returncode, 0)
@@ -251,7 +183,7 @@ def test_stdout_pipe_nobody_reads(hostile_record_outputs_program, enabled):
     seconds = time.monotonic() - start
     received = child.stdout.read()
     err = child.stderr.read().decode().splitlines()
-    records, noted, unwritten, broken = tally(received, err, "/dev/stdout")
+    records, noted, unwritten, broken = pipe_tally(received, err, "/dev/stdout")
     with Checks() as check:
         check.expect("the program ran", code, 0)
         check.expect("held up a second at most", seconds < within(1.5 + 1.8), True)
@@ -264,10 +196,7 @@ def test_reader_reading_in_bursts_holds_the_program_up_once(hostile_record_outpu
     """full=drop, a call every 20 ms whose line the calling thread appends (a 5000-byte string: the value tree's
     path) into a FIFO whose reader empties it once every 1.3 s: "holds a full=drop program up a second at most,
     once": at most one call is held 500 ms or more, and one message says the reader stalled."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         child = subprocess.Popen([hostile_record_outputs_program, "tree_calls", "4000", "20"],
                                  env=environment({"HOOKSCOPE_RECORD": f"texted={fifo}[full=drop]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -275,8 +204,6 @@ def test_reader_reading_in_bursts_holds_the_program_up_once(hostile_record_outpu
             time.sleep(1.3)
             read_what_is_there(reader)
         out, err = child.communicate(timeout=30)
-    finally:
-        os.close(reader)
     _, held = map(int, out.split())
     with Checks() as check:
         check.expect("the program ran", child.returncode, 0)
@@ -312,20 +239,11 @@ def test_sigterm_during_the_writers_first_wait_holds_the_program_up_a_second_at_
     """full=drop into a FIFO nobody reads; SIGTERM 0.4 s in, while the writer waits its second for the reader: the
     handler must not wait a second of its own on top of the writer's ("a second at most, once ... exit and fatal
     signals included"): the program dies within 1.1 s of the signal."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "10000"],
                                  env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[buffer=64K;full=drop]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.4)  # the pipe filled within the first 100 ms: the writer is in its wait
-        start = time.monotonic()
-        child.send_signal(signal.SIGTERM)
-        _, err = child.communicate(timeout=30)
-        seconds = time.monotonic() - start
-    finally:
-        os.close(reader)
+        err, seconds = terminate_after(child, 0.4)  # the pipe filled within the first 100 ms: the writer is in its wait
     with Checks() as check:
         check.expect("the program died of SIGTERM", child.returncode, -signal.SIGTERM)
         check.expect("within 1.1 s of the signal", (seconds < within(1.1), round(seconds, 1)),
@@ -338,21 +256,12 @@ def test_fatal_signal_with_a_stalled_reader_under_full_wait_ends_the_program(hos
     """full=wait into a FIFO nobody reads: the program waits for the reader, as documented; SIGTERM then ends it
     within about a second (its handler waits for the pipe one second at most: a crash never becomes a hang), with
     the count of what it could not write."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "100000"],
                                  env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[buffer=64K]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.5)  # the pipe is full, the writer and the calling thread wait
-        start = time.monotonic()
-        child.send_signal(signal.SIGTERM)
-        _, err = child.communicate(timeout=30)
-        seconds = time.monotonic() - start
+        err, seconds = terminate_after(child, 0.5)  # the pipe is full, the writer and the calling thread wait
         received = read_what_is_there(reader)
-    finally:
-        os.close(reader)
     with Checks() as check:
         check.expect("the program died of SIGTERM", child.returncode, -signal.SIGTERM)
         check.expect("within 1.5 s of the signal", (seconds < within(1.5), round(seconds, 1)),
@@ -364,16 +273,11 @@ def test_fatal_signal_with_a_stalled_reader_under_full_wait_ends_the_program(hos
 def test_statistics_table_into_a_fifo_whose_reader_left(hostile_record_outputs_program, enabled, tmp_path):
     """HOOKSCOPE_STATS opens its FIFO at start; the reader leaves before the table is written at exit (a pager quit
     early): no SIGPIPE ends the program, its exit code is its own, and one message names the FIFO and EPIPE."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "600"],
                                  env=environment({"HOOKSCOPE_STATS": f"step={fifo}"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)  # the program has opened the FIFO
-    finally:
-        os.close(reader)
     _, err = child.communicate(timeout=30)
     with Checks() as check:
         check.expect("the program ran to its end (not killed by SIGPIPE)", child.returncode, 0)
