@@ -12,6 +12,8 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
+fd_writer::fd_writer(int fd) noexcept : fd_(fd), may_raise_sigpipe_(may_raise_sigpipe(fd)) {}
+
 void fd_writer::put(char c) noexcept {
   if (size_ == sizeof buffer_) flush();
   buffer_[size_++] = c;
@@ -32,7 +34,7 @@ void fd_writer::flush() noexcept {
   }
   const char* data = buffer_;
   std::size_t left = size_;
-  const sigpipe_blocked no_sigpipe(left > 0);  // a reader gone (EPIPE) is reported, never the program's end
+  const sigpipe_blocked no_sigpipe(may_raise_sigpipe_ && left > 0);  // a reader gone: EPIPE reported, no SIGPIPE
   while (left > 0 && error_ == 0) {
     const ssize_t n = ::write(fd_, data, left);
     if (n < 0) {

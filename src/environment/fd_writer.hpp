@@ -15,7 +15,7 @@ namespace detail {
 
 class fd_writer {
  public:
-  explicit fd_writer(int fd) noexcept : fd_(fd) {}
+  explicit fd_writer(int fd) noexcept;
   /// Hands each line (without its newline) to `sink` instead of writing it: for the log sink, at exit only.
   explicit fd_writer(void (*sink)(std::string_view) noexcept) noexcept : fd_(-1), sink_(sink) {}
   /// Hands its bytes to another copy's sink (hub.hpp), which owns the file; `item()` starts each item.
@@ -49,6 +49,7 @@ class fd_writer {
   void put(char c) noexcept;
 
   int fd_;
+  bool may_raise_sigpipe_ = false;  // fd_ is a pipe or a socket: SIGPIPE blocked around its writes
   void (*sink_)(std::string_view) noexcept = nullptr;
   const hookscope_hub_sink* hub_sink_ = nullptr;
   int error_ = 0;

@@ -22,6 +22,11 @@ bool is_pipe(int fd) noexcept {
   return fd >= 0 && ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
+bool may_raise_sigpipe(int fd) noexcept {
+  struct stat st {};
+  return fd >= 0 && ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
 bool set_nonblocking(int fd, bool nonblocking) noexcept {
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0) return false;

@@ -16,6 +16,8 @@ namespace detail {
 
 /// Whether `fd` is a pipe or a FIFO (the only outputs whose writes wait for a reader, or fail when it is gone).
 bool is_pipe(int fd) noexcept;
+/// Whether a write to `fd` can raise SIGPIPE: a pipe, a FIFO or a socket whose reader may go away.
+bool may_raise_sigpipe(int fd) noexcept;
 /// Sets or clears O_NONBLOCK on `fd`; false when it could not.
 bool set_nonblocking(int fd, bool nonblocking) noexcept;
 

@@ -99,17 +99,15 @@ int write_fully(int fd, const char* data, std::size_t size) noexcept {
   return 0;
 }
 
-// The calls that whole record lines hold: one a record, a note's count for a note of dropped calls (the key
-// `,"dropped":{"count":` appears raw in no other line: quotes inside strings are escaped).
+// The calls that whole record lines hold: one a record, a note's count for a note of dropped calls.
 std::uint64_t calls_in_lines(std::string_view lines) noexcept {
-  constexpr std::string_view note_key = ",\"dropped\":{\"count\":";
   std::uint64_t calls = 0;
   while (!lines.empty()) {
     const std::size_t end = std::min(lines.find('\n'), lines.size());
     const std::string_view line = lines.substr(0, end);
     std::uint64_t count = 1;
-    if (const std::size_t at = line.find(note_key); at != std::string_view::npos) {
-      const char* digits = line.data() + at + note_key.size();
+    if (const std::size_t at = line.find(dropped_count_key); at != std::string_view::npos) {
+      const char* digits = line.data() + at + dropped_count_key.size();
       (void)std::from_chars(digits, line.data() + line.size(), count);
     }
     calls += count;

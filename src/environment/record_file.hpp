@@ -17,6 +17,11 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
+/// The key under which a note of dropped calls gives its count (docs/record_format.md, "Notes"): the writer writes
+/// it, and a file counts a note it could not write as that many calls. It appears raw in no other line (quotes
+/// inside strings are escaped).
+inline constexpr std::string_view dropped_count_key = ",\"dropped\":{\"count\":";
+
 class record_file {
  public:
   /// The file at `path`, opened for appending (created if missing, never truncated): one object per file, whatever

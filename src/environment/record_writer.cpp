@@ -55,7 +55,7 @@ bool take_signature(recorded_function& f) {
 template <class Out>
 void append_drop_note(Out& out, const recorded_function& f, std::uint64_t count, std::string_view reason) {
   out += f.parts.prefix;
-  out += ",\"dropped\":{\"count\":";
+  out += dropped_count_key;
   char digits[24];
   out.append(digits, std::to_chars(digits, digits + sizeof digits, count).ptr);
   out += ",\"reason\":\"";
