@@ -71,6 +71,15 @@ def count(entry):
     return (1, 0, 0) if ok else (0, 1, 0)
 
 
+def failure_line(build, entry):
+    """One line naming a failed Meson test and, for pytest, the cases pytest names as failed: the end of CI's output
+    is often all that is kept, and it must say what failed."""
+    out = ANSI_ESCAPE.sub("", entry.get("stdout") or "")
+    cases = re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.MULTILINE)
+    named = f" ({', '.join(cases)})" if cases else ""
+    return f"{build}: FAILED {entry.get('name', '?')}{named}"
+
+
 def count_pytest(path):
     """(passed, failed, skipped) of a pytest JUnit XML file."""
     root = ET.parse(path).getroot()
@@ -96,6 +105,7 @@ def main() -> int:
             continue
         sums = [0, 0, 0]
         entries = 0
+        failing = []
         for line in lines:
             if not line.strip():
                 continue
@@ -106,11 +116,16 @@ def main() -> int:
                 sums[1] += 1
                 continue
             entries += 1
-            for i, n in enumerate(count(entry)):
+            counts = count(entry)
+            if counts[1]:
+                failing.append(failure_line(build, entry))
+            for i, n in enumerate(counts):
                 sums[i] += n
         if entries == 0 and sums[1] == 0:  # a test log without a test is a run that did not happen
             print(f"{build}: the test log holds no test", file=sys.stderr)
             sums[1] += 1
+        for line in failing:
+            print(line, file=sys.stderr)
         print(f"{build}: {sums[0]} passed, {sums[1]} failed, {sums[2]} skipped", file=sys.stderr)
         pytest_xml = f"{build}/pytest.xml"
         if os.path.exists(pytest_xml):

@@ -80,3 +80,18 @@ def test_main_sums_build_dirs(tmp_path, capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert out == "119 passed, 2 failed, 1 skipped\n"  # the missing build dir counts as one failure
     assert f"{build}: 119 passed, 1 failed, 1 skipped" in err
+
+
+def test_main_names_each_failed_test_and_its_failed_cases(tmp_path, capsys, monkeypatch):
+    (tmp_path / "meson-logs").mkdir()
+    log = [{"name": "ok", "command": PYTEST, "result": "OK", "stdout": "3 passed in 1.00s\n"},
+           {"name": "pipes", "command": PYTEST, "result": "FAIL",
+            "stdout": "FAILED t.py::test_a - AssertionError\nERROR t.py::test_b\n1 failed, 1 error in 2.00s\n"},
+           {"name": "unit", "result": "FAIL", "stdout": "crashed\n"}]
+    (tmp_path / "meson-logs" / "testlog.json").write_text("".join(json.dumps(e) + "\n" for e in log))
+    monkeypatch.setattr("sys.argv", ["ci_summary.py", str(tmp_path)])
+    assert ci_summary.main() == 1
+    err = capsys.readouterr().err.splitlines()
+    assert f"{tmp_path}: FAILED pipes (t.py::test_a, t.py::test_b)" in err
+    assert f"{tmp_path}: FAILED unit" in err
+    assert not any(" FAILED ok" in line for line in err)
