@@ -1,13 +1,17 @@
 """Helpers of the pytest modules of tests/: running a program in a controlled environment, comparing with a readable
 difference, and checking several expectations of one case so that a failed one hides none of the others."""
+import array
 import contextlib
 import difflib
+import fcntl
 import json
 import os
 import pprint
 import re
+import select
 import signal
 import subprocess
+import termios
 import time
 from pathlib import Path
 
@@ -189,6 +193,22 @@ def fifo_with_idle_reader(directory):
         yield fifo, reader
     finally:
         os.close(reader)
+
+
+def wait_until_full(reader, child, seconds=30):
+    """Waits until the pipe read by the fd `reader` holds all it can take but less than one atomic piece (PIPE_BUF):
+    a writer's next write of a line then finds it full. True if it did, false if `child` ended or `seconds` passed
+    first. A loaded machine may start a program late: a test that needs the writer to have met a full pipe waits
+    for it rather than for a fixed time."""
+    capacity = fcntl.fcntl(reader, fcntl.F_GETPIPE_SZ)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and child.poll() is None:
+        held = array.array("i", [0])
+        fcntl.ioctl(reader, termios.FIONREAD, held)
+        if held[0] > capacity - select.PIPE_BUF:
+            return True
+        time.sleep(0.005)
+    return False
 
 
 def terminate_after(child, seconds):

@@ -22,6 +22,7 @@
 #include <charconv>
 #include <cstring>
 #include <new>
+#include <span>
 #include <string_view>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -116,14 +117,43 @@ std::uint64_t calls_in_lines(std::string_view lines) noexcept {
   return calls;
 }
 
-// "hookscope: HOOKSCOPE_RECORD: PATH: N calls ..." to stderr with write(2) alone (async-signal-safe).
+// One line to stderr in one writev(2): async-signal-safe (a system call, nothing allocated), and whole beside the
+// lines other threads log at the same moment (a message written piece by piece is cut by theirs). A short write,
+// rare on stderr, goes on from where it stopped.
+void write_stderr_line(std::span<const std::string_view> pieces) noexcept {
+  const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
+  std::array<iovec, 8> vectors{};
+  std::size_t count = std::min(pieces.size(), vectors.size());
+  for (std::size_t i = 0; i < count; ++i)
+    vectors[i] = {const_cast<char*>(pieces[i].data()), pieces[i].size()};  // writev takes them as non-const
+  iovec* next = vectors.data();
+  while (count > 0) {
+    const ssize_t n = ::writev(STDERR_FILENO, next, static_cast<int>(count));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // stderr refuses: nowhere else to tell
+    }
+    auto written = static_cast<std::size_t>(n);
+    while (count > 0 && written >= next->iov_len) {
+      written -= next->iov_len;
+      ++next;
+      --count;
+    }
+    if (count > 0) {
+      next->iov_base = static_cast<char*>(next->iov_base) + written;
+      next->iov_len -= written;
+    }
+  }
+}
+
+// "hookscope: HOOKSCOPE_RECORD: PATH: N calls ..." (async-signal-safe).
 void write_unwritten_line(const std::string& path, std::uint64_t calls) noexcept {
   char digits[24];
   const char* end = std::to_chars(digits, digits + sizeof digits, calls).ptr;
   const std::string_view pieces[] = {"hookscope: HOOKSCOPE_RECORD: ", path, ": ",
-                                     std::string_view(digits, end - digits),
+                                     std::string_view(digits, static_cast<std::size_t>(end - digits)),
                                      " calls not written: its reader did not read for a second (full=drop)\n"};
-  for (std::string_view piece : pieces) (void)write_fully(STDERR_FILENO, piece.data(), piece.size());
+  write_stderr_line(pieces);
 }
 
 }  // namespace

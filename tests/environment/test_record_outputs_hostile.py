@@ -17,7 +17,7 @@ import pytest
 
 from support import (
     Checks, environment, fifo_with_idle_reader, pipe_tally, read_until_exit, read_what_is_there, terminate_after,
-    within, UNWRITTEN)
+    wait_until_full, within, UNWRITTEN)
 
 LATENCY = re.compile(rb',"latency_ns":[0-9]+}$')
 STALLED = "its reader did not read for a second"
@@ -236,19 +236,24 @@ def test_file_size_limit_at_the_files_end(hostile_record_outputs_program, enable
 
 def test_sigterm_during_the_writers_first_wait_holds_the_program_up_a_second_at_most(
         hostile_record_outputs_program, enabled, tmp_path):
-    """full=drop into a FIFO nobody reads; SIGTERM 0.4 s in, while the writer waits its second for the reader: the
+    """full=drop into a FIFO nobody reads; SIGTERM once the pipe is full, while the writer waits its second for it: the
     handler must not wait a second of its own on top of the writer's ("a second at most, once ... exit and fatal
     signals included"): the program dies within 1.1 s of the signal."""
     with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "10000"],
                                  env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[buffer=64K;full=drop]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        err, seconds = terminate_after(child, 0.4)  # the pipe filled within the first 100 ms: the writer is in its wait
+        full = wait_until_full(reader, child)
+        # The writer's next flush (100 ms at most) finds the pipe full and begins its wait: 0.2 s later it is in it.
+        err, seconds = terminate_after(child, 0.2)
     with Checks() as check:
+        check.expect("the pipe filled", full, True)
         check.expect("the program died of SIGTERM", child.returncode, -signal.SIGTERM)
         check.expect("within 1.1 s of the signal", (seconds < within(1.1), round(seconds, 1)),
                      (True, round(seconds, 1)))
         check.expect("the count logged", any(UNWRITTEN.match(line) for line in err.splitlines()), True)
+        check.expect("each message a whole line, not cut by another thread's (the writer's report of the stall)",
+                     [line for line in err.splitlines() if not line.startswith("hookscope: HOOKSCOPE_RECORD: /")], [])
 
 
 def test_fatal_signal_with_a_stalled_reader_under_full_wait_ends_the_program(hostile_record_outputs_program, enabled,
@@ -260,9 +265,11 @@ def test_fatal_signal_with_a_stalled_reader_under_full_wait_ends_the_program(hos
         child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "100000"],
                                  env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[buffer=64K]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        err, seconds = terminate_after(child, 0.5)  # the pipe is full, the writer and the calling thread wait
+        full = wait_until_full(reader, child)
+        err, seconds = terminate_after(child, 0.2)  # the writer and the calling thread wait for the reader
         received = read_what_is_there(reader)
     with Checks() as check:
+        check.expect("the pipe filled", full, True)
         check.expect("the program died of SIGTERM", child.returncode, -signal.SIGTERM)
         check.expect("within 1.5 s of the signal", (seconds < within(1.5), round(seconds, 1)),
                      (True, round(seconds, 1)))
