@@ -13,6 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+#include <signal.h>
+#include <sys/time.h>
+
 #if HOOKSCOPE_ENABLED
 
 namespace {
@@ -276,6 +280,63 @@ TEST_CASE("churn under emission: private contexts, globals, copies and resets on
   CHECK(exact_failures == 0);
   CHECK(moved_after_reset == 0);
   CHECK_FALSE(churned.has_callbacks());
+}
+
+namespace interrupted {
+
+hookscope::observer<int> outer{"stress.interrupted.outer"};
+hookscope::observer<int> in_handler{"stress.interrupted.in_handler"};
+std::atomic<std::int64_t> handler_calls{0};
+
+void on_alarm(int) { in_handler.observe(1); }
+
+}  // namespace interrupted
+
+TEST_CASE("emission from a signal handler that interrupts emissions, lists replaced meanwhile on another thread") {
+  // The handler's emission takes the first slot holding no list, wherever the interrupted emission stands (before
+  // or after it published its lists): it must never overwrite the interrupted one's hazards, or the churning thread
+  // frees a list still being walked (AddressSanitizer names it; here the counts would go wrong or the walk crash).
+  using namespace interrupted;
+  auto counted = in_handler.add_global([](int) { handler_calls.fetch_add(1, std::memory_order_relaxed); });
+  std::atomic<std::int64_t> outer_calls{0};
+  auto base = outer.add_global([&](int) { outer_calls.fetch_add(1, std::memory_order_relaxed); });
+  outer.observe(0);  // this thread's record exists before the first signal
+
+  sigset_t alarm_only;
+  sigemptyset(&alarm_only);
+  sigaddset(&alarm_only, SIGALRM);
+  std::atomic<bool> stop{false};
+  std::thread churner([&] {
+    pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);  // every alarm lands on the emitting thread
+    while (!stop.load()) {
+      auto extra = outer.add_global([](int) {});
+      auto more = in_handler.add_global([](int) {});
+      std::this_thread::yield();
+    }
+  });
+  struct sigaction action {};
+  action.sa_handler = on_alarm;
+  sigaction(SIGALRM, &action, nullptr);
+  const itimerval every_50us{{0, 50}, {0, 50}};
+  setitimer(ITIMER_REAL, &every_50us, nullptr);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  std::int64_t emitted = 0;
+  while (std::chrono::steady_clock::now() < end || handler_calls.load() == 0) {
+    outer.observe(0);
+    ++emitted;
+  }
+  const itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  action.sa_handler = SIG_IGN;
+  sigaction(SIGALRM, &action, nullptr);
+  stop = true;
+  churner.join();
+
+  CHECK(outer_calls.load() == emitted + 1);
+  CHECK(handler_calls.load() > 0);
+  const std::int64_t before = handler_calls.load();
+  in_handler.observe(1);
+  CHECK(handler_calls.load() == before + 1);
 }
 
 #endif

@@ -125,6 +125,71 @@ TEST_CASE("subscription::reset waits for the callback to finish on other threads
   CHECK(calls == 1);  // never started again
 }
 
+TEST_CASE("subscription::reset waits only for callbacks running now") {
+  // An emission leaves its last callback in its slot when it ends; reset must not take that for a running one,
+  // whether the emitting thread is idle or still inside an outer emission.
+  hookscope::observer<int> outer{"outer"};
+  hookscope::observer<int> inner{"inner"};
+  std::atomic<int> inner_calls{0};
+  auto inner_sub = inner.add_global([&](int) { ++inner_calls; });
+  std::atomic<bool> ran{false};
+  std::atomic<bool> may_end{false};
+
+  SECTION("the emitting thread idle after its emission") {
+    std::thread emitter([&] {
+      inner.observe(1);
+      ran = true;
+      while (!may_end.load()) std::this_thread::yield();
+    });
+    REQUIRE(wait_for(ran));
+    inner_sub.reset();  // returns although the emitter's slot still names the callback
+    may_end = true;
+    emitter.join();
+  }
+  SECTION("the emitting thread still in an outer callback, the inner emission over") {
+    auto outer_sub = outer.add_global([&](int) {
+      inner.observe(1);  // the next slot: it names the inner callback once over
+      ran = true;
+      while (!may_end.load()) std::this_thread::yield();
+    });
+    std::thread emitter([&] { outer.observe(0); });
+    REQUIRE(wait_for(ran));
+    inner_sub.reset();
+    may_end = true;
+    emitter.join();
+  }
+  CHECK(inner_calls == 1);
+  inner.observe(2);
+  CHECK(inner_calls == 1);
+}
+
+TEST_CASE("subscription::reset waits for a callback nested in another emission") {
+  hookscope::observer<int> outer{"outer"};
+  hookscope::observer<int> inner{"inner"};
+  std::atomic<bool> entered{false};
+  std::atomic<bool> may_finish{false};
+  std::atomic<bool> finished{false};
+  auto inner_sub = inner.add_global([&](int) {
+    entered = true;
+    while (!may_finish.load()) std::this_thread::yield();
+    finished = true;
+  });
+  auto outer_sub = outer.add_global([&](int) { inner.observe(1); });
+  std::thread emitter([&] { outer.observe(0); });
+  REQUIRE(wait_for(entered));
+  std::atomic<bool> reset_returned{false};
+  std::thread resetter([&] {
+    inner_sub.reset();
+    reset_returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(reset_returned.load());
+  may_finish = true;
+  resetter.join();
+  CHECK(finished.load());
+  emitter.join();
+}
+
 TEST_CASE("subscription outliving its observer") {
   int calls = 0;
   hookscope::subscription sub;

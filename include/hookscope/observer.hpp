@@ -133,20 +133,54 @@ class static_observer
   }
 
 #if HOOKSCOPE_ENABLED
-  // The common case (a record, asymmetric fences) tests one thread-local; the rest goes to emit_slow.
+  // The common case (a record, asymmetric fences, one list to walk, global or the current context's, of one
+  // callback) runs here, one straight path for each of the two lists, and keeps only its slot across the
+  // callback. Every other case leaves by a tail call before any callback runs (walk_one_list, emit_general).
   [[gnu::noinline]] void emit(const Args&... args) const {
-    if (detail::thread_record* record = detail::tls_fast_record) [[likely]] {
-      walk<true>(*record, args...);
-    } else {
-      emit_slow(args...);
+    detail::thread_record* record = detail::tls_fast_record;
+    if (record == nullptr) [[unlikely]]
+      return emit_general(args...);
+    const detail::context_slot* own = detail::find_own_slot(*record, this);
+    if (globals_.load(std::memory_order_relaxed) == nullptr) {
+      if (own == nullptr) return;  // callbacks elsewhere only
+      return emit_one_list<false>(*record, own->list, args...);
     }
+    if (own != nullptr && own->list.load(std::memory_order_relaxed) != nullptr) return emit_general(args...);  // both
+    emit_one_list<true>(*record, globals_, args...);
   }
 
-  // The thread's first emission (it makes the record), and every one where membarrier is missing.
-  [[gnu::noinline]] void emit_slow(const Args&... args) const {
-    detail::thread_record& record = detail::this_thread_record();
-    if (detail::tls_fast_record != nullptr) return emit(args...);
-    walk<false>(record, args...);
+  template <bool Global>
+  [[gnu::always_inline]] void emit_one_list(detail::thread_record& record,
+                                            const std::atomic<detail::callback_list*>& head,
+                                            const Args&... args) const {
+    detail::emission_slot& slot = record.first.slots[0];
+    if (slot.in_use(std::memory_order_relaxed)) [[unlikely]]
+      return emit_general(args...);  // nested in another emission: the general walk finds a free slot
+    const detail::callback_list* list = head.load(std::memory_order_acquire);
+    if (list == nullptr) return;
+    if (!detail::emission<true>::try_protect(Global ? slot.globals : slot.own, head, list)) [[unlikely]]
+      return emit_general(args...);  // replaced meanwhile: the general walk protects it anew
+    if (list->size != 1) [[unlikely]]
+      return walk_one_list(slot, Global, *list, args...);
+    detail::emission<true> walk(slot, Global, !Global);
+    run_entry(walk, *list->begin(), args...);
+  }
+
+  [[gnu::noinline]] void walk_one_list(detail::emission_slot& slot, bool global, const detail::callback_list& list,
+                                       const Args&... args) const {
+    detail::emission<true> walk(slot, global, !global);
+    run(walk, list, args...);
+  }
+
+  // Global and context callbacks both, a thread's first emission, and every emission where membarrier is missing.
+  [[gnu::noinline]] void emit_general(const Args&... args) const {
+    if (detail::thread_record* record = detail::tls_fast_record) {
+      walk<true>(*record, args...);
+    } else {
+      detail::thread_record& made = detail::this_thread_record();  // the thread's first emission makes it
+      if (detail::tls_fast_record != nullptr) return walk<true>(made, args...);
+      walk<false>(made, args...);
+    }
   }
 
   template <bool Asymmetric>
@@ -155,11 +189,11 @@ class static_observer
         detail::emission<Asymmetric>::snapshot(record, *this, detail::find_own_slot(record, this));
     if (lists.globals == nullptr && lists.own == nullptr) return;  // callbacks elsewhere only
     // Two paths: the own list then needs no register across the global callbacks, nor the slot's globals a clear.
-    if (lists.globals == nullptr) [[likely]] {
-      detail::emission<Asymmetric> walk(*lists.slot, false);
+    if (lists.globals == nullptr) {
+      detail::emission<Asymmetric> walk(*lists.slot, false, true);
       run(walk, *lists.own, args...);
     } else {
-      detail::emission<Asymmetric> walk(*lists.slot, true);
+      detail::emission<Asymmetric> walk(*lists.slot, true, lists.own != nullptr);
       run(walk, *lists.globals, args...);
       if (lists.own != nullptr) run(walk, *lists.own, args...);
     }
@@ -169,23 +203,28 @@ class static_observer
   template <bool Asymmetric>
   [[gnu::always_inline]] void run(detail::emission<Asymmetric>& walk, const detail::callback_list& list,
                                   const Args&... args) const {
-    using invoke_type = typename detail::callable_signature<Args...>::invoke_type;
     const detail::callback_entry* entry = list.begin();
     do {
-      if (walk.enter(*entry)) {
-        try {
-          reinterpret_cast<invoke_type>(entry->invoke)(entry->callable, args...);
-        } catch (...) {
-          // An observable's call whose emission this exception leaves never reaches its remaining callbacks: the
-          // consumers that pair its pre and post callbacks are told (erased_call.hpp), before it leaves.
-          if constexpr (requires { hookscope_detail_call_left(args...); }) {
-            if (detail::callback_exception_leaves()) hookscope_detail_call_left(args...);
-          }
-          // Rethrows what is no exception: a forced unwind (pthread_exit, pthread_cancel) ends the thread.
-          detail::handle_callback_exception(name_);
-        }
-      }
+      run_entry(walk, *entry, args...);
     } while ((++entry)->node != nullptr);
+  }
+
+  template <bool Asymmetric>
+  [[gnu::always_inline]] void run_entry(detail::emission<Asymmetric>& walk, const detail::callback_entry& entry,
+                                        const Args&... args) const {
+    using invoke_type = typename detail::callable_signature<Args...>::invoke_type;
+    if (!walk.enter(entry)) return;
+    try {
+      reinterpret_cast<invoke_type>(entry.invoke)(entry.callable, args...);
+    } catch (...) {
+      // An observable's call whose emission this exception leaves never reaches its remaining callbacks: the
+      // consumers that pair its pre and post callbacks are told (erased_call.hpp), before it leaves.
+      if constexpr (requires { hookscope_detail_call_left(args...); }) {
+        if (detail::callback_exception_leaves()) hookscope_detail_call_left(args...);
+      }
+      // Rethrows what is no exception: a forced unwind (pthread_exit, pthread_cancel) ends the thread.
+      detail::handle_callback_exception(name_);
+    }
   }
 #endif
 };

@@ -135,11 +135,13 @@ void for_each_slot(F&& f) {
   }
 }
 
-// `r`: the calling thread's record.
+// `r`: the calling thread's record; its slots in use.
 template <class F>
 void for_each_own_slot(thread_record& r, F&& f) {
-  for (std::uint32_t level = 0; level < tls_depth; ++level) {
-    f(level < slot_chunk::size ? r.first.slots[level] : deep_slot(r, level));
+  for (slot_chunk* c = &r.first; c != nullptr; c = c->next.load(std::memory_order_relaxed)) {
+    for (emission_slot& s : c->slots) {
+      if (s.in_use(std::memory_order_relaxed)) f(s);
+    }
   }
 }
 

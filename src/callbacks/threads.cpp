@@ -68,17 +68,15 @@ thread_record& make_thread_record() {
   return *record;
 }
 
-emission_slot& deep_slot(thread_record& record, std::uint32_t depth) {
-  slot_chunk* chunk = &record.first;
-  for (std::uint32_t level = depth / slot_chunk::size; level > 0; --level) {
-    slot_chunk* next = chunk->next.load(std::memory_order_acquire);
-    if (next == nullptr) {
-      next = new slot_chunk;
-      chunk->next.store(next, std::memory_order_release);
+emission_slot& free_slot(thread_record& record) {
+  for (slot_chunk* chunk = &record.first;; chunk = chunk->next.load(std::memory_order_acquire)) {
+    for (emission_slot& s : chunk->slots) {
+      if (!s.in_use(std::memory_order_relaxed)) return s;
     }
-    chunk = next;
+    if (chunk->next.load(std::memory_order_relaxed) == nullptr) {
+      chunk->next.store(new slot_chunk, std::memory_order_release);  // writers scan it from now on
+    }
   }
-  return chunk->slots[depth % slot_chunk::size];
 }
 
 std::size_t thread_records_made() noexcept { return callbacks().record_count.load(std::memory_order_relaxed); }

@@ -117,10 +117,19 @@ struct context_base {
   std::atomic<context_table*> table{nullptr};
 };
 
+/// One emission's hazards. A slot is in use while it holds a list (`globals` or `own`): an emission takes the
+/// thread's first slot that holds none, so nested emissions (a callback that emits) and a signal handler's take the
+/// next ones, with no depth counter to keep. `node` is the callback running now, or the last one run: it is left
+/// in place when the walk ends (one store less per emission), and counts only while the slot is in use.
 struct emission_slot {
-  std::atomic<const callback_node*> node{nullptr};  // the callback running now (stored per callback: first)
+  std::atomic<const callback_node*> node{nullptr};
   std::atomic<const callback_list*> globals{nullptr};
   std::atomic<const callback_list*> own{nullptr};
+
+  /// Whether an emission walks from this slot now; read relaxed by its owner, seq_cst by writers.
+  [[gnu::always_inline]] bool in_use(std::memory_order order) const noexcept {
+    return own.load(order) != nullptr || globals.load(order) != nullptr;
+  }
 };
 
 struct slot_chunk {
@@ -131,7 +140,7 @@ struct slot_chunk {
 
 /// Per-thread emission state; recycled for later threads when its thread ends.
 struct thread_record {
-  slot_chunk first;                    // nesting levels 0..15; deeper levels chain chunks
+  slot_chunk first;                    // the first 16 emissions under way; more chain chunks
   context_base* ctx = nullptr;         // current context (a strong reference), owner only
   std::uint64_t thread_id = 0;         // unique per thread, never reused
   callback_list* deferred = nullptr;   // private lists this thread retired while walking them
@@ -143,13 +152,11 @@ inline constinit thread_local thread_record* tls_record = nullptr;
 /// tls_record when readers publish with plain stores (asymmetric fences on), else null: emission's fast path
 /// tests one thread-local for both "this thread has a record" and the fence mode (set once, before any record).
 inline constinit thread_local thread_record* tls_fast_record = nullptr;
-/// How many of this thread's emissions are under way (its record's slots in use); a thread's, not a record's,
-/// so that emission keeps no record pointer across its callbacks.
-inline constinit thread_local std::uint32_t tls_depth = 0;
 inline constinit std::atomic<bool> asymmetric_fences{false};
 
 thread_record& make_thread_record();
-emission_slot& deep_slot(thread_record& record, std::uint32_t depth);
+/// The record's first slot not in use, chunks added as needed (the slow path of nested emissions).
+emission_slot& free_slot(thread_record& record);
 
 inline thread_record& this_thread_record() {
   thread_record* r = tls_record;
@@ -278,23 +285,33 @@ class emission {
     return {&slot, globals, own_list};
   }
 
-  /// `globals`: whether `snapshot` published a global list (a slot's fields are null unless published).
-  /// Always inlined, the destructor included (the exception cleanup too): the walk's state then lives in
-  /// registers instead of a stack object whose address the cleanup would need.
-  [[gnu::always_inline]] emission(emission_slot& slot, bool globals) noexcept : slot_(slot), globals_(globals) {
-    ++tls_depth;
+  /// Publishes `list`, loaded from `head`, in `slot`: true if it is still `head`'s (then protected), else false
+  /// with nothing left published. The common case's snapshot, with no retry: the caller starts over.
+  [[gnu::always_inline]] static bool try_protect(std::atomic<const callback_list*>& slot,
+                                                 const std::atomic<callback_list*>& head,
+                                                 const callback_list* list) noexcept {
+    publish<Asymmetric>(slot, list);
+    if (head.load(std::memory_order_seq_cst) == list) [[likely]]
+      return true;
+    slot.store(nullptr, std::memory_order_release);
+    return false;
   }
+
+  /// `globals`, `own`: which lists `slot` holds (a slot's fields are null unless published). Always inlined, the
+  /// destructor included (the exception cleanup too): the walk's state then lives in registers instead of a stack
+  /// object whose address the cleanup would need.
+  [[gnu::always_inline]] emission(emission_slot& slot, bool globals, bool own) noexcept
+      : slot_(slot), globals_(globals), own_(own) {}
   emission(const emission&) = delete;
   emission& operator=(const emission&) = delete;
+  /// Gives the slot back: its lists cleared, its node left (see emission_slot).
   [[gnu::always_inline]] ~emission() {
-    --tls_depth;
     // Addressed anew from the slot: otherwise GCC keeps the fields' addresses, computed when they were
     // published, in registers or on the stack across every callback.
     emission_slot* slot = &slot_;
     asm("" : "+r"(slot));
-    slot->node.store(nullptr, std::memory_order_release);
     if (globals_) slot->globals.store(nullptr, std::memory_order_release);
-    slot->own.store(nullptr, std::memory_order_release);
+    if (own_) slot->own.store(nullptr, std::memory_order_release);
   }
 
   /// True if `entry` is still registered; it is then marked as running.
@@ -320,14 +337,15 @@ class emission {
   }
 
   [[gnu::always_inline]] static emission_slot& slot_for(thread_record& r) noexcept {
-    const std::uint32_t depth = tls_depth;
-    if (depth < slot_chunk::size) [[likely]]
-      return r.first.slots[depth];
-    return deep_slot(r, depth);
+    emission_slot& first = r.first.slots[0];
+    if (!first.in_use(std::memory_order_relaxed)) [[likely]]
+      return first;
+    return free_slot(r);
   }
 
   emission_slot& slot_;
   bool globals_;
+  bool own_;
 };
 
 /// Removes `node` from its observer (if still there), waits until it runs nowhere else, drops the handle.
