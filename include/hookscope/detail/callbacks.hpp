@@ -4,7 +4,7 @@
 // observer to that observer's callbacks in the context. An emission walks the observer's global list and
 // the current context's list for that observer, nothing else: callbacks in other contexts cost nothing.
 //
-// Emission never takes a lock. Each thread owns a `thread_record` whose slots publish, per nesting level,
+// Emission never takes a lock. Each thread owns a `thread_record` whose slots publish, one per emission under way,
 // the lists being walked (hazard pointers, so writers never free them underneath) and the callback being
 // run (so `subscription::reset` can wait for it to finish). Readers publish with a plain store plus a
 // compiler fence; a writer that must see other threads' slots pays for the matching process-wide fence
@@ -253,11 +253,11 @@ struct emission_lists {
   const callback_list* own;
 };
 
-/// One walk over an observer's callbacks on this thread: takes the thread's next slot, protects the lists it
+/// One walk over an observer's callbacks on this thread: takes the thread's first free slot, protects the lists it
 /// walks there and marks the running callback in it. `Asymmetric`: as asymmetric_fences_on() said.
 ///
-/// Made only once `snapshot` found something to walk, so the destructor tests no flag: it clears the slot
-/// and gives the nesting level back.
+/// Made only once the lists to walk are protected; the destructor clears the lists it was told of, which frees
+/// the slot.
 template <bool Asymmetric>
 class emission {
  public:
