@@ -259,12 +259,12 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
     if constexpr (Site::probes::exist) {
       if (const unsigned raised = Site::probes::semaphores()) {
         using probed = detail::probed<typename observable::context_type, Self, NE>;
-        return probed::call(Site::state.info, detail::probe_functions_of<Site, R, typename probed::operands>, raised,
-                            Fn, object, args...);
+        return probed::call(Site::state, detail::probe_functions_of<Site, R, typename probed::operands>, raised, Fn,
+                            object, args...);
       }
     }
 #endif
-    return detail::observed<typename observable::context_type, Self, NE>::call(Site::state.info, Fn, object, args...);
+    return detail::observed<typename observable::context_type, Self, NE>::call(Site::state, Fn, object, args...);
   }
 #endif
 };

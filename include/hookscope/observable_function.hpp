@@ -132,7 +132,7 @@ class observable_function<R(A...)> {
   R observed(A&... args) const {
     const std::array<const void*, sizeof...(A)> addresses{detail::erased_address(args)...};
     context_type ctx(detail::call_access::key(), info_, detail::call_ops_for<R, A...>, addresses.data());
-    return detail::run_observed<R>(ctx, [&]() -> R { return call_(target_, static_cast<A&&>(args)...); });
+    return detail::run_observed<R>(hooks_, ctx, [&]() -> R { return call_(target_, static_cast<A&&>(args)...); });
   }
 #endif
 };

@@ -64,11 +64,6 @@ template <class Site, class R, class Operands>
 [[gnu::visibility("hidden")]] inline constexpr probe_functions<R, Operands> probe_functions_of{
     &Site::probes::template enter<Operands>, &Site::probes::template leave<result_operand_t<R>>};
 
-/// Whether the process's own callbacks listen to the annotation of `info`.
-inline bool callbacks_listen(const function_info& info) noexcept {
-  return hookscope_detail_worth_walking(info.pre()) || hookscope_detail_worth_walking(info.post());
-}
-
 /// The halves of an annotation's semaphores word (probes::semaphores()): a tool on the entry probe, on the return one.
 inline constexpr unsigned entry_raised = 0xffffu;
 inline constexpr unsigned return_raised = 0xffff0000u;
@@ -134,14 +129,14 @@ struct probed<named_call_context<R(A...), Params>, Self, NE> {
   using operands = entry_operands_t<!std::is_void_v<Self>, observed_arg_t<A>...>;
   using functions = probe_functions<R, operands>;
 
-  [[gnu::noinline]] static R call(const function_info& info, functions probes, unsigned raised, function fn,
+  [[gnu::noinline]] static R call(const observable_state& state, functions probes, unsigned raised, function fn,
                                   [[maybe_unused]] void* object, observed_arg_t<A>... args) noexcept(NE) {
-    const char* const name = resident_name(info.name);
+    const char* const name = resident_name(state.info.name);
     fire_entry<!std::is_void_v<Self>>(raised, probes.enter, name, object, args...);
     // Through the observed call whether the process's callbacks listen or not (an empty emission is a load and a
     // branch): one path to compile per signature, not two.
     return run_probed<R>(raised, probes.leave, name,
-                         [&]() -> R { return observed<context, Self, NE>::call(info, fn, object, args...); });
+                         [&]() -> R { return observed<context, Self, NE>::call(state, fn, object, args...); });
   }
 };
 
@@ -167,17 +162,16 @@ template <class Site, class Context, bool NE, bool Method, class Invoke, class..
     if (const unsigned raised = Site::probes::semaphores()) {
       using result = typename Context::result_type;
       using operands = entry_operands_t<Method, G&...>;
-      const auto& info = Site::state.info;
-      const char* const name = resident_name(info.name);
+      const char* const name = resident_name(Site::state.info.name);
       fire_entry<Method>(raised, &Site::probes::template enter<operands>, name, object, args...);
       return run_probed<result>(raised, &Site::probes::template leave<result_operand_t<result>>, name, [&]() -> result {
-        if (callbacks_listen(info)) return observed_given<Context, NE>::call(info, invoke, args...);
+        if (Site::state.hooks.listening()) return observed_given<Context, NE>::call(Site::state, invoke, args...);
         return invoke(args...);
       });
     }
   }
 #endif
-  return observed_given<Context, NE>::call(Site::state.info, invoke, args...);
+  return observed_given<Context, NE>::call(Site::state, invoke, args...);
 }
 
 }  // namespace detail
