@@ -78,6 +78,41 @@ def test_long_line_cut_by_a_stalled_reader_is_not_glued_to_the_next(hostile_reco
                      len(calls) + noted + unwritten, int(out))
 
 
+@pytest.mark.parametrize("signals", ["timer", "every_thread"])
+def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_call(hostile_record_outputs_program,
+                                                                                   enabled, tmp_path, signals):
+    """A signal handler of the program calls two recorded functions, one of the value tree's path and one of the
+    binary path, every 50 us, while the program calls them without pause: the handler lands inside the recording
+    path (a lock held, a buffer half changed), on the calling thread (timer) or on any thread, the writer's included
+    (every_thread). The program ends, its handler's calls return what they return without hookscope, and each call
+    is a record or counted in a note with the reason "reentered" (docs/environment.md, "Signal handlers")."""
+    records = tmp_path / "r.jsonl"
+    try:
+        done = subprocess.run([hostile_record_outputs_program, "signalled_calls", "1500", signals],
+                              capture_output=True, text=True, timeout=within(30),
+                              env=environment({"HOOKSCOPE_RECORD": f"step={records},listed={records}"}))
+    except subprocess.TimeoutExpired:
+        done = None  # killed
+    if done is None:
+        pytest.fail(f"the program did not end within {within(30)} s: a signal handler's call deadlocked")
+    made = {name: int(count) for name, count in map(str.split, done.stdout.splitlines())}
+    written, noted = {}, {}
+    for line in records.read_bytes().split(b"\n")[:-1]:
+        record = json.loads(line)
+        if "dropped" in record:
+            key = (record["function"], record["dropped"]["reason"])
+            noted[key] = noted.get(key, 0) + record["dropped"]["count"]
+        else:
+            written[record["function"]] = written.get(record["function"], 0) + 1
+    with Checks() as check:
+        check.expect("the program ran, its handler's calls returned right, nothing logged",
+                     (done.returncode, done.stderr), (0, ""))
+        check.expect("records + noted = calls made, for each function",
+                     {name: written.get(name, 0) + sum(n for (f, _), n in noted.items() if f == name)
+                      for name in made}, made)
+        check.expect("notes of reentered calls only", sorted({reason for _, reason in noted}), ["reentered"])
+
+
 def fifo_nobody_reads(program, tmp_path, record, *args):
     """Runs `program args` recording into a FIFO `record` (FIFO stands for its path) whose reader is open and reads
     nothing while the program runs; (exit code, seconds, stdout, stderr lines, what the FIFO held, its path)."""
