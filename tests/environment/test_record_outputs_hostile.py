@@ -88,7 +88,7 @@ def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_cal
     is a record or counted in a note with the reason "reentered" (docs/environment.md, "Signal handlers")."""
     records = tmp_path / "r.jsonl"
     try:
-        done = subprocess.run([hostile_record_outputs_program, "signalled_calls", "1500", signals],
+        done = subprocess.run([hostile_record_outputs_program, "signalled_calls", "500", signals],
                               capture_output=True, text=True, timeout=within(30),
                               env=environment({"HOOKSCOPE_RECORD": f"step={records},listed={records}"}))
     except subprocess.TimeoutExpired:
