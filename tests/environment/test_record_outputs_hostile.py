@@ -9,6 +9,7 @@ import resource
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -123,6 +124,28 @@ def fifo_nobody_reads(program, tmp_path, record, *args):
         seconds = time.monotonic() - start
         received = read_what_is_there(reader)
     return done.returncode, seconds, done.stdout, done.stderr.splitlines(), received, fifo
+
+
+def test_messages_of_a_fifo_path_with_pid_name_the_fifo_as_opened(hostile_record_outputs_program, enabled, tmp_path):
+    """`%p` in the path of a FIFO nobody reads under full=drop (made by a shell that then becomes the program, so
+    that its name holds the program's process id; the shell opens it for reading and writing, a reader that never
+    reads): the message that the reader stalled and the count of calls not written at exit name the FIFO as the
+    program opened it, `%p` expanded, not the path as given."""
+    child = subprocess.Popen(["sh", "-c", 'mkfifo "$0-$$" && exec 3<>"$0-$$" && exec "$@"', tmp_path / "fifo",
+                              hostile_record_outputs_program, "steps_for", "1500"],
+                             env=environment({"HOOKSCOPE_RECORD": f"step={tmp_path}/fifo-%p[buffer=64K;full=drop]"}),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = child.communicate(timeout=within(30))
+    opened = f"{tmp_path}/fifo-{child.pid}"
+    messages = [line for line in err.splitlines() if line.startswith("hookscope:")]
+    with Checks() as check:
+        check.expect("the program ran, recording into a FIFO",
+                     (child.returncode, stat.S_ISFIFO(os.stat(opened).st_mode)), (0, True))
+        check.expect("one count of calls not written, naming the FIFO as opened",
+                     [m.group(1) for m in map(UNWRITTEN.match, messages) if m], [opened])
+        check.expect("every message names the FIFO as opened",
+                     [line for line in messages if not line.startswith(f"hookscope: HOOKSCOPE_RECORD: {opened}: ")], [])
+        check.expect("one message that the reader stalled", [STALLED in line for line in messages], [True, True])
 
 
 def test_fork_after_a_stall_counts_each_unwritten_call_once(hostile_record_outputs_program, enabled, tmp_path):
