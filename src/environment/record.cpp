@@ -166,7 +166,7 @@ bool take_call(recorded_function& f, bool can_log) {
   if (taken < f.target->max_calls) return true;
   if (can_log && !f.reported_bound.load(std::memory_order_relaxed) && !f.reported_bound.exchange(true)) {
     log_line("hookscope: HOOKSCOPE_RECORD: '" + std::string(f.info->name) + "' reached max_calls=" +
-             std::to_string(f.target->max_calls) + " in " + f.file->path() + "; its later calls are not recorded");
+             std::to_string(f.target->max_calls) + " in " + f.file->name() + "; its later calls are not recorded");
   }
   return false;
 }
