@@ -157,15 +157,16 @@ std::vector<record_target> parse_record_targets(const char* text) {
   return targets;
 }
 
-// Whether this call is one to record: the sampling and the bound of the function's target.
-bool take_call(recorded_function& f) {
+// Whether this call is one to record: the sampling and the bound of the function's target. Async-signal-safe when
+// `can_log` is false (a call made inside the recording path): the first call past the bound that can log says so.
+bool take_call(recorded_function& f, bool can_log) {
   const std::uint64_t seen = f.calls_seen.fetch_add(1, std::memory_order_relaxed);
   if (seen % f.target->every != 0) return false;
   const std::uint64_t taken = f.calls_taken.fetch_add(1, std::memory_order_relaxed);
   if (taken < f.target->max_calls) return true;
-  if (taken == f.target->max_calls) {
+  if (can_log && !f.reported_bound.load(std::memory_order_relaxed) && !f.reported_bound.exchange(true)) {
     log_line("hookscope: HOOKSCOPE_RECORD: '" + std::string(f.info->name) + "' reached max_calls=" +
-             std::to_string(f.target->max_calls) + " in " + f.file->path() + "; its later calls are not recorded");
+             std::to_string(f.target->max_calls) + " in " + f.file->name() + "; its later calls are not recorded");
   }
   return false;
 }
@@ -206,11 +207,10 @@ void finish_on_tree(recorded_function& f, const erased_call& call, call_record& 
 constexpr std::size_t header_bytes = sizeof(record_message);
 constexpr std::size_t result_guess = 3 + 8 * 8;  // room tried first for the result: a tensor of rank 8
 
-// The calling thread's buffers, unless it is in the middle of using them (a signal handler's call) or of writing.
+// The calling thread's buffers (a call made while the thread uses them, a signal handler's, never gets here:
+// recording_path_scope).
 record_thread* usable_buffers() noexcept {
-  record_thread* t = this_record_thread(record_feature->buffer, record_feature->buffer / 4);
-  if (t == nullptr || t->busy || draining_on_this_thread()) return nullptr;
-  return t;
+  return this_record_thread(record_feature->buffer, record_feature->buffer / 4);
 }
 
 // Drops the entries of the calls noted as left (left_calls.hpp) since the thread last looked.
@@ -233,7 +233,6 @@ bool begin_in_binary(recorded_function& f, const erased_call& call) {
   record_thread* t = usable_buffers();
   if (t == nullptr) return false;
   keep_flushing();  // the writer's thread (a load once it runs; never under a lock, see record_file::append_lines)
-  t->busy = true;
   drop_left_calls(*t);
   std::size_t room = 0;
   open_call* entry = t->calls.top_room(&room);
@@ -261,7 +260,6 @@ bool begin_in_binary(recorded_function& f, const erased_call& call) {
     (void)take_start(call);
     call_access::recording(call) = entry;
   }
-  t->busy = false;
   return encoded;
 }
 
@@ -287,7 +285,7 @@ std::byte* room_for(recorded_function& f, record_thread& t, std::size_t size) {
     if (record_sealed()) return nullptr;
     if (f.target->full == full_policy::drop) {
       wake_flusher();
-      f.dropped.fetch_add(1, std::memory_order_relaxed);
+      f.buffer_full.count.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
     if (!flushing() || exiting()) {
@@ -314,7 +312,6 @@ void finish_in_binary(recorded_function& f, const erased_call& call, open_call& 
   record_thread* t = usable_buffers();
   bool written = false;
   if (t != nullptr) {
-    t->busy = true;
     try {
       std::size_t result_room = has_result ? result_guess : 0;
       for (int attempt = 0; attempt < 2 && !written; ++attempt) {
@@ -356,7 +353,6 @@ void finish_in_binary(recorded_function& f, const erased_call& call, open_call& 
     } catch (...) {
       written = false;  // a tensor_traits threw: the value tree's path says what it does
     }
-    t->busy = false;
   }
   if (!written) finish_entry_on_tree(f, call, entry);
   entry.state.store(open_call::done, std::memory_order_release);
@@ -365,10 +361,19 @@ void finish_in_binary(recorded_function& f, const erased_call& call, open_call& 
   if (written && (!flushing() || exiting())) drain_buffers();
 }
 
+// A call made inside the recording path (a signal handler that interrupted it on this thread, or code the path runs)
+// is not recorded: below it the path may hold a lock, have a buffer half changed or be inside malloc. It is counted
+// (one atomic addition, async-signal-safe) and the writer notes the count, reason "reentered"; its post callback finds
+// the path too (the same thread, the same frames below) and does nothing.
 void record_pre(recorded_function& f, const erased_call& call) {
+  const recording_path_scope path;
+  if (path.reentered()) {
+    if (!f.sampled || take_call(f, false)) f.reentered.count.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   // A call left out (sampled out, over the bound, refused) must leave no entry at its address for its post
   // callback to find: a call refused earlier at the same address may have left one.
-  if (f.sampled && !take_call(f)) {
+  if (f.sampled && !take_call(f, true)) {
     (void)f.pairing.skip(call);
     return;
   }
@@ -377,7 +382,19 @@ void record_pre(recorded_function& f, const erased_call& call) {
 }
 
 void record_post(recorded_function& f, const erased_call& call) {
+  const recording_path_scope path;
   void*& recording = call_access::recording(call);
+  if (path.reentered()) {
+    // Only a call begun outside the path can have an entry: a fiber's, resumed here. Its entry is given up (its
+    // thread pops it) and counted; an entry of the value tree's pairing stays until a call begins at its address.
+    auto* entry = static_cast<open_call*>(recording);
+    recording = nullptr;
+    std::uint32_t open = open_call::open;
+    if (entry != nullptr && entry->state.compare_exchange_strong(open, open_call::dropped, std::memory_order_acq_rel)) {
+      f.reentered.count.fetch_add(1, std::memory_order_relaxed);
+    }
+    return;
+  }
   if (recording != nullptr) {
     auto* entry = static_cast<open_call*>(recording);
     recording = nullptr;
@@ -389,6 +406,7 @@ void record_post(recorded_function& f, const erased_call& call) {
 }
 
 void record_if_matching(const function_info& info) noexcept {
+  const recording_path_scope path;  // the function list's and the files' locks
   try {
     for (const record_target& target : record_feature->targets) {
       if (!matches_any({target.glob}, info.name)) continue;
@@ -415,6 +433,7 @@ void record_if_matching(const function_info& info) noexcept {
 }  // namespace
 
 record_state* record_feature = nullptr;
+constinit thread_local std::atomic<bool> in_recording_path{false};
 
 // A call whose arguments or result cannot be captured (a value_error: a tensor's negative dimension) is not
 // written; said once per function.

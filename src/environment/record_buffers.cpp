@@ -48,7 +48,6 @@ record_thread* reusable_buffers(std::size_t ring_bytes) noexcept {
       continue;
     if (t->calls.holds_unfinished()) continue;
     t->calls.clear();
-    t->busy = false;
     t->released.store(false, std::memory_order_relaxed);
     return t;
   }

@@ -160,8 +160,7 @@ struct record_thread {
   record_thread(std::size_t ring_bytes, std::size_t open_bytes) : ring(ring_bytes), calls(open_bytes) {}
   record_ring ring;
   open_calls calls;
-  std::uint64_t left_seen = 0;  // the notes of left_calls.hpp read so far
-  bool busy = false;            // in the hot path: a call it makes meanwhile (a signal handler) takes the value tree
+  std::uint64_t left_seen = 0;        // the notes of left_calls.hpp read so far
   std::atomic<bool> released{false};  // its thread ended
   record_thread* next = nullptr;      // the list of every thread's buffers (set before it is published)
 };

@@ -147,7 +147,7 @@ void write_stderr_line(std::span<const std::string_view> pieces) noexcept {
 }
 
 // "hookscope: HOOKSCOPE_RECORD: PATH: N calls ..." (async-signal-safe).
-void write_unwritten_line(const std::string& path, std::uint64_t calls) noexcept {
+void write_unwritten_line(std::string_view path, std::uint64_t calls) noexcept {
   char digits[24];
   const char* end = std::to_chars(digits, digits + sizeof digits, calls).ptr;
   const std::string_view pieces[] = {"hookscope: HOOKSCOPE_RECORD: ", path, ": ",
@@ -331,7 +331,7 @@ void record_file::write_to_pipe(const char* data, std::size_t size, bool in_sign
   unwritten_calls_.fetch_add(calls_in_lines({rest, left_out}));
   if (!stall_reported_ && !in_signal_handler) {
     stall_reported_ = true;
-    log_line("hookscope: HOOKSCOPE_RECORD: " + shown(path_) +
+    log_line("hookscope: HOOKSCOPE_RECORD: " + name() +
              ": its reader did not read for a second (full=drop); from now on what it cannot take at once is left "
              "out and counted (logged at exit)");
   }
@@ -358,14 +358,26 @@ void record_file::report_unwritten_all() noexcept {
   for_each_file([](record_file& f) {
     std::uint64_t calls = f.unwritten_calls_.exchange(0);
     if (!f.pending_tail_.empty()) ++calls;  // a line begun and never finished: the reader skips it as cut
-    if (calls != 0) write_unwritten_line(f.path_, calls);
+    char room[output_path_capacity];
+    if (calls != 0) write_unwritten_line(f.name_in(room), calls);  // raw: shown() allocates
   });
+}
+
+// The file this process writes: after a fork(), a path with %p names the child's own file (open_for_this_process),
+// not the one its parent opened, and every message is about this process's calls.
+std::string_view record_file::name_in(char (&room)[output_path_capacity]) const noexcept {
+  return expand_pid(path_, room) ? std::string_view(room) : std::string_view(path_);
+}
+
+std::string record_file::name() const {
+  char room[output_path_capacity];
+  return shown(name_in(room));
 }
 
 void record_file::report(const char* what, int error) noexcept {
   failed_ = true;
   try {
-    std::string line = "hookscope: HOOKSCOPE_RECORD: " + shown(path_) + ": " + what;
+    std::string line = "hookscope: HOOKSCOPE_RECORD: " + name() + ": " + what;
     if (error != 0) line.append(" (").append(std::strerror(error)).append(")");
     log_line(line + "; its calls are not recorded");
   } catch (...) {

@@ -4,6 +4,8 @@
 
 #include "hookscope/config.hpp"
 
+#include "settings.hpp"
+
 #include <sys/types.h>
 
 #include <atomic>
@@ -48,7 +50,8 @@ class record_file {
   /// At exit or a fatal signal: logs, for each file, the calls its reader left out. Async-signal-safe.
   static void report_unwritten_all() noexcept;
 
-  const std::string& path() const noexcept { return path_; }
+  /// The file's path as this process opens it (`%p` expanded), for messages.
+  std::string name() const;
 
   /// Whether the file (device, inode) is one of the record files: a timeline must not replace it. Async-signal-safe.
   static bool holds(dev_t device, ino_t inode) noexcept;
@@ -75,6 +78,8 @@ class record_file {
   // In a forked child, a path with %p: the child's own file, opened on its first write (async-signal-safe); the
   // errno of a failed open, or 0.
   int open_for_this_process() noexcept;
+  // name(), async-signal-safe: path_ expanded into `room`, or path_ when it does not fit.
+  std::string_view name_in(char (&room)[output_path_capacity]) const noexcept;
 
   static constexpr std::size_t capacity = 256 * 1024;
 

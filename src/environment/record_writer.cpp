@@ -32,10 +32,9 @@ std::atomic<std::uint64_t> record_generation{0};
 
 namespace {
 
-constinit std::mutex writer_mutex;                 // one writer at a time
-constinit std::atomic<pid_t> writer_busy{0};       // the thread holding it, for the signal handler
-constinit std::atomic<bool> sealed{false};         // a fatal signal's handler took the buffers over
-constinit thread_local bool writing_here = false;  // this thread holds writer_mutex
+constinit std::mutex writer_mutex;            // one writer at a time
+constinit std::atomic<pid_t> writer_busy{0};  // the thread holding it, for the signal handler
+constinit std::atomic<bool> sealed{false};    // a fatal signal's handler took the buffers over
 
 // Room to format one line in a signal handler, made at install (nothing is allocated in the handler).
 constexpr std::size_t signal_line_bytes = std::size_t{4} << 20;
@@ -51,7 +50,8 @@ bool take_signature(recorded_function& f) {
   return !f.signature_written.exchange(true, std::memory_order_acq_rel);
 }
 
-// `{"function":"f","dropped":{"count":N,"reason":"buffer_full"}}` (docs/record_format.md, "Notes").
+// `{"function":"f","dropped":{"count":N,"reason":"buffer_full"}}` (docs/record_format.md, "Notes"): the one writer of
+// notes, whatever the reason.
 template <class Out>
 void append_drop_note(Out& out, const recorded_function& f, std::uint64_t count, std::string_view reason) {
   out += f.parts.prefix;
@@ -63,8 +63,9 @@ void append_drop_note(Out& out, const recorded_function& f, std::uint64_t count,
   out += "\"}}";
 }
 
-// The notes of the calls dropped since the last ones, one per function, at most one a second per function but at
-// exit (`all`): a long run that keeps dropping adds a line a second, not one per round.
+// The notes of the calls dropped since the last ones, one per function and reason, at most one a second per function
+// and reason but at exit (`all`): a long run that keeps dropping adds a line a second, not one per round.
+// `write(f, count, reason)`.
 constexpr std::int64_t note_interval_ns = 1'000'000'000;
 
 template <class Write>
@@ -72,11 +73,13 @@ void note_drops(Write write, bool all) {
   if (record_feature == nullptr) return;
   const std::int64_t now = monotonic_ns();
   for (const auto& f : record_feature->functions) {
-    const std::uint64_t dropped = f->dropped.load(std::memory_order_relaxed);
-    if (dropped == f->dropped_noted || (!all && now - f->dropped_noted_ns < note_interval_ns)) continue;
-    write(*f, dropped - f->dropped_noted);
-    f->dropped_noted = dropped;
-    f->dropped_noted_ns = now;
+    for (dropped_calls* calls : {&f->buffer_full, &f->reentered}) {
+      const std::uint64_t dropped = calls->count.load(std::memory_order_relaxed);
+      if (dropped == calls->noted || (!all && now - calls->noted_ns < note_interval_ns)) continue;
+      write(*f, dropped - calls->noted, calls->reason);
+      calls->noted = dropped;
+      calls->noted_ns = now;
+    }
   }
 }
 
@@ -170,8 +173,8 @@ void drain_locked(bool all_notes) noexcept {
   try {
     const std::lock_guard lock(record_feature->mutex);
     note_drops(
-        [](recorded_function& f, std::uint64_t count) {
-          batch.add(*f.file, [&](auto& out) { append_drop_note(out, f, count, "buffer_full"); });
+        [](recorded_function& f, std::uint64_t count, std::string_view reason) {
+          batch.add(*f.file, [&](auto& out) { append_drop_note(out, f, count, reason); });
         },
         all_notes);
   } catch (...) {
@@ -180,12 +183,16 @@ void drain_locked(bool all_notes) noexcept {
   batch.flush();
 }
 
+// The background thread's round: inside the recording path, so that a signal handler interrupting it here (while it
+// holds the writer's lock or a file's) does not wait for them (record.cpp: record_pre).
 void drain_and_flush() noexcept {
+  const recording_path_scope path;
   drain_buffers();
   record_file::flush_all();
 }
 
 void drain_and_flush_at_exit() noexcept {
+  const recording_path_scope path;
   drain_buffers(true);
   record_file::flush_all();
   record_file::report_unwritten_all();
@@ -207,6 +214,7 @@ void write_line_from_signal_handler(recorded_function& f, fixed_text& text) noex
 // the threads' buffers hold, and the drop notes.
 void write_from_signal_handler() noexcept {
   const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
+  const recording_path_scope path;              // a handler nested in this one records nothing
   sealed.store(true);
   const pid_t self = this_thread_id();
   for (int waited = 0; waited < 200; ++waited) {
@@ -232,9 +240,9 @@ void write_from_signal_handler() noexcept {
   // atomic exchange, nothing that can block in a signal handler).
   if (record_feature->mutex.try_lock()) {
     note_drops(
-        [&](recorded_function& f, std::uint64_t count) {
+        [&](recorded_function& f, std::uint64_t count, std::string_view reason) {
           text.clear();
-          append_drop_note(text, f, count, "buffer_full");
+          append_drop_note(text, f, count, reason);
           write_line_from_signal_handler(f, text);
         },
         true);
@@ -245,8 +253,14 @@ void write_from_signal_handler() noexcept {
 
 //=== fork() ===//
 
-// The locks in the order every path takes them: the writer's, the function list's, the pairings', the files'.
+// The forking thread's in_recording_path before fork_prepare, restored by fork_release (one fork at a time: the
+// lifecycle lock is held from prepare to release).
+bool outer_path_at_fork = false;
+
+// The locks in the order every path takes them: the writer's, the function list's, the pairings', the files'. Inside
+// the recording path until they are released: a signal handler's call meanwhile must not wait for them.
 void fork_prepare() noexcept {
+  outer_path_at_fork = enter_recording_path();
   writer_mutex.lock();
   record_feature->mutex.lock();
   for (const auto& f : record_feature->functions) f->pairing.lock_for_fork();
@@ -264,7 +278,6 @@ void fork_release(bool in_child) noexcept {
       t->ring.discard();
       if (t != mine) {
         t->calls.clear();
-        t->busy = false;
         t->released.store(true, std::memory_order_relaxed);
       }
     }
@@ -273,29 +286,27 @@ void fork_release(bool in_child) noexcept {
     if (in_child) {
       // The parent's signed first line may still be in its buffer: the child signs its own. Its drops are its own.
       f->signature_written.store(false, std::memory_order_relaxed);
-      f->dropped.store(0, std::memory_order_relaxed);
-      f->dropped_noted = 0;
-      f->dropped_noted_ns = 0;
+      for (dropped_calls* calls : {&f->buffer_full, &f->reentered}) {
+        calls->count.store(0, std::memory_order_relaxed);
+        calls->noted = 0;
+        calls->noted_ns = 0;
+      }
     }
     f->pairing.unlock_after_fork(in_child);
   }
   record_feature->mutex.unlock();
   writer_mutex.unlock();
+  leave_recording_path(outer_path_at_fork);
 }
 
 }  // namespace
 
 void drain_buffers(bool all_notes) noexcept {
-  if (writing_here) return;  // a call made while this thread writes (a signal handler's): written next time
   const std::lock_guard lock(writer_mutex);
-  writing_here = true;
   writer_busy.store(this_thread_id());
   if (!sealed.load()) drain_locked(all_notes || exiting());
   writer_busy.store(0);
-  writing_here = false;
 }
-
-bool draining_on_this_thread() noexcept { return writing_here; }
 
 bool record_sealed() noexcept { return sealed.load(std::memory_order_relaxed); }
 

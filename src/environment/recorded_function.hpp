@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -39,6 +40,16 @@ struct record_target {
   bool sampled() const noexcept { return every != 1 || max_calls != std::numeric_limits<std::uint64_t>::max(); }
 };
 
+/// Calls of one function left out for one reason, each counted as it is left out; the writer notes the count in the
+/// file (docs/record_format.md, "Notes").
+struct dropped_calls {
+  explicit dropped_calls(std::string_view why) : reason(why) {}
+  const std::string_view reason;  // the note's "reason"
+  std::atomic<std::uint64_t> count{0};
+  std::uint64_t noted = 0;    // of which the file has a note (the writer's, under its lock)
+  std::int64_t noted_ns = 0;  // when the last note was written (CLOCK_MONOTONIC)
+};
+
 // What one recorded function's callbacks share; never destroyed (calls may come from static destructors).
 struct recorded_function {
   recorded_function(const function_info& f, const record_target& t, record_file& out)
@@ -55,9 +66,9 @@ struct recorded_function {
   std::mutex first_line_mutex;  // orders the signed first line before the others
   std::atomic<bool> signature_written{false};
   std::atomic<bool> reported_refused{false};
-  std::atomic<std::uint64_t> dropped{0};  // calls dropped for a full buffer (full=drop)
-  std::uint64_t dropped_noted = 0;        // of which the file has a note (the writer's, under its lock)
-  std::int64_t dropped_noted_ns = 0;      // when the last note was written (CLOCK_MONOTONIC)
+  std::atomic<bool> reported_bound{false};   // said that max_calls is reached
+  dropped_calls buffer_full{"buffer_full"};  // full=drop, the thread's buffer full
+  dropped_calls reentered{"reentered"};      // made inside the recording path (recording_path_scope)
 };
 
 /// The feature's state, made once by install_record and never destroyed.
@@ -72,6 +83,43 @@ extern record_state* record_feature;
 /// The process's fork generation: a call begun before a fork() is finished by the parent, which records it.
 extern std::atomic<std::uint64_t> record_generation;
 
+//=== re-entry ===//
+
+/// Whether the calling thread is inside the recording path: a callback, the writer, the exit's or a signal's writing,
+/// the fork handlers, attaching a function. A lock-free atomic, written and read on its own thread only: a signal
+/// handler that interrupted the path reads what the path wrote (constinit: no guard of first use, no allocation).
+extern constinit thread_local std::atomic<bool> in_recording_path;
+
+/// Marks the calling thread inside the recording path; returns whether it was already (then the caller is a call
+/// made from within the path: a signal handler that interrupted it, or code the path runs, a log sink or a tensor's
+/// traits). Such a call may find below it a lock held, a buffer half changed, malloc interrupted: it must take no
+/// lock, change no state of the path and allocate nothing. Async-signal-safe.
+inline bool enter_recording_path() noexcept {
+  const bool outer = in_recording_path.load(std::memory_order_relaxed);
+  in_recording_path.store(true, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // set before the path takes its first lock
+  return outer;
+}
+/// Undoes enter_recording_path, given what it returned.
+inline void leave_recording_path(bool outer) noexcept {
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // cleared after the path released its last lock
+  in_recording_path.store(outer, std::memory_order_relaxed);
+}
+
+/// The recording path for the scope's life.
+class recording_path_scope {
+ public:
+  recording_path_scope() noexcept : reentered_(enter_recording_path()) {}
+  ~recording_path_scope() { leave_recording_path(reentered_); }
+  recording_path_scope(const recording_path_scope&) = delete;
+  recording_path_scope& operator=(const recording_path_scope&) = delete;
+  /// Whether the thread was inside the path already (see enter_recording_path).
+  bool reentered() const noexcept { return reentered_; }
+
+ private:
+  const bool reentered_;
+};
+
 /// Appends the line of `record` to its function's file, signed when it is the function's first in this process.
 void write_record(recorded_function& f, call_record& record);
 /// Says once per function that a call is not recorded, and why.
@@ -80,12 +128,10 @@ void refuse_call(recorded_function& f, const std::exception& e) noexcept;
 //=== the writer (record_writer.cpp) ===//
 
 /// Formats every thread's finished calls into their files (the writer's lock held meanwhile), then writes the drop
-/// notes. Called by the background thread, at exit, and by a recording thread whose buffer is full under
-/// full=wait when no background thread runs (a forked child, the exit).
-/// `all_notes`: every pending drop note now (else at most one a second per function).
+/// notes. Called inside the recording path only: by the background thread, at exit, and by a recording thread
+/// whose buffer is full under full=wait when no background thread runs (a forked child, the exit).
+/// `all_notes`: every pending drop note now (else at most one a second per function and reason).
 void drain_buffers(bool all_notes = false) noexcept;
-/// Whether the calling thread is the one formatting (a call it makes meanwhile takes the value tree).
-bool draining_on_this_thread() noexcept;
 /// Whether a fatal signal's handler took the files over: nothing more is committed.
 bool record_sealed() noexcept;
 /// Installs the writer: the background drain, the exit and signal actions, the fork handlers.

@@ -12,6 +12,11 @@
 //   step_and_other N      N calls of other(i), each followed by step(i); prints N
 //   tree_calls MS P       texted(s) with a 5000-byte s (the value tree's path, its line appended on this thread) every
 //                         P ms for MS ms; prints "<calls> <calls that took 500 ms or more>"
+//   signalled_calls MS H  listed(v) (the value tree's path) and step(i) (the binary path) without pause for MS ms,
+//                         while a signal handler calls both, every 50 us: H = timer (SIGALRM of setitimer, which
+//                         mostly lands on this thread, inside the recording path) or every_thread (SIGUSR1 sent to
+//                         each thread of the process in turn, the library's writer included); prints
+//                         "step N" and "listed N", the calls made; exit 1 if a call in the handler returned wrong
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/recorder.hpp"
@@ -21,10 +26,15 @@
 #include "../leak_check_in_forked_children.hpp"
 #include "print_record_lines.hpp"
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -53,6 +63,8 @@ void tagged(int n, std::string s) {
 int step(int n) { return n; }
 [[gnu::noinline]] int other(int n);
 int other(int n) { return n + 1; }
+[[gnu::noinline]] int listed(const std::vector<int>& v);  // a container: the value tree's path
+int listed(const std::vector<int>& v) { return static_cast<int>(v.size()); }
 }  // namespace impl
 
 HOOKSCOPE_OBSERVABLE(shaped, impl::shaped, a, s, pick);
@@ -60,6 +72,7 @@ HOOKSCOPE_OBSERVABLE(texted, impl::texted, s);
 HOOKSCOPE_OBSERVABLE(tagged, impl::tagged, n, s);
 HOOKSCOPE_OBSERVABLE(step, impl::step, n);
 HOOKSCOPE_OBSERVABLE(other, impl::other, n);
+HOOKSCOPE_OBSERVABLE(listed, impl::listed, v);
 
 namespace {
 
@@ -178,6 +191,74 @@ int tree_calls(long ms, long pace_ms) {
   return 0;
 }
 
+// The signal handler's side of signalled_calls: async-signal-safe but for the recorded calls, whose bodies allocate
+// nothing (the vector is made before the handler is installed, and passed by reference).
+const std::vector<int> handler_list{1, 2, 3};
+std::atomic<long> handler_steps{0};
+std::atomic<long> handler_lists{0};
+std::atomic<bool> handler_saw_wrong_result{false};
+
+void call_recorded_functions(int) {
+  const int saved_errno = errno;
+  const long k = handler_steps.fetch_add(1, std::memory_order_relaxed);
+  if (step(static_cast<int>(k)) != static_cast<int>(k)) handler_saw_wrong_result.store(true);
+  handler_lists.fetch_add(1, std::memory_order_relaxed);
+  if (listed(handler_list) != 3) handler_saw_wrong_result.store(true);
+  errno = saved_errno;
+}
+
+// Sends SIGUSR1 to every thread of the process but the calling one, round after round, until `stop`.
+void signal_every_thread(const std::atomic<bool>& stop) {
+  const pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
+  while (!stop.load()) {
+    if (DIR* tasks = ::opendir("/proc/self/task")) {
+      while (const dirent* task = ::readdir(tasks)) {
+        const pid_t tid = static_cast<pid_t>(std::atol(task->d_name));
+        if (tid > 0 && tid != self) (void)::syscall(SYS_tgkill, ::getpid(), tid, SIGUSR1);
+      }
+      ::closedir(tasks);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+int signalled_calls(long ms, const std::string& how) {
+  const bool timer = how == "timer";
+  if (!timer && how != "every_thread") return 2;
+  // This thread's first calls before any signal: they start the writer's thread and make this thread's buffers.
+  const std::vector<int> v{4, 5, 6};
+  (void)listed(v);
+  (void)step(-1);
+  struct sigaction action {};
+  action.sa_handler = &call_recorded_functions;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(timer ? SIGALRM : SIGUSR1, &action, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread sender;
+  if (timer) {
+    const itimerval every_50us{{0, 50}, {0, 50}};
+    setitimer(ITIMER_REAL, &every_50us, nullptr);
+  } else {
+    sender = std::thread(signal_every_thread, std::cref(stop));
+  }
+  long made = 1;  // the first calls above
+  made += for_ms(ms, [&](long i) {
+    (void)listed(v);
+    (void)step(static_cast<int>(i));
+  });
+  if (timer) {
+    const itimerval off{};
+    setitimer(ITIMER_REAL, &off, nullptr);
+  } else {
+    stop.store(true);
+    sender.join();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the last signals sent to other threads handled
+  std::printf("step %ld\nlisted %ld\n", made + handler_steps.load(), made + handler_lists.load());
+  return handler_saw_wrong_result.load() ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,9 +281,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "tree_calls" && argc > 3) return tree_calls(n, std::atol(argv[3]));
+  if (mode == "signalled_calls" && argc > 3) return signalled_calls(n, argv[3]);
   std::fprintf(stderr,
                "usage: %s memo | long_then_short L S | steps_for MS | fork_after MS | step_and_other N | "
-               "tree_calls MS P\n",
+               "tree_calls MS P | signalled_calls MS timer|every_thread\n",
                argv[0]);
   return 2;
 }

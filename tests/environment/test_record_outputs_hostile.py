@@ -9,6 +9,7 @@ import resource
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -78,6 +79,46 @@ def test_long_line_cut_by_a_stalled_reader_is_not_glued_to_the_next(hostile_reco
                      len(calls) + noted + unwritten, int(out))
 
 
+@pytest.mark.parametrize("signals", ["timer", "every_thread"])
+def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_call(hostile_record_outputs_program,
+                                                                                   enabled, tmp_path, signals):
+    """A signal handler of the program calls two recorded functions, one of the value tree's path and one of the
+    binary path, every 50 us, while the program calls them without pause: the handler lands inside the recording
+    path (a lock held, a buffer half changed), on the calling thread (timer) or on any thread, the writer's included
+    (every_thread). The program ends, its handler's calls return what they return without hookscope, and each call
+    is a record or counted in a note with the reason "reentered" (docs/environment.md, "Signal handlers")."""
+    records = tmp_path / "r.jsonl"
+    # The handler's calls of the value tree's path allocate when they interrupt the program outside the recording
+    # path (documented: the program's own code does not allocate there), which ThreadSanitizer reports as calls
+    # unsafe in a signal handler; its other reports stay on.
+    tsan = (os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0").lstrip(":")
+    try:
+        done = subprocess.run([hostile_record_outputs_program, "signalled_calls", "500", signals],
+                              capture_output=True, text=True, timeout=within(30),
+                              env=environment({"HOOKSCOPE_RECORD": f"step={records},listed={records}",
+                                               "TSAN_OPTIONS": tsan}))
+    except subprocess.TimeoutExpired:
+        done = None  # killed
+    if done is None:
+        pytest.fail(f"the program did not end within {within(30)} s: a signal handler's call deadlocked")
+    made = {name: int(count) for name, count in map(str.split, done.stdout.splitlines())}
+    written, noted = {}, {}
+    for line in records.read_bytes().split(b"\n")[:-1]:
+        record = json.loads(line)
+        if "dropped" in record:
+            key = (record["function"], record["dropped"]["reason"])
+            noted[key] = noted.get(key, 0) + record["dropped"]["count"]
+        else:
+            written[record["function"]] = written.get(record["function"], 0) + 1
+    with Checks() as check:
+        check.expect("the program ran, its handler's calls returned right, nothing logged",
+                     (done.returncode, done.stderr), (0, ""))
+        check.expect("records + noted = calls made, for each function",
+                     {name: written.get(name, 0) + sum(n for (f, _), n in noted.items() if f == name)
+                      for name in made}, made)
+        check.expect("notes of reentered calls only", sorted({reason for _, reason in noted}), ["reentered"])
+
+
 def fifo_nobody_reads(program, tmp_path, record, *args):
     """Runs `program args` recording into a FIFO `record` (FIFO stands for its path) whose reader is open and reads
     nothing while the program runs; (exit code, seconds, stdout, stderr lines, what the FIFO held, its path)."""
@@ -88,6 +129,28 @@ def fifo_nobody_reads(program, tmp_path, record, *args):
         seconds = time.monotonic() - start
         received = read_what_is_there(reader)
     return done.returncode, seconds, done.stdout, done.stderr.splitlines(), received, fifo
+
+
+def test_messages_of_a_fifo_path_with_pid_name_the_fifo_as_opened(hostile_record_outputs_program, enabled, tmp_path):
+    """`%p` in the path of a FIFO nobody reads under full=drop (made by a shell that then becomes the program, so
+    that its name holds the program's process id; the shell opens it for reading and writing, a reader that never
+    reads): the message that the reader stalled and the count of calls not written at exit name the FIFO as the
+    program opened it, `%p` expanded, not the path as given."""
+    child = subprocess.Popen(["sh", "-c", 'mkfifo "$0-$$" && exec 3<>"$0-$$" && exec "$@"', tmp_path / "fifo",
+                              hostile_record_outputs_program, "steps_for", "1500"],
+                             env=environment({"HOOKSCOPE_RECORD": f"step={tmp_path}/fifo-%p[buffer=64K;full=drop]"}),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = child.communicate(timeout=within(30))
+    opened = f"{tmp_path}/fifo-{child.pid}"
+    messages = [line for line in err.splitlines() if line.startswith("hookscope:")]
+    with Checks() as check:
+        check.expect("the program ran, recording into a FIFO",
+                     (child.returncode, stat.S_ISFIFO(os.stat(opened).st_mode)), (0, True))
+        check.expect("one count of calls not written, naming the FIFO as opened",
+                     [m.group(1) for m in map(UNWRITTEN.match, messages) if m], [opened])
+        check.expect("every message names the FIFO as opened",
+                     [line for line in messages if not line.startswith(f"hookscope: HOOKSCOPE_RECORD: {opened}: ")], [])
+        check.expect("one message that the reader stalled", [STALLED in line for line in messages], [True, True])
 
 
 def test_fork_after_a_stall_counts_each_unwritten_call_once(hostile_record_outputs_program, enabled, tmp_path):
