@@ -280,7 +280,8 @@ std::atomic<int> main_calls{0};
       for (int i = 0;; ++i) (void)work(t * 100000000 + i % 100000000);
     }).detach();
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  // Long enough for every thread to be recording; short enough that the files stay small to check.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
   kill(getpid(), SIGTERM);
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
