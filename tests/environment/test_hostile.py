@@ -449,8 +449,8 @@ def test_fork_while_threads_record_trace_and_count(hostile_program, enabled, tmp
             # file holding a child's call is read as records. The parent ends by _Exit() while its threads write:
             # its last line may be cut. A child's 5 calls are all there (a cut line of a child would leave 4).
             if any(int(n) >= 1000000 for n in WORK_ARGUMENT.findall(path.read_bytes())):
-                own_records.append(sorted(r["kwargs"][0][1]["int"] for r in read_records(path, cut_last_line_allowed=True)
-                                          if "kwargs" in r))
+                records = read_records(path, cut_last_line_allowed=True)
+                own_records.append(sorted(r["kwargs"][0][1]["int"] for r in records if "kwargs" in r))
         else:
             calls = [int(e["args"]["n"]) for e in events(strict_json(path))]
             if any(c >= 1000000 for c in calls):
