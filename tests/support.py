@@ -196,17 +196,22 @@ def fifo_with_idle_reader(directory):
 
 
 def wait_until_full(reader, child, seconds=30):
-    """Waits until the pipe read by the fd `reader` holds all it can take but less than one atomic piece (PIPE_BUF):
-    a writer's next write of a line then finds it full. True if it did, false if `child` ended or `seconds` passed
+    """Waits until the pipe read by the fd `reader` takes no more from `child`, which writes without pause: it holds
+    all it can take but less than one atomic piece (PIPE_BUF), or it has stopped growing for half a second (pieces
+    of whole lines leave the pipe's pages partly filled). True if it did, false if `child` ended or `seconds` passed
     first. A loaded machine may start a program late: a test that needs the writer to have met a full pipe waits
     for it rather than for a fixed time."""
     capacity = fcntl.fcntl(reader, fcntl.F_GETPIPE_SZ)
     deadline = time.monotonic() + seconds
+    last, since = -1, time.monotonic()
     while time.monotonic() < deadline and child.poll() is None:
         held = array.array("i", [0])
         fcntl.ioctl(reader, termios.FIONREAD, held)
-        if held[0] > capacity - select.PIPE_BUF:
+        now = time.monotonic()
+        if held[0] > capacity - select.PIPE_BUF or (held[0] > 0 and held[0] == last and now - since >= 0.5):
             return True
+        if held[0] != last:
+            last, since = held[0], now
         time.sleep(0.005)
     return False
 

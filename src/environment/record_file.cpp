@@ -329,7 +329,7 @@ void record_file::write_to_pipe(const char* data, std::size_t size, bool in_sign
     }
   }
   unwritten_calls_.fetch_add(calls_in_lines({rest, left_out}));
-  if (!stall_reported_ && !in_signal_handler) {
+  if (!in_signal_handler && !stall_reported_) {  // a handler never reads it: the writer thread may be setting it
     stall_reported_ = true;
     log_line("hookscope: HOOKSCOPE_RECORD: " + name() +
              ": its reader did not read for a second (full=drop); from now on what it cannot take at once is left "
