@@ -119,8 +119,10 @@ struct context_base {
 
 /// One emission's hazards. A slot is in use while it holds a list (`globals` or `own`): an emission takes the
 /// thread's first slot that holds none, so nested emissions (a callback that emits) and a signal handler's take the
-/// next ones, with no depth counter to keep. `node` is the callback running now, or the last one run: it is left
-/// in place when the walk ends (one store less per emission), and counts only while the slot is in use.
+/// next ones, with no depth counter to keep. `node` is the callback running now, cleared when the walk ends: left in
+/// place, it would name a finished callback while the slot's next walk has published its list but not yet its first
+/// callback, and `reset()` of the finished one would wait for that walk (for a whole signal handler that interrupted
+/// it there). `reset()` heeds it only while the slot is in use.
 struct emission_slot {
   std::atomic<const callback_node*> node{nullptr};
   std::atomic<const callback_list*> globals{nullptr};
@@ -304,12 +306,13 @@ class emission {
       : slot_(slot), globals_(globals), own_(own) {}
   emission(const emission&) = delete;
   emission& operator=(const emission&) = delete;
-  /// Gives the slot back: its lists cleared, its node left (see emission_slot).
+  /// Gives the slot back: its running callback and its lists cleared.
   [[gnu::always_inline]] ~emission() {
     // Addressed anew from the slot: otherwise GCC keeps the fields' addresses, computed when they were
     // published, in registers or on the stack across every callback.
     emission_slot* slot = &slot_;
     asm("" : "+r"(slot));
+    slot->node.store(nullptr, std::memory_order_release);
     if (globals_) slot->globals.store(nullptr, std::memory_order_release);
     if (own_) slot->own.store(nullptr, std::memory_order_release);
   }
