@@ -126,8 +126,8 @@ TEST_CASE("subscription::reset waits for the callback to finish on other threads
 }
 
 TEST_CASE("subscription::reset waits only for callbacks running now") {
-  // An emission leaves its last callback in its slot when it ends; reset must not take that for a running one,
-  // whether the emitting thread is idle or still inside an outer emission.
+  // A finished emission's callback is not a running one: reset returns at once, whether the emitting thread is idle
+  // or still inside an outer emission whose slot stays in use.
   hookscope::observer<int> outer{"outer"};
   hookscope::observer<int> inner{"inner"};
   std::atomic<int> inner_calls{0};
@@ -142,7 +142,7 @@ TEST_CASE("subscription::reset waits only for callbacks running now") {
       while (!may_end.load()) std::this_thread::yield();
     });
     REQUIRE(wait_for(ran));
-    inner_sub.reset();  // returns although the emitter's slot still names the callback
+    inner_sub.reset();  // returns while the emitter idles
     may_end = true;
     emitter.join();
   }

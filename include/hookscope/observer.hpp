@@ -153,9 +153,10 @@ class static_observer
   [[gnu::always_inline]] void emit_one_list(detail::thread_record& record,
                                             const std::atomic<detail::callback_list*>& head,
                                             const Args&... args) const {
-    detail::emission_slot& slot = record.first.slots[0];
-    if (slot.in_use(std::memory_order_relaxed)) [[unlikely]]
+    detail::emission_slot* free = detail::emission<true>::first_slot_if_free(record);
+    if (free == nullptr) [[unlikely]]
       return emit_general(args...);  // nested in another emission: the general walk finds a free slot
+    detail::emission_slot& slot = *free;
     const detail::callback_list* list = head.load(std::memory_order_acquire);
     if (list == nullptr) return;
     if (!detail::emission<true>::try_protect(Global ? slot.globals : slot.own, head, list)) [[unlikely]]

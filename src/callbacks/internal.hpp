@@ -140,7 +140,7 @@ template <class F>
 void for_each_own_slot(thread_record& r, F&& f) {
   for (slot_chunk* c = &r.first; c != nullptr; c = c->next.load(std::memory_order_relaxed)) {
     for (emission_slot& s : c->slots) {
-      if (s.in_use(std::memory_order_relaxed)) f(s);
+      if (s.in_use()) f(s);
     }
   }
 }

@@ -50,10 +50,7 @@ void wait_until_idle(const callback_node* node) noexcept {
   const thread_record* self = tls_record;
   for_each_slot([&](thread_record& r, emission_slot& s) {
     if (&r == self) return;  // reset from inside the callback itself: it may finish
-    // A slot that holds no list walks nothing: its node cannot be running.
-    while (s.node.load(std::memory_order_seq_cst) == node && s.in_use(std::memory_order_seq_cst)) {
-      std::this_thread::yield();
-    }
+    while (s.node.load(std::memory_order_seq_cst) == node) std::this_thread::yield();
   });
 }
 

@@ -71,7 +71,7 @@ thread_record& make_thread_record() {
 emission_slot& free_slot(thread_record& record) {
   for (slot_chunk* chunk = &record.first;; chunk = chunk->next.load(std::memory_order_acquire)) {
     for (emission_slot& s : chunk->slots) {
-      if (!s.in_use(std::memory_order_relaxed)) return s;
+      if (!s.in_use()) return s;
     }
     if (chunk->next.load(std::memory_order_relaxed) == nullptr) {
       chunk->next.store(new slot_chunk, std::memory_order_release);  // writers scan it from now on

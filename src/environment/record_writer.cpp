@@ -73,7 +73,7 @@ void note_drops(Write write, bool all) {
   if (record_feature == nullptr) return;
   const std::int64_t now = monotonic_ns();
   for (const auto& f : record_feature->functions) {
-    for (dropped_calls* calls : {&f->buffer_full, &f->reentered}) {
+    for (dropped_calls* calls : f->drop_counts()) {
       const std::uint64_t dropped = calls->count.load(std::memory_order_relaxed);
       if (dropped == calls->noted || (!all && now - calls->noted_ns < note_interval_ns)) continue;
       write(*f, dropped - calls->noted, calls->reason);
@@ -286,7 +286,7 @@ void fork_release(bool in_child) noexcept {
     if (in_child) {
       // The parent's signed first line may still be in its buffer: the child signs its own. Its drops are its own.
       f->signature_written.store(false, std::memory_order_relaxed);
-      for (dropped_calls* calls : {&f->buffer_full, &f->reentered}) {
+      for (dropped_calls* calls : f->drop_counts()) {
         calls->count.store(0, std::memory_order_relaxed);
         calls->noted = 0;
         calls->noted_ns = 0;

@@ -12,6 +12,7 @@
 #include "hookscope/function_info.hpp"
 #include "hookscope/records.hpp"
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -69,6 +70,9 @@ struct recorded_function {
   std::atomic<bool> reported_bound{false};   // said that max_calls is reached
   dropped_calls buffer_full{"buffer_full"};  // full=drop, the thread's buffer full
   dropped_calls reentered{"reentered"};      // made inside the recording path (recording_path_scope)
+
+  /// Every reason's count, for the writer's notes and a forked child's reset.
+  std::array<dropped_calls*, 2> drop_counts() noexcept { return {&buffer_full, &reentered}; }
 };
 
 /// The feature's state, made once by install_record and never destroyed.

@@ -122,15 +122,15 @@ struct context_base {
 /// next ones, with no depth counter to keep. `node` is the callback running now, cleared when the walk ends: left in
 /// place, it would name a finished callback while the slot's next walk has published its list but not yet its first
 /// callback, and `reset()` of the finished one would wait for that walk (for a whole signal handler that interrupted
-/// it there). `reset()` heeds it only while the slot is in use.
+/// it there).
 struct emission_slot {
   std::atomic<const callback_node*> node{nullptr};
   std::atomic<const callback_list*> globals{nullptr};
   std::atomic<const callback_list*> own{nullptr};
 
-  /// Whether an emission walks from this slot now; read relaxed by its owner, seq_cst by writers.
-  [[gnu::always_inline]] bool in_use(std::memory_order order) const noexcept {
-    return own.load(order) != nullptr || globals.load(order) != nullptr;
+  /// Whether an emission walks from this slot now; read by its owner only.
+  [[gnu::always_inline]] bool in_use() const noexcept {
+    return own.load(std::memory_order_relaxed) != nullptr || globals.load(std::memory_order_relaxed) != nullptr;
   }
 };
 
@@ -287,6 +287,12 @@ class emission {
     return {&slot, globals, own_list};
   }
 
+  /// The record's first slot when no emission of the thread is under way (the common case), else null (free_slot).
+  [[gnu::always_inline]] static emission_slot* first_slot_if_free(thread_record& r) noexcept {
+    emission_slot& first = r.first.slots[0];
+    return first.in_use() ? nullptr : &first;
+  }
+
   /// Publishes `list`, loaded from `head`, in `slot`: true if it is still `head`'s (then protected), else false
   /// with nothing left published. The common case's snapshot, with no retry: the caller starts over.
   [[gnu::always_inline]] static bool try_protect(std::atomic<const callback_list*>& slot,
@@ -340,9 +346,8 @@ class emission {
   }
 
   [[gnu::always_inline]] static emission_slot& slot_for(thread_record& r) noexcept {
-    emission_slot& first = r.first.slots[0];
-    if (!first.in_use(std::memory_order_relaxed)) [[likely]]
-      return first;
+    if (emission_slot* first = first_slot_if_free(r)) [[likely]]
+      return *first;
     return free_slot(r);
   }
 
