@@ -1,6 +1,6 @@
 // What every observed call that threw shares: its post callbacks with the exception, then the exception goes on; what
-// a call left without its post callbacks tells (left_calls.hpp); and the error of a callback asking for an argument the
-// caller omitted.
+// a call left without its post callbacks tells (left_calls.hpp); the error of a callback asking for an argument the
+// caller omitted; and what every probed call shares (detail/probed_call.hpp).
 //
 // Compiled once here rather than inline in the header: an annotation's translation unit compiles none of it.
 #include "hookscope/call_context.hpp"
@@ -9,8 +9,10 @@
 
 #include "left_calls.hpp"
 
+#include <cstddef>
 #include <exception>
 #include <string>
+#include <string_view>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
@@ -59,6 +61,22 @@ void fail_observed(erased_call& call) {
 }
 
 }  // namespace detail
+
+#if HOOKSCOPE_DETAIL_PROBES
+namespace detail {
+
+const char* resident_name(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < name.size(); i += 4096) (void)*static_cast<const volatile char*>(name.data() + i);
+  (void)*static_cast<const volatile char*>(name.data() + name.size());  // the terminating NUL
+  return name.data();
+}
+
+void fire_threw_probe(const probe_functions& probes, const char* name) noexcept {
+  if (std::current_exception()) probes.leave(name, 1, nullptr);
+}
+
+}  // namespace detail
+#endif
 
 void hookscope_detail_call_left(const erased_call& call) noexcept { detail::note_left_call(call.call_id()); }
 

@@ -172,6 +172,8 @@ def main() -> int:
         if args.baseline:
             variants.update({f"baseline {tag}": (annotated, VARIANT_FLAGS[tag], args.baseline)
                              for tag in ("enabled", "disabled")})
+            if "probes" in variants:
+                variants["baseline probes"] = (annotated, PROBES_FLAGS, args.baseline)
         results = measure(args.compiler, variants, args.runs, tmp)
         plain, enabled, disabled = results["plain"], results["enabled"], results["disabled"]
         counts = {}
@@ -203,7 +205,7 @@ def main() -> int:
         probes = results["probes"]
         print(f"| enabled, USDT probes | {probes[0]:.2f} s ({probes[0] / plain[0]:.2f}× plain) | {probes[1]} B | "
               f"{per(probes):.0f} B | {per_code(probes):.0f} B | reported (enabled's target is without probes) |")
-    for tag in ("enabled", "disabled"):
+    for tag in ("enabled", "disabled", "probes"):
         if f"baseline {tag}" in results:
             base = results[f"baseline {tag}"]
             print(f"| baseline {tag} | {base[0]:.2f} s ({base[0] / plain[0]:.2f}× plain) | {base[1]} B | "

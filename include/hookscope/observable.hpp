@@ -252,19 +252,12 @@ class observable<Fn, Name, Params, Site, detail::function_type<Self, R, NE, A...
 
 #if HOOKSCOPE_ENABLED
  private:
-  /// The call with someone listening: between the probes while a tool is attached to them, else between the
-  /// process's callbacks.
+  /// The call with someone listening: the observed call of its signature, which fires the probes around it while a
+  /// tool is attached to them, and runs the process's callbacks around it while any listen.
   [[gnu::always_inline]] static R slow_call(void* object, A&... args) noexcept(NE) {
-#if HOOKSCOPE_DETAIL_PROBES
-    if constexpr (Site::probes::exist) {
-      if (const unsigned raised = Site::probes::semaphores()) {
-        using probed = detail::probed<typename observable::context_type, Self, NE>;
-        return probed::call(Site::state, detail::probe_functions_of<Site, R, typename probed::operands>, raised, Fn,
-                            object, args...);
-      }
-    }
-#endif
-    return detail::observed<typename observable::context_type, Self, NE>::call(Site::state, Fn, object, args...);
+    using observed = detail::observed<typename observable::context_type, Self, NE>;
+    return observed::call(detail::call_target_of<Site, observed, Fn, !std::is_void_v<Self>, A...>,
+                          detail::raised_probes_of<Site>(), object, args...);
   }
 #endif
 };

@@ -11,6 +11,7 @@
 #include "hookscope/detail/observed_call.hpp"
 #include "hookscope/detail/probed_call.hpp"
 
+#include <array>
 #include <cstddef>
 #include <type_traits>
 #include <tuple>
@@ -42,6 +43,33 @@ constexpr bool check_by_name() noexcept {
                 "call by name: pass every argument, or annotate with the macros");
   return callable_by_name<Site, G...>;
 }
+
+#if HOOKSCOPE_ENABLED
+/// The call of an annotation given its first arguments (detail::given_call) with someone listening: between the
+/// probes while a tool is attached to them (the operands of the arguments left to their defaults are then 0), else
+/// between the process's callbacks. `Method`: `object` is the object of a member function, which the entry probe
+/// carries first.
+template <class Site, class Context, bool NE, bool Method, class Invoke, class... G>
+[[gnu::always_inline]] inline decltype(auto) slow_given_call([[maybe_unused]] void* object, Invoke invoke,
+                                                             G&... args) noexcept(NE) {
+#if HOOKSCOPE_DETAIL_PROBES
+  if constexpr (Site::probes::exist) {
+    if (const unsigned raised = Site::probes::semaphores()) {
+      using result = typename Context::result_type;
+      const std::array<const void*, sizeof...(G)> addresses{erased_address(args)...};
+      return run_probed<result>(raised, probe_functions_of<Site, result, Method, G...>, Site::state.info.name, object,
+                                addresses.data(), [&]() -> result {
+                                  if (Site::state.hooks.listening()) {
+                                    return observed_given<Context, NE>::call(Site::state, invoke, args...);
+                                  }
+                                  return invoke(args...);
+                                });
+    }
+  }
+#endif
+  return observed_given<Context, NE>::call(Site::state, invoke, args...);
+}
+#endif
 
 /// The call operator of an annotation given its first `sizeof...(I)` arguments: they are converted to their
 /// parameters' types as a full call converts them, the callbacks see them, and the function is called by name (a

@@ -1,6 +1,7 @@
-// hookscope/detail/observed_call.hpp — how an observable runs a call between its callbacks: the non-template step
-// every observed call that threw shares, and the observed call of each signature (one copy per signature, not per
-// annotation), which emits its pre and post callbacks around the call of its function.
+// hookscope/detail/observed_call.hpp — how an observable runs a call someone listens to: the non-template step every
+// observed call that threw shares, and the observed call of each signature (one copy per signature, not per
+// annotation), which emits its pre and post callbacks around the call of its function, and fires the annotation's
+// probes around it while a tool is attached to them.
 #pragma once
 
 #include "hookscope/call_context.hpp"
@@ -8,6 +9,7 @@
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/function_traits.hpp"
 #include "hookscope/detail/observable_state.hpp"
+#include "hookscope/detail/probed_call.hpp"
 #include "hookscope/erased_call.hpp"
 
 #if HOOKSCOPE_ENABLED
@@ -76,6 +78,26 @@ using observed_arg_t =
     std::conditional_t<!std::is_reference_v<A> && std::is_trivially_copyable_v<A> && sizeof(A) <= 2 * sizeof(void*), A,
                        A&>;
 
+#if HOOKSCOPE_DETAIL_PROBES
+/// Which of an annotation's probes a tool is attached to, as its caller read them (detail::entry_raised,
+/// detail::return_raised); 0 for an observable type written by hand, which has none.
+using raised_probes = unsigned;
+#else
+/// Nothing to pass in a build without probes (an empty class takes no register).
+struct raised_probes {};
+struct probe_functions_none {};
+#endif
+
+/// What the observed call shared by the annotations of one signature needs of one of them: its state, its function
+/// and, with probes, its probe functions. One constant per annotation (detail::call_target_of), which a call site
+/// passes by address: one argument for the three.
+template <class Function, class Probes>
+struct call_target {
+  const observable_state* state;
+  Function fn;
+  [[no_unique_address]] Probes probes;
+};
+
 /// The observed calls of the annotations whose callbacks receive `Context` (a signature and its parameter names),
 /// on the object of type `Self` (void for free functions; with the method's qualifiers, as in function_type); shared
 /// by those annotations whatever their function. A class, so that the symbol of `call` spells its parameters as the
@@ -85,23 +107,82 @@ struct observed;
 
 template <class R, class... A, fixed_string Params, class Self, bool NE>
 struct observed<named_call_context<R(A...), Params>, Self, NE> {
+  using result = R;
   using function = typename function_pointer_type<Self, R, NE, A...>::type;
+#if HOOKSCOPE_DETAIL_PROBES
+  using probes = probe_functions;
+#else
+  using probes = probe_functions_none;
+#endif
+  using target = call_target<function, probes>;
 
-  /// Builds the context and runs the callbacks around the call of `fn` (on `object` for a member function).
-  [[gnu::noinline]] static R call(const observable_state& state, function fn, [[maybe_unused]] void* object,
-                                  observed_arg_t<A>... args) noexcept(NE) {
+  /// Builds the context and runs the callbacks around the call of `to.fn` (on `object` for a member function); while
+  /// a tool is attached to the probes (`raised`), between them.
+  [[gnu::noinline]] static R call(const target& to, [[maybe_unused]] raised_probes raised,
+                                  [[maybe_unused]] void* object, observed_arg_t<A>... args) noexcept(NE) {
+#if HOOKSCOPE_DETAIL_PROBES
+    if (raised != 0) [[unlikely]] {
+      return call_probed(to, raised, object, args...);
+    }
+#endif
     const std::array<const void*, sizeof...(A)> addresses{erased_address(args)...};
-    named_call_context<R(A...), Params> ctx(call_access::key(), state.info, call_ops_of<Params, R, A...>,
+    named_call_context<R(A...), Params> ctx(call_access::key(), to.state->info, call_ops_of<Params, R, A...>,
                                             addresses.data());
-    return run_observed<R>(state.hooks, ctx, [&]() -> R {
+    return run_observed<R>(to.state->hooks, ctx, [&]() -> R {
       if constexpr (std::is_void_v<Self>) {
-        return fn(static_cast<A&&>(args)...);
+        return to.fn(static_cast<A&&>(args)...);
       } else {
-        return (object_at<Self>(object).*fn)(static_cast<A&&>(args)...);
+        return (object_at<Self>(object).*to.fn)(static_cast<A&&>(args)...);
       }
     });
   }
+
+#if HOOKSCOPE_DETAIL_PROBES
+ private:
+  /// The call between the probes, apart: the call above, which every callback's call takes, keeps the registers and
+  /// the code of a call without probes. What fires them is compiled once, in the library.
+  [[gnu::noinline]] static R call_probed(const target& to, unsigned raised, [[maybe_unused]] void* object,
+                                         observed_arg_t<A>... args) noexcept(NE) {
+    const std::array<const void*, sizeof...(A)> addresses{erased_address(args)...};
+    return run_probed<R>(raised, to.probes, to.state->info.name, object, addresses.data(), [&]() -> R {
+      if (to.state->hooks.listening()) return call(to, 0, object, args...);
+      if constexpr (std::is_void_v<Self>) {
+        return to.fn(static_cast<A&&>(args)...);
+      } else {
+        return (object_at<Self>(object).*to.fn)(static_cast<A&&>(args)...);
+      }
+    });
+  }
+#endif
 };
+
+/// The constant an annotation's calls pass to the observed call `Observed` of its signature (detail::call_target):
+/// the state of the annotation at `Site`, its function `Fn`, and its probes'. Hidden, as the probes are, so that a
+/// shared library's calls reach its own module's probes.
+template <class Site, class Observed, auto Fn, bool Method, class... A>
+[[gnu::visibility("hidden")]] inline constexpr typename Observed::target call_target_of = [] {
+  typename Observed::target to{&Site::state, Fn, {}};
+#if HOOKSCOPE_DETAIL_PROBES
+  if constexpr (Site::probes::exist) {
+    to.probes = probe_functions_of<Site, typename Observed::result, Method, A...>;
+  }
+#endif
+  return to;
+}();
+
+/// What the caller of the annotation at `Site` passes as detail::raised_probes: its probes' semaphores as one word.
+template <class Site>
+[[gnu::always_inline]] inline raised_probes raised_probes_of() noexcept {
+#if HOOKSCOPE_DETAIL_PROBES
+  if constexpr (Site::probes::exist) {
+    return Site::probes::semaphores();
+  } else {
+    return 0;
+  }
+#else
+  return {};
+#endif
+}
 
 /// The observed call of an annotation called with its first `sizeof...(G)` arguments (the others left to the
 /// function's defaults): the context has the arguments given, and `invoke(args...)` calls the function by name. One

@@ -92,6 +92,25 @@ template <bool Method, class... A>
   }
 }
 
+/// The entry operands of the arguments at `addresses`, objects of types `A...` (the addresses a call context keeps).
+template <bool Method, class... A, std::size_t... I>
+[[gnu::always_inline]] inline entry_operands_t<Method, A...> entry_operands_at(
+    void* object, [[maybe_unused]] const void* const* addresses, std::index_sequence<I...>) noexcept {
+  return entry_operands<Method>(object, *static_cast<const std::remove_reference_t<A>*>(addresses[I])...);
+}
+
+/// The return probe's operand of the result at `result`, of type `R`: 0 for `void`, or when there is no result (the
+/// call threw).
+template <class R>
+[[gnu::always_inline]] inline result_operand_t<R> result_operand_at([[maybe_unused]] const void* result) noexcept {
+  if constexpr (std::is_void_v<R>) {
+    return 0;
+  } else {
+    if (result == nullptr) return result_operand_t<R>{};
+    return probe_operand(*static_cast<const std::remove_reference_t<R>*>(result));
+  }
+}
+
 /// Operand `I` of a probe: the tuple's, or 0 past its end (a function of fewer parameters, or arguments left to their
 /// defaults).
 template <std::size_t I, class Operands>
@@ -168,39 +187,45 @@ HOOKSCOPE_DETAIL_END_NAMESPACE
   ".endif\n"
 /// The probes of the annotation `name` (a struct `probes` in its site): `semaphores()` reads both semaphores as one
 /// word, the entry probe's in the low half (x86-64 is little-endian): nonzero while a tool is attached to either;
-/// `enter` fires `name__entry` with a tuple of operands (detail::entry_operands), `leave` fires `name__return` with
-/// the "threw" flag and the result's operand. The caller fires each only while its half of the word is raised, so
-/// no operand is prepared for a probe nobody is attached to. `enter` and `leave` define the semaphores: every call
-/// site that reads them takes their addresses (detail::probe_functions_of), and the one-instruction read keeps
-/// GCC's estimate of the caller's size (which counts an asm statement's lines) where it was. The local variables
-/// named after the semaphores are what <sys/sdt.h> marks as used; its notes name the symbols defined above.
-/// Hidden, as the semaphores are: a shared library's call site reads its own module's semaphores, so it must fire
-/// its own module's probes, not the program's copies of `enter` and `leave` that default visibility would interpose.
-#define HOOKSCOPE_DETAIL_SITE_PROBES(name)                                                                         \
-  struct [[gnu::visibility("hidden")]] probes {                                                                    \
-    HOOKSCOPE_DETAIL_CHECK_PROBE_NAME(name);                                                                       \
-    [[maybe_unused]] static constexpr bool exist = true;                                                           \
-    [[gnu::always_inline]] static unsigned semaphores() noexcept {                                                 \
-      unsigned hookscope_raised; /* volatile: a fresh load at every call, never hoisted out of a loop */           \
-      __asm__ __volatile__("{movl hookscope_" #name "__probes(%%rip), %0|mov %0, DWORD PTR hookscope_" #name       \
-                           "__probes[rip]}"                                                                        \
-                           : "=r"(hookscope_raised));                                                              \
-      return hookscope_raised;                                                                                     \
-    }                                                                                                              \
-    template <class Operands>                                                                                      \
-    [[gnu::noinline, gnu::cold]] static void enter(const char* hookscope_name,                                     \
-                                                   [[maybe_unused]] const Operands& hookscope_operands) noexcept { \
-      __asm__ __volatile__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name)::);                                            \
-      unsigned short hookscope_##name##__entry_semaphore = 0;                                                      \
-      HOOKSCOPE_DETAIL_STAP_ENTRY(name##__entry, hookscope_name, hookscope_operands);                              \
-    }                                                                                                              \
-    template <class Result>                                                                                        \
-    [[gnu::noinline, gnu::cold]] static void leave(const char* hookscope_name, int hookscope_threw,                \
-                                                   Result hookscope_result) noexcept {                             \
-      __asm__ __volatile__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name)::);                                            \
-      unsigned short hookscope_##name##__return_semaphore = 0;                                                     \
-      STAP_PROBE3(hookscope, name##__return, hookscope_name, hookscope_threw, hookscope_result);                   \
-    }                                                                                                              \
+/// `enter<Method, A...>` fires `name__entry` with the operands of the arguments at the addresses it is given (objects
+/// of types `A...`; the object's address first when `Method`), `leave<R>` fires `name__return` with the "threw" flag
+/// and the operand of the result of type `R` at the address it is given (0 for `void` or no result): taking addresses,
+/// both have one type for every signature (detail::probe_functions). The caller fires each only while its half of the
+/// word is raised, so no operand is read for a probe nobody is attached to. `enter` and `leave` define the semaphores:
+/// every call site that reads them takes their addresses (detail::probe_functions_of), and the one-instruction read
+/// keeps GCC's estimate of the caller's size (which counts an asm statement's lines) where it was. The local variables
+/// named after the semaphores are what <sys/sdt.h> marks as used; its notes name the symbols defined above. Hidden, as
+/// the semaphores are: a shared library's call site reads its own module's semaphores, so it must fire its own module's
+/// probes, not the program's copies of `enter` and `leave` that default visibility would interpose.
+#define HOOKSCOPE_DETAIL_SITE_PROBES(name)                                                                             \
+  struct [[gnu::visibility("hidden")]] probes {                                                                        \
+    HOOKSCOPE_DETAIL_CHECK_PROBE_NAME(name);                                                                           \
+    [[maybe_unused]] static constexpr bool exist = true;                                                               \
+    [[gnu::always_inline]] static unsigned semaphores() noexcept {                                                     \
+      unsigned hookscope_raised; /* volatile: a fresh load at every call, never hoisted out of a loop */               \
+      __asm__ __volatile__("{movl hookscope_" #name "__probes(%%rip), %0|mov %0, DWORD PTR hookscope_" #name           \
+                           "__probes[rip]}"                                                                            \
+                           : "=r"(hookscope_raised));                                                                  \
+      return hookscope_raised;                                                                                         \
+    }                                                                                                                  \
+    template <bool Method, class... A>                                                                                 \
+    [[gnu::noinline, gnu::cold]] static void enter(const char* hookscope_name,                                         \
+                                                   [[maybe_unused]] void* hookscope_object,                            \
+                                                   [[maybe_unused]] const void* const* hookscope_addresses) noexcept { \
+      __asm__ __volatile__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name)::);                                                \
+      unsigned short hookscope_##name##__entry_semaphore = 0;                                                          \
+      [[maybe_unused]] const auto hookscope_operands = ::hookscope::detail::entry_operands_at<Method, A...>(           \
+          hookscope_object, hookscope_addresses, ::std::index_sequence_for<A...>{});                                   \
+      HOOKSCOPE_DETAIL_STAP_ENTRY(name##__entry, hookscope_name, hookscope_operands);                                  \
+    }                                                                                                                  \
+    template <class R>                                                                                                 \
+    [[gnu::noinline, gnu::cold]] static void leave(const char* hookscope_name, int hookscope_threw,                    \
+                                                   [[maybe_unused]] const void* hookscope_result) noexcept {           \
+      __asm__ __volatile__(HOOKSCOPE_DETAIL_DEFINE_SEMAPHORES(name)::);                                                \
+      unsigned short hookscope_##name##__return_semaphore = 0;                                                         \
+      [[maybe_unused]] const auto hookscope_operand = ::hookscope::detail::result_operand_at<R>(hookscope_result);     \
+      STAP_PROBE3(hookscope, name##__return, hookscope_name, hookscope_threw, hookscope_operand);                      \
+    }                                                                                                                  \
   }
 
 #else
