@@ -401,10 +401,9 @@ int accept_source(hookscope_hub_source* source) noexcept {
 
 bool expand_path(char (&out)[output_path_capacity]) noexcept { return expand_pid(state->path, out); }
 
-// The timeline replaces its file: never a file HOOKSCOPE_RECORD appends to (its lines would be lost). EEXIST then.
-int open_output() noexcept {
-  char path[output_path_capacity];
-  if (!expand_path(path)) return -1;
+// The timeline replaces its file, `path` (expanded): never a file HOOKSCOPE_RECORD appends to (its lines would be
+// lost). EEXIST then.
+int open_output(const char* path) noexcept {
   struct stat st {};
   if (::stat(path, &st) == 0 && record_file::holds(st.st_dev, st.st_ino)) {
     errno = EEXIST;
@@ -413,31 +412,39 @@ int open_output() noexcept {
   return open_output_file(path, O_TRUNC);
 }
 
+// Its messages name the file as this process opens it (`%p` expanded), as the record files' do.
 void write_at_exit() noexcept {
   const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
-  const int fd = open_output();
+  char path[output_path_capacity];
+  if (!expand_path(path)) {  // refused when the variable was read; a module's own name (hub.hpp) may be longer
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) + ": cannot open it for writing (" +
+             std::strerror(ENAMETOOLONG) + ")");
+    return;
+  }
+  const int fd = open_output(path);
   if (fd < 0 && errno == EEXIST) {
-    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) +
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(path) +
              " is also a HOOKSCOPE_RECORD file: the timeline is not written over its records (give it a path of its "
              "own)");
     return;
   }
   if (fd < 0) {
-    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) + ": cannot open it for writing (" +
-             std::strerror(errno) + ")");
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(path) + ": cannot open it for writing (" + std::strerror(errno) +
+             ")");
     return;
   }
   const int error = write_timeline(fd);
   ::close(fd);
   if (error != 0) {
-    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) + ": cannot write to it (" + std::strerror(error) +
-             ")");
+    log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(path) + ": cannot write to it (" + std::strerror(error) + ")");
   }
 }
 
 void write_from_signal_handler() noexcept {
   const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
-  const int fd = open_output();
+  char path[output_path_capacity];
+  if (!expand_path(path)) return;
+  const int fd = open_output(path);
   if (fd < 0) return;
   (void)write_timeline(fd);
   ::close(fd);

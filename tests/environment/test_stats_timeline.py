@@ -161,6 +161,23 @@ def test_timeline_fork(record_program, enabled, tmp_path):
            sorted([["0", "1", "2", "200000", "200001", "200002"], ["100000", "100001", "100002"]]))
 
 
+def test_timeline_never_replaces_a_record_file_named_with_pid(record_program, enabled, tmp_path):
+    """A HOOKSCOPE_TIMELINE path that is also the HOOKSCOPE_RECORD file (both with %p) is not written: the records
+    stay, and the one message names the file as this process opened it (the process id in place of %p)."""
+    pattern = tmp_path / "both-%p.out"
+    code, _, err = run_program(record_program, {"HOOKSCOPE_TIMELINE": f"step={pattern}",
+                                                "HOOKSCOPE_RECORD": f"step={pattern}"})
+    files = glob.glob(os.path.join(tmp_path, "both-*.out"))
+    named = [re.fullmatch(r"hookscope: HOOKSCOPE_TIMELINE: '?(.*?)'? is also a HOOKSCOPE_RECORD file: the timeline is "
+                          r"not written over its records \(give it a path of its own\)", line) for line in err]
+    with Checks() as check:
+        check.expect("one file, the program ran", (code, len(files)), (0, 1))
+        check.expect("one message, naming the file with the process id",
+                     [m.group(1) for m in named if m], files)
+        check.expect("...the records stay: every line a record", files and
+                     all(json.loads(line)["function"] == "step" for line in open(files[0], encoding="utf-8")), True)
+
+
 # --- bad settings ---
 
 TIMELINE_GRAMMAR = "<glob>[,<glob>...]=<path>[events=N], N from 1 to 1048576"
