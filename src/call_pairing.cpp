@@ -5,6 +5,8 @@
 #include "tick_clock.hpp"
 
 #include <cmath>
+#include <mutex>
+#include <new>
 #include <unordered_map>
 #include <utility>
 
@@ -99,6 +101,8 @@ std::size_t call_pairing::in_flight() const {
   const std::lock_guard lock(mutex_);
   return table_->entries.size();
 }
+
+void call_pairing::reset_lock_in_child() noexcept { new (&mutex_) std::mutex; }
 
 void call_pairing::unlock_after_fork(bool in_child) noexcept {
   if (in_child) {

@@ -53,7 +53,29 @@ struct fork_handlers {
   void (*child)() noexcept;
 };
 
-constinit std::mutex lifecycle_mutex;
+// The lifecycle's lock, knowing whether this thread holds it: a fork() from a signal handler that interrupted this
+// thread while it held the lock must not wait for it (the interrupted frame releases it, in the parent and the child).
+class lifecycle_lock {
+ public:
+  void lock() noexcept {
+    mutex_.lock();
+    held_here_ = true;
+  }
+  void unlock() noexcept {
+    held_here_ = false;
+    mutex_.unlock();
+  }
+  [[nodiscard]] static bool held_by_this_thread() noexcept { return held_here_; }
+
+ private:
+  std::mutex mutex_;
+  static constinit thread_local bool held_here_;
+};
+constinit thread_local bool lifecycle_lock::held_here_ = false;
+
+constinit lifecycle_lock lifecycle_mutex;
+// Per thread: two threads may fork at once (glibc runs their fork handlers side by side).
+constinit thread_local bool fork_took_lifecycle_lock = false;
 constinit fixed_list<exit_action> exit_actions;
 constinit fixed_list<void (*)() noexcept> periodic;
 constinit fixed_list<fork_handlers> forks;
@@ -107,19 +129,24 @@ void flush_loop() noexcept {
   }
 }
 
+// The features' locks first, then the lifecycle's: a thread forking from a signal handler that interrupted the
+// recording path takes none of the features' locks and needs the lifecycle's, which a thread forking meanwhile must
+// not hold while it waits for the features' locks that the interrupted frame holds. (No path takes a feature's lock
+// with the lifecycle's held.)
 void fork_prepare() noexcept {
-  lifecycle_mutex.lock();
   forks.for_each([](const fork_handlers& h) { h.prepare(); });
+  fork_took_lifecycle_lock = !lifecycle_lock::held_by_this_thread();
+  if (fork_took_lifecycle_lock) lifecycle_mutex.lock();
 }
 void fork_parent() noexcept {
   forks.for_each([](const fork_handlers& h) { h.parent(); });
-  lifecycle_mutex.unlock();
+  if (fork_took_lifecycle_lock) lifecycle_mutex.unlock();
 }
 void fork_child() noexcept {
   flusher_running.store(false, std::memory_order_relaxed);  // threads do not survive fork()
   in_forked_child.store(true, std::memory_order_relaxed);
   forks.for_each([](const fork_handlers& h) { h.child(); });
-  lifecycle_mutex.unlock();
+  if (fork_took_lifecycle_lock) lifecycle_mutex.unlock();
 }
 
 }  // namespace
@@ -132,6 +159,8 @@ void add_exit_action(exit_action action) noexcept {
 }
 
 bool exiting() noexcept { return exit_started.load(std::memory_order_acquire); }
+
+bool lifecycle_lock_held_here() noexcept { return lifecycle_lock::held_by_this_thread(); }
 
 void add_periodic_flush(void (*flush)() noexcept) noexcept {
   pin_this_module();

@@ -38,6 +38,9 @@ bool flushing() noexcept;
 
 /// pthread_atfork handlers (at most 8 sets): `prepare` holds what the child must find consistent, `parent`
 /// and `child` release it; `child` also forgets what belongs to the parent.
+/// Whether this thread holds the lifecycle's lock (a signal handler may have interrupted it there): a fork() it makes
+/// then must not wait for locks that another forking thread holds while it waits for the lifecycle's.
+bool lifecycle_lock_held_here() noexcept;
 void add_fork_handlers(void (*prepare)() noexcept, void (*parent)() noexcept, void (*child)() noexcept) noexcept;
 
 }  // namespace detail

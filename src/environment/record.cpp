@@ -366,6 +366,7 @@ void finish_in_binary(recorded_function& f, const erased_call& call, open_call& 
 // (one atomic addition, async-signal-safe) and the writer notes the count, reason "reentered"; its post callback finds
 // the path too (the same thread, the same frames below) and does nothing.
 void record_pre(recorded_function& f, const erased_call& call) {
+  if (record_abandoned()) return;
   const recording_path_scope path;
   if (path.reentered()) {
     if (!f.sampled || take_call(f, false)) f.reentered.count.fetch_add(1, std::memory_order_relaxed);
@@ -382,6 +383,7 @@ void record_pre(recorded_function& f, const erased_call& call) {
 }
 
 void record_post(recorded_function& f, const erased_call& call) {
+  if (record_abandoned()) return;
   const recording_path_scope path;
   void*& recording = call_access::recording(call);
   if (path.reentered()) {
@@ -406,6 +408,7 @@ void record_post(recorded_function& f, const erased_call& call) {
 }
 
 void record_if_matching(const function_info& info) noexcept {
+  if (record_abandoned()) return;
   const recording_path_scope path;  // the function list's and the files' locks
   try {
     for (const record_target& target : record_feature->targets) {

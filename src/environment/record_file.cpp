@@ -117,7 +117,19 @@ std::uint64_t calls_in_lines(std::string_view lines) noexcept {
   return calls;
 }
 
-// One line to stderr in one writev(2): async-signal-safe (a system call, nothing allocated), and whole beside the
+// "hookscope: HOOKSCOPE_RECORD: PATH: N calls ..." (async-signal-safe).
+void write_unwritten_line(std::string_view path, std::uint64_t calls) noexcept {
+  char digits[24];
+  const char* end = std::to_chars(digits, digits + sizeof digits, calls).ptr;
+  const std::string_view pieces[] = {"hookscope: HOOKSCOPE_RECORD: ", path, ": ",
+                                     std::string_view(digits, static_cast<std::size_t>(end - digits)),
+                                     " calls not written: its reader did not read for a second (full=drop)\n"};
+  write_stderr_line(pieces);
+}
+
+}  // namespace
+
+// One writev(2): async-signal-safe (a system call, nothing allocated), and whole beside the
 // lines other threads log at the same moment (a message written piece by piece is cut by theirs). A short write,
 // rare on stderr, goes on from where it stopped.
 void write_stderr_line(std::span<const std::string_view> pieces) noexcept {
@@ -145,18 +157,6 @@ void write_stderr_line(std::span<const std::string_view> pieces) noexcept {
     }
   }
 }
-
-// "hookscope: HOOKSCOPE_RECORD: PATH: N calls ..." (async-signal-safe).
-void write_unwritten_line(std::string_view path, std::uint64_t calls) noexcept {
-  char digits[24];
-  const char* end = std::to_chars(digits, digits + sizeof digits, calls).ptr;
-  const std::string_view pieces[] = {"hookscope: HOOKSCOPE_RECORD: ", path, ": ",
-                                     std::string_view(digits, static_cast<std::size_t>(end - digits)),
-                                     " calls not written: its reader did not read for a second (full=drop)\n"};
-  write_stderr_line(pieces);
-}
-
-}  // namespace
 
 record_file::record_file(std::string path, int fd, dev_t device, ino_t inode)
     : path_(std::move(path)), fd_(fd), device_(device), inode_(inode), buffer_(new char[capacity]) {}
@@ -427,6 +427,12 @@ void record_file::write_from_signal_handler(const char* lines, std::size_t size)
 void record_file::lock_all_for_fork() noexcept {
   files_mutex.lock();
   for_each_file([](record_file& f) { f.mutex_.lock(); });
+}
+
+void record_file::abandon_all_in_child() noexcept {
+  sealed.store(true);
+  new (&files_mutex) std::mutex;
+  for_each_file([](record_file& f) { new (&f.mutex_) std::mutex; });
 }
 
 void record_file::unlock_all_after_fork(bool in_child) noexcept {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -23,6 +24,10 @@ namespace detail {
 /// it, and a file counts a note it could not write as that many calls. It appears raw in no other line (quotes
 /// inside strings are escaped).
 inline constexpr std::string_view dropped_count_key = ",\"dropped\":{\"count\":";
+
+/// Writes the pieces to stderr as one line (the last piece ends it): async-signal-safe, and whole beside the lines
+/// other threads log at the same moment.
+void write_stderr_line(std::span<const std::string_view> pieces) noexcept;
 
 class record_file {
  public:
@@ -63,6 +68,9 @@ class record_file {
   void write_from_signal_handler(const char* lines, std::size_t size) noexcept;
   static void lock_all_for_fork() noexcept;
   static void unlock_all_after_fork(bool in_child) noexcept;  // the child drops the parent's buffered lines
+  /// In a forked child that gives up recording (record_writer.cpp, fork_release): nothing more is appended or
+  /// written, and the locks are made afresh (a thread of the parent that held one does not exist here).
+  static void abandon_all_in_child() noexcept;
 
  private:
   record_file(std::string path, int fd, dev_t device, ino_t inode);

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <charconv>
 #include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -253,23 +254,55 @@ void write_from_signal_handler() noexcept {
 
 //=== fork() ===//
 
-// The forking thread's in_recording_path before fork_prepare, restored by fork_release (one fork at a time: the
-// lifecycle lock is held from prepare to release).
-bool outer_path_at_fork = false;
+// The forking thread's in_recording_path before fork_prepare, restored by fork_release; per thread, as two threads
+// may fork at once (glibc runs their fork handlers side by side).
+constinit thread_local bool outer_path_at_fork = false;
+// Whether this thread's fork takes no lock: it is from a signal handler that interrupted the thread inside hookscope
+// (its recording path, or the lifecycle's lock held), whose frame below may hold any of the locks or wait for one.
+// Taking them would wait for itself, or for a thread that waits for the lifecycle's lock. Its child gives up recording.
+constinit thread_local bool fork_takes_no_lock = false;
+
+constinit std::atomic<bool> abandoned{false};
 
 // The locks in the order every path takes them: the writer's, the function list's, the pairings', the files'. Inside
 // the recording path until they are released: a signal handler's call meanwhile must not wait for them.
 void fork_prepare() noexcept {
   outer_path_at_fork = enter_recording_path();
+  fork_takes_no_lock = outer_path_at_fork || lifecycle_lock_held_here();
+  if (fork_takes_no_lock) return;
   writer_mutex.lock();
   record_feature->mutex.lock();
   for (const auto& f : record_feature->functions) f->pairing.lock_for_fork();
   record_file::lock_all_for_fork();
 }
 
+// The child of a fork that took no lock: its state may be half changed by the frame the signal interrupted, and a lock
+// may be held by a thread that does not exist in it. It records nothing (its calls, and the interrupted frame when it
+// resumes, find everything sealed), makes the locks afresh so that the resumed frame cannot wait forever, and says
+// so once on stderr (async-signal-safe: the fork may be in a signal handler).
+void abandon_recording_in_child() noexcept {
+  abandoned.store(true);
+  sealed.store(true);
+  new (&writer_mutex) std::mutex;
+  new (&record_feature->mutex) std::mutex;
+  for (const auto& f : record_feature->functions) f->pairing.reset_lock_in_child();
+  record_file::abandon_all_in_child();
+  char digits[24];
+  const char* end = std::to_chars(digits, digits + sizeof digits, static_cast<long>(::getpid())).ptr;
+  const std::string_view pieces[] = {
+      "hookscope: HOOKSCOPE_RECORD: fork() from a signal handler that interrupted hookscope: the child process ",
+      std::string_view(digits, static_cast<std::size_t>(end - digits)), " records no calls\n"};
+  write_stderr_line(pieces);
+}
+
 // The child forgets what its parent's threads copied (the parent writes it) and the calls in flight (the parent
 // records them: the generation tells them apart); the buffers of the parent's other threads are free for its own.
 void fork_release(bool in_child) noexcept {
+  if (fork_takes_no_lock) {
+    if (in_child) abandon_recording_in_child();
+    leave_recording_path(outer_path_at_fork);
+    return;
+  }
   record_file::unlock_all_after_fork(in_child);
   if (in_child) {
     record_generation.fetch_add(1, std::memory_order_relaxed);
@@ -309,6 +342,8 @@ void drain_buffers(bool all_notes) noexcept {
 }
 
 bool record_sealed() noexcept { return sealed.load(std::memory_order_relaxed); }
+
+bool record_abandoned() noexcept { return abandoned.load(std::memory_order_relaxed); }
 
 void install_record_writer() noexcept {
   void* room =

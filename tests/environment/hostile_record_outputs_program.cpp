@@ -17,6 +17,9 @@
 //                         mostly lands on this thread, inside the recording path) or every_thread (SIGUSR1 sent to
 //                         each thread of the process in turn, the library's writer included); prints
 //                         "step N" and "listed N", the calls made; exit 1 if a call in the handler returned wrong
+//   forking_handler MS    listed(v) and step(i) without pause for MS ms, while a SIGALRM handler (every 200 us) forks:
+//                         each child calls step() 10 times and _exit()s. Waits for every child (10 s at most each);
+//                         prints "forks N" and "step N", the parent's calls; exit 1 if a child did not end in time
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/recorder.hpp"
@@ -33,6 +36,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -259,6 +264,65 @@ int signalled_calls(long ms, const std::string& how) {
   return handler_saw_wrong_result.load() ? 1 : 0;
 }
 
+std::atomic<long> forks{0};
+constexpr int max_children = 4096;
+std::array<std::atomic<pid_t>, max_children> children{};
+
+void fork_from_handler(int) {
+  const int saved_errno = errno;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    for (int i = 0; i < 10; ++i) (void)step(2'000'000 + i);
+    ::_exit(0);
+  }
+  if (child > 0) {
+    const long k = forks.fetch_add(1, std::memory_order_relaxed);
+    if (k < max_children) children[static_cast<std::size_t>(k)].store(child, std::memory_order_relaxed);
+  }
+  errno = saved_errno;
+}
+
+int forking_handler(long ms) {
+  const std::vector<int> v{4, 5, 6};
+  (void)listed(v);
+  (void)step(-1);
+  struct sigaction action {};
+  action.sa_handler = &fork_from_handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGALRM, &action, nullptr);
+  const itimerval every_200us{{0, 200}, {0, 200}};
+  setitimer(ITIMER_REAL, &every_200us, nullptr);
+  long made = 1;
+  made += for_ms(ms, [&](long i) {
+    if (forks.load(std::memory_order_relaxed) >= max_children) return;
+    (void)listed(v);
+    (void)step(static_cast<int>(i));
+  });
+  const itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  bool all_ended = true;
+  const long n = std::min<long>(forks.load(), max_children);
+  for (long k = 0; k < n; ++k) {
+    const pid_t child = children[static_cast<std::size_t>(k)].load();
+    int status = 0;
+    bool ended = false;
+    for (int waited = 0; waited < 1000 && !ended; ++waited) {
+      const pid_t got = ::waitpid(child, &status, WNOHANG);
+      ended = got == child || (got < 0 && errno != EINTR);
+      if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!ended) {
+      std::fprintf(stderr, "child %d did not end within 10 s\n", static_cast<int>(child));
+      ::kill(child, SIGKILL);
+      (void)::waitpid(child, &status, 0);
+      all_ended = false;
+    }
+  }
+  std::printf("forks %ld\nstep %ld\n", n, made);
+  return all_ended ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -282,9 +346,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "tree_calls" && argc > 3) return tree_calls(n, std::atol(argv[3]));
   if (mode == "signalled_calls" && argc > 3) return signalled_calls(n, argv[3]);
+  if (mode == "forking_handler") return forking_handler(n);
   std::fprintf(stderr,
                "usage: %s memo | long_then_short L S | steps_for MS | fork_after MS | step_and_other N | "
-               "tree_calls MS P | signalled_calls MS timer|every_thread\n",
+               "tree_calls MS P | signalled_calls MS timer|every_thread | forking_handler MS\n",
                argv[0]);
   return 2;
 }

@@ -119,6 +119,45 @@ def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_cal
         check.expect("notes of reentered calls only", sorted({reason for _, reason in noted}), ["reentered"])
 
 
+ABANDONED_CHILD = re.compile(r"hookscope: HOOKSCOPE_RECORD: fork\(\) from a signal handler that interrupted hookscope: "
+                             r"the child process [0-9]+ records no calls")
+
+
+def test_fork_from_a_signal_handler_that_interrupted_recording(hostile_record_outputs_program, enabled, tmp_path):
+    """A SIGALRM handler forks every 200 us while the program records without pause (and the writer thread runs):
+    the handler lands inside the recording path, a lock held or awaited below it, on any thread, two threads forking
+    at once. Neither the parent nor a child hangs (each child makes 10 recorded calls and _exit()s); a child forked
+    from inside hookscope records nothing and says so in one line; the parent loses no call (docs/environment.md,
+    "Signal handlers")."""
+    records = tmp_path / "r.jsonl"
+    # Each child runs on in the handler, and its calls allocate (the emission's slots of a thread new to it; documented:
+    # the recording path allocates), which ThreadSanitizer reports as calls unsafe in a signal handler.
+    tsan = (os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0").lstrip(":")
+    try:
+        done = subprocess.run([hostile_record_outputs_program, "forking_handler", "1000"], capture_output=True,
+                              text=True, timeout=within(60),
+                              env=environment({"HOOKSCOPE_RECORD": f"step={records},listed={records}",
+                                               "TSAN_OPTIONS": tsan}))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the program did not end within {within(60)} s: a fork() from a signal handler deadlocked")
+    printed = dict(map(str.split, done.stdout.splitlines()))
+    parent_steps, noted = 0, 0
+    for line in records.read_bytes().split(b"\n")[:-1]:
+        record = json.loads(line)
+        if record["function"] != "step":
+            continue
+        if "dropped" in record:
+            noted += record["dropped"]["count"]
+        elif record["result"]["int"] < 2_000_000:  # step(n) returns n; the children's calls are 2000000 and up
+            parent_steps += 1
+    other_stderr = [line for line in done.stderr.splitlines() if not ABANDONED_CHILD.fullmatch(line)]
+    with Checks() as check:
+        check.expect("the program and every child ended", done.returncode, 0)
+        check.expect("stderr holds the abandoned children's lines only", other_stderr, [])
+        check.expect("the parent forked", int(printed.get("forks", 0)) > 0, True)
+        check.expect("the parent's calls of step: records + noted", parent_steps + noted, int(printed["step"]))
+
+
 def fifo_nobody_reads(program, tmp_path, record, *args):
     """Runs `program args` recording into a FIFO `record` (FIFO stands for its path) whose reader is open and reads
     nothing while the program runs; (exit code, seconds, stdout, stderr lines, what the FIFO held, its path)."""

@@ -84,6 +84,10 @@ class call_pairing {
   /// (they end in the parent, which records them).
   void lock_for_fork() { mutex_.lock(); }
   void unlock_after_fork(bool in_child) noexcept;
+  /// For a forked child that gives up recording (a fork() from a signal handler that interrupted the recording path,
+  /// so that the lock was not taken for the fork): the lock made afresh, since a thread of the parent that held it
+  /// does not exist here; the interrupted frame then unlocks an unlocked mutex, which glibc's default mutex allows.
+  void reset_lock_in_child() noexcept;
 
  private:
   struct table;  // the entries by call_id (call_pairing.cpp)
