@@ -2,7 +2,11 @@
 #include "hookscope/callback_errors.hpp"
 #include "cancellation.hpp"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -41,6 +45,19 @@ void write_stderr(std::string_view line) noexcept {
   std::fwrite(text.data(), 1, text.size(), stderr);
 }
 
+// The line and its newline in one writev(2), nothing allocated, no lock: for a line logged by a signal handler that
+// interrupted log_line on its thread (async-signal-safe).
+void write_stderr_raw(std::string_view line) noexcept {
+  const detail::cancellation_deferred no_cancellation;
+  iovec pieces[] = {{const_cast<char*>(line.data()), line.size()}, {const_cast<char*>("\n"), 1}};
+  while (::writev(STDERR_FILENO, pieces, 2) < 0 && errno == EINTR) {
+  }
+}
+
+// Whether this thread is inside log_line: a signal handler that interrupted it there and logs must not wait for the
+// logger's lock that the frame below holds (nor enter the sink, or malloc, again).
+constinit thread_local bool logging = false;
+
 }  // namespace
 
 void set_log_sink(log_sink sink) {
@@ -68,6 +85,11 @@ std::string_view message_clause(const std::exception& e) noexcept {
 }
 
 void log_line(std::string_view line) noexcept {
+  if (logging) return write_stderr_raw(line);
+  logging = true;
+  struct done_logging {
+    ~done_logging() { logging = false; }
+  } done;
   std::shared_ptr<const log_sink> sink;
   {
     const std::lock_guard lock(logger().mutex);

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -191,6 +193,27 @@ TEST_CASE("set_log_sink") {
     hookscope::set_log_sink([](std::string_view) { throw std::runtime_error("sink broken"); });
     CHECK_NOTHROW(hookscope::detail::log_line("hello"));
     hookscope::set_log_sink({});
+  }
+  SECTION("a line logged from inside the sink goes to stderr directly, not to the sink again") {
+    // As a signal handler's line that interrupted the sink on its thread: no lock, no sink, one write to fd 2.
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    const int saved_stderr = ::dup(STDERR_FILENO);
+    ::dup2(pipe_fds[1], STDERR_FILENO);
+    int sink_calls = 0;
+    hookscope::set_log_sink([&](std::string_view) {
+      if (++sink_calls < 3) hookscope::detail::log_line("nested line");
+    });
+    hookscope::detail::log_line("outer line");
+    hookscope::set_log_sink({});
+    ::dup2(saved_stderr, STDERR_FILENO);
+    ::close(saved_stderr);
+    ::close(pipe_fds[1]);
+    char got[64] = {};
+    const ssize_t n = ::read(pipe_fds[0], got, sizeof got - 1);
+    ::close(pipe_fds[0]);
+    CHECK(sink_calls == 1);
+    CHECK(std::string(got, n > 0 ? static_cast<std::size_t>(n) : 0) == "nested line\n");
   }
   SECTION("the sink receives lines from every thread") {
     captured_log log;

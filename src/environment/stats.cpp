@@ -227,9 +227,21 @@ void release_thread_shards(void*) noexcept {
   return taken;
 }
 
+// Whether this thread is adding to its shard: a signal handler's call meanwhile adds to the function's shared
+// histogram (locked instructions), since the frame below is between a load and a store of its shard's counters.
+constinit thread_local bool counting = false;
+
 void on_post(function_stats& s, const erased_call& call) {
   const std::int64_t ticks = ticks_since_start(call, tick_clock::now());
   if (ticks < 0) return;
+  if (counting) [[unlikely]] {
+    s.shared.add_shared(static_cast<std::uint64_t>(ticks));
+    return;
+  }
+  counting = true;
+  struct done_counting {
+    ~done_counting() { counting = false; }
+  } done;
   shard* own = s.index < thread_shard_count ? thread_shards[s.index] : nullptr;
   if (own == nullptr) [[unlikely]] {
     own = take_shard(s);

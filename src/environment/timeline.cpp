@@ -155,7 +155,21 @@ void on_pre(const erased_call& call) { (void)take_start(call); }
 
 constinit std::atomic<bool> reported_no_ring{false};
 
+// Whether this thread is writing an event into its ring: a call that a signal handler (or the formatting of an
+// argument) makes meanwhile would take the same slot. It is left out of the timeline, counted, and the count is logged
+// at exit.
+constinit thread_local bool writing_event = false;
+constinit std::atomic<std::uint64_t> left_out{0};
+
 void on_post(const erased_call& call) {
+  if (writing_event) [[unlikely]] {
+    left_out.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  writing_event = true;
+  struct done_writing {
+    ~done_writing() { writing_event = false; }
+  } done;
   const std::int64_t end = tick_clock::now();
   const call_start start = start_of(call);
   if (start.ticks == 0) return;  // its pre callbacks ran before the timeline attached
@@ -415,6 +429,15 @@ int open_output(const char* path) noexcept {
 // Its messages name the file as this process opens it (`%p` expanded), as the record files' do.
 void write_at_exit() noexcept {
   const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
+  if (const std::uint64_t n = left_out.load(std::memory_order_relaxed)) {
+    try {
+      log_line("hookscope: HOOKSCOPE_TIMELINE: " + std::to_string(n) +
+               " calls left out of the timeline: made while their thread was writing an event (a signal handler, or "
+               "the formatting of an argument)");
+    } catch (...) {
+      log_line("hookscope: HOOKSCOPE_TIMELINE: calls made while their thread was writing an event are left out");
+    }
+  }
   char path[output_path_capacity];
   if (!expand_path(path)) {  // refused when the variable was read; a module's own name (hub.hpp) may be longer
     log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(state->path) + ": cannot open it for writing (" +
@@ -451,6 +474,7 @@ void write_from_signal_handler() noexcept {
 }
 
 void forget_parent_events() noexcept {  // in a forked child: its file holds its own calls only
+  left_out.store(0, std::memory_order_relaxed);
   for (thread_ring* r = state->head.load(std::memory_order_acquire); r != nullptr;
        r = r->next.load(std::memory_order_acquire)) {
     r->written.store(0, std::memory_order_relaxed);

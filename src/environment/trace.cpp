@@ -7,6 +7,10 @@
 #include "hookscope/callback_errors.hpp"
 #include "hookscope/registry.hpp"
 
+#include "lifecycle.hpp"
+
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -19,7 +23,29 @@ namespace {
 // observables registered by late static initialisers still find it.
 const std::vector<std::string>* trace_globs = nullptr;
 
+// Whether this thread is writing a trace line: a call that a signal handler makes meanwhile is not traced (the frame
+// below may be inside malloc, or hold the logger's lock) but counted, and the count is logged at exit.
+constinit thread_local bool tracing = false;
+constinit std::atomic<std::uint64_t> untraced{0};
+
+class tracing_scope {
+ public:
+  tracing_scope() noexcept : reentered_(tracing) { tracing = true; }
+  ~tracing_scope() { tracing = reentered_; }
+  tracing_scope(const tracing_scope&) = delete;
+  tracing_scope& operator=(const tracing_scope&) = delete;
+  [[nodiscard]] bool reentered() const noexcept { return reentered_; }
+
+ private:
+  bool reentered_;
+};
+
 void trace_call(const erased_call& call) {
+  const tracing_scope scope;
+  if (scope.reentered()) {
+    untraced.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   std::string line = "hookscope: trace: ";
   line.append(call.function().name).push_back('(');
   for (std::size_t i = 0; i < call.args_given(); ++i) {  // an omitted argument is absent, not "b="
@@ -32,6 +58,8 @@ void trace_call(const erased_call& call) {
 }
 
 void trace_return(const erased_call& call) {
+  const tracing_scope scope;
+  if (scope.reentered()) return;  // its call was counted (the same frames below)
   std::string line = "hookscope: trace: ";
   line.append(call.function().name);
   if (call.exception()) {
@@ -41,6 +69,17 @@ void trace_return(const erased_call& call) {
     line.append(result.empty() ? " returned" : " returned " + result);
   }
   log_line(line);
+}
+
+void report_untraced() noexcept {
+  const std::uint64_t n = untraced.load(std::memory_order_relaxed);
+  if (n == 0) return;
+  try {
+    log_line("hookscope: HOOKSCOPE_TRACE: " + std::to_string(n) +
+             " calls not traced: a signal handler made them while its thread was writing a trace line");
+  } catch (...) {
+    log_line("hookscope: HOOKSCOPE_TRACE: calls made by a signal handler while its thread traced are not traced");
+  }
 }
 
 void trace_if_matching(const function_info& info) noexcept {
@@ -62,6 +101,7 @@ void install_trace() noexcept {
     std::vector<std::string> globs = std::move(setting.globs);
     if (globs.empty()) return;  // the common case: no hook, nothing allocated
     trace_globs = new std::vector<std::string>(std::move(globs));
+    add_exit_action({&report_untraced, []() noexcept {}});
     add_registration_hook(&trace_if_matching);
   } catch (...) {
     log_line("hookscope: HOOKSCOPE_TRACE: could not read the variable (out of memory)");

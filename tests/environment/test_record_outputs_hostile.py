@@ -119,6 +119,45 @@ def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_cal
         check.expect("notes of reentered calls only", sorted({reason for _, reason in noted}), ["reentered"])
 
 
+@pytest.mark.parametrize("feature", ["HOOKSCOPE_STATS", "HOOKSCOPE_TIMELINE", "HOOKSCOPE_TRACE"])
+def test_signal_handler_calling_counted_timed_or_traced_functions(hostile_record_outputs_program, enabled, tmp_path,
+                                                                  feature):
+    """As above for the three other features: a SIGALRM handler calls step() and listed() every 50 us while the program
+    calls them without pause, so that it lands inside the feature's own path (between a load and a store of a
+    counter, in the middle of a ring's event, inside the logger's lock). The program neither hangs nor loses a call:
+    the statistics count every call; the timeline and the trace hold every call but those the handler made inside
+    their path, whose number their one line at exit gives (docs/environment.md, "Signal handlers")."""
+    timeline = tmp_path / "t.json"
+    setting = {"HOOKSCOPE_STATS": "step,listed", "HOOKSCOPE_TIMELINE": f"step,listed={timeline}[events=1048576]",
+               "HOOKSCOPE_TRACE": "step,listed"}[feature]
+    tsan = (os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0").lstrip(":")  # as above: allocations
+    try:
+        # Long enough that a handler lands between a counter's load and store (a few times in 500 ms here).
+        ms = "500" if feature == "HOOKSCOPE_STATS" else "100"
+        done = subprocess.run([hostile_record_outputs_program, "signalled_calls", ms, "timer"], capture_output=True,
+                              text=True, timeout=within(30), env=environment({feature: setting, "TSAN_OPTIONS": tsan}))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the program did not end within {within(30)} s: a signal handler's call deadlocked")
+    made = {name: int(count) for name, count in map(str.split, done.stdout.splitlines())}
+    lines = done.stderr.splitlines()
+    left = [int(m.group(1)) for m in map(re.compile(r"hookscope: HOOKSCOPE_(?:TIMELINE|TRACE): ([0-9]+) calls "
+                                                    r"(?:left out of the timeline|not traced): ").match, lines) if m]
+    with Checks() as check:
+        check.expect("the program ran, its handler's calls returned right", done.returncode, 0)
+        if feature == "HOOKSCOPE_STATS":
+            counted = {m.group(1): int(m.group(2)) for m in
+                       map(re.compile(r"hookscope: stats: (step|listed) +([0-9]+) ").match, lines) if m}
+            check.expect("the table counts every call", counted, made)
+        elif feature == "HOOKSCOPE_TIMELINE":
+            events = json.loads(timeline.read_text(encoding="utf-8"))["traceEvents"]
+            shown = sum(1 for e in events if e.get("ph") in ("X", "b"))
+            check.expect("events + the calls left out = the calls made", shown + sum(left), sum(made.values()))
+        else:
+            traced = sum(1 for line in lines if re.match(r"hookscope: trace: (step|listed)\(", line))
+            check.expect("traced calls + the calls not traced = the calls made", traced + sum(left),
+                         sum(made.values()))
+
+
 ABANDONED_CHILD = re.compile(r"hookscope: HOOKSCOPE_RECORD: fork\(\) from a signal handler that interrupted hookscope: "
                              r"the child process [0-9]+ records no calls")
 
