@@ -262,7 +262,6 @@ constinit thread_local bool outer_path_at_fork = false;
 // Taking them would wait for itself, or for a thread that waits for the lifecycle's lock. Its child gives up recording.
 constinit thread_local bool fork_takes_no_lock = false;
 
-constinit std::atomic<bool> abandoned{false};
 
 // The locks in the order every path takes them: the writer's, the function list's, the pairings', the files'. Inside
 // the recording path until they are released: a signal handler's call meanwhile must not wait for them.
@@ -281,7 +280,7 @@ void fork_prepare() noexcept {
 // resumes, find everything sealed), makes the locks afresh so that the resumed frame cannot wait forever, and says
 // so once on stderr (async-signal-safe: the fork may be in a signal handler).
 void abandon_recording_in_child() noexcept {
-  abandoned.store(true);
+  record_abandoned_flag.store(true);
   sealed.store(true);
   new (&writer_mutex) std::mutex;
   new (&record_feature->mutex) std::mutex;
@@ -343,7 +342,7 @@ void drain_buffers(bool all_notes) noexcept {
 
 bool record_sealed() noexcept { return sealed.load(std::memory_order_relaxed); }
 
-bool record_abandoned() noexcept { return abandoned.load(std::memory_order_relaxed); }
+constinit std::atomic<bool> record_abandoned_flag{false};
 
 void install_record_writer() noexcept {
   void* room =

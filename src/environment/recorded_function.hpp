@@ -138,9 +138,10 @@ void refuse_call(recorded_function& f, const std::exception& e) noexcept;
 void drain_buffers(bool all_notes = false) noexcept;
 /// Whether a fatal signal's handler took the files over: nothing more is committed.
 bool record_sealed() noexcept;
-/// Whether this process is a child forked by a signal handler that interrupted the recording path: it records no
-/// calls (record_writer.cpp, fork_release).
-bool record_abandoned() noexcept;
+/// Whether this process is a child forked by a signal handler that interrupted hookscope: it records no calls
+/// (record_writer.cpp, fork_release). Inline: every recorded call tests it.
+extern constinit std::atomic<bool> record_abandoned_flag;
+inline bool record_abandoned() noexcept { return record_abandoned_flag.load(std::memory_order_relaxed); }
 /// Installs the writer: the background drain, the exit and signal actions, the fork handlers.
 void install_record_writer() noexcept;
 
