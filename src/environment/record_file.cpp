@@ -43,6 +43,9 @@ constinit std::atomic<std::size_t> file_count{0};
 // (threads still making calls append nothing more), so that no batch is written twice and no line torn.
 constinit std::atomic<bool> sealed{false};
 
+// Set in a forked child that gave up recording (abandon_all_in_child): it writes, opens and reports nothing.
+constinit std::atomic<bool> abandoned_in_child{false};
+
 pid_t this_thread_id() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
 // Marks the file busy for the signal handler while the holder of its mutex changes or writes its buffer; false when
@@ -269,7 +272,7 @@ bool record_file::holds(dev_t device, ino_t inode) noexcept {
 
 int record_file::open_for_this_process() noexcept {
   const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
-  if (!per_process_ || owner_ == getpid()) return 0;
+  if (!per_process_ || owner_ == getpid() || abandoned_in_child.load()) return 0;
   owner_ = getpid();
   char expanded[output_path_capacity];
   const int fd = expand_pid(path_, expanded) ? open_output_file(expanded, O_APPEND) : (errno = ENAMETOOLONG, -1);
@@ -355,6 +358,7 @@ void record_file::wait_at_most_for_readers() {
 }
 
 void record_file::report_unwritten_all() noexcept {
+  if (abandoned_in_child.load()) return;  // the counts are the parent's, which reports them
   for_each_file([](record_file& f) {
     std::uint64_t calls = f.unwritten_calls_.exchange(0);
     if (!f.pending_tail_.empty()) ++calls;  // a line begun and never finished: the reader skips it as cut
@@ -430,9 +434,18 @@ void record_file::lock_all_for_fork() noexcept {
 }
 
 void record_file::abandon_all_in_child() noexcept {
+  abandoned_in_child.store(true);
   sealed.store(true);
   new (&files_mutex) std::mutex;
-  for_each_file([](record_file& f) { new (&f.mutex_) std::mutex; });
+  // The frame the fork interrupted may be past every test, in the middle of writing a batch (blocked on a pipe): its
+  // writes in this child go to /dev/null, so that the parent's lines are written once, by the parent. dup2(2) keeps
+  // the descriptor's number, which the frame holds; open(2) and dup2(2) are async-signal-safe.
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  for_each_file([null](record_file& f) {
+    new (&f.mutex_) std::mutex;
+    if (null >= 0 && f.fd_ >= 0) (void)::dup3(null, f.fd_, O_CLOEXEC);
+  });
+  if (null >= 0) ::close(null);
 }
 
 void record_file::unlock_all_after_fork(bool in_child) noexcept {

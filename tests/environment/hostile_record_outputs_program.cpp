@@ -20,6 +20,12 @@
 //   forking_handler MS    listed(v) and step(i) without pause for MS ms, while a SIGALRM handler (every 200 us) forks:
 //                         each child calls step() 10 times and _exit()s. Waits for every child (10 s at most each);
 //                         prints "forks N" and "step N", the parent's calls; exit 1 if a child did not end in time
+//   fork_in_blocked_write N  forks a child that makes N calls of step(), whose lines it writes as they come (no
+//                         writer thread in a child), blocking on a pipe read slowly; a SIGALRM handler (every 20 ms)
+//                         forks once there, and the grandchild returns from the handler into the write it interrupted;
+//                         prints "made N"
+//   forks_exiting MS      step(i) without pause for MS ms; after 1.5 s a SIGALRM handler (every 2 ms) forks, and each
+//                         child calls exit(0) at once (its exit actions run); prints "forks N" and "step N"
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/recorder.hpp"
@@ -323,6 +329,69 @@ int forking_handler(long ms) {
   return all_ended ? 0 : 1;
 }
 
+std::atomic<int> forked_once{0};
+
+void fork_once_from_handler(int) {
+  const int saved_errno = errno;
+  if (forked_once.exchange(1) == 0 && ::fork() == 0) {
+    const itimerval off{};
+    setitimer(ITIMER_REAL, &off, nullptr);  // the grandchild returns from the handler into the interrupted write
+  }
+  errno = saved_errno;
+}
+
+int fork_in_blocked_write(long n) {
+  const pid_t child = ::fork();  // an ordinary fork: the child records its calls, writing them as they come
+  if (child > 0) {
+    int status = 0;
+    (void)::waitpid(child, &status, 0);
+    std::printf("made %ld\n", n);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  struct sigaction action {};
+  action.sa_handler = &fork_once_from_handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGALRM, &action, nullptr);
+  const itimerval every_20ms{{0, 20'000}, {0, 20'000}};
+  setitimer(ITIMER_REAL, &every_20ms, nullptr);
+  for (long i = 0; i < n; ++i) (void)step(static_cast<int>(i));
+  return 0;  // the grandchild too: its exit writes nothing
+}
+
+void fork_and_exit_from_handler(int) {
+  const int saved_errno = errno;
+  const pid_t child = ::fork();
+  if (child == 0) std::exit(0);
+  if (child > 0) forks.fetch_add(1, std::memory_order_relaxed);
+  errno = saved_errno;
+}
+
+int forks_exiting(long ms) {
+  const auto start = clock_type::now();
+  bool armed = false;
+  long made = 0;
+  while (clock_type::now() - start < std::chrono::milliseconds(ms)) {
+    (void)step(static_cast<int>(made++));
+    if (!armed && clock_type::now() - start > std::chrono::milliseconds(1500)) {
+      armed = true;
+      struct sigaction action {};
+      action.sa_handler = &fork_and_exit_from_handler;
+      sigemptyset(&action.sa_mask);
+      action.sa_flags = SA_RESTART;
+      sigaction(SIGALRM, &action, nullptr);
+      const itimerval every_2ms{{0, 2000}, {0, 2000}};
+      setitimer(ITIMER_REAL, &every_2ms, nullptr);
+    }
+  }
+  const itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+  }
+  std::printf("forks %ld\nstep %ld\n", forks.load(), made);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -347,9 +416,12 @@ int main(int argc, char** argv) {
   if (mode == "tree_calls" && argc > 3) return tree_calls(n, std::atol(argv[3]));
   if (mode == "signalled_calls" && argc > 3) return signalled_calls(n, argv[3]);
   if (mode == "forking_handler") return forking_handler(n);
+  if (mode == "fork_in_blocked_write") return fork_in_blocked_write(n);
+  if (mode == "forks_exiting") return forks_exiting(n);
   std::fprintf(stderr,
                "usage: %s memo | long_then_short L S | steps_for MS | fork_after MS | step_and_other N | "
-               "tree_calls MS P | signalled_calls MS timer|every_thread | forking_handler MS\n",
+               "tree_calls MS P | signalled_calls MS timer|every_thread | forking_handler MS | fork_in_blocked_write N "
+               "| forks_exiting MS\n",
                argv[0]);
   return 2;
 }

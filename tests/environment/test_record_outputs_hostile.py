@@ -119,6 +119,50 @@ def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_cal
         check.expect("notes of reentered calls only", sorted({reason for _, reason in noted}), ["reentered"])
 
 
+def test_child_forked_inside_a_blocked_write_writes_nothing(hostile_record_outputs_program, enabled, tmp_path):
+    """A forked child records 100,000 calls into a FIFO read slowly, writing them as they come on its own thread; a
+    SIGALRM handler forks once while that write is blocked, and the grandchild returns from the handler into it. The
+    grandchild gives up recording, so the write it resumes must not send the batch a second time: the reader gets
+    each call once."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # open before the program, which then does not block
+    os.set_blocking(reader, True)
+    tsan = (os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0").lstrip(":")
+    with subprocess.Popen([hostile_record_outputs_program, "fork_in_blocked_write", "100000"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True,
+                          env=environment({"HOOKSCOPE_RECORD": f"step={fifo}", "TSAN_OPTIONS": tsan})) as program:
+        time.sleep(1.5)  # the pipe fills, the child's write blocks, the handler forks inside it
+        with os.fdopen(reader, "rb") as received:
+            data = received.read()  # until every writer closed the FIFO
+        out, err = program.communicate(timeout=within(60))
+    calls = [json.loads(line)["result"]["int"] for line in data.split(b"\n")[:-1]]
+    with Checks() as check:
+        check.expect("the program ran", (program.returncode, out), (0, "made 100000\n"))
+        check.expect("each call once", (len(calls), len(set(calls))), (100000, 100000))
+        check.expect("stderr: the grandchild's line", [ABANDONED_CHILD.fullmatch(line) is not None
+                                                       for line in err.splitlines()], [True])
+
+
+def test_children_forked_by_a_handler_report_nothing_of_their_parent(hostile_record_outputs_program, enabled,
+                                                                     tmp_path):
+    """A FIFO with full=drop nobody reads: the parent counts the calls its pipe did not take. A SIGALRM handler then
+    forks every 2 ms, and each child calls exit(): the count is the parent's, written once, by the parent, not again
+    by every child that gave up recording."""
+    with fifo_with_idle_reader(tmp_path) as (fifo, _):
+        done = subprocess.run([hostile_record_outputs_program, "forks_exiting", "2500"], capture_output=True, text=True,
+                              timeout=within(60), env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[full=drop]"}))
+    lines = done.stderr.splitlines()
+    unwritten = [line for line in lines if UNWRITTEN.search(line)]
+    stalled = [line for line in lines if STALLED in line and not UNWRITTEN.search(line)]
+    others = [line for line in lines if line not in unwritten + stalled and not ABANDONED_CHILD.fullmatch(line)]
+    with Checks() as check:
+        check.expect("the program ran and forked", (done.returncode, int(done.stdout.split()[1]) > 0), (0, True))
+        check.expect("one line of calls not written, the parent's", len(unwritten), 1)
+        check.expect("one line of the stall, the parent's", len(stalled), 1)
+        check.expect("no other line", others, [])
+
+
 @pytest.mark.parametrize("feature", ["HOOKSCOPE_STATS", "HOOKSCOPE_TIMELINE", "HOOKSCOPE_TRACE"])
 def test_signal_handler_calling_counted_timed_or_traced_functions(hostile_record_outputs_program, enabled, tmp_path,
                                                                   feature):
