@@ -419,7 +419,8 @@ bool expand_path(char (&out)[output_path_capacity]) noexcept { return expand_pid
 // lost). EEXIST then.
 int open_output(const char* path) noexcept {
   struct stat st {};
-  if (::stat(path, &st) == 0 && record_file::holds(st.st_dev, st.st_ino)) {
+  // A regular file only: a device (/dev/null, a terminal) is written, never replaced, whoever else writes to it.
+  if (::stat(path, &st) == 0 && S_ISREG(st.st_mode) && record_file::holds(st.st_dev, st.st_ino)) {
     errno = EEXIST;
     return -1;
   }

@@ -178,6 +178,15 @@ def test_timeline_never_replaces_a_record_file_named_with_pid(record_program, en
                      all(json.loads(line)["function"] == "step" for line in open(files[0], encoding="utf-8")), True)
 
 
+def test_timeline_and_records_both_into_a_device(record_program, enabled):
+    """/dev/null named by both variables (as a benchmark discards both): a device is written, never replaced, so the
+    timeline is written there too, without the message of a record file's path."""
+    code, out, err = run_program(record_program, {"HOOKSCOPE_TIMELINE": "step=/dev/null",
+                                                  "HOOKSCOPE_RECORD": "step=/dev/null"})
+    expect("both into /dev/null: the program's output unchanged, nothing logged", (code, out, err),
+           (0, "3\n3\ncaught input_ids must have rank 2\n3\n3 3\n", []))
+
+
 # --- bad settings ---
 
 TIMELINE_GRAMMAR = "<glob>[,<glob>...]=<path>[events=N], N from 1 to 1048576"
