@@ -22,6 +22,11 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
+
+constinit std::atomic<bool> exit_started{false};
+constinit std::atomic<bool> flusher_running{false};
+constinit std::atomic<bool> in_forked_child{false};
+
 namespace {
 
 constexpr std::size_t max_entries = 8;
@@ -79,11 +84,8 @@ constinit thread_local bool fork_took_lifecycle_lock = false;
 constinit fixed_list<exit_action> exit_actions;
 constinit fixed_list<void (*)() noexcept> periodic;
 constinit fixed_list<fork_handlers> forks;
-constinit std::atomic<bool> exit_started{false};
 constinit std::atomic<bool> fatal_signal_seen{false};  // the handlers said their last word: exit() must not repeat it
-constinit std::atomic<bool> flusher_running{false};
-constinit std::atomic<bool> in_forked_child{false};
-constinit std::atomic<std::uint32_t> wake_count{0};  // a futex word: the flusher sleeps on it
+constinit std::atomic<std::uint32_t> wake_count{0};    // a futex word: the flusher sleeps on it
 std::array<struct sigaction, std::size(fatal_signals)> previous_actions{};
 
 void run_exit_actions() noexcept {
@@ -158,8 +160,6 @@ void add_exit_action(exit_action action) noexcept {
   if (!exit_actions.add(action)) log_line("hookscope: more than 8 exit actions; one is not installed");
 }
 
-bool exiting() noexcept { return exit_started.load(std::memory_order_acquire); }
-
 bool lifecycle_lock_held_here() noexcept { return lifecycle_lock::held_by_this_thread(); }
 
 void add_periodic_flush(void (*flush)() noexcept) noexcept {
@@ -173,10 +173,7 @@ void wake_flusher() noexcept {
   (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&wake_count), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
-bool flushing() noexcept { return flusher_running.load(std::memory_order_relaxed); }
-
-void keep_flushing() noexcept {
-  if (flusher_running.load(std::memory_order_relaxed) || in_forked_child.load(std::memory_order_relaxed)) return;
+void start_flushing() noexcept {
   const std::lock_guard lock(lifecycle_mutex);
   if (flusher_running.load(std::memory_order_relaxed)) return;
   try {

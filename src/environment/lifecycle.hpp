@@ -5,6 +5,8 @@
 
 #include "hookscope/config.hpp"
 
+#include <atomic>
+
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
@@ -18,9 +20,14 @@ struct exit_action {
 /// run every action, then restore the previous handler and raise the signal again.
 void add_exit_action(exit_action action) noexcept;
 
+// The states the recording path reads on every call (inline: a call each would cost more than the load).
+extern constinit std::atomic<bool> exit_started;
+extern constinit std::atomic<bool> flusher_running;
+extern constinit std::atomic<bool> in_forked_child;
+
 /// True once exit() has started running the actions: features then write through instead of buffering, since
 /// calls made by static destructors that run later have nobody left to flush them.
-bool exiting() noexcept;
+inline bool exiting() noexcept { return exit_started.load(std::memory_order_acquire); }
 
 /// Calls `flush` every 100 ms from a background thread (at most 8 such functions).
 void add_periodic_flush(void (*flush)() noexcept) noexcept;
@@ -31,10 +38,14 @@ void wake_flusher() noexcept;
 
 /// Makes sure the background thread runs: cheap when it does. Not in the child of a fork(): starting a thread
 /// there is not safe (POSIX) and ThreadSanitizer forbids it; features then write as calls come, see flushing().
-void keep_flushing() noexcept;
+void start_flushing() noexcept;
+inline void keep_flushing() noexcept {
+  if (flusher_running.load(std::memory_order_relaxed) || in_forked_child.load(std::memory_order_relaxed)) return;
+  start_flushing();
+}
 
 /// Whether the background thread flushes every 100 ms (false in a forked child).
-bool flushing() noexcept;
+inline bool flushing() noexcept { return flusher_running.load(std::memory_order_relaxed); }
 
 /// pthread_atfork handlers (at most 8 sets): `prepare` holds what the child must find consistent, `parent`
 /// and `child` release it; `child` also forgets what belongs to the parent.

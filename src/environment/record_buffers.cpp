@@ -13,6 +13,8 @@
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
+constinit thread_local record_thread* this_thread_buffers = nullptr;
+
 namespace {
 
 // Only the offsets of these first 8 bytes are read in a padding message.
@@ -26,7 +28,6 @@ std::byte* uninitialised_bytes(std::size_t n) {
 
 constinit std::atomic<record_thread*> threads_head{nullptr};
 constinit std::mutex threads_mutex;  // guards handing a released thread's buffers to a new thread
-constinit thread_local record_thread* this_thread_buffers = nullptr;
 constinit thread_local bool this_thread_ending = false;
 
 // The thread-specific key's destructor runs after the thread's thread_local destructors, whose calls are recorded:
@@ -128,7 +129,7 @@ bool open_calls::holds_unfinished() noexcept {
   return unfinished;
 }
 
-record_thread* this_record_thread(std::size_t ring_bytes, std::size_t open_bytes) noexcept {
+record_thread* make_this_record_thread(std::size_t ring_bytes, std::size_t open_bytes) noexcept {
   if (this_thread_buffers != nullptr || this_thread_ending) return this_thread_buffers;
   if (!key_made) return nullptr;
   record_thread* t = reusable_buffers(ring_bytes);

@@ -165,9 +165,18 @@ struct record_thread {
   record_thread* next = nullptr;      // the list of every thread's buffers (set before it is published)
 };
 
+extern constinit thread_local record_thread* this_thread_buffers;
+/// this_record_thread's first call on a thread (record_buffers.cpp).
+record_thread* make_this_record_thread(std::size_t ring_bytes, std::size_t open_bytes) noexcept;
+
 /// The calling thread's buffers, made at its first call with these sizes; null when the thread is ending or the
-/// memory cannot be had.
-record_thread* this_record_thread(std::size_t ring_bytes, std::size_t open_bytes) noexcept;
+/// memory cannot be had. Inline: every recorded call takes them, twice.
+inline record_thread* this_record_thread(std::size_t ring_bytes, std::size_t open_bytes) noexcept {
+  if (record_thread* t = this_thread_buffers) [[likely]] {
+    return t;
+  }
+  return make_this_record_thread(ring_bytes, open_bytes);
+}
 
 /// The calling thread's buffers if it has any (a fork handler's look), else null.
 record_thread* this_record_thread_if_any() noexcept;

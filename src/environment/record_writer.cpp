@@ -35,7 +35,6 @@ namespace {
 
 constinit std::mutex writer_mutex;            // one writer at a time
 constinit std::atomic<pid_t> writer_busy{0};  // the thread holding it, for the signal handler
-constinit std::atomic<bool> sealed{false};    // a fatal signal's handler took the buffers over
 
 // Room to format one line in a signal handler, made at install (nothing is allocated in the handler).
 constexpr std::size_t signal_line_bytes = std::size_t{4} << 20;
@@ -170,7 +169,7 @@ void drain_locked(bool all_notes) noexcept {
           log_line("hookscope: HOOKSCOPE_RECORD: a call is not recorded (out of memory)");
         }
       },
-      []() noexcept { return sealed.load(std::memory_order_relaxed); });
+      []() noexcept { return record_sealed_flag.load(std::memory_order_relaxed); });
   try {
     const std::lock_guard lock(record_feature->mutex);
     note_drops(
@@ -216,7 +215,7 @@ void write_line_from_signal_handler(recorded_function& f, fixed_text& text) noex
 void write_from_signal_handler() noexcept {
   const cancellation_deferred no_cancellation;  // system calls: see cancellation.hpp
   const recording_path_scope path;              // a handler nested in this one records nothing
-  sealed.store(true);
+  record_sealed_flag.store(true);
   const pid_t self = this_thread_id();
   for (int waited = 0; waited < 200; ++waited) {
     const pid_t holder = writer_busy.load();
@@ -262,7 +261,6 @@ constinit thread_local bool outer_path_at_fork = false;
 // Taking them would wait for itself, or for a thread that waits for the lifecycle's lock. Its child gives up recording.
 constinit thread_local bool fork_takes_no_lock = false;
 
-
 // The locks in the order every path takes them: the writer's, the function list's, the pairings', the files'. Inside
 // the recording path until they are released: a signal handler's call meanwhile must not wait for them.
 void fork_prepare() noexcept {
@@ -281,7 +279,7 @@ void fork_prepare() noexcept {
 // so once on stderr (async-signal-safe: the fork may be in a signal handler).
 void abandon_recording_in_child() noexcept {
   record_abandoned_flag.store(true);
-  sealed.store(true);
+  record_sealed_flag.store(true);
   new (&writer_mutex) std::mutex;
   new (&record_feature->mutex) std::mutex;
   for (const auto& f : record_feature->functions) f->pairing.reset_lock_in_child();
@@ -336,11 +334,11 @@ void fork_release(bool in_child) noexcept {
 void drain_buffers(bool all_notes) noexcept {
   const std::lock_guard lock(writer_mutex);
   writer_busy.store(this_thread_id());
-  if (!sealed.load()) drain_locked(all_notes || exiting());
+  if (!record_sealed_flag.load()) drain_locked(all_notes || exiting());
   writer_busy.store(0);
 }
 
-bool record_sealed() noexcept { return sealed.load(std::memory_order_relaxed); }
+constinit std::atomic<bool> record_sealed_flag{false};
 
 constinit std::atomic<bool> record_abandoned_flag{false};
 

@@ -136,8 +136,10 @@ void refuse_call(recorded_function& f, const std::exception& e) noexcept;
 /// whose buffer is full under full=wait when no background thread runs (a forked child, the exit).
 /// `all_notes`: every pending drop note now (else at most one a second per function and reason).
 void drain_buffers(bool all_notes = false) noexcept;
-/// Whether a fatal signal's handler took the files over: nothing more is committed.
-bool record_sealed() noexcept;
+/// Whether a fatal signal's handler took the files over (or a forked child gave up recording): nothing more is
+/// committed. Inline: every recorded call tests it.
+extern constinit std::atomic<bool> record_sealed_flag;
+inline bool record_sealed() noexcept { return record_sealed_flag.load(std::memory_order_relaxed); }
 /// Whether this process is a child forked by a signal handler that interrupted hookscope: it records no calls
 /// (record_writer.cpp, fork_release). Inline: every recorded call tests it.
 extern constinit std::atomic<bool> record_abandoned_flag;

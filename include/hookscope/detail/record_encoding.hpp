@@ -14,6 +14,7 @@
 #include "hookscope/detail/capture_rules.hpp"
 #include "hookscope/tensor.hpp"
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -79,6 +80,14 @@ inline std::size_t encode_text(const char* data, std::size_t size, std::byte* ou
   return need;
 }
 
+// The shape as contiguous 64-bit dimensions (a std::vector<std::int64_t>, a span, an array: most traits' shapes),
+// which encode_tensor copies at once.
+template <class Shape>
+concept contiguous_i64_shape = requires(const Shape& shape) {
+  { std::data(shape) } -> std::convertible_to<const std::int64_t*>;
+  { std::size(shape) } -> std::convertible_to<std::size_t>;
+};
+
 // The traits' shape (a range of integers, walked once) and dtype: what spec_of reads, without its vector.
 template <class T>
 std::size_t encode_tensor(const T& t, std::byte* out, std::size_t room) {
@@ -86,10 +95,21 @@ std::size_t encode_tensor(const T& t, std::byte* out, std::size_t room) {
   const auto& shape = traits::shape(t);
   std::size_t rank = 0;
   std::byte* dims = out + 3;
-  for (auto it = std::begin(shape); it != std::end(shape); ++it, ++rank) {
-    const auto d = static_cast<std::int64_t>(*it);
-    if (d < 0 || rank == max_encoded_rank) return 0;
-    if (3 + 8 * (rank + 1) <= room) std::memcpy(dims + 8 * rank, &d, 8);
+  if constexpr (contiguous_i64_shape<std::remove_cvref_t<decltype(shape)>>) {
+    // One test of the signs, one copy: a loop the compiler vectorises, not a test and a copy per dimension.
+    const std::int64_t* data = std::data(shape);
+    rank = std::size(shape);
+    if (rank > max_encoded_rank) return 0;
+    std::int64_t signs = 0;
+    for (std::size_t i = 0; i < rank; ++i) signs |= data[i];
+    if (signs < 0) return 0;
+    if (3 + 8 * rank <= room && rank != 0) std::memcpy(dims, data, 8 * rank);
+  } else {
+    for (auto it = std::begin(shape); it != std::end(shape); ++it, ++rank) {
+      const auto d = static_cast<std::int64_t>(*it);
+      if (d < 0 || rank == max_encoded_rank) return 0;
+      if (3 + 8 * (rank + 1) <= room) std::memcpy(dims + 8 * rank, &d, 8);
+    }
   }
   const std::size_t need = 3 + 8 * rank;
   if (need <= room) {
