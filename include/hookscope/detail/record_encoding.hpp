@@ -81,7 +81,7 @@ inline std::size_t encode_text(const char* data, std::size_t size, std::byte* ou
 }
 
 // The shape as contiguous 64-bit dimensions (a std::vector<std::int64_t>, a span, an array: most traits' shapes),
-// which encode_tensor copies at once.
+// whose rank encode_tensor knows before it walks them.
 template <class Shape>
 concept contiguous_i64_shape = requires(const Shape& shape) {
   { std::data(shape) } -> std::convertible_to<const std::int64_t*>;
@@ -96,14 +96,20 @@ std::size_t encode_tensor(const T& t, std::byte* out, std::size_t room) {
   std::size_t rank = 0;
   std::byte* dims = out + 3;
   if constexpr (contiguous_i64_shape<std::remove_cvref_t<decltype(shape)>>) {
-    // One test of the signs, one copy: a loop the compiler vectorises, not a test and a copy per dimension.
+    // The rank known first: the bound and the room tested once, not at every dimension.
     const std::int64_t* data = std::data(shape);
     rank = std::size(shape);
     if (rank > max_encoded_rank) return 0;
-    std::int64_t signs = 0;
-    for (std::size_t i = 0; i < rank; ++i) signs |= data[i];
-    if (signs < 0) return 0;
-    if (3 + 8 * rank <= room && rank != 0) std::memcpy(dims, data, 8 * rank);
+    if (3 + 8 * rank <= room) {
+      for (std::size_t i = 0; i < rank; ++i) {
+        if (data[i] < 0) return 0;
+        std::memcpy(dims + 8 * i, data + i, 8);
+      }
+    } else {
+      for (std::size_t i = 0; i < rank; ++i) {
+        if (data[i] < 0) return 0;
+      }
+    }
   } else {
     for (auto it = std::begin(shape); it != std::end(shape); ++it, ++rank) {
       const auto d = static_cast<std::int64_t>(*it);
