@@ -62,13 +62,17 @@ struct fork_handlers {
 // thread while it held the lock must not wait for it (the interrupted frame releases it, in the parent and the child).
 class lifecycle_lock {
  public:
+  // Marked before the lock is taken and until after it is released: a handler that lands in between finds it marked
+  // and takes no lock for its fork, which is harmless; the other way round it would wait for its own thread.
   void lock() noexcept {
-    mutex_.lock();
     held_here_ = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    mutex_.lock();
   }
   void unlock() noexcept {
-    held_here_ = false;
     mutex_.unlock();
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    held_here_ = false;
   }
   [[nodiscard]] static bool held_by_this_thread() noexcept { return held_here_; }
 
