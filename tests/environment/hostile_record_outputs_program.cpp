@@ -209,6 +209,15 @@ std::atomic<long> handler_steps{0};
 std::atomic<long> handler_lists{0};
 std::atomic<bool> handler_saw_wrong_result{false};
 
+// Runs `handler` on `signal`, system calls interrupted by it restarted.
+void handle_signal(int signal, void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(signal, &action, nullptr);
+}
+
 void call_recorded_functions(int) {
   const int saved_errno = errno;
   const long k = handler_steps.fetch_add(1, std::memory_order_relaxed);
@@ -240,11 +249,7 @@ int signalled_calls(long ms, const std::string& how) {
   const std::vector<int> v{4, 5, 6};
   (void)listed(v);
   (void)step(-1);
-  struct sigaction action {};
-  action.sa_handler = &call_recorded_functions;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(timer ? SIGALRM : SIGUSR1, &action, nullptr);
+  handle_signal(timer ? SIGALRM : SIGUSR1, &call_recorded_functions);
   std::atomic<bool> stop{false};
   std::thread sender;
   if (timer) {
@@ -292,11 +297,7 @@ int forking_handler(long ms) {
   const std::vector<int> v{4, 5, 6};
   (void)listed(v);
   (void)step(-1);
-  struct sigaction action {};
-  action.sa_handler = &fork_from_handler;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGALRM, &action, nullptr);
+  handle_signal(SIGALRM, &fork_from_handler);
   const itimerval every_200us{{0, 200}, {0, 200}};
   setitimer(ITIMER_REAL, &every_200us, nullptr);
   long made = 1;
@@ -348,11 +349,7 @@ int fork_in_blocked_write(long n) {
     std::printf("made %ld\n", n);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   }
-  struct sigaction action {};
-  action.sa_handler = &fork_once_from_handler;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGALRM, &action, nullptr);
+  handle_signal(SIGALRM, &fork_once_from_handler);
   const itimerval every_20ms{{0, 20'000}, {0, 20'000}};
   setitimer(ITIMER_REAL, &every_20ms, nullptr);
   for (long i = 0; i < n; ++i) (void)step(static_cast<int>(i));
@@ -375,11 +372,7 @@ int forks_exiting(long ms) {
     (void)step(static_cast<int>(made++));
     if (!armed && clock_type::now() - start > std::chrono::milliseconds(1500)) {
       armed = true;
-      struct sigaction action {};
-      action.sa_handler = &fork_and_exit_from_handler;
-      sigemptyset(&action.sa_mask);
-      action.sa_flags = SA_RESTART;
-      sigaction(SIGALRM, &action, nullptr);
+      handle_signal(SIGALRM, &fork_and_exit_from_handler);
       const itimerval every_2ms{{0, 2000}, {0, 2000}};
       setitimer(ITIMER_REAL, &every_2ms, nullptr);
     }
