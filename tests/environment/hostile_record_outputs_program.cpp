@@ -17,15 +17,17 @@
 //                         mostly lands on this thread, inside the recording path) or every_thread (SIGUSR1 sent to
 //                         each thread of the process in turn, the library's writer included); prints
 //                         "step N" and "listed N", the calls made; exit 1 if a call in the handler returned wrong
-//   forking_handler MS    listed(v) and step(i) without pause for MS ms, while a SIGALRM handler (every 200 us) forks:
-//                         each child calls step() 10 times and _exit()s. Waits for every child (10 s at most each);
-//                         prints "forks N" and "step N", the parent's calls; exit 1 if a child did not end in time
+//   forking_handler MS    listed(v) and step(i) without pause for MS ms, while a SIGALRM handler (every 500 us, 400
+//                         times at most) forks: each child calls step() 10 times and _exit()s. Waits for every child
+//                         (10 s at most each); prints "forks N" and "step N", the parent's calls; exit 1 if a child did
+//                         not end in time
 //   fork_in_blocked_write N  forks a child that makes N calls of step(), whose lines it writes as they come (no
 //                         writer thread in a child), blocking on a pipe read slowly; a SIGALRM handler (every 20 ms)
 //                         forks once there, and the grandchild returns from the handler into the write it interrupted;
 //                         prints "made N"
-//   forks_exiting MS      step(i) without pause for MS ms; after 1.5 s a SIGALRM handler (every 2 ms) forks, and each
-//                         child calls exit(0) at once (its exit actions run); prints "forks N" and "step N"
+//   forks_exiting MS      step(i) without pause for MS ms; after 1.5 s a SIGALRM handler (every 2 ms, 400 times at
+//                         most) forks, and each child calls exit(0) at once (its exit actions run); prints "forks N"
+//                         and "step N"
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/recorder.hpp"
@@ -284,11 +286,14 @@ std::atomic<long> forks{0};
   if (exit_actions) std::exit(0);
   ::_exit(0);
 }
-constexpr int max_children = 4096;
+// At most this many forks a run, each child waited for: few enough processes at once for a sanitizer's (each child
+// takes milliseconds to end), and none left for the init process to reap.
+constexpr int max_children = 400;
 std::array<std::atomic<pid_t>, max_children> children{};
 
 void fork_from_handler(int) {
   const int saved_errno = errno;
+  if (forks.load(std::memory_order_relaxed) >= max_children) return;
   const pid_t child = ::fork();
   if (child == 0) {
     for (int i = 0; i < 10; ++i) (void)step(2'000'000 + i);
@@ -306,11 +311,10 @@ int forking_handler(long ms) {
   (void)listed(v);
   (void)step(-1);
   handle_signal(SIGALRM, &fork_from_handler);
-  const itimerval every_200us{{0, 200}, {0, 200}};
-  setitimer(ITIMER_REAL, &every_200us, nullptr);
+  const itimerval every_500us{{0, 500}, {0, 500}};
+  setitimer(ITIMER_REAL, &every_500us, nullptr);
   long made = 1;
   made += for_ms(ms, [&](long i) {
-    if (forks.load(std::memory_order_relaxed) >= max_children) return;
     (void)listed(v);
     (void)step(static_cast<int>(i));
   });
@@ -339,12 +343,18 @@ int forking_handler(long ms) {
 }
 
 std::atomic<int> forked_once{0};
+std::atomic<pid_t> grandchild{0};
 
 void fork_once_from_handler(int) {
   const int saved_errno = errno;
-  if (forked_once.exchange(1) == 0 && ::fork() == 0) {
-    const itimerval off{};
-    setitimer(ITIMER_REAL, &off, nullptr);  // the grandchild returns from the handler into the interrupted write
+  if (forked_once.exchange(1) == 0) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      const itimerval off{};
+      setitimer(ITIMER_REAL, &off, nullptr);  // the grandchild returns from the handler into the interrupted write
+    } else if (child > 0) {
+      grandchild.store(child);
+    }
   }
   errno = saved_errno;
 }
@@ -361,11 +371,15 @@ int fork_in_blocked_write(long n) {
   const itimerval every_20ms{{0, 20'000}, {0, 20'000}};
   setitimer(ITIMER_REAL, &every_20ms, nullptr);
   for (long i = 0; i < n; ++i) (void)step(static_cast<int>(i));
+  const itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  if (const pid_t g = grandchild.load(); g > 0) (void)::waitpid(g, nullptr, 0);  // the grandchild's is 0
   return 0;  // the grandchild too: its exit writes nothing
 }
 
 void fork_and_exit_from_handler(int) {
   const int saved_errno = errno;
+  if (forks.load(std::memory_order_relaxed) >= max_children) return;
   const pid_t child = ::fork();
   if (child == 0) end_child(true);
   if (child > 0) forks.fetch_add(1, std::memory_order_relaxed);

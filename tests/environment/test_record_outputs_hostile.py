@@ -211,9 +211,9 @@ ABANDONED_CHILD = re.compile(r"hookscope: HOOKSCOPE_RECORD: fork\(\) from a sign
 
 
 def test_fork_from_a_signal_handler_that_interrupted_recording(hostile_record_outputs_program, enabled, tmp_path):
-    """A SIGALRM handler forks every 200 us while the program records without pause (and the writer thread runs):
-    the handler lands inside the recording path, a lock held or awaited below it, on any thread, two threads forking
-    at once. Neither the parent nor a child hangs (each child makes 10 recorded calls and _exit()s); a child forked
+    """A SIGALRM handler forks every 500 us (400 times at most) while the program records without pause (and the
+    writer thread runs): the handler lands inside the recording path, a lock held or awaited below it, on any thread,
+    two threads forking at once. Neither the parent nor a child hangs (each child makes 10 recorded calls and _exit()s); a child forked
     from inside hookscope records nothing and says so in one line; the parent loses no call (docs/environment.md,
     "Signal handlers")."""
     records = tmp_path / "r.jsonl"
