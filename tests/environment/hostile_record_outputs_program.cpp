@@ -279,13 +279,6 @@ int signalled_calls(long ms, const std::string& how) {
 
 std::atomic<long> forks{0};
 
-// A child forked by a signal handler ends here. AddressSanitizer, in such a child, warns at every call of a function
-// that does not return (it cannot tell which stack it is on): the call is made without its instrumentation, so that
-// stderr holds hookscope's lines only. `exit_actions`: exit() (its handlers run), else _exit().
-[[gnu::noinline, gnu::no_sanitize_address]] void end_child(bool exit_actions) {
-  if (exit_actions) std::exit(0);
-  ::_exit(0);
-}
 // At most this many forks a run, each child waited for: few enough processes at once for a sanitizer's (each child
 // takes milliseconds to end), and none left for the init process to reap.
 constexpr int max_children = 400;
@@ -297,7 +290,7 @@ void fork_from_handler(int) {
   const pid_t child = ::fork();
   if (child == 0) {
     for (int i = 0; i < 10; ++i) (void)step(2'000'000 + i);
-    end_child(false);
+    ::_exit(0);
   }
   if (child > 0) {
     const long k = forks.fetch_add(1, std::memory_order_relaxed);
@@ -381,7 +374,7 @@ void fork_and_exit_from_handler(int) {
   const int saved_errno = errno;
   if (forks.load(std::memory_order_relaxed) >= max_children) return;
   const pid_t child = ::fork();
-  if (child == 0) end_child(true);
+  if (child == 0) std::exit(0);  // its exit actions run
   if (child > 0) forks.fetch_add(1, std::memory_order_relaxed);
   errno = saved_errno;
 }

@@ -23,6 +23,16 @@ from support import (
 LATENCY = re.compile(rb',"latency_ns":[0-9]+}$')
 STALLED = "its reader did not read for a second"
 
+# AddressSanitizer's warning in a child forked on a signal handler's stack, at its first call of a function that does
+# not return (its bookkeeping of the stack, not a finding, and not hookscope's): three lines, left out of the checks.
+ASAN_FORKED_STACK = re.compile(r"==[0-9]+==WARNING: ASan is ignoring requested __asan_handle_no_return: .*|"
+                               r"False positive error reports may follow|"
+                               r"For details see https://github.com/google/sanitizers/issues/189")
+
+
+def without_asan_stack_warnings(lines):
+    return [line for line in lines if not ASAN_FORKED_STACK.fullmatch(line)]
+
 
 @pytest.fixture
 def enabled(hooks_enabled):
@@ -141,7 +151,8 @@ def test_child_forked_inside_a_blocked_write_writes_nothing(hostile_record_outpu
         check.expect("the program ran", (program.returncode, out), (0, "made 100000\n"))
         check.expect("each call once", (len(calls), len(set(calls))), (100000, 100000))
         check.expect("stderr: the grandchild's line", [ABANDONED_CHILD.fullmatch(line) is not None
-                                                       for line in err.splitlines()], [True])
+                                                       for line in without_asan_stack_warnings(err.splitlines())],
+                     [True])
 
 
 def test_children_forked_by_a_handler_report_nothing_of_their_parent(hostile_record_outputs_program, enabled,
@@ -156,7 +167,7 @@ def test_children_forked_by_a_handler_report_nothing_of_their_parent(hostile_rec
         done = subprocess.run([hostile_record_outputs_program, "forks_exiting", "2500"], capture_output=True, text=True,
                               timeout=within(60),
                               env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[full=drop]", "TSAN_OPTIONS": tsan}))
-    lines = done.stderr.splitlines()
+    lines = without_asan_stack_warnings(done.stderr.splitlines())
     unwritten = [line for line in lines if UNWRITTEN.search(line)]
     stalled = [line for line in lines if STALLED in line and not UNWRITTEN.search(line)]
     others = [line for line in lines if line not in unwritten + stalled and not ABANDONED_CHILD.fullmatch(line)]
@@ -237,7 +248,8 @@ def test_fork_from_a_signal_handler_that_interrupted_recording(hostile_record_ou
             noted += record["dropped"]["count"]
         elif record["result"]["int"] < 2_000_000:  # step(n) returns n; the children's calls are 2000000 and up
             parent_steps += 1
-    other_stderr = [line for line in done.stderr.splitlines() if not ABANDONED_CHILD.fullmatch(line)]
+    other_stderr = [line for line in without_asan_stack_warnings(done.stderr.splitlines())
+                    if not ABANDONED_CHILD.fullmatch(line)]
     with Checks() as check:
         check.expect("the program and every child ended", done.returncode, 0)
         check.expect("stderr holds the abandoned children's lines only", other_stderr, [])
