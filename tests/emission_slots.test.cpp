@@ -9,6 +9,7 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -29,7 +30,11 @@ hookscope::observer<int> outer{"emission_slots.interrupted.outer"};
 hookscope::observer<int> in_handler{"emission_slots.interrupted.in_handler"};
 std::atomic<std::int64_t> handler_calls{0};
 
-void on_alarm(int) { in_handler.observe(1); }
+void on_alarm(int) {
+  const int saved_errno = errno;
+  in_handler.observe(1);
+  errno = saved_errno;
+}
 
 }  // namespace interrupted
 
@@ -47,14 +52,17 @@ TEST_CASE("emission from a signal handler that interrupts emissions, lists repla
   sigemptyset(&alarm_only);
   sigaddset(&alarm_only, SIGALRM);
   std::atomic<bool> stop{false};
+  // Every alarm lands on the emitting thread: the churner starts with SIGALRM blocked (a thread inherits its
+  // creator's mask; blocking it in the thread itself left a moment in which an alarm could land there).
+  pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);
   std::thread churner([&] {
-    pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);  // every alarm lands on the emitting thread
     while (!stop.load()) {
       auto extra = outer.add_global([](int) {});
       auto more = in_handler.add_global([](int) {});
       std::this_thread::yield();
     }
   });
+  pthread_sigmask(SIG_UNBLOCK, &alarm_only, nullptr);
   struct sigaction action {};
   action.sa_handler = on_alarm;
   sigaction(SIGALRM, &action, nullptr);
@@ -127,7 +135,11 @@ bool reset_within(hookscope::subscription& sub, std::chrono::milliseconds limit)
 hookscope::observer<int> level{"emission_slots.level"};
 hookscope::observer<int> in_handler{"emission_slots.in_handler"};
 
-void on_alarm(int) { in_handler.observe(7); }
+void on_alarm(int) {
+  const int saved_errno = errno;
+  in_handler.observe(7);
+  errno = saved_errno;
+}
 
 }  // namespace slots
 
@@ -198,8 +210,8 @@ TEST_CASE("signal handler emissions inside nested emissions while another thread
   std::atomic<bool> stop{false};
   std::atomic<int> reset_while_running{0};
   std::vector<std::shared_ptr<probe>> probes;
+  pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);  // inherited by the churner: no alarm ever lands there
   std::thread churner([&] {
-    pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);
     std::mt19937 rng(11);
     while (!stop.load()) {
       auto p = std::make_shared<probe>();
@@ -212,6 +224,7 @@ TEST_CASE("signal handler emissions inside nested emissions while another thread
       p->dead = true;
     }
   });
+  pthread_sigmask(SIG_UNBLOCK, &alarm_only, nullptr);
   struct sigaction action {};
   action.sa_handler = on_alarm;
   sigaction(SIGALRM, &action, nullptr);
@@ -425,7 +438,11 @@ std::atomic<bool> armed{false};
 std::atomic<bool> reset_returned{false};
 std::atomic<int> gave_up{0};
 
-void on_alarm(int) { in_handler.observe(0); }
+void on_alarm(int) {
+  const int saved_errno = errno;
+  in_handler.observe(0);
+  errno = saved_errno;
+}
 
 }  // namespace stale
 
@@ -459,8 +476,8 @@ TEST_CASE("subscription::reset of a callback that runs nowhere while a signal ha
   std::atomic<bool> stop{false};
   std::atomic<int> slow_resets{0};
   std::atomic<int> trials{0};
+  pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);  // inherited by the resetter: no alarm ever lands there
   std::thread resetter([&] {
-    pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
     while (std::chrono::steady_clock::now() < end && slow_resets.load() == 0) {
       auto target = first.add_global([](int) {});
@@ -477,6 +494,7 @@ TEST_CASE("subscription::reset of a callback that runs nowhere while a signal ha
     }
     stop = true;
   });
+  pthread_sigmask(SIG_UNBLOCK, &alarm_only, nullptr);
   struct sigaction action {};
   action.sa_handler = on_alarm;
   sigaction(SIGALRM, &action, nullptr);
