@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <pthread.h>
@@ -24,17 +25,59 @@
 
 #if HOOKSCOPE_ENABLED
 
+namespace {
+
+// A thread that never takes SIGALRM, so that every alarm lands on the emitting thread: started with the signal
+// blocked, since a thread inherits its creator's mask (blocked in the thread itself, an alarm could land there first).
+template <class Body>
+std::thread thread_without_alarms(Body&& body) {
+  sigset_t alarm_only;
+  sigemptyset(&alarm_only);
+  sigaddset(&alarm_only, SIGALRM);
+  pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);
+  std::thread thread(std::forward<Body>(body));
+  pthread_sigmask(SIG_UNBLOCK, &alarm_only, nullptr);
+  return thread;
+}
+
+// SIGALRM every `microseconds`, running `handler`, until stop(): then no alarm comes and one still pending is ignored.
+class periodic_alarm {
+ public:
+  periodic_alarm(void (*handler)(int), long microseconds) {
+    struct sigaction action {};
+    action.sa_handler = handler;
+    sigaction(SIGALRM, &action, nullptr);
+    const itimerval every{{0, microseconds}, {0, microseconds}};
+    setitimer(ITIMER_REAL, &every, nullptr);
+  }
+  ~periodic_alarm() { stop(); }
+  periodic_alarm(const periodic_alarm&) = delete;
+  periodic_alarm& operator=(const periodic_alarm&) = delete;
+  void stop() noexcept {
+    const itimerval off{};
+    setitimer(ITIMER_REAL, &off, nullptr);
+    struct sigaction action {};
+    action.sa_handler = SIG_IGN;
+    sigaction(SIGALRM, &action, nullptr);
+  }
+};
+
+// A signal handler's emission: errno as the interrupted code left it.
+void observe_keeping_errno(hookscope::observer<int>& observer, int value) {
+  const int saved_errno = errno;
+  observer.observe(value);
+  errno = saved_errno;
+}
+
+}  // namespace
+
 namespace interrupted {
 
 hookscope::observer<int> outer{"emission_slots.interrupted.outer"};
 hookscope::observer<int> in_handler{"emission_slots.interrupted.in_handler"};
 std::atomic<std::int64_t> handler_calls{0};
 
-void on_alarm(int) {
-  const int saved_errno = errno;
-  in_handler.observe(1);
-  errno = saved_errno;
-}
+void on_alarm(int) { observe_keeping_errno(in_handler, 1); }
 
 }  // namespace interrupted
 
@@ -48,36 +91,22 @@ TEST_CASE("emission from a signal handler that interrupts emissions, lists repla
   auto base = outer.add_global([&](int) { outer_calls.fetch_add(1, std::memory_order_relaxed); });
   outer.observe(0);  // this thread's record exists before the first signal
 
-  sigset_t alarm_only;
-  sigemptyset(&alarm_only);
-  sigaddset(&alarm_only, SIGALRM);
   std::atomic<bool> stop{false};
-  // Every alarm lands on the emitting thread: the churner starts with SIGALRM blocked (a thread inherits its
-  // creator's mask; blocking it in the thread itself left a moment in which an alarm could land there).
-  pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);
-  std::thread churner([&] {
+  std::thread churner = thread_without_alarms([&] {
     while (!stop.load()) {
       auto extra = outer.add_global([](int) {});
       auto more = in_handler.add_global([](int) {});
       std::this_thread::yield();
     }
   });
-  pthread_sigmask(SIG_UNBLOCK, &alarm_only, nullptr);
-  struct sigaction action {};
-  action.sa_handler = on_alarm;
-  sigaction(SIGALRM, &action, nullptr);
-  const itimerval every_50us{{0, 50}, {0, 50}};
-  setitimer(ITIMER_REAL, &every_50us, nullptr);
+  periodic_alarm alarm(on_alarm, 50);
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
   std::int64_t emitted = 0;
   while (std::chrono::steady_clock::now() < end || handler_calls.load() == 0) {
     outer.observe(0);
     ++emitted;
   }
-  const itimerval off{};
-  setitimer(ITIMER_REAL, &off, nullptr);
-  action.sa_handler = SIG_IGN;
-  sigaction(SIGALRM, &action, nullptr);
+  alarm.stop();
   stop = true;
   churner.join();
 
@@ -135,11 +164,7 @@ bool reset_within(hookscope::subscription& sub, std::chrono::milliseconds limit)
 hookscope::observer<int> level{"emission_slots.level"};
 hookscope::observer<int> in_handler{"emission_slots.in_handler"};
 
-void on_alarm(int) {
-  const int saved_errno = errno;
-  in_handler.observe(7);
-  errno = saved_errno;
-}
+void on_alarm(int) { observe_keeping_errno(in_handler, 7); }
 
 }  // namespace slots
 
@@ -204,14 +229,10 @@ TEST_CASE("signal handler emissions inside nested emissions while another thread
   level.observe(0);
   descend_calls = 0;
 
-  sigset_t alarm_only;
-  sigemptyset(&alarm_only);
-  sigaddset(&alarm_only, SIGALRM);
   std::atomic<bool> stop{false};
   std::atomic<int> reset_while_running{0};
   std::vector<std::shared_ptr<probe>> probes;
-  pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);  // inherited by the churner: no alarm ever lands there
-  std::thread churner([&] {
+  std::thread churner = thread_without_alarms([&] {
     std::mt19937 rng(11);
     while (!stop.load()) {
       auto p = std::make_shared<probe>();
@@ -224,22 +245,14 @@ TEST_CASE("signal handler emissions inside nested emissions while another thread
       p->dead = true;
     }
   });
-  pthread_sigmask(SIG_UNBLOCK, &alarm_only, nullptr);
-  struct sigaction action {};
-  action.sa_handler = on_alarm;
-  sigaction(SIGALRM, &action, nullptr);
-  const itimerval every_50us{{0, 50}, {0, 50}};
-  setitimer(ITIMER_REAL, &every_50us, nullptr);
+  periodic_alarm alarm(on_alarm, 50);
   std::int64_t emissions = 0;
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(800);
   while (std::chrono::steady_clock::now() < end) {
     level.observe(depth);
     ++emissions;
   }
-  const itimerval off{};
-  setitimer(ITIMER_REAL, &off, nullptr);
-  action.sa_handler = SIG_IGN;
-  sigaction(SIGALRM, &action, nullptr);
+  alarm.stop();
   stop = true;
   churner.join();
   CHECK(descend_calls.load() == emissions * (depth + 1));
@@ -438,11 +451,7 @@ std::atomic<bool> armed{false};
 std::atomic<bool> reset_returned{false};
 std::atomic<int> gave_up{0};
 
-void on_alarm(int) {
-  const int saved_errno = errno;
-  in_handler.observe(0);
-  errno = saved_errno;
-}
+void on_alarm(int) { observe_keeping_errno(in_handler, 0); }
 
 }  // namespace stale
 
@@ -470,14 +479,10 @@ TEST_CASE("subscription::reset of a callback that runs nowhere while a signal ha
   first.observe(0);
   second.observe(0);
 
-  sigset_t alarm_only;
-  sigemptyset(&alarm_only);
-  sigaddset(&alarm_only, SIGALRM);
   std::atomic<bool> stop{false};
   std::atomic<int> slow_resets{0};
   std::atomic<int> trials{0};
-  pthread_sigmask(SIG_BLOCK, &alarm_only, nullptr);  // inherited by the resetter: no alarm ever lands there
-  std::thread resetter([&] {
+  std::thread resetter = thread_without_alarms([&] {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
     while (std::chrono::steady_clock::now() < end && slow_resets.load() == 0) {
       auto target = first.add_global([](int) {});
@@ -494,12 +499,7 @@ TEST_CASE("subscription::reset of a callback that runs nowhere while a signal ha
     }
     stop = true;
   });
-  pthread_sigmask(SIG_UNBLOCK, &alarm_only, nullptr);
-  struct sigaction action {};
-  action.sa_handler = on_alarm;
-  sigaction(SIGALRM, &action, nullptr);
-  const itimerval every_20us{{0, 20}, {0, 20}};
-  setitimer(ITIMER_REAL, &every_20us, nullptr);
+  periodic_alarm alarm(on_alarm, 20);
   while (!stop.load(std::memory_order_relaxed)) {
     in_first.store(true, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -509,10 +509,7 @@ TEST_CASE("subscription::reset of a callback that runs nowhere while a signal ha
     std::atomic_signal_fence(std::memory_order_seq_cst);
     second.observe(2);
   }
-  const itimerval off{};
-  setitimer(ITIMER_REAL, &off, nullptr);
-  action.sa_handler = SIG_IGN;
-  sigaction(SIGALRM, &action, nullptr);
+  alarm.stop();
   resetter.join();
   INFO("trials: " << trials.load() << ", handlers that gave up: " << gave_up.load());
   CHECK(slow_resets.load() == 0);
