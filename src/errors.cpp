@@ -1,6 +1,7 @@
 // Callback error policy and the log sink.
 #include "hookscope/callback_errors.hpp"
 #include "cancellation.hpp"
+#include "reentry_scope.hpp"
 
 #include <sys/uio.h>
 #include <unistd.h>
@@ -85,11 +86,8 @@ std::string_view message_clause(const std::exception& e) noexcept {
 }
 
 void log_line(std::string_view line) noexcept {
-  if (logging) return write_stderr_raw(line);
-  logging = true;
-  struct done_logging {
-    ~done_logging() { logging = false; }
-  } done;
+  const reentry_scope scope(logging);
+  if (scope.reentered()) return write_stderr_raw(line);
   std::shared_ptr<const log_sink> sink;
   {
     const std::lock_guard lock(logger().mutex);

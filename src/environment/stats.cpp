@@ -7,6 +7,7 @@
 
 #if HOOKSCOPE_ENABLED
 
+#include "../reentry_scope.hpp"
 #include "../tick_clock.hpp"
 #include "fd_writer.hpp"
 #include "hub.hpp"
@@ -234,14 +235,11 @@ constinit thread_local bool counting = false;
 void on_post(function_stats& s, const erased_call& call) {
   const std::int64_t ticks = ticks_since_start(call, tick_clock::now());
   if (ticks < 0) return;
-  if (counting) [[unlikely]] {
+  const reentry_scope scope(counting);
+  if (scope.reentered()) [[unlikely]] {
     s.shared.add_shared(static_cast<std::uint64_t>(ticks));
     return;
   }
-  counting = true;
-  struct done_counting {
-    ~done_counting() { counting = false; }
-  } done;
   shard* own = s.index < thread_shard_count ? thread_shards[s.index] : nullptr;
   if (own == nullptr) [[unlikely]] {
     own = take_shard(s);

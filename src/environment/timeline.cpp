@@ -12,6 +12,7 @@
 
 #if HOOKSCOPE_ENABLED
 
+#include "../reentry_scope.hpp"
 #include "../tick_clock.hpp"
 #include "fd_writer.hpp"
 #include "hub.hpp"
@@ -162,14 +163,11 @@ constinit thread_local bool writing_event = false;
 constinit std::atomic<std::uint64_t> left_out{0};
 
 void on_post(const erased_call& call) {
-  if (writing_event) [[unlikely]] {
+  const reentry_scope scope(writing_event);
+  if (scope.reentered()) [[unlikely]] {
     left_out.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  writing_event = true;
-  struct done_writing {
-    ~done_writing() { writing_event = false; }
-  } done;
   const std::int64_t end = tick_clock::now();
   const call_start start = start_of(call);
   if (start.ticks == 0) return;  // its pre callbacks ran before the timeline attached

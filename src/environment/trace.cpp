@@ -9,6 +9,8 @@
 
 #include "lifecycle.hpp"
 
+#include "../reentry_scope.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -28,20 +30,8 @@ const std::vector<std::string>* trace_globs = nullptr;
 constinit thread_local bool tracing = false;
 constinit std::atomic<std::uint64_t> untraced{0};
 
-class tracing_scope {
- public:
-  tracing_scope() noexcept : reentered_(tracing) { tracing = true; }
-  ~tracing_scope() { tracing = reentered_; }
-  tracing_scope(const tracing_scope&) = delete;
-  tracing_scope& operator=(const tracing_scope&) = delete;
-  [[nodiscard]] bool reentered() const noexcept { return reentered_; }
-
- private:
-  bool reentered_;
-};
-
 void trace_call(const erased_call& call) {
-  const tracing_scope scope;
+  const reentry_scope scope(tracing);
   if (scope.reentered()) {
     untraced.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -58,7 +48,7 @@ void trace_call(const erased_call& call) {
 }
 
 void trace_return(const erased_call& call) {
-  const tracing_scope scope;
+  const reentry_scope scope(tracing);
   if (scope.reentered()) return;  // its call was counted (the same frames below)
   std::string line = "hookscope: trace: ";
   line.append(call.function().name);
