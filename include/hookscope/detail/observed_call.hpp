@@ -128,17 +128,20 @@ struct observed<named_call_context<R(A...), Params>, Self, NE> {
     const std::array<const void*, sizeof...(A)> addresses{erased_address(args)...};
     named_call_context<R(A...), Params> ctx(call_access::key(), to.state->info, call_ops_of<Params, R, A...>,
                                             addresses.data());
-    return run_observed<R>(to.state->hooks, ctx, [&]() -> R {
-      if constexpr (std::is_void_v<Self>) {
-        return to.fn(static_cast<A&&>(args)...);
-      } else {
-        return (object_at<Self>(object).*to.fn)(static_cast<A&&>(args)...);
-      }
-    });
+    return run_observed<R>(to.state->hooks, ctx, [&]() -> R { return invoke(to, object, args...); });
+  }
+
+ private:
+  /// The call of the annotation's function (on `object` for a member function).
+  [[gnu::always_inline]] static R invoke(const target& to, [[maybe_unused]] void* object, observed_arg_t<A>&... args) {
+    if constexpr (std::is_void_v<Self>) {
+      return to.fn(static_cast<A&&>(args)...);
+    } else {
+      return (object_at<Self>(object).*to.fn)(static_cast<A&&>(args)...);
+    }
   }
 
 #if HOOKSCOPE_DETAIL_PROBES
- private:
   /// The call between the probes, apart: the call above, which every callback's call takes, keeps the registers and
   /// the code of a call without probes. What fires them is compiled once, in the library.
   [[gnu::noinline]] static R call_probed(const target& to, unsigned raised, [[maybe_unused]] void* object,
@@ -146,11 +149,7 @@ struct observed<named_call_context<R(A...), Params>, Self, NE> {
     const std::array<const void*, sizeof...(A)> addresses{erased_address(args)...};
     return run_probed<R>(raised, to.probes, to.state->info.name, object, addresses.data(), [&]() -> R {
       if (to.state->hooks.listening()) return call(to, 0, object, args...);
-      if constexpr (std::is_void_v<Self>) {
-        return to.fn(static_cast<A&&>(args)...);
-      } else {
-        return (object_at<Self>(object).*to.fn)(static_cast<A&&>(args)...);
-      }
+      return invoke(to, object, args...);
     });
   }
 #endif
