@@ -12,7 +12,8 @@
 //   step_and_other N      N calls of other(i), each followed by step(i); prints N
 //   tree_calls MS P       texted(s) with a 5000-byte s (the value tree's path, its line appended on this thread) every
 //                         P ms for MS ms; prints "<calls> <calls that took 500 ms or more>"
-//   signalled_calls MS H  listed(v) (the value tree's path) and step(i) (the binary path) without pause for MS ms,
+//   signalled_calls MS H [MOST]  listed(v) (the value tree's path) and step(i) (the binary path) without pause for MS
+//                         ms (MOST times each at most),
 //                         while a signal handler calls both, every 50 us: H = timer (SIGALRM of setitimer, which
 //                         mostly lands on this thread, inside the recording path) or every_thread (SIGUSR1 sent to
 //                         each thread of the process in turn, the library's writer included); prints
@@ -52,6 +53,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -158,11 +160,12 @@ int memo() {
   return 0;
 }
 
+// Calls f(0), f(1), ... for `ms` milliseconds, `most` times at most; returns how many times.
 template <class F>
-long for_ms(long ms, F f) {
+long for_ms(long ms, F f, long most = std::numeric_limits<long>::max()) {
   const auto end = clock_type::now() + std::chrono::milliseconds(ms);
   long calls = 0;
-  while (clock_type::now() < end) f(calls++);
+  while (calls < most && clock_type::now() < end) f(calls++);
   return calls;
 }
 
@@ -244,7 +247,7 @@ void signal_every_thread(const std::atomic<bool>& stop) {
   }
 }
 
-int signalled_calls(long ms, const std::string& how) {
+int signalled_calls(long ms, const std::string& how, long most) {
   const bool timer = how == "timer";
   if (!timer && how != "every_thread") return 2;
   // This thread's first calls before any signal: they start the writer's thread and make this thread's buffers.
@@ -261,10 +264,13 @@ int signalled_calls(long ms, const std::string& how) {
     sender = std::thread(signal_every_thread, std::cref(stop));
   }
   long made = 1;  // the first calls above
-  made += for_ms(ms, [&](long i) {
-    (void)listed(v);
-    (void)step(static_cast<int>(i));
-  });
+  made += for_ms(
+      ms,
+      [&](long i) {
+        (void)listed(v);
+        (void)step(static_cast<int>(i));
+      },
+      most);
   if (timer) {
     const itimerval off{};
     setitimer(ITIMER_REAL, &off, nullptr);
@@ -422,14 +428,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "tree_calls" && argc > 3) return tree_calls(n, std::atol(argv[3]));
-  if (mode == "signalled_calls" && argc > 3) return signalled_calls(n, argv[3]);
+  if (mode == "signalled_calls" && argc > 3) {
+    return signalled_calls(n, argv[3], argc > 4 ? std::atol(argv[4]) : std::numeric_limits<long>::max());
+  }
   if (mode == "forking_handler") return forking_handler(n);
   if (mode == "fork_in_blocked_write") return fork_in_blocked_write(n);
   if (mode == "forks_exiting") return forks_exiting(n);
-  std::fprintf(stderr,
-               "usage: %s memo | long_then_short L S | steps_for MS | fork_after MS | step_and_other N | "
-               "tree_calls MS P | signalled_calls MS timer|every_thread | forking_handler MS | fork_in_blocked_write N "
-               "| forks_exiting MS\n",
-               argv[0]);
+  std::fprintf(
+      stderr,
+      "usage: %s memo | long_then_short L S | steps_for MS | fork_after MS | step_and_other N | "
+      "tree_calls MS P | signalled_calls MS timer|every_thread [MOST] | forking_handler MS | fork_in_blocked_write N "
+      "| forks_exiting MS\n",
+      argv[0]);
   return 2;
 }

@@ -194,10 +194,12 @@ def test_signal_handler_calling_counted_timed_or_traced_functions(hostile_record
                "HOOKSCOPE_TRACE": "step,listed"}[feature]
     tsan = (os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0").lstrip(":")  # as above: allocations
     try:
-        # Long enough that a handler lands between a counter's load and store (a few times in 500 ms here).
-        ms = "500" if feature == "HOOKSCOPE_STATS" else "100"
-        done = subprocess.run([hostile_record_outputs_program, "signalled_calls", ms, "timer"], capture_output=True,
-                              text=True, timeout=within(30), env=environment({feature: setting, "TSAN_OPTIONS": tsan}))
+        # Long enough that a handler lands between a counter's load and store (a few times in 500 ms here). The
+        # timeline keeps the last 1,048,576 events of a thread (a flight recorder): the calls stay below that.
+        ms, most = ("500", "100000000") if feature == "HOOKSCOPE_STATS" else ("100", "400000")
+        done = subprocess.run([hostile_record_outputs_program, "signalled_calls", ms, "timer", most],
+                              capture_output=True, text=True, timeout=within(30),
+                              env=environment({feature: setting, "TSAN_OPTIONS": tsan}))
     except subprocess.TimeoutExpired:
         pytest.fail(f"the program did not end within {within(30)} s: a signal handler's call deadlocked")
     made = {name: int(count) for name, count in map(str.split, done.stdout.splitlines())}
@@ -227,9 +229,9 @@ ABANDONED_CHILD = re.compile(r"hookscope: HOOKSCOPE_RECORD: fork\(\) from a sign
 def test_fork_from_a_signal_handler_that_interrupted_recording(hostile_record_outputs_program, enabled, tmp_path):
     """A SIGALRM handler forks every 500 us (400 times at most) while the program records without pause (and the
     writer thread runs): the handler lands inside the recording path, a lock held or awaited below it, on any thread,
-    two threads forking at once. Neither the parent nor a child hangs (each child makes 10 recorded calls and _exit()s); a child forked
-    from inside hookscope records nothing and says so in one line; the parent loses no call (docs/environment.md,
-    "Signal handlers")."""
+    two threads forking at once. Neither the parent nor a child hangs (each child makes 10 recorded calls and
+    _exit()s); a child forked from inside hookscope records nothing and says so in one line; the parent loses no call
+    (docs/environment.md, "Signal handlers")."""
     records = tmp_path / "r.jsonl"
     # Each child runs on in the handler, and its calls allocate (the emission's slots of a thread new to it; documented:
     # the recording path allocates), which ThreadSanitizer reports as calls unsafe in a signal handler.
