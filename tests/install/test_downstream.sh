@@ -28,7 +28,9 @@ echo "   compiler: ${tc_compiler:-default}, cpp_args: '${tc_cxxflags}', cpp_link
 setup_env=(env -u PKG_CONFIG_LIBDIR -u PKG_CONFIG_SYSROOT_DIR -u PKG_CONFIG_PATH
            "CXXFLAGS=$tc_cxxflags" "LDFLAGS=$tc_ldflags")
 [[ -n $tc_compiler ]] && setup_env+=("CXX=$tc_compiler")
-common_opts=(--buildtype=debugoptimized "-Db_sanitize=$tc_sanitize")
+# Plain (no optimisation, no debug information): what is judged is how the library is found and consumed, and the
+# subproject compiles the whole library again, in half the time of debugoptimized.
+common_opts=(--buildtype=plain "-Db_sanitize=$tc_sanitize")
 
 # check_compile BUILD_DIR: the downstream compile command defines the mode and the USDT setting of the library.
 check_compile() {
