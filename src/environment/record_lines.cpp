@@ -10,6 +10,7 @@
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/detail/record_encoding.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -141,7 +142,71 @@ void append_remembered_value(Out& out, const std::byte*& at, line_memo::remember
   }
 }
 
+// How many of the call's arguments, from the first, repeat the last call's byte for byte. The binary form delimits
+// itself (a tag, then a length or a rank), so an argument whose bytes up to its end are equal is the same argument.
+std::uint32_t repeated_arguments(const line_memo::last_arguments& last, const record_message& m) noexcept {
+  if (last.kept != m.given) return 0;
+  const char* before = last.encoded.data.get();
+  const auto* now = reinterpret_cast<const char*>(m.args());
+  std::uint32_t repeated = 0;
+  for (std::uint32_t start = 0; repeated < m.given; start = last.encoded_ends[repeated++]) {
+    const std::uint32_t end = last.encoded_ends[repeated];
+    if (end > m.args_bytes || std::memcmp(now + start, before + start, end - start) != 0) break;
+  }
+  return repeated;
+}
+
+// The kwargs' items of the call (`["name",value]` joined by ','): those that repeat the last call's copied from
+// `memo`, the others written and kept there.
+template <class Out>
+void append_arguments(Out& out, const line_parts& parts, const record_message& message, line_memo* memo) {
+  using last_arguments = line_memo::last_arguments;
+  const std::byte* at = message.args();
+  const std::size_t items = out.size();
+  // Kept when the first argument is a tensor or a string: numbers cost less to write than to keep.
+  const bool worth_keeping =
+      message.given != 0 && message.given <= last_arguments::max_kept && remembered_bytes(message.args()) != 0;
+  last_arguments* last = memo == nullptr || !worth_keeping ? nullptr : &memo->arguments();
+  const std::uint32_t repeated = last == nullptr ? 0 : repeated_arguments(*last, message);
+  if (repeated != 0) {
+    out += std::string_view(last->text.data.get(), last->text_ends[repeated - 1]);
+    at += last->encoded_ends[repeated - 1];
+  }
+  for (std::uint32_t i = repeated; i < message.given; ++i) {
+    if (i != 0) out.push_back(',');
+    out += parts.keys[i];
+    append_remembered_value(out, at, memo == nullptr ? nullptr : memo->slot(i));
+    out.push_back(']');
+    if (last != nullptr) {
+      last->text_ends[i] = static_cast<std::uint32_t>(out.size() - items);
+      last->encoded_ends[i] = static_cast<std::uint32_t>(at - message.args());
+    }
+  }
+  if (last == nullptr || repeated == message.given) return;
+  const std::size_t kept_text = repeated == 0 ? 0 : last->text_ends[repeated - 1];
+  const std::size_t kept_encoded = repeated == 0 ? 0 : last->encoded_ends[repeated - 1];
+  const bool kept =
+      whole(out) &&
+      last->text.replace_tail(kept_text, out.data() + items + kept_text, out.size() - items - kept_text) &&
+      last->encoded.replace_tail(kept_encoded, message.args() + kept_encoded, message.args_bytes - kept_encoded);
+  last->kept = kept ? message.given : 0;
+}
+
 }  // namespace
+
+bool line_memo::last_arguments::bytes::replace_tail(std::size_t keep, const void* from, std::size_t n) noexcept {
+  if (keep + n > capacity) {
+    const std::size_t grown = std::max(keep + n, 2 * capacity);
+    std::unique_ptr<char[]> more(new (std::nothrow) char[grown]);
+    if (more == nullptr) return false;
+    if (keep != 0) std::memcpy(more.get(), data.get(), keep);
+    data = std::move(more);
+    capacity = grown;
+  }
+  if (n != 0) std::memcpy(data.get() + keep, from, n);
+  size = keep + n;
+  return true;
+}
 
 value_fields decoded_args(const std::byte* args, std::uint32_t given, const function_info& function) {
   value_fields fields;
@@ -157,17 +222,11 @@ void append_record_line(Out& out, const line_parts& parts, bool sign, const reco
   out += parts.prefix;
   if (sign) out += parts.signature;
   out += ",\"args\":[],\"kwargs\":[";
-  const std::byte* at = message.args();
-  for (std::uint32_t i = 0; i < message.given; ++i) {
-    if (i != 0) out.push_back(',');
-    out += parts.keys[i];
-    append_remembered_value(out, at, memo == nullptr ? nullptr : memo->slot(i));
-    out.push_back(']');
-  }
+  append_arguments(out, parts, message, memo);
   out.push_back(']');
   if (message.has_result) {
     out += ",\"result\":";
-    at = message.result();
+    const std::byte* at = message.result();
     append_remembered_value(out, at, memo == nullptr ? nullptr : memo->slot(parts.keys.size()));
   }
   if (message.threw) out += ",\"threw\":true";

@@ -9,6 +9,7 @@
 #include "record_buffers.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,21 +27,39 @@ struct line_parts {
   std::vector<std::string> keys;  // ["<name>",  for each parameter
 };
 
-/// The text of the last tensor or string each parameter (and the result) of one function held, kept by the writer.
-/// A function's calls repeat their shapes (a decoder's cache, its mask, its logits): a repeated value costs a
-/// comparison of its binary form and a copy of its text, not its digits and escapes again.
+/// What the writer keeps of one function's last line. A function's calls repeat their shapes (a decoder's cache, its
+/// mask, its logits): arguments that repeat the last call's from the first on cost one comparison of their binary
+/// form and one copy of their text; a tensor or string that repeats its parameter's last value, a comparison and a
+/// copy of its text; neither costs its digits and escapes again.
 class line_memo {
  public:
   struct remembered {
     std::string encoded;  // the value's binary form
     std::string text;     // and its JSON
   };
+  /// The last call's arguments: their binary form and their text (the kwargs' items, `["name",value]` joined by
+  /// ','), and where each of the first `kept` arguments ends in both; kept = 0: nothing kept.
+  struct last_arguments {
+    static constexpr std::uint32_t max_kept = 64;  // a function of more parameters writes its arguments each time
+    struct bytes {
+      std::unique_ptr<char[]> data;
+      std::size_t size = 0, capacity = 0;
+      /// Keeps the first `keep` bytes and appends `n` from `from`; false (nothing changed) without memory.
+      bool replace_tail(std::size_t keep, const void* from, std::size_t n) noexcept;
+    };
+    bytes encoded, text;
+    std::uint32_t kept = 0;
+    std::uint32_t encoded_ends[max_kept];
+    std::uint32_t text_ends[max_kept];
+  };
   /// The slot of parameter `index` (the result's is the function's parameter count); null when there is none.
   remembered* slot(std::size_t index) noexcept { return index < slots_.size() ? &slots_[index] : nullptr; }
+  last_arguments& arguments() noexcept { return arguments_; }
   explicit line_memo(std::size_t parameters) : slots_(parameters + 1) {}
 
  private:
   std::vector<remembered> slots_;
+  last_arguments arguments_;
 };
 
 /// Appends the line of `message` (no newline); `sign`: with the function's signature. `ns_per_tick` converts its

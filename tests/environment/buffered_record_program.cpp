@@ -1,7 +1,8 @@
 // HOOKSCOPE_RECORD's buffered path against the value tree's, and against programs that make its writer fall behind
 // (tests/environment/test_record_buffers.py):
 //   same_text SEED N      N random calls of functions whose values have a binary form (strings up to past the binary
-//                         form's bound, numbers of every kind, enumerations, tensors, results that throw), recorded by
+//                         form's bound, numbers of every kind, enumerations, tensors, results that throw, arguments
+//                         that repeat the last call's), recorded by
 //                         HOOKSCOPE_RECORD and by a call_recorder (the value tree); prints the call_recorder's lines
 //                         (to_record_line, no latency), which the file's lines must equal byte for byte
 //   threads N T           T threads of N calls each, each thread ending at once, then exit()
@@ -63,12 +64,16 @@ void nothing_back(int n) {
 }
 [[gnu::noinline]] int step(int n);
 int step(int n) { return n; }
+[[gnu::noinline]] int repeating(const tensor_spec& ids, const std::string& name, const tensor_spec& cache, int n,
+                                const std::string& tag);
+int repeating(const tensor_spec&, const std::string&, const tensor_spec&, int n, const std::string&) { return n; }
 }  // namespace impl
 
 HOOKSCOPE_OBSERVABLE(encodable, impl::encodable, s, v, d, f, i, u, b, l, k, t, c, byte);
 HOOKSCOPE_OBSERVABLE(echo, impl::echo, s, times);
 HOOKSCOPE_OBSERVABLE(nothing_back, impl::nothing_back, n);
 HOOKSCOPE_OBSERVABLE(step, impl::step, n);
+HOOKSCOPE_OBSERVABLE(repeating, impl::repeating, ids, name, cache, n, tag);
 
 namespace {
 
@@ -91,6 +96,23 @@ int same_text(unsigned seed, int n) {
   const hookscope::call_recorder encodable_calls(encodable, {.store_n_calls = hookscope::unlimited, .global = true});
   const hookscope::call_recorder echo_calls(echo, {.store_n_calls = hookscope::unlimited, .global = true});
   const hookscope::call_recorder nothing_calls(nothing_back, {.store_n_calls = hookscope::unlimited, .global = true});
+  const hookscope::call_recorder repeating_calls(repeating, {.store_n_calls = hookscope::unlimited, .global = true});
+  // repeating(): each argument keeps the last call's value 3 times in 4, so that every number of leading arguments
+  // repeats the last call's (the writer copies their text), none and all included; a new name may extend the last.
+  tensor_spec ids, cache;
+  std::string name, tag;
+  int repeated_n = 0;
+  auto keep = [&] { return rng() % 4 != 0; };
+  for (int call = 0; call < n; ++call) {
+    if (!keep())
+      ids = tensor_spec{std::vector<std::int64_t>(rng() % 4, static_cast<std::int64_t>(rng() % 3)), dtype::int64};
+    if (!keep()) name = rng() % 2 ? name + "x" : std::string(rng() % 3, 'n');
+    if (!keep())
+      cache = tensor_spec{std::vector<std::int64_t>(rng() % 5, static_cast<std::int64_t>(rng() % 40)), dtype::float16};
+    if (!keep()) repeated_n = static_cast<int>(rng() % 3);
+    if (!keep()) tag = text();
+    (void)repeating(ids, name, cache, repeated_n, tag);
+  }
   for (int call = 0; call < n; ++call) {
     const double d = rng() % 2 ? specials[rng() % std::size(specials)]
                                : std::ldexp(static_cast<double>(rng()), -static_cast<int>(rng() % 200));
@@ -115,6 +137,7 @@ int same_text(unsigned seed, int n) {
   print_record_lines(encodable_calls);
   print_record_lines(echo_calls);
   print_record_lines(nothing_calls);
+  print_record_lines(repeating_calls);
   return 0;
 }
 

@@ -37,11 +37,13 @@ def file_lines(path):
 
 def test_buffered_lines_equal_the_value_trees(buffered_record_program, enabled, tmp_path):
     """A property: random calls whose values have a binary form (and strings past its bound, which take the value
-    tree, results that throw, a void result) give, byte for byte, the lines to_record_line writes for the same calls
-    captured as value trees (latency aside: each path times the call itself)."""
+    tree, results that throw, a void result, leading arguments that repeat the last call's, whose text the writer
+    copies) give, byte for byte, the lines to_record_line writes for the same calls captured as value trees (latency
+    aside: each path times the call itself)."""
     seed = random.randrange(1 << 30)
     records = tmp_path / "r.jsonl"
-    code, out, err = run_buffered(buffered_record_program, f"encodable={records},echo={records},nothing_back={records}",
+    code, out, err = run_buffered(buffered_record_program,
+                                  f"encodable={records},echo={records},nothing_back={records},repeating={records}",
                                   "same_text", seed, 400)
     got = [LATENCY.sub(b"}", line) for line in file_lines(records)]
     want = out.encode().split(b"\n")[:-1]
@@ -54,7 +56,7 @@ def test_buffered_lines_equal_the_value_trees(buffered_record_program, enabled, 
                                                                         if LATENCY.search(l)]), len(got))
         check.expect(f"seed {seed}: the same lines, in the same order",
                      by_function.get(b"encodable", []) + by_function.get(b"echo", []) +
-                     by_function.get(b"nothing_back", []), want)
+                     by_function.get(b"nothing_back", []) + by_function.get(b"repeating", []), want)
 
 
 def steps(path):
