@@ -161,6 +161,9 @@ constinit std::atomic<bool> reported_no_ring{false};
 // at exit.
 constinit thread_local bool writing_event = false;
 constinit std::atomic<std::uint64_t> left_out{0};
+// Events of this copy's threads that the last file written does not hold: overwritten in their ring (it keeps the
+// last N of each thread) before it was written.
+constinit std::atomic<std::uint64_t> not_kept{0};
 
 void on_post(const erased_call& call) {
   const reentry_scope scope(writing_event);
@@ -337,6 +340,7 @@ void write_events(fd_writer& w, std::int64_t origin_ns, std::uint64_t& async_ids
     w.text("}}");
     if (own_room) track.decide(*r, f);
     std::uint64_t end = r->written.load(std::memory_order_acquire);
+    std::uint64_t kept = 0;  // of the thread's first `end` events
     int catch_ups = 0;
     for (std::uint64_t i = end > r->capacity ? end - r->capacity : 0; i < end; ++i) {
       // The thread may still be making calls (the program exits while others trace): copy the event, then keep it
@@ -356,7 +360,9 @@ void write_events(fd_writer& w, std::int64_t origin_ns, std::uint64_t& async_ids
       if (e.args_bytes() > args_capacity) continue;
       separator();
       write_event(w, f, *r, e, own_room && track.complete(*r, i));
+      ++kept;
     }
+    not_kept.fetch_add(end - kept, std::memory_order_relaxed);
   }
   if (own_room) state->room_taken.store(false, std::memory_order_release);
 }
@@ -455,10 +461,19 @@ void write_at_exit() noexcept {
              ")");
     return;
   }
+  not_kept.store(0, std::memory_order_relaxed);
   const int error = write_timeline(fd);
   ::close(fd);
   if (error != 0) {
     log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(path) + ": cannot write to it (" + std::strerror(error) + ")");
+  } else if (const std::uint64_t n = not_kept.load(std::memory_order_relaxed)) {
+    try {
+      log_line("hookscope: HOOKSCOPE_TIMELINE: " + shown(path) + ": " + std::to_string(n) +
+               " earlier events not kept (each thread keeps its last " + std::to_string(state->events) +
+               "; [events=N] keeps more)");
+    } catch (...) {
+      log_line("hookscope: HOOKSCOPE_TIMELINE: earlier events not kept (each thread keeps its last N)");
+    }
   }
 }
 

@@ -134,9 +134,14 @@ def test_default_arguments(record_program, enabled, tmp_path):
 
 def test_timeline_ring(record_program, enabled, tmp_path):
     path = tmp_path / "ring.json"
-    run_program(record_program, {"HOOKSCOPE_TIMELINE": f"step={path}[events=10]"}, "calls", "100")
-    expect("timeline: a ring of the last N events per thread",
-           [e["args"]["n"] for e in complete_events(load(path))], [str(i) for i in range(90, 100)])
+    _, _, err = run_program(record_program, {"HOOKSCOPE_TIMELINE": f"step={path}[events=10]"}, "calls", "100")
+    with Checks() as check:
+        check.expect("timeline: a ring of the last N events per thread",
+                     [e["args"]["n"] for e in complete_events(load(path))], [str(i) for i in range(90, 100)])
+        check.expect("timeline: one line says how many earlier events are not kept",
+                     [line for line in err if "HOOKSCOPE_TIMELINE" in line],
+                     [f"hookscope: HOOKSCOPE_TIMELINE: {path}: 90 earlier events not kept (each thread keeps its last "
+                      "10; [events=N] keeps more)"])
 
 
 def test_timeline_threads_and_destructors(record_program, enabled, tmp_path):
