@@ -10,6 +10,9 @@
 //   fork N                N calls, then fork(): the child makes 100 calls of its own (1000000 + i) and exits
 //   exit_from_thread MS   a thread calls exit() after MS milliseconds while this one records without pause
 //   forever T             T threads calling step(thread * 10^9 + i) without pause until a signal ends the process
+//   repeat_edges SEED N T T threads of N calls whose arguments repeat the last call's in runs, and change as little
+//                         as the binary form allows (see edge_calls); prints the call_recorders' lines
+//   repeat_fork SEED N    the same calls before and after a fork(), in both processes (see repeat_fork)
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/observable.hpp"
 #include "hookscope/recorder.hpp"
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -67,6 +71,19 @@ int step(int n) { return n; }
 [[gnu::noinline]] int repeating(const tensor_spec& ids, const std::string& name, const tensor_spec& cache, int n,
                                 const std::string& tag);
 int repeating(const tensor_spec&, const std::string&, const tensor_spec&, int n, const std::string&) { return n; }
+[[gnu::noinline]] int edges(const std::string& s, bool b, double d, const tensor_spec& t, const std::string& u,
+                            long long i = 7, const std::string& w = "w");
+int edges(const std::string&, bool, double, const tensor_spec&, const std::string&, long long i, const std::string&) {
+  return static_cast<int>(i);
+}
+[[gnu::noinline]] bool tensor_first(const tensor_spec& t, const std::string& s, bool b, double d);
+bool tensor_first(const tensor_spec&, const std::string&, bool b, double) { return b; }
+// clang-format off
+[[gnu::noinline]] int wide64(const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&);
+int wide64(const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&) { return 64; }
+[[gnu::noinline]] int wide65(const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&);
+int wide65(const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&) { return 65; }
+// clang-format on
 }  // namespace impl
 
 HOOKSCOPE_OBSERVABLE(encodable, impl::encodable, s, v, d, f, i, u, b, l, k, t, c, byte);
@@ -74,6 +91,12 @@ HOOKSCOPE_OBSERVABLE(echo, impl::echo, s, times);
 HOOKSCOPE_OBSERVABLE(nothing_back, impl::nothing_back, n);
 HOOKSCOPE_OBSERVABLE(step, impl::step, n);
 HOOKSCOPE_OBSERVABLE(repeating, impl::repeating, ids, name, cache, n, tag);
+HOOKSCOPE_OBSERVABLE(edges, impl::edges, s, b, d, t, u, i = 7, w = "w");
+HOOKSCOPE_OBSERVABLE(tensor_first, impl::tensor_first, t, s, b, d);
+// clang-format off
+HOOKSCOPE_OBSERVABLE(wide64, impl::wide64, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58, a59, a60, a61, a62, a63);
+HOOKSCOPE_OBSERVABLE(wide65, impl::wide65, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58, a59, a60, a61, a62, a63, a64);
+// clang-format on
 
 namespace {
 
@@ -141,6 +164,134 @@ int same_text(unsigned seed, int n) {
   return 0;
 }
 
+// The arguments of edges(), tensor_first(), wide64() and wide65() for repeat_edges and repeat_fork: each keeps its
+// last value 3 times in 4, else takes one of a few that differ from each other as little as the binary form allows
+// (a string and its prefix, an empty string, the bound of 4096 bytes and past it, a rank-0 tensor, a rank that grows
+// with the same leading dimensions, the bound of rank 64 and past it, NaNs of other payloads, -0.0, both booleans),
+// and a call leaves 0, 1 or 2 arguments to their defaults.
+struct edge_calls {
+  std::mt19937_64 rng;
+  std::vector<std::string> texts{"",
+                                 "a",
+                                 "ab",
+                                 "abc",
+                                 std::string(1, '\0'),
+                                 "\xc3",
+                                 "ab\"c",
+                                 std::string(4096, '\x01'),
+                                 std::string(4095, '\x01') + "a",
+                                 std::string(4096, 'a'),
+                                 std::string(4097, 'a'),
+                                 std::string(5000, '\x01')};
+  std::vector<double> doubles;
+  std::vector<tensor_spec> tensors;
+  std::string s, u, w;
+  bool b = false;
+  double d = 0.0;
+  tensor_spec t;
+  long long i = 0;
+  std::vector<std::string> wide = std::vector<std::string>(65);
+
+  explicit edge_calls(unsigned seed) : rng(seed) {
+    for (std::uint64_t bits : {0x7ff8000000000000ull, 0x7ff8000000000001ull, 0xfff8000000000000ull,
+                               0x7ff0000000000001ull, 0x0000000000000000ull, 0x8000000000000000ull,
+                               0x7ff0000000000000ull, 0x3ff0000000000000ull, 0x0000000000000001ull})
+      doubles.push_back(std::bit_cast<double>(bits));
+    std::vector<std::int64_t> dims;
+    for (int rank = 0; rank <= 4; ++rank, dims.push_back(3 + rank)) tensors.push_back({dims, dtype::int64});
+    tensors.push_back({{3, 4}, dtype::float32});
+    tensors.push_back({{0}, dtype::int64});
+    tensors.push_back({std::vector<std::int64_t>(64, 2), dtype::int64});
+    tensors.push_back({std::vector<std::int64_t>(65, 2), dtype::int64});  // past the binary form's rank
+    tensors.push_back({{std::numeric_limits<std::int64_t>::max()}, dtype::boolean});
+  }
+  bool keep() { return rng() % 4 != 0; }
+  template <class T>
+  const T& any(const std::vector<T>& of) {
+    return of[rng() % of.size()];
+  }
+  void edges_call() {
+    if (!keep()) s = any(texts);
+    if (!keep()) b = !b;
+    if (!keep()) d = any(doubles);
+    if (!keep()) t = any(tensors);
+    if (!keep()) u = any(texts);
+    if (!keep()) i = static_cast<long long>(rng() % 3);
+    if (!keep()) w = any(texts);
+    switch (rng() % 3) {
+      case 0: (void)::edges(s, b, d, t, u); break;
+      case 1: (void)::edges(s, b, d, t, u, i); break;
+      default: (void)::edges(s, b, d, t, u, i, w); break;
+    }
+  }
+  void tensor_first_call() {
+    if (!keep()) t = any(tensors);
+    if (!keep()) s = any(texts);
+    if (!keep()) b = !b;
+    if (!keep()) d = any(doubles);
+    (void)::tensor_first(t, s, b, d);
+  }
+  void wide_call() {
+    for (std::string& a : wide)
+      if (!keep()) a = any(texts);
+    const auto& a = wide;
+    // clang-format off
+    (void)::wide64(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31], a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39], a[40], a[41], a[42], a[43], a[44], a[45], a[46], a[47], a[48], a[49], a[50], a[51], a[52], a[53], a[54], a[55], a[56], a[57], a[58], a[59], a[60], a[61], a[62], a[63]);
+    (void)::wide65(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31], a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39], a[40], a[41], a[42], a[43], a[44], a[45], a[46], a[47], a[48], a[49], a[50], a[51], a[52], a[53], a[54], a[55], a[56], a[57], a[58], a[59], a[60], a[61], a[62], a[63], a[64]);
+    // clang-format on
+  }
+};
+
+// repeat_edges SEED N THREADS: THREADS threads (seeds SEED, SEED + 1, ...) of N calls of edges() and tensor_first()
+// each, and N / 8 of wide64() and wide65() on the first; then the call_recorders' lines.
+int repeat_edges(unsigned seed, int n, int threads) {
+  const hookscope::call_recorder edges_calls(edges, {.store_n_calls = hookscope::unlimited, .global = true});
+  const hookscope::call_recorder tensor_calls(tensor_first, {.store_n_calls = hookscope::unlimited, .global = true});
+  const hookscope::call_recorder wide64_calls(wide64, {.store_n_calls = hookscope::unlimited, .global = true});
+  const hookscope::call_recorder wide65_calls(wide65, {.store_n_calls = hookscope::unlimited, .global = true});
+  std::vector<std::thread> workers;
+  for (int k = 0; k < threads; ++k) {
+    workers.emplace_back([=] {
+      edge_calls calls(seed + static_cast<unsigned>(k));
+      for (int call = 0; call < n; ++call) {
+        calls.edges_call();
+        calls.tensor_first_call();
+        if (k == 0 && call % 8 == 0) calls.wide_call();
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  print_record_lines(edges_calls);
+  print_record_lines(tensor_calls);
+  print_record_lines(wide64_calls);
+  print_record_lines(wide65_calls);
+  return 0;
+}
+
+// repeat_fork SEED N: N calls of edges(), then fork() with their lines maybe still in the buffers; the child makes N
+// calls of its own (seed SEED + 1) and prints "child" and its call_recorder's lines (the N before the fork first),
+// the parent N more, then "parent" and its lines once the child has exited.
+int repeat_fork(unsigned seed, int n) {
+  const hookscope::call_recorder edges_calls(edges, {.store_n_calls = hookscope::unlimited, .global = true});
+  edge_calls calls(seed);
+  for (int call = 0; call < n; ++call) calls.edges_call();
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    edge_calls own(seed + 1);
+    for (int call = 0; call < n; ++call) own.edges_call();
+    std::printf("child\n");
+    print_record_lines(edges_calls);
+    std::exit(0);
+  }
+  for (int call = 0; call < n; ++call) calls.edges_call();
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::printf("parent\n");
+  print_record_lines(edges_calls);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 int threads_then_exit(int n, int threads) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
@@ -195,10 +346,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "fork") return fork_then_record(n);
+  if (mode == "repeat_edges" && argc > 4)
+    return repeat_edges(static_cast<unsigned>(n), std::atoi(argv[3]), std::atoi(argv[4]));
+  if (mode == "repeat_fork" && argc > 3) return repeat_fork(static_cast<unsigned>(n), std::atoi(argv[3]));
   if (mode == "exit_from_thread") return exit_from_thread(n);
   if (mode == "forever") forever(n);
   std::fprintf(stderr,
-               "usage: %s same_text SEED N | threads N T | calls N | fork N | exit_from_thread MS | forever T\n",
+               "usage: %s same_text SEED N | threads N T | calls N | fork N | exit_from_thread MS | forever T | "
+               "repeat_edges SEED N T | repeat_fork SEED N\n",
                argv[0]);
   return 2;
 }

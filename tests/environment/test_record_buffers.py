@@ -59,6 +59,62 @@ def test_buffered_lines_equal_the_value_trees(buffered_record_program, enabled, 
                      by_function.get(b"nothing_back", []) + by_function.get(b"repeating", []), want)
 
 
+EDGE_FUNCTIONS = ("edges", "tensor_first", "wide64", "wide65")
+SIGNATURE = re.compile(rb'^(\{"function":"[^"]*"),"signature":.*?(,"args":\[\],"kwargs":\[)')
+
+
+def unsigned(lines):
+    return sorted(SIGNATURE.sub(rb"\1\2", line) for line in lines)
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_repeated_arguments_equal_the_value_trees(buffered_record_program, enabled, tmp_path, threads):
+    """The writer copies the text of the leading arguments that repeat the last call's byte for byte: arguments
+    that change as little as the binary form allows (a string and its prefix, the empty string, 4096 bytes and past
+    them, a rank-0 tensor, a rank that grows with the same leading dimensions, rank 64 and past it, NaN payloads,
+    -0.0, both booleans), calls that leave 0 to 2 arguments to their defaults, a tensor first, 64 and 65 parameters
+    with lines past the writer's batch, from one thread or four at once: the lines to_record_line writes (with
+    threads, in any order and each function signed once)."""
+    seed = random.randrange(1 << 30)
+    records = tmp_path / "r.jsonl"
+    code, out, err = run_buffered(buffered_record_program, ",".join(f"{f}={records}" for f in EDGE_FUNCTIONS),
+                                  "repeat_edges", seed, 400, threads)
+    got = [LATENCY.sub(b"}", line) for line in file_lines(records)]
+    want = out.encode().split(b"\n")[:-1]
+    by_function = {}
+    for line in got:
+        by_function.setdefault(line.split(b'"', 4)[3], []).append(line)
+    in_order = sum((by_function.get(f.encode(), []) for f in EDGE_FUNCTIONS), [])
+    with Checks() as check:
+        check.expect(f"seed {seed}: the program ran, nothing logged", (code, err), (0, []))
+        check.expect(f"seed {seed}: every line has its latency", len([l for l in file_lines(records)
+                                                                        if LATENCY.search(l)]), len(got))
+        if threads == 1:
+            check.expect(f"seed {seed}: the same lines, in the same order", in_order, want)
+        else:
+            check.expect(f"seed {seed}: the same lines", unsigned(in_order), unsigned(want))
+            check.expect(f"seed {seed}: one signed line a function",
+                         sorted(line.split(b'"', 4)[3] for line in got if SIGNATURE.match(line)),
+                         sorted(f.encode() for f in EDGE_FUNCTIONS))
+
+
+def test_repeated_arguments_across_fork(buffered_record_program, enabled, tmp_path):
+    """A fork() while the parent's lines of a function may still wait in its buffers: the child's writer starts from
+    the memory of the parent's last line; each process's lines are those of its calls, the file holds them all."""
+    seed = random.randrange(1 << 30)
+    records = tmp_path / "r.jsonl"
+    n = 300
+    code, out, err = run_buffered(buffered_record_program, f"edges={records}", "repeat_fork", seed, n)
+    child, parent = out.encode().split(b"parent\n")
+    child_lines = child.split(b"\n")[1:-1]
+    parent_lines = parent.split(b"\n")[:-1]
+    got = [LATENCY.sub(b"}", line) for line in file_lines(records)]
+    with Checks() as check:
+        check.expect(f"seed {seed}: the program ran, nothing logged", (code, err), (0, []))
+        check.expect(f"seed {seed}: the calls before the fork, in both processes", child_lines[:n], parent_lines[:n])
+        check.expect(f"seed {seed}: the same lines", unsigned(got), unsigned(parent_lines + child_lines[n:]))
+
+
 def steps(path):
     """The `n` of every step line, and the dropped counts of the notes (docs/record_format.md, "Notes")."""
     calls, dropped = [], 0
