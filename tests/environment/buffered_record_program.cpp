@@ -12,6 +12,7 @@
 //   forever T             T threads calling step(thread * 10^9 + i) without pause until a signal ends the process
 //   repeat_edges SEED N T T threads of N calls whose arguments repeat the last call's in runs, and change as little
 //                         as the binary form allows (see edge_calls); prints the call_recorders' lines
+//   repeat_abort SEED N T the same, then abort() (the signal handler writes what the buffers hold)
 //   repeat_fork SEED N    the same calls before and after a fork(), in both processes (see repeat_fork)
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/observable.hpp"
@@ -244,7 +245,9 @@ struct edge_calls {
 
 // repeat_edges SEED N THREADS: THREADS threads (seeds SEED, SEED + 1, ...) of N calls of edges() and tensor_first()
 // each, and N / 8 of wide64() and wide65() on the first; then the call_recorders' lines.
-int repeat_edges(unsigned seed, int n, int threads) {
+// (repeat_abort SEED N T: the same, then the lines flushed and abort(): the handler of SIGABRT writes what the
+// buffers still hold.)
+int repeat_edges(unsigned seed, int n, int threads, bool abort_at_end = false) {
   const hookscope::call_recorder edges_calls(edges, {.store_n_calls = hookscope::unlimited, .global = true});
   const hookscope::call_recorder tensor_calls(tensor_first, {.store_n_calls = hookscope::unlimited, .global = true});
   const hookscope::call_recorder wide64_calls(wide64, {.store_n_calls = hookscope::unlimited, .global = true});
@@ -265,6 +268,10 @@ int repeat_edges(unsigned seed, int n, int threads) {
   print_record_lines(tensor_calls);
   print_record_lines(wide64_calls);
   print_record_lines(wide65_calls);
+  if (abort_at_end) {
+    std::fflush(stdout);
+    std::abort();
+  }
   return 0;
 }
 
@@ -348,12 +355,14 @@ int main(int argc, char** argv) {
   if (mode == "fork") return fork_then_record(n);
   if (mode == "repeat_edges" && argc > 4)
     return repeat_edges(static_cast<unsigned>(n), std::atoi(argv[3]), std::atoi(argv[4]));
+  if (mode == "repeat_abort" && argc > 4)
+    return repeat_edges(static_cast<unsigned>(n), std::atoi(argv[3]), std::atoi(argv[4]), true);
   if (mode == "repeat_fork" && argc > 3) return repeat_fork(static_cast<unsigned>(n), std::atoi(argv[3]));
   if (mode == "exit_from_thread") return exit_from_thread(n);
   if (mode == "forever") forever(n);
   std::fprintf(stderr,
                "usage: %s same_text SEED N | threads N T | calls N | fork N | exit_from_thread MS | forever T | "
-               "repeat_edges SEED N T | repeat_fork SEED N\n",
+               "repeat_edges SEED N T | repeat_abort SEED N T | repeat_fork SEED N\n",
                argv[0]);
   return 2;
 }

@@ -98,6 +98,20 @@ def test_repeated_arguments_equal_the_value_trees(buffered_record_program, enabl
                          sorted(f.encode() for f in EDGE_FUNCTIONS))
 
 
+def test_repeated_arguments_at_abort(buffered_record_program, enabled, tmp_path):
+    """The same calls from four threads, then abort(): the lines the writer formed from the repeated arguments' text
+    and those SIGABRT's handler writes (without that memory) are together those of the calls, each once."""
+    seed = random.randrange(1 << 30)
+    records = tmp_path / "r.jsonl"
+    code, out, err = run_buffered(buffered_record_program, ",".join(f"{f}={records}" for f in EDGE_FUNCTIONS),
+                                  "repeat_abort", seed, 400, 4)
+    got = [LATENCY.sub(b"}", line) for line in file_lines(records)]
+    want = out.encode().split(b"\n")[:-1]
+    with Checks() as check:
+        check.expect(f"seed {seed}: the program died of SIGABRT, nothing logged", (code, err), (-signal.SIGABRT, []))
+        check.expect(f"seed {seed}: the same lines", unsigned(got), unsigned(want))
+
+
 def test_repeated_arguments_across_fork(buffered_record_program, enabled, tmp_path):
     """A fork() while the parent's lines of a function may still wait in its buffers: the child's writer starts from
     the memory of the parent's last line; each process's lines are those of its calls, the file holds them all."""
