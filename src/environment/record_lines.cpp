@@ -172,6 +172,8 @@ void append_arguments(Out& out, const line_parts& parts, const record_message& m
     out += std::string_view(last->text.data.get(), last->text_ends[repeated - 1]);
     at += last->encoded_ends[repeated - 1];
   }
+  // Nothing kept while the ends below are rewritten: a std::string line that throws (no memory) leaves none half made.
+  if (last != nullptr && repeated != message.given) last->kept = 0;
   for (std::uint32_t i = repeated; i < message.given; ++i) {
     if (i != 0) out.push_back(',');
     out += parts.keys[i];
