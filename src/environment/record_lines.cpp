@@ -27,11 +27,15 @@ line_parts::line_parts(const function_info& function) {
   if (!usable) return;
   prefix = "{\"function\":";
   append_json_string(prefix, function.name);
-  signature = ",\"signature\":";
-  append_json_signature(signature, parameters_of(function));
+  constexpr std::string_view arguments = ",\"args\":[],\"kwargs\":[";
+  head = prefix;
+  head += arguments;
+  signed_head = prefix + ",\"signature\":";
+  append_json_signature(signed_head, parameters_of(function));
+  signed_head += arguments;
   keys.reserve(function.param_names.size());
   for (std::string_view name : function.param_names) {
-    std::string key = "[";
+    std::string key = keys.empty() ? "[" : "],[";
     append_json_string(key, name);
     key.push_back(',');
     keys.push_back(std::move(key));
@@ -46,13 +50,6 @@ T take(const std::byte*& at) noexcept {
   std::memcpy(&v, at, sizeof v);
   at += sizeof v;
   return v;
-}
-
-template <class Out>
-void append_number(Out& out, std::int64_t n) {
-  char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-  out.append(digits, end);
 }
 
 value decoded_value(const std::byte*& at) {
@@ -156,8 +153,8 @@ std::uint32_t repeated_arguments(const line_memo::last_arguments& last, const re
   return repeated;
 }
 
-// The kwargs' items of the call (`["name",value]` joined by ','): those that repeat the last call's copied from
-// `memo`, the others written and kept there.
+// The kwargs' items of the call (`["name",value]` joined by ',', the last one's `]` left to the caller): those that
+// repeat the last call's copied from `memo`, the others written and kept there.
 template <class Out>
 void append_arguments(Out& out, const line_parts& parts, const record_message& message, line_memo* memo) {
   using last_arguments = line_memo::last_arguments;
@@ -175,10 +172,8 @@ void append_arguments(Out& out, const line_parts& parts, const record_message& m
   // Nothing kept while the ends below are rewritten: a std::string line that throws (no memory) leaves none half made.
   if (last != nullptr && repeated != message.given) last->kept = 0;
   for (std::uint32_t i = repeated; i < message.given; ++i) {
-    if (i != 0) out.push_back(',');
     out += parts.keys[i];
     append_remembered_value(out, at, memo == nullptr ? nullptr : memo->slot(i));
-    out.push_back(']');
     if (last != nullptr) {
       last->text_ends[i] = static_cast<std::uint32_t>(out.size() - items);
       last->encoded_ends[i] = static_cast<std::uint32_t>(at - message.args());
@@ -221,20 +216,20 @@ value_fields decoded_args(const std::byte* args, std::uint32_t given, const func
 template <class Out>
 void append_record_line(Out& out, const line_parts& parts, bool sign, const record_message& message, double ns_per_tick,
                         line_memo* memo) {
-  out += parts.prefix;
-  if (sign) out += parts.signature;
-  out += ",\"args\":[],\"kwargs\":[";
+  out += sign ? parts.signed_head : parts.head;
   append_arguments(out, parts, message, memo);
-  out.push_back(']');
+  // The last item's `]`, the kwargs' and what follows, in one piece.
+  constexpr std::string_view after_items[2][2] = {{"]", "],\"result\":"}, {"]]", "]],\"result\":"}};
+  out += after_items[message.given != 0][message.has_result];
   if (message.has_result) {
-    out += ",\"result\":";
     const std::byte* at = message.result();
     append_remembered_value(out, at, memo == nullptr ? nullptr : memo->slot(parts.keys.size()));
   }
-  if (message.threw) out += ",\"threw\":true";
-  out += ",\"latency_ns\":";
-  append_number(out, latency_ns(message.latency_ticks, ns_per_tick));
-  out.push_back('}');
+  out += message.threw ? std::string_view(",\"threw\":true,\"latency_ns\":") : std::string_view(",\"latency_ns\":");
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof digits - 1, latency_ns(message.latency_ticks, ns_per_tick)).ptr;
+  *end++ = '}';
+  out.append(digits, end);
 }
 
 template void append_record_line(std::string&, const line_parts&, bool, const record_message&, double, line_memo*);

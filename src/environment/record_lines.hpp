@@ -22,9 +22,13 @@ struct line_parts {
   /// False when a name is not text (UTF-8) or the function's name is empty: to_record_line refuses such records, so the
   /// function's calls take the value tree, which refuses them with its message.
   bool usable = true;
-  std::string prefix;             // {"function":"<name>"
-  std::string signature;          // ,"signature":[...]
-  std::vector<std::string> keys;  // ["<name>",  for each parameter
+  std::string prefix;  // {"function":"<name>"
+  // The line up to its first argument: prefix, then `,"args":[],"kwargs":[`; signed: with `,"signature":[...]`.
+  std::string head;
+  std::string signed_head;
+  // For each parameter, what comes before its value: `["<name>",`, after the first `],["<name>",` (the last item's
+  // `]` is the end's: few pieces a line, each a copy).
+  std::vector<std::string> keys;
 };
 
 /// What the writer keeps of one function's last line. A function's calls repeat their shapes (a decoder's cache, its
