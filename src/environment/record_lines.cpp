@@ -201,7 +201,6 @@ bool line_memo::last_arguments::bytes::replace_tail(std::size_t keep, const void
     capacity = grown;
   }
   if (n != 0) std::memcpy(data.get() + keep, from, n);
-  size = keep + n;
   return true;
 }
 

@@ -47,7 +47,7 @@ class line_memo {
     static constexpr std::uint32_t max_kept = 64;  // a function of more parameters writes its arguments each time
     struct bytes {
       std::unique_ptr<char[]> data;
-      std::size_t size = 0, capacity = 0;
+      std::size_t capacity = 0;
       /// Keeps the first `keep` bytes and appends `n` from `from`; false (nothing changed) without memory.
       bool replace_tail(std::size_t keep, const void* from, std::size_t n) noexcept;
     };
