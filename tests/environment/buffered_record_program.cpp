@@ -39,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using hookscope::dtype;
@@ -79,12 +80,30 @@ int edges(const std::string&, bool, double, const tensor_spec&, const std::strin
 }
 [[gnu::noinline]] bool tensor_first(const tensor_spec& t, const std::string& s, bool b, double d);
 bool tensor_first(const tensor_spec&, const std::string&, bool b, double) { return b; }
-// clang-format off
-[[gnu::noinline]] int wide64(const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&);
-int wide64(const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&) { return 64; }
-[[gnu::noinline]] int wide65(const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&);
-int wide65(const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&) { return 65; }
-// clang-format on
+// Strings all: `text` keeps the 64 and 65 parameters readable.
+using text = const std::string&;
+[[gnu::noinline]] int wide64(text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+                             text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+                             text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+                             text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+                             text, text, text, text);
+int wide64(text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+           text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+           text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+           text, text, text, text, text, text, text, text, text, text) {
+  return 64;
+}
+[[gnu::noinline]] int wide65(text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+                             text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+                             text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+                             text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+                             text, text, text, text, text);
+int wide65(text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+           text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+           text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text, text,
+           text, text, text, text, text, text, text, text, text, text, text) {
+  return 65;
+}
 }  // namespace impl
 
 HOOKSCOPE_OBSERVABLE(encodable, impl::encodable, s, v, d, f, i, u, b, l, k, t, c, byte);
@@ -94,10 +113,14 @@ HOOKSCOPE_OBSERVABLE(step, impl::step, n);
 HOOKSCOPE_OBSERVABLE(repeating, impl::repeating, ids, name, cache, n, tag);
 HOOKSCOPE_OBSERVABLE(edges, impl::edges, s, b, d, t, u, i = 7, w = "w");
 HOOKSCOPE_OBSERVABLE(tensor_first, impl::tensor_first, t, s, b, d);
-// clang-format off
-HOOKSCOPE_OBSERVABLE(wide64, impl::wide64, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58, a59, a60, a61, a62, a63);
-HOOKSCOPE_OBSERVABLE(wide65, impl::wide65, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58, a59, a60, a61, a62, a63, a64);
-// clang-format on
+HOOKSCOPE_OBSERVABLE(wide64, impl::wide64, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16,
+                     a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36,
+                     a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56,
+                     a57, a58, a59, a60, a61, a62, a63);
+HOOKSCOPE_OBSERVABLE(wide65, impl::wide65, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16,
+                     a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36,
+                     a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47, a48, a49, a50, a51, a52, a53, a54, a55, a56,
+                     a57, a58, a59, a60, a61, a62, a63, a64);
 
 namespace {
 
@@ -235,11 +258,11 @@ struct edge_calls {
   void wide_call() {
     for (std::string& a : wide)
       if (!keep()) a = any(texts);
-    const auto& a = wide;
-    // clang-format off
-    (void)::wide64(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31], a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39], a[40], a[41], a[42], a[43], a[44], a[45], a[46], a[47], a[48], a[49], a[50], a[51], a[52], a[53], a[54], a[55], a[56], a[57], a[58], a[59], a[60], a[61], a[62], a[63]);
-    (void)::wide65(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31], a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39], a[40], a[41], a[42], a[43], a[44], a[45], a[46], a[47], a[48], a[49], a[50], a[51], a[52], a[53], a[54], a[55], a[56], a[57], a[58], a[59], a[60], a[61], a[62], a[63], a[64]);
-    // clang-format on
+    const auto call = [&]<std::size_t... I>(const auto& function, std::index_sequence<I...>) {
+      (void)function(wide[I]...);
+    };
+    call(::wide64, std::make_index_sequence<64>());
+    call(::wide65, std::make_index_sequence<65>());
   }
 };
 

@@ -35,6 +35,23 @@ def file_lines(path):
         return f.read().split(b"\n")[:-1]
 
 
+def lines_without_latency(path):
+    """The file's lines, their latency left out (each path, the file's and the printed one, times the call itself)."""
+    return [LATENCY.sub(b"}", line) for line in file_lines(path)]
+
+
+def printed_lines(out):
+    return out.encode().split(b"\n")[:-1]
+
+
+def in_function_order(lines, functions):
+    """The lines of each function in turn (names in `functions`), each function's in the file's order."""
+    by_function = {}
+    for line in lines:
+        by_function.setdefault(line.split(b'"', 4)[3].decode(), []).append(line)
+    return sum((by_function.get(f, []) for f in functions), [])
+
+
 def test_buffered_lines_equal_the_value_trees(buffered_record_program, enabled, tmp_path):
     """A property: random calls whose values have a binary form (and strings past its bound, which take the value
     tree, results that throw, a void result, leading arguments that repeat the last call's, whose text the writer
@@ -45,18 +62,13 @@ def test_buffered_lines_equal_the_value_trees(buffered_record_program, enabled, 
     code, out, err = run_buffered(buffered_record_program,
                                   f"encodable={records},echo={records},nothing_back={records},repeating={records}",
                                   "same_text", seed, 400)
-    got = [LATENCY.sub(b"}", line) for line in file_lines(records)]
-    want = out.encode().split(b"\n")[:-1]
-    by_function = {}
-    for line in got:
-        by_function.setdefault(line.split(b'"', 4)[3], []).append(line)
+    got = lines_without_latency(records)
     with Checks() as check:
         check.expect(f"seed {seed}: the program ran, nothing logged", (code, err), (0, []))
         check.expect(f"seed {seed}: every line has its latency", len([l for l in file_lines(records)
                                                                         if LATENCY.search(l)]), len(got))
         check.expect(f"seed {seed}: the same lines, in the same order",
-                     by_function.get(b"encodable", []) + by_function.get(b"echo", []) +
-                     by_function.get(b"nothing_back", []) + by_function.get(b"repeating", []), want)
+                     in_function_order(got, ("encodable", "echo", "nothing_back", "repeating")), printed_lines(out))
 
 
 EDGE_FUNCTIONS = ("edges", "tensor_first", "wide64", "wide65")
@@ -79,12 +91,9 @@ def test_repeated_arguments_equal_the_value_trees(buffered_record_program, enabl
     records = tmp_path / "r.jsonl"
     code, out, err = run_buffered(buffered_record_program, ",".join(f"{f}={records}" for f in EDGE_FUNCTIONS),
                                   "repeat_edges", seed, 400, threads)
-    got = [LATENCY.sub(b"}", line) for line in file_lines(records)]
-    want = out.encode().split(b"\n")[:-1]
-    by_function = {}
-    for line in got:
-        by_function.setdefault(line.split(b'"', 4)[3], []).append(line)
-    in_order = sum((by_function.get(f.encode(), []) for f in EDGE_FUNCTIONS), [])
+    got = lines_without_latency(records)
+    want = printed_lines(out)
+    in_order = in_function_order(got, EDGE_FUNCTIONS)
     with Checks() as check:
         check.expect(f"seed {seed}: the program ran, nothing logged", (code, err), (0, []))
         check.expect(f"seed {seed}: every line has its latency", len([l for l in file_lines(records)
@@ -105,8 +114,8 @@ def test_repeated_arguments_at_abort(buffered_record_program, enabled, tmp_path)
     records = tmp_path / "r.jsonl"
     code, out, err = run_buffered(buffered_record_program, ",".join(f"{f}={records}" for f in EDGE_FUNCTIONS),
                                   "repeat_abort", seed, 400, 4)
-    got = [LATENCY.sub(b"}", line) for line in file_lines(records)]
-    want = out.encode().split(b"\n")[:-1]
+    got = lines_without_latency(records)
+    want = printed_lines(out)
     with Checks() as check:
         check.expect(f"seed {seed}: the program died of SIGABRT, nothing logged", (code, err), (-signal.SIGABRT, []))
         check.expect(f"seed {seed}: the same lines", unsigned(got), unsigned(want))
@@ -122,7 +131,7 @@ def test_repeated_arguments_across_fork(buffered_record_program, enabled, tmp_pa
     child, parent = out.encode().split(b"parent\n")
     child_lines = child.split(b"\n")[1:-1]
     parent_lines = parent.split(b"\n")[:-1]
-    got = [LATENCY.sub(b"}", line) for line in file_lines(records)]
+    got = lines_without_latency(records)
     with Checks() as check:
         check.expect(f"seed {seed}: the program ran, nothing logged", (code, err), (0, []))
         check.expect(f"seed {seed}: the calls before the fork, in both processes", child_lines[:n], parent_lines[:n])
