@@ -77,7 +77,7 @@ void finish_record(call_record& record, const function_info& function, const era
                    std::int64_t end_ticks) {
   record.function = std::string(function.name);
   record.threw = static_cast<bool>(call.exception());
-  record.latency_ns = latency_ns(ticks_since_start(call, end_ticks), tick_clock::ns_per_tick());
+  record.latency_ns = latency_ns(ticks_since_start(call, end_ticks), tick_clock::recent_ns_per_tick(end_ticks));
 }
 
 std::optional<call_record> call_pairing::end(const erased_call& call, std::size_t* abandoned) {

@@ -641,9 +641,81 @@ std::string find_refused(const value& v, std::string& path) {
   return {};
 }
 
+// Whether `fields` holds a key twice: compared pairwise while they are few (no allocation), through a set beyond.
+bool has_duplicate_key(const value_fields& fields) {
+  constexpr std::size_t pairwise_up_to = 16;
+  if (fields.size() <= pairwise_up_to) {
+    for (std::size_t i = 1; i < fields.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (fields[i].first == fields[j].first) return true;
+      }
+    }
+    return false;
+  }
+  std::unordered_set<std::string_view> names;
+  for (const auto& field : fields) {
+    if (!names.insert(field.first).second) return true;
+  }
+  return false;
+}
+
+constexpr std::size_t refused_value = static_cast<std::size_t>(-1);
+
+// The JSON levels of `v`'s encoding, as json_levels counts them, or refused_value if find_refused would refuse a
+// part of it: the common case's one walk, which builds no path and no message (a refused value is walked again by
+// the checks that say where and why).
+std::size_t writable_levels(const value& v) {
+  switch (v.type()) {
+    case value::kind::none: return 0;
+    case value::kind::integer:
+    case value::kind::floating:
+    case value::kind::boolean:
+    case value::kind::bytes: return 1;
+    case value::kind::string: return is_utf8(v.as_string()) ? 1 : 2;
+    case value::kind::opaque:
+      if (!opaque_problem(v.as_opaque()).empty()) return refused_value;
+      return is_utf8(v.opaque_type()) ? 1 : 2;
+    case value::kind::tensor: {
+      const tensor_spec& t = v.as_tensor();
+      const bool sizes = std::none_of(t.shape.begin(), t.shape.end(), [](std::int64_t d) { return d < 0; });
+      if (sizes && t.data.empty()) return 2;  // a shape without contents: the common tensor
+      std::string unused_path;
+      return tensor_problem(t, unused_path).empty() ? 2 : refused_value;
+    }
+    case value::kind::variant: {
+      const std::size_t inner = writable_levels(v.alternative());
+      return inner == refused_value ? refused_value : 1 + inner;
+    }
+    case value::kind::tuple:
+    case value::kind::list: {
+      std::size_t deepest = 0;
+      for (const value& item : v.items()) {
+        const std::size_t levels = writable_levels(item);
+        if (levels == refused_value) return refused_value;
+        deepest = std::max(deepest, levels);
+      }
+      return 2 + deepest;
+    }
+    case value::kind::dict:
+    case value::kind::structure: {
+      const value_fields& fields = v.fields();
+      if (has_duplicate_key(fields)) return refused_value;
+      std::size_t deepest = 0;
+      for (const auto& [name, field] : fields) {
+        const std::size_t levels = writable_levels(field);
+        if (levels == refused_value) return refused_value;
+        deepest = std::max({deepest, levels, is_utf8(name) ? std::size_t{0} : std::size_t{1}});
+      }
+      return fields.empty() ? 2 : 3 + deepest;
+    }
+  }
+  return refused_value;
+}
+
 }  // namespace
 
 void check_writable(const value& v, std::string_view where) {
+  if (writable_levels(v) <= max_value_json_levels) return;
   check_json_levels(v);
   std::string path(where);
   if (std::string why = find_refused(v, path); !why.empty()) throw value_error(path + ": " + why);

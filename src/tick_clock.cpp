@@ -56,6 +56,21 @@ std::int64_t tick_clock::choose_and_read() noexcept {
   return ticks;
 }
 
+double tick_clock::recent_ns_per_tick(std::int64_t now_ticks) noexcept {
+  if (source_.load(std::memory_order_acquire) != tsc) return 1.0;
+  const std::int64_t start = start_ticks_.load(std::memory_order_acquire);
+  const std::int64_t measured_at = recent_ratio_ticks_.load(std::memory_order_acquire);
+  // The ratio's error shrinks with the interval it is measured over: one measured 1/64 of the run ago is as good.
+  if (measured_at > start && now_ticks - measured_at <= (measured_at - start) / 64) {
+    return recent_ratio_.load(std::memory_order_relaxed);
+  }
+  const double ratio = ns_per_tick();
+  // The ratio first, then its tick: a reader that sees the tick sees this ratio or a later one, each of them valid.
+  recent_ratio_.store(ratio, std::memory_order_relaxed);
+  recent_ratio_ticks_.store(now_ticks, std::memory_order_release);
+  return ratio;
+}
+
 double tick_clock::ns_per_tick() noexcept {
   if (source_.load(std::memory_order_acquire) != tsc) return 1.0;
   // Over the whole run so far: the longer the run, the more precise the ratio.

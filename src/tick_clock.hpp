@@ -51,6 +51,10 @@ class tick_clock {
   /// Nanoseconds per tick, measured from the start to now (1 without the TSC); async-signal-safe. Take it once per
   /// report: it reads both clocks.
   static double ns_per_tick() noexcept;
+  /// As ns_per_tick(), for a conversion per call (a record's latency), given a reading `now_ticks` just taken: the
+  /// ratio measured over at least 64/65 of the run so far, measured again only when the run has grown by 1/64 since
+  /// (reading the clocks at every call would cost more than the call's own two readings); async-signal-safe.
+  static double recent_ns_per_tick(std::int64_t now_ticks) noexcept;
   /// The tick the clock started at.
   static std::int64_t start_ticks() noexcept {
     (void)now();
@@ -70,6 +74,9 @@ class tick_clock {
   static constinit inline std::atomic<int> source_{unchosen};
   static constinit inline std::atomic<std::int64_t> start_ticks_{0};
   static constinit inline std::atomic<std::int64_t> start_ns_{0};
+  // recent_ns_per_tick's last ratio, and the tick it was measured at (0: never).
+  static constinit inline std::atomic<double> recent_ratio_{1.0};
+  static constinit inline std::atomic<std::int64_t> recent_ratio_ticks_{0};
 };
 
 // Trivial and constant-initialised: valid in static and thread-local destructors, and read without a TLS wrapper

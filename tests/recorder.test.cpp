@@ -234,6 +234,28 @@ TEST_CASE("call_recorder: calls that throw, opaque results, latency") {
   REQUIRE(builds.num_calls() == 1);
   CHECK(builds.calls()[0].result == value::opaque("llm::engine_handle"));  // not structural: its type name
   CHECK(builds.calls()[0].latency_ns.value() >= 2'000'000);                // the call slept 2 ms
+
+  SECTION("the latencies of calls spread over the run stay within the time around each call") {
+    // Ticks become nanoseconds through a ratio measured again as the run grows: each call is converted by a ratio
+    // taken at a different point of the run.
+    using clock = std::chrono::steady_clock;
+    const auto ns = [](clock::duration d) { return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count(); };
+    hookscope::recorder_options all;
+    all.store_n_calls = hookscope::unlimited;
+    hookscope::call_recorder spread(llm::build, all);
+    std::vector<std::int64_t> around;
+    for (int i = 0; i < 12; ++i) {
+      const clock::time_point before = clock::now();
+      llm::build(2);
+      around.push_back(ns(clock::now() - before));
+    }
+    REQUIRE(spread.num_calls() == around.size());
+    for (std::size_t i = 0; i < around.size(); ++i) {
+      INFO("call " << i);
+      CHECK(spread.calls()[i].latency_ns.value() >= 2'000'000);
+      CHECK(spread.calls()[i].latency_ns.value() <= around[i]);
+    }
+  }
 }
 
 TEST_CASE("call_recorder on methods and make_observable wrappers") {

@@ -861,6 +861,20 @@ TEST_CASE("to_record_line: a dict whose keys repeat is refused") {
   r.function = "f";
   r.inputs.kwargs.push_back({"x", value::list({value::dict({{"yes", value(1)}, {"yes", value(2)}})})});
   CHECK_THROWS_WITH(hookscope::to_record_line(r), "x[0]: the key \"yes\" given twice");
+
+  SECTION("few keys, compared pairwise, and many, through a set: the first and the last repeated, or none") {
+    for (const std::size_t n : {2u, 16u, 17u, 64u}) {
+      hookscope::value_fields distinct;
+      for (std::size_t i = 0; i < n; ++i) distinct.push_back({"k" + std::to_string(i), value(static_cast<int>(i))});
+      INFO(n << " keys");
+      CHECK(written_for(value::dict(distinct)));
+      CHECK(reads_back(value::dict(distinct)));
+      hookscope::value_fields repeated = distinct;
+      repeated.back().first = repeated.front().first;
+      CHECK_FALSE(written_for(value::dict(repeated)));
+      CHECK_FALSE(written_for(value::structure("s", repeated)));
+    }
+  }
 }
 
 TEST_CASE("to_record_line: opaque leaves the reader refuses are not written") {
