@@ -17,6 +17,10 @@
 
 #include <cstdint>
 
+#ifdef HOOKSCOPE_BENCH_HAVE_ENTT
+#include <entt/signal/sigh.hpp>
+#endif
+
 namespace {
 
 volatile std::uint64_t sink = 0;  // the function and every callback add one into it
@@ -138,6 +142,30 @@ void observable_erased_callbacks(benchmark::State& state) {
   run(state, callbacks_if_enabled(2), [](int x, double factor) { return scale(x, factor); });
 }
 
+//=== the peer: EnTT's sigh around the same call (the real library, in this binary) ===//
+
+#ifdef HOOKSCOPE_BENCH_HAVE_ENTT
+void count_pre(int, double) { tiny_work(); }
+void count_post(int, double, double) { tiny_work(); }
+
+// What a hand-written hook with EnTT's signals costs: one publish before the call and one after it, each to one
+// callback that does the same tiny work as ours. Unlike the annotation, nothing here is thread-safe (a callback
+// disconnected while another thread publishes is undefined behaviour), scoped to a context or removable from a
+// callback.
+void entt_sigh_pre_post(benchmark::State& state) {
+  entt::sigh<void(int, double)> pre;
+  entt::sigh<void(int, double, double)> post;
+  entt::sink{pre}.connect<&count_pre>();
+  entt::sink{post}.connect<&count_post>();
+  run(state, 2, [&](int x, double factor) {
+    pre.publish(x, factor);
+    const double result = impl::scale(x, factor);
+    post.publish(x, factor, result);
+    return result;
+  });
+}
+#endif
+
 }  // namespace
 
 // Registration order is run order: the baseline first, then the annotation with more and more listening.
@@ -146,5 +174,8 @@ BENCHMARK(observable_no_callback);
 BENCHMARK(observable_pre_callback);
 BENCHMARK(observable_pre_post_callbacks);
 BENCHMARK(observable_erased_callbacks);
+#ifdef HOOKSCOPE_BENCH_HAVE_ENTT
+BENCHMARK(entt_sigh_pre_post);
+#endif
 
 BENCHMARK_MAIN();

@@ -10,7 +10,7 @@ which the three variants take turns):
   probes    the same source as enabled, with USDT probes (-DHOOKSCOPE_USDT=1; where <sys/sdt.h> is found).
 Code size is text+data of the object file (`size`: machine code, read-only data, unwind tables and data) and, apart,
 its machine code (the executable sections, `readelf -S`); per-annotation figures are (variant - plain) / N. The
-400 B target is judged on machine code; text+data is printed beside it.
+byte targets (400 B without probes, 300 B with them) are judged on machine code; text+data is printed beside it.
 Parameters are named a0, a1, ... (functions of one signature then share their observed-call code, as they do
 in real code when the names repeat); --distinct-names gives every function names of its own (no sharing).
 --instructions adds the instructions the compiler executes for each variant (valgrind's callgrind, summed over
@@ -32,6 +32,7 @@ import tempfile
 
 ENABLED_MAX_S = 3.0
 ENABLED_MAX_BYTES = 400
+PROBES_MAX_BYTES = 300
 DISABLED_MAX_RATIO = 1.2
 
 TYPES = [  # (parameter type, expression giving an argument, expression using a parameter `p`)
@@ -201,10 +202,13 @@ def main() -> int:
     print(f"| disabled | {disabled[0]:.2f} s ({disabled[0] / plain[0]:.2f}× plain) | {disabled[1]} B | "
           f"{per(disabled):.0f} B | {per_code(disabled):.0f} B | ≤ {DISABLED_MAX_RATIO}× plain: "
           f"{'met' if disabled_ok else 'NOT met'} |")
+    probes_ok = True
     if "probes" in results:
         probes = results["probes"]
+        probes_ok = per_code(probes) <= PROBES_MAX_BYTES
         print(f"| enabled, USDT probes | {probes[0]:.2f} s ({probes[0] / plain[0]:.2f}× plain) | {probes[1]} B | "
-              f"{per(probes):.0f} B | {per_code(probes):.0f} B | reported (enabled's target is without probes) |")
+              f"{per(probes):.0f} B | {per_code(probes):.0f} B | ≤ {PROBES_MAX_BYTES} B of machine code: "
+              f"{'met' if probes_ok else 'NOT met'} |")
     for tag in ("enabled", "disabled", "probes"):
         if f"baseline {tag}" in results:
             base = results[f"baseline {tag}"]
@@ -216,7 +220,7 @@ def main() -> int:
         print("| --- | ---: | ---: |")
         for tag in counts:
             print(f"| {tag} | {counts[tag]:.0f} M | {counts[tag] / counts['plain']:.2f}× |")
-    return 1 if args.check and not (enabled_ok and disabled_ok) else 0
+    return 1 if args.check and not (enabled_ok and disabled_ok and probes_ok) else 0
 
 
 if __name__ == "__main__":

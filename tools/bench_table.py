@@ -75,7 +75,8 @@ OBSERVABLE_PREFIX = "observable_"
 OBSERVABLE_BASELINE = "observable_plain_call"
 OBSERVABLE_NO_CALLBACK = "observable_no_callback"
 OBSERVABLE_PRE_POST = "observable_pre_post_callbacks"
-PRE_POST_MAX_NS = 8.0
+PRE_POST_MAX_NS = 5.0
+ENTT_PRE_POST = "entt_sigh_pre_post"  # the peer: EnTT's sigh published before and after the same call
 DISABLED_RATIO = 1.00
 DISABLED_RATIO_TOLERANCE = 0.03  # run-to-run noise of two identical calls on a busy 2-core VM
 
@@ -358,6 +359,10 @@ def observable_targets(times, hooks_enabled):
                 ("enabled, no callback anywhere, over the plain call", OBSERVABLE_NO_CALLBACK, NO_CALLBACK_MAX_NS),
                 ("observable with pre + post callbacks, over the plain call", OBSERVABLE_PRE_POST, PRE_POST_MAX_NS)):
             results.append(at_most(times, label, name, limit, base))
+        ours, entt = over_plain(times, OBSERVABLE_PRE_POST, base), over_plain(times, ENTT_PRE_POST, base)
+        if ours is not None and entt is not None and entt > 0:
+            print(f"pre + post over the plain call, hookscope / EnTT's sigh: {ours / entt:.2f}× "
+                  f"({ours:+.2f} / {entt:+.2f} ns)")
         return results
     name = OBSERVABLE_NO_CALLBACK
     label = (f"disabled build, annotated vs plain, ratio {DISABLED_RATIO:.2f} "
@@ -439,10 +444,13 @@ FLAT_MEMORY_MIB = 1.0  # peak RSS after 1 M records vs after 100 k: allocator no
 
 # bench/probes.bench.cpp: USDT probes idle, raised and with callbacks, beside the plain call and peers.
 PROBES_BASELINE = "probes_plain_call"
+RAISED_PROBE_MAX_NS = 3.0
 PROBES_TARGETS = (
     ("probes compiled in, nobody attached or listening, over the plain call", "probes_idle", NO_CALLBACK_MAX_NS,
      PROBES_BASELINE),
     ("pre + post callbacks with probes compiled in, over the plain call", "probes_pre_post", PRE_POST_MAX_NS,
+     PROBES_BASELINE),
+    ("a raised probe (a tool attached, no callback), over the plain call", "probes_raised", RAISED_PROBE_MAX_NS,
      PROBES_BASELINE),
 )
 
