@@ -8,6 +8,8 @@
 #include "fiber.hpp"
 
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -25,6 +27,10 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <utility>
 
 using hookscope::dtype;
 using hookscope::tensor_spec;
@@ -124,6 +130,47 @@ const void* operator&(const T&) {
 inline int eval(term t) { return t.v; }
 HOOKSCOPE_OBSERVABLE(observed_eval, eval, t);
 }  // namespace expr
+
+namespace probe {
+// A class flattened into the children it names: any names, repeated ones too (flatten_traits may name two alike),
+// nested as deep as it is built (capture cuts it at its depth bound).
+struct bag {
+  std::vector<std::string> names;
+  std::vector<bag> children;  // as many as names
+};
+}  // namespace probe
+
+template <>
+struct hookscope::flatten_traits<probe::bag> {
+  static constexpr std::string_view name = "Bag";
+  static std::vector<std::pair<std::string, probe::bag>> flatten(const probe::bag& b) {
+    std::vector<std::pair<std::string, probe::bag>> children;
+    for (std::size_t i = 0; i < b.names.size(); ++i) children.emplace_back(b.names[i], b.children.at(i));
+    return children;
+  }
+};
+
+namespace probe {
+namespace impl {
+// Gives back nothing (`echo` < 0), `b` (0), or `b` with its name at `echo` repeating an earlier one.
+inline bag take(const bag& b, int echo) {
+  if (echo < 0) return {};
+  bag result = b;
+  if (echo > 0)
+    result.names.at(static_cast<std::size_t>(echo)) = result.names.at(static_cast<std::size_t>(echo - 1) / 2);
+  return result;
+}
+// Spins until `id % 7` microseconds have passed (by the steady clock, inside the call).
+inline int spin(int id) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(id % 7);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+  return id;
+}
+}  // namespace impl
+HOOKSCOPE_OBSERVABLE(take, impl::take, b, echo);
+HOOKSCOPE_OBSERVABLE(spin, impl::spin, id);
+}  // namespace probe
 
 #if HOOKSCOPE_ENABLED
 
@@ -566,6 +613,154 @@ TEST_CASE("call_recorder round trip: random arguments read back equal") {
       CHECK(hookscope::to_json(back[k].inputs.kwargs[a].second) == hookscope::to_json(sent[k][a].second));
     }
     CHECK(back[k].result->as_string() == sent[k][0].second.as_string());
+  }
+}
+
+namespace {
+// `threads` threads (0: the calling one) each making `per_thread` calls of probe::spin, each timed around by the steady
+// clock: every recorded latency is at least the call's spin and at most the time around it.
+void check_latencies_within_calls(int threads, int per_thread) {
+  using clock = std::chrono::steady_clock;
+  hookscope::call_recorder rec(probe::spin, {.store_n_calls = hookscope::unlimited, .global = true});
+  const int n = std::max(threads, 1);
+  std::vector<std::int64_t> around(static_cast<std::size_t>(n * per_thread));
+  auto run = [&](int t) {
+    for (int i = 0; i < per_thread; ++i) {
+      const int id = i * n + t;
+      const clock::time_point before = clock::now();
+      (void)probe::spin(id);
+      around[static_cast<std::size_t>(id)] =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - before).count();
+    }
+  };
+  if (threads == 0) {
+    run(0);
+  } else {
+    std::vector<std::thread> running;
+    for (int t = 0; t < threads; ++t) running.emplace_back(run, t);
+    for (auto& t : running) t.join();
+  }
+  const auto calls = rec.calls();
+  REQUIRE(calls.size() == around.size());
+  std::vector<bool> seen(around.size());
+  for (const hookscope::call_record& c : calls) {
+    const auto id = static_cast<std::size_t>(c.inputs.kwargs.at(0).second.as_int());
+    REQUIRE(id < around.size());
+    CHECK_FALSE(seen[id]);
+    seen[id] = true;
+    const std::int64_t spun = static_cast<std::int64_t>(id % 7) * 1000;
+    INFO("call " << id << ": latency " << c.latency_ns.value() << " ns, " << around[id] << " ns around it");
+    CHECK(c.latency_ns.value() <= around[id]);
+    // Early in a run the ratio is measured over a few microseconds: the start's two readings are taken as the end's
+    // are, so that their gaps cancel (a start whose nanoseconds were read after a cold clock made a call 7% short).
+    CHECK(c.latency_ns.value() >= spun * 95 / 100);
+  }
+}
+}  // namespace
+
+TEST_CASE("call_recorder: latency_ns stays within the time around each call") {
+  SECTION("one thread, calls of 0 to 6 us back to back") { check_latencies_within_calls(0, 400); }
+  SECTION("threads recording at once") { check_latencies_within_calls(3, 200); }
+  SECTION("threads started one after another as the run grows") {
+    for (int round = 0; round < 4; ++round) check_latencies_within_calls(2, 50 << round);
+  }
+}
+
+// Early in a process: the tick clock starts at the first call, and its ratio is measured over a run as short as a
+// few calls. Run by the test below in a process of its own.
+TEST_CASE("call_recorder: latency_ns early in a fresh process", "[.fresh_process]") {
+  check_latencies_within_calls(2, 300);
+  check_latencies_within_calls(0, 300);
+}
+
+TEST_CASE("call_recorder: latency_ns early in a fresh process from threads") {
+  for (int run = 0; run < 3; ++run) {
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      // The test above alone, in a fresh image of this program: its clock starts with its first call.
+      execl("/proc/self/exe", "recorder_test", "[fresh_process]", "--out", "/dev/null", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    INFO("run " << run << ": status " << status);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+}
+
+TEST_CASE("call_recorder::refused_calls: repeated names among few and many children, deep or not") {
+  const captured_log log;
+  const std::string later =
+      " (later calls that cannot be captured are left out without a message; refused_calls() "
+      "counts them)";
+  for (const std::size_t n : {2u, 16u, 17u, 40u}) {
+    probe::bag distinct;
+    for (std::size_t i = 0; i < n; ++i) distinct.names.push_back("c" + std::to_string(i));
+    distinct.children.resize(n);
+    INFO(n << " children");
+    DYNAMIC_SECTION("a repeated name in an argument, at each pair of positions: refused, said once (" << n
+                                                                                                      << " children)") {
+      hookscope::call_recorder rec(probe::take, {.store_n_calls = hookscope::unlimited});
+      std::size_t refused = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = i + 1; j < n; ++j) {
+          probe::bag repeated = distinct;
+          repeated.names[j] = repeated.names[i];
+          (void)probe::take(repeated, -1);
+          ++refused;
+          (void)probe::take(distinct, -1);
+        }
+      }
+      CHECK(rec.refused_calls() == refused);
+      CHECK(rec.num_calls() == refused);
+      REQUIRE(log.lines.size() == 1);
+      CHECK(log.lines[0] ==
+            "hookscope: call_recorder: 'probe::take': a call is not recorded: b: the key \"c0\" given "
+            "twice" +
+                later);
+      const auto back = read_back(rec.to_jsonl());
+      REQUIRE(back.size() == refused);
+      CHECK(back.back().inputs.kwargs.at(0).second.fields().size() == n);
+    }
+    DYNAMIC_SECTION("a repeated name in the result (" << n << " children)") {
+      hookscope::call_recorder rec(probe::take, {.store_n_calls = 3});
+      for (int i = 0; i < 4; ++i) {
+        (void)probe::take(distinct, static_cast<int>(n) - 1);  // the last name repeats the middle one
+        (void)probe::take(distinct, 0);
+      }
+      CHECK(rec.refused_calls() == 3);  // the 4th round finds the 3 places taken: not captured
+      CHECK(rec.num_calls() == 3);      // refused calls give their places back
+      REQUIRE(log.lines.size() == 1);
+      CHECK(log.lines[0] == "hookscope: call_recorder: 'probe::take': a call is not recorded: result: the key \"" +
+                                distinct.names[(n - 2) / 2] + "\" given twice" + later);
+      CHECK(read_back(rec.to_jsonl()).size() == 3);
+    }
+    DYNAMIC_SECTION("a repeated name deep inside a child, and a chain cut at the capture's depth bound ("
+                    << n << " children)") {
+      hookscope::call_recorder rec(probe::take, {.store_n_calls = hookscope::unlimited});
+      // 8 levels of one child "next", the last one holding the children: its names repeated, then distinct.
+      auto chain = [](probe::bag bottom, int levels) {
+        for (int i = 0; i < levels; ++i) bottom = probe::bag{{"next"}, {std::move(bottom)}};
+        return bottom;
+      };
+      probe::bag repeated = distinct;
+      repeated.names[n - 1] = repeated.names[0];
+      (void)probe::take(chain(repeated, 8), -1);
+      (void)probe::take(chain(distinct, 8), 0);
+      (void)probe::take(chain(distinct, 60), 0);  // past the bound: cut, recorded
+      CHECK(rec.refused_calls() == 1);
+      REQUIRE(log.lines.size() == 1);
+      std::string path = "b";
+      for (int i = 0; i < 8; ++i) path += ".next";
+      CHECK(log.lines[0] == "hookscope: call_recorder: 'probe::take': a call is not recorded: " + path +
+                                ": the key \"c0\" given twice" + later);
+      const auto back = read_back(rec.to_jsonl());
+      REQUIRE(back.size() == 2);
+      REQUIRE(rec.num_calls() == 2);
+      for (std::size_t i = 0; i < 2; ++i) CHECK(back[i].inputs == rec.calls()[i].inputs);
+    }
   }
 }
 
