@@ -45,12 +45,17 @@ std::int64_t tick_clock::choose_and_read() noexcept {
 #endif
     return monotonic_ns();
   };
+  // The start's two readings are taken as ns_per_tick() takes the end's, the ticks then the nanoseconds right after
+  // them, with the clock already warm (its first call may fault its page in): the two gaps then cancel in the ratio,
+  // which early in a run is measured over a few microseconds.
+  (void)monotonic_ns();
   const std::int64_t ticks = read();
+  const std::int64_t ns = monotonic_ns();
   // The first to get here gives the start, and publishes the source after it: a reader that sees the source also
   // sees the start. The others return their reading (in the same unit) and may come here again until then.
   std::int64_t none = 0;
   if (start_ticks_.compare_exchange_strong(none, ticks, std::memory_order_acq_rel)) {
-    start_ns_.store(monotonic_ns(), std::memory_order_release);
+    start_ns_.store(ns, std::memory_order_release);
     source_.store(source, std::memory_order_release);
   }
   return ticks;
