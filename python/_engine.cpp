@@ -10,6 +10,7 @@
 #include "hookscope/errors.hpp"
 #include "hookscope/load.hpp"
 #include "hookscope/records.hpp"
+#include "hookscope/output_formats.hpp"
 #include "hookscope/shapes.hpp"
 #include "hookscope/value.hpp"
 
@@ -270,9 +271,37 @@ const char* load_error_kind_name(hookscope::load_error_kind k) {
   return "bad_option";
 }
 
+// The output format named `name` (the table the command's --format reads); an unknown name is a bad option.
+const hookscope::output_format& output_format_named(std::string_view name) {
+  if (const hookscope::output_format* f = hookscope::find_output_format(name)) return *f;
+  bad_option("hookscope: format: expected " + hookscope::output_format_names() + ", got '" + std::string(name) + "'");
+}
+
+std::string write_format(const hookscope::dynamic_shapes& ds, std::string_view name, bool typed) {
+  const hookscope::output_format& f = output_format_named(name);
+  if (!typed) return f.write(ds);
+  if (f.write_typed == nullptr) {
+    std::string with;
+    for (const hookscope::output_format& g : hookscope::output_formats()) {
+      if (g.write_typed != nullptr) with += (with.empty() ? "" : ", ") + std::string(g.name);
+    }
+    bad_option("hookscope: typed: the format '" + std::string(name) + "' has no typed form (" + with + " has)");
+  }
+  return f.write_typed(ds);
+}
+
 void bind_dynamic_shapes(py::module_& m) {
   using DS = hookscope::dynamic_shapes;
   py::class_<DS>(m, "DynamicShapes")
+      .def("write", &write_format, py::arg("format") = "torch", py::arg("typed") = false,
+           "The shapes as the output format `format` writes them (output_formats()); typed: containers in the "
+           "record encoding, where the format has that form.")
+      .def(
+          "warnings_for",
+          [](const DS& ds, std::string_view name) { return texts_of(output_format_named(name).warnings(ds)); },
+          py::arg("format"),
+          "The warnings that go with the text of `format`: the shapes' own and the format's, none where the text "
+          "lists them.")
       .def("to_json", &DS::to_json)
       .def("to_typed_json", &DS::to_typed_json)
       .def("to_onnx", &DS::to_onnx)
@@ -588,6 +617,17 @@ PYBIND11_MODULE(_engine, m) {
       "normalize_value", [](const std::string& json) { return hookscope::to_json(hookscope::value_from_json(json)); },
       py::arg("json"), "A value's JSON encoding as the library reads and writes it (checks it).");
 
+  m.def(
+      "output_formats",
+      [] {
+        py::list formats;
+        for (const hookscope::output_format& f : hookscope::output_formats()) {
+          formats.append(py::make_tuple(text_of(f.name), text_of(f.description)));
+        }
+        return formats;
+      },
+      "The output formats of dynamic shapes as (name, description) pairs, the default first: the names "
+      "DynamicShapes.write() and the command's --format take.");
   bind_dynamic_shapes(m);
   bind_inferred_arguments(m);
   bind_shape_engine(m);

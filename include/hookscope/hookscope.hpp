@@ -21,6 +21,7 @@
 #include "hookscope/recorder.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"
+#include "hookscope/output_formats.hpp"
 #include "hookscope/shapes.hpp"
 #include "hookscope/subscription.hpp"
 #include "hookscope/tensor.hpp"

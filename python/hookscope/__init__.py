@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Union
 from . import _arguments, _engine
 from ._arguments import ArgumentTypeError, ArgumentValueError
 from ._engine import (DynamicShapes, FormatError, InferenceError, LoadError, RecordError, ShapeEngine,
-                      ValueKindError)
+                      ValueKindError, output_formats)
 
 # The compiled classes' methods refuse with hookscope's sentences (their binding's own would be pybind11's).
 _arguments.guard_binding(ShapeEngine, (FormatError, InferenceError, LoadError, ValueKindError))
@@ -36,6 +36,7 @@ __all__ = [
     "RecordWarning",
     "ShapeEngine",
     "DynamicShapes",
+    "output_formats",
     "InferredArguments",
     "read_records",
     "load",
@@ -348,11 +349,12 @@ def infer(paths: Paths, *, function: str | None = None, store_n_calls: int | str
           remove_inputs: Collection[str] | None = None, batch: Collection[Key] | bool | None = None,
           batch_all: bool = False, dim_names: bool | Mapping[Key, Mapping[int, str]] | None = False,
           profiles: str | int = 1) -> DynamicShapes:
-    """``hookscope-shapes infer`` as a function, on record files or summaries: the DynamicShapes (``.to_json()`` =
-    --format torch, ``.to_trtexec()``, ``.to_ort_options()``, ``.to_torch_tensorrt()`` (with
-    ``.torch_tensorrt_warnings``), ``.to_onnx()``, ``.to_typed_json()`` = --typed,
-    ``.report()``; ``.inputs``, ``.outputs``, ``.relations``, ``.tensorrt_profiles``, ``.warnings``). The readers'
-    warnings are issued as RecordWarning."""
+    """``hookscope-shapes infer`` as a function, on record files or summaries: the DynamicShapes (``.write(format)``
+    = --format FORMAT for each name of ``output_formats()``, ``.write("torch", typed=True)`` = --typed, and
+    ``.warnings_for(format)`` the warnings the command prints with it; also ``.to_json()``, ``.to_trtexec()``,
+    ``.to_ort_options()``, ``.to_torch_tensorrt()``, ``.to_onnx()``, ``.to_typed_json()``, ``.report()``;
+    ``.inputs``, ``.outputs``, ``.relations``, ``.tensorrt_profiles``, ``.warnings``). The readers' warnings are
+    issued as RecordWarning."""
     options = shapes_options(batch, batch_all, dim_names, profiles)
     loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
                    signature_from=signature_from, remove_inputs=remove_inputs)

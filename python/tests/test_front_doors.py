@@ -14,8 +14,7 @@ import hookscope
 from helpers import DATA, build_dir
 
 FILES = sorted(p.name for p in DATA.glob("*.jsonl"))
-FORMATS = {"torch": "to_json", "typed": "to_typed_json", "trtexec": "to_trtexec", "ort": "to_ort_options",
-           "torch-tensorrt": "to_torch_tensorrt", "onnx": "to_onnx", "report": "report"}
+FORMATS = [name for name, _ in hookscope.output_formats()] + ["typed"]
 PROGRAM = "hookscope-shapes"
 
 
@@ -52,13 +51,11 @@ def sentence(text: str) -> str:
 
 
 def shapes_answer(ds, fmt):
-    """What the command prints of a DynamicShapes: the format on stdout, the warnings on stderr (the report lists its
-    warnings itself; torch-tensorrt adds the dimensions it raised to 1)."""
-    text = getattr(ds, FORMATS[fmt])()
-    if fmt == "report":
-        return text, []
-    extra = list(ds.torch_tensorrt_warnings) if fmt == "torch-tensorrt" else []
-    return text, extra + list(ds.warnings)
+    """What the command prints of a DynamicShapes: the format on stdout, the warnings on stderr, as the library's
+    table of output formats says for both front ends ("typed": --typed, the torch format's typed form)."""
+    if fmt == "typed":
+        return ds.write("torch", typed=True), list(ds.warnings_for("torch"))
+    return ds.write(fmt), list(ds.warnings_for(fmt))
 
 
 def arguments_answer(a):
@@ -109,7 +106,7 @@ INFER_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("fmt", list(FORMATS))
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("argv,options", INFER_OPTIONS, ids=[" ".join(a) or "defaults" for a, _ in INFER_OPTIONS])
 @pytest.mark.parametrize("name", FILES)
 def test_infer(name, argv, options, fmt):

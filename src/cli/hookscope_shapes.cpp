@@ -223,18 +223,8 @@ void print_arguments(const hookscope::shape_engine& engine, const options& o) {
 
 void print_shapes(const hookscope::shape_engine& engine, const options& o) {
   const hookscope::dynamic_shapes ds = engine.infer_dynamic_shapes(o.shapes);
-  switch (o.format) {
-    case output_format::torch: print(o.typed ? ds.to_typed_json() : ds.to_json()); break;
-    case output_format::onnx: print(ds.to_onnx()); break;
-    case output_format::trtexec: print(ds.to_trtexec()); break;
-    case output_format::ort: print(ds.to_ort_options()); break;
-    case output_format::torch_tensorrt:
-      print(ds.to_torch_tensorrt());
-      print_warnings(ds.torch_tensorrt_warnings());
-      break;
-    case output_format::report: print(ds.report()); return;  // the report lists the warnings itself
-  }
-  print_warnings(ds.warnings());
+  print(o.typed ? o.format->write_typed(ds) : o.format->write(ds));
+  print_warnings(o.format->warnings(ds));
 }
 
 void run(const options& o) {
@@ -264,7 +254,7 @@ int main(int argc, char** argv) {
   try {
     const options o = parse_options(argc, argv);
     if (o.help) {
-      std::cout << usage_text;
+      std::cout << usage_text();
       return 0;
     }
     run(o);

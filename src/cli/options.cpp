@@ -1,13 +1,17 @@
 // hookscope-shapes' command line (options.hpp): each option parsed, then the combinations checked.
 #include "options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <system_error>
 
 namespace hookscope_shapes {
 
-const std::string_view usage_text =
-    R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format torch|trtexec|ort|torch-tensorrt|onnx|report]
+namespace {
+
+// The help text; {format_names} and {format_lines} come from the table of output formats (output_formats.hpp).
+constexpr std::string_view usage_template =
+    R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format {format_names}]
                               [--typed] [--profiles 1|auto]
        hookscope-shapes args FILE.jsonl... [options] [--index N | --avoid-specialization] [--as-args-kwargs | --flat]
        hookscope-shapes summarize FILE.jsonl... [--function NAME] [--value-if-missing KEY=JSON]...
@@ -31,12 +35,8 @@ options:
   --dim-names               name dynamic dimensions (batch_size, sequence_length, ...) instead of DYNAMIC
   --dim-name KEY:DIM=LABEL  name dimension DIM of input KEY; repeatable
   --remove-inputs NAME,...  forget these inputs (as if no call had given them) before inferring
-  --format FORMAT           infer: torch (default; torch.export dynamic_shapes as JSON), trtexec
-                            (--minShapes/--optShapes/--maxShapes, --profile=N before each when several), ort
-                            (TensorRT provider options), torch-tensorrt (JSON: torch_tensorrt.Input keyword
-                            arguments per input), onnx (torch.onnx.export dynamic_axes as JSON, inputs and
-                            outputs) or report
-  --typed                   infer, torch format: containers in the record encoding ({"tuple":[...]}, ...)
+  --format FORMAT           infer: how the shapes are written, one of
+{format_lines}  --typed                   infer, torch format: containers in the record encoding ({"tuple":[...]}, ...)
   --profiles 1|auto         infer, trtexec/ort/torch-tensorrt/report: one consistent profile (default), or one per phase
   --avoid-specialization    args: the call with every dynamic dimension >= 2 if any (torch.export
                             specialises 0 and 1), else the one with the most; a warning names the others
@@ -50,6 +50,28 @@ A KEY is a parameter name or a position (0, 1, ...).
 
 exit status: 0 done, 1 the calls do not allow an inference, 2 bad input or usage.
 )";
+
+void replace(std::string& text, std::string_view placeholder, std::string_view with) {
+  text.replace(text.find(placeholder), placeholder.size(), with);
+}
+
+}  // namespace
+
+std::string usage_text() {
+  std::string text(usage_template);
+  std::string names;
+  std::string lines;
+  for (const hookscope::output_format& f : hookscope::output_formats()) {
+    if (!names.empty()) names += '|';
+    names += f.name;
+    std::string line = "                              " + std::string(f.name);
+    line.resize(std::max<std::size_t>(line.size() + 2, 48), ' ');
+    lines += line + std::string(f.description) + "\n";
+  }
+  replace(text, "{format_names}", names);
+  replace(text, "{format_lines}", lines);
+  return text;
+}
 
 std::string_view without_library_prefix(std::string_view message) {
   constexpr std::string_view prefix = "hookscope: ";
@@ -101,15 +123,18 @@ void parse_dim_name(options& o, std::string_view text) {
                                  std::string(label)});
 }
 
-output_format parse_format(std::string_view text) {
-  if (text == "torch") return output_format::torch;
-  if (text == "trtexec") return output_format::trtexec;
-  if (text == "ort") return output_format::ort;
-  if (text == "report") return output_format::report;
-  if (text == "onnx") return output_format::onnx;
-  if (text == "torch-tensorrt") return output_format::torch_tensorrt;
-  throw usage_error("--format: expected torch, trtexec, ort, torch-tensorrt, onnx or report, got '" +
-                    std::string(text) + "'");
+// The formats with a typed form (--typed), as a sentence lists them.
+std::string typed_formats() {
+  std::string names;
+  for (const hookscope::output_format& f : hookscope::output_formats()) {
+    if (f.write_typed != nullptr) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  }
+  return names;
+}
+
+const hookscope::output_format* parse_format(std::string_view text) {
+  if (const hookscope::output_format* f = hookscope::find_output_format(text)) return f;
+  throw usage_error("--format: expected " + hookscope::output_format_names() + ", got '" + std::string(text) + "'");
 }
 
 void parse_list(std::vector<std::string>& out, std::string_view option, std::string_view text) {
@@ -235,7 +260,8 @@ void check_combinations(options& o, bool format_given) {
   if (o.what == command::args && (o.typed || o.shapes.profile_phases)) {
     throw usage_error(std::string(o.typed ? "--typed" : "--profiles") + " is for 'infer' only");
   }
-  if (o.typed && o.format != output_format::torch) throw usage_error("--typed is for --format torch only");
+  if (o.typed && o.format->write_typed == nullptr)
+    throw usage_error("--typed is for --format " + typed_formats() + " only");
   if (o.what == command::infer && o.avoid_specialization)
     throw usage_error("--avoid-specialization is for 'args' only");
   if (o.avoid_specialization && o.index) throw usage_error("--avoid-specialization and --index exclude each other");

@@ -3,6 +3,7 @@
 // exit status 2. Private to the command (src/cli/).
 #pragma once
 
+#include "hookscope/output_formats.hpp"
 #include "hookscope/shapes.hpp"
 #include "hookscope/value.hpp"
 
@@ -19,7 +20,7 @@ namespace hookscope_shapes {
 inline constexpr std::string_view program = "hookscope-shapes";
 
 /// What --help prints.
-extern const std::string_view usage_text;
+std::string usage_text();
 
 // Bad command line: exit 2 with a hint to --help.
 class usage_error : public std::runtime_error {
@@ -37,7 +38,6 @@ class input_error : public std::runtime_error {
 std::string_view without_library_prefix(std::string_view message);
 
 enum class command { infer, args, summarize };
-enum class output_format { torch, trtexec, ort, torch_tensorrt, onnx, report };
 
 struct options {
   bool help = false;
@@ -50,7 +50,7 @@ struct options {
   std::optional<std::string> signature_from;
   std::vector<std::pair<hookscope::input_key, hookscope::value>> values_if_missing;
   hookscope::dynamic_shapes_options shapes;
-  output_format format = output_format::torch;
+  const hookscope::output_format* format = &hookscope::output_formats().front();
   std::optional<std::size_t> index;
   bool as_args_kwargs = false;
   bool flat = false;
