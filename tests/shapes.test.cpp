@@ -453,6 +453,27 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   }
 }
 
+TEST_CASE("shape_engine::set_parameters") {
+  shape_engine e;
+  e.set_parameters({param("x"), param("y")});
+  SECTION("the same parameters again: nothing changes") {
+    e.set_parameters({param("x"), param("y")});
+    e.add_call(named({{"x", t({2})}, {"y", t({3})}}));
+    e.set_parameters({param("x"), param("y")});
+    CHECK(e.info().calls.size() == 1);
+  }
+  SECTION("other parameters: refused, naming the ones set and the function called") {
+    CHECK(error_of([&] { e.set_parameters({param("x")}); }) ==
+          "hookscope: set_parameters: the parameters are already set to (x, y) and cannot change");
+  }
+  SECTION("after calls were added: refused") {
+    shape_engine late;
+    late.add_call(named({{"x", t({2})}}));
+    CHECK(error_of([&] { late.set_parameters({param("x")}); }) ==
+          "hookscope: set_parameters: set the parameters before adding calls");
+  }
+}
+
 TEST_CASE("shape_engine errors") {
   SECTION("nothing recorded") {
     shape_engine e;

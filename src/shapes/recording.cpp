@@ -72,11 +72,11 @@ void on_signature(recorded_state& s) {
 void set_parameters(recorded_state& s, parameter_list sig) {
   if (s.sig_set) {
     if (sig == s.sig) return;
-    throw inference_error("hookscope: set_signature: the signature is already set to " + s.signature_text() +
+    throw inference_error("hookscope: set_parameters: the parameters are already set to " + s.signature_text() +
                           " and cannot change");
   }
   if (s.n_calls > 0) {
-    throw inference_error("hookscope: set_signature: set the signature before adding calls");
+    throw inference_error("hookscope: set_parameters: set the parameters before adding calls");
   }
   s.sig = std::move(sig);
   s.sig_set = true;
