@@ -1,7 +1,7 @@
 // The errors of capture that need text: compiled once here, not in every translation unit that captures.
 #include "hookscope/detail/capture_rules.hpp"
 #include "hookscope/detail/tensor_data.hpp"
-#include "hookscope/value_errors.hpp"
+#include "hookscope/exceptions.hpp"
 
 #include <string>
 

@@ -5,7 +5,7 @@
 // Compiled once here rather than inline in the header: an annotation's translation unit compiles none of it.
 #include "hookscope/call_context.hpp"
 #include "hookscope/detail/observed_call.hpp"
-#include "hookscope/value_errors.hpp"
+#include "hookscope/exceptions.hpp"
 
 #include "left_calls.hpp"
 

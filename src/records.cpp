@@ -7,7 +7,7 @@
 // line's document lives in a monotonic buffer kept by the reader; JSON paths for errors are built only on failure,
 // from a chain of stack frames.
 #include "hookscope/records.hpp"
-#include "hookscope/value_errors.hpp"
+#include "hookscope/exceptions.hpp"
 
 #include "json_writer.hpp"
 

@@ -3,7 +3,7 @@
 #include "hookscope/registry.hpp"
 
 #include "hookscope/callback_errors.hpp"
-#include "hookscope/value_errors.hpp"
+#include "hookscope/exceptions.hpp"
 #include "hookscope/value.hpp"
 
 #include <cstddef>

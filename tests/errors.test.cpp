@@ -14,12 +14,20 @@
 #include <type_traits>
 #include <vector>
 
-// The exceptions are declared with their layers; this header still gives every one of them to code outside.
+// Every exception is declared in exceptions.hpp (errors.hpp includes it): each layer's, and the ones that carry facts
+// for the front ends (merge_error's reason, load_error's kind).
 TEST_CASE("errors.hpp gives the exceptions of every layer") {
   STATIC_REQUIRE(std::is_base_of_v<std::logic_error, hookscope::value_error>);
   STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, hookscope::format_error>);
   STATIC_REQUIRE(std::is_base_of_v<hookscope::format_error, hookscope::record_error>);
   STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, hookscope::inference_error>);
+  STATIC_REQUIRE(std::is_base_of_v<hookscope::inference_error, hookscope::merge_error>);
+  STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, hookscope::load_error>);
+  const hookscope::load_error bad(hookscope::load_error_kind::bad_option, "hookscope: --index: not with summaries");
+  CHECK(bad.kind() == hookscope::load_error_kind::bad_option);
+  CHECK(std::string(bad.what()) == "hookscope: --index: not with summaries");
+  const hookscope::merge_error apart(hookscope::merge_error::reason::signatures_differ, "hookscope: apart");
+  CHECK(apart.why() == hookscope::merge_error::reason::signatures_differ);
 }
 
 namespace {

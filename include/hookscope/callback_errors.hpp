@@ -1,5 +1,5 @@
-// hookscope/callback_errors.hpp — what happens when a callback throws, and where hookscope's messages go (the core
-// layer's part of errors.hpp: the exceptions of higher layers are declared with their layers).
+// hookscope/callback_errors.hpp — what happens when a callback throws, and where hookscope's messages go (with
+// exceptions.hpp, the library's exceptions, what errors.hpp includes).
 //
 // By default an exception escaping a callback is caught, logged as one line naming the observer, and
 // the observed code goes on: instrumentation must never break the program it watches. Tests can ask

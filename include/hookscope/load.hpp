@@ -10,7 +10,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/errors.hpp"
+#include "hookscope/exceptions.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/shapes.hpp"
 #include "hookscope/value.hpp"
@@ -26,29 +26,6 @@
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
-
-/// What a source or a load option got wrong; each front end decides from it how to answer (the command's exit
-/// status and `--help` hint, Python's exception), never from the message.
-enum class load_error_kind : std::uint8_t {
-  bad_option,          ///< an option that does not apply to these sources (e.g. --store-n-calls N with summaries)
-  unreadable,          ///< a source that does not open or read, or is a directory
-  mixed_sources,       ///< record files and summaries given together
-  bad_summary,         ///< a file that starts as a summary and is not a valid one
-  several_functions,   ///< the records hold several functions and none was chosen
-  no_such_function,    ///< the function asked for is not in the records, or a summary is of another one
-  summaries_disagree,  ///< summaries that do not merge: other functions, value_if_missing, a state not of every call
-  signatures_differ,   ///< summaries of one function recorded with different signatures (--signature-from helps)
-};
-
-/// Thrown by load_engine; what() is one sentence naming the source (and the option) concerned.
-class load_error : public std::runtime_error {
- public:
-  load_error(load_error_kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
-  load_error_kind kind() const noexcept { return kind_; }
-
- private:
-  load_error_kind kind_;
-};
 
 /// How sources are read into an engine: the options `hookscope-shapes` takes before it infers.
 struct load_options {

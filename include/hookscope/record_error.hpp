@@ -1,25 +1,5 @@
-// hookscope/record_error.hpp — the exception of the record reader (records layer): a line that is not a valid record,
-// with the source and line it came from.
+// hookscope/record_error.hpp — record_error, which hookscope/exceptions.hpp declares with every other exception of the library;
+// this header stays so that code including it by name compiles.
 #pragma once
 
-#include "hookscope/config.hpp"
-#include "hookscope/value_errors.hpp"
-
-#include <cstddef>
-#include <string>
-
-HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
-
-/// Thrown for a record that is not valid; `what()` is "<source>:<line>: <what was wrong>" and names the JSON path.
-class record_error : public format_error {
- public:
-  record_error(std::string source, std::size_t line, const std::string& message);
-  const std::string& source() const noexcept { return source_; }
-  std::size_t line() const noexcept { return line_; }
-
- private:
-  std::string source_;
-  std::size_t line_;
-};
-
-HOOKSCOPE_DETAIL_END_NAMESPACE
+#include "hookscope/exceptions.hpp"

@@ -15,7 +15,7 @@
 #include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"
 #include "hookscope/value.hpp"
-#include "hookscope/value_errors.hpp"
+#include "hookscope/exceptions.hpp"
 
 #include <atomic>
 #include <cstddef>

@@ -17,7 +17,7 @@
 
 #include "hookscope/call_inputs.hpp"
 #include "hookscope/config.hpp"
-#include "hookscope/record_error.hpp"
+#include "hookscope/exceptions.hpp"
 #include "hookscope/value.hpp"
 
 #include <cstddef>

@@ -15,7 +15,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/inference_error.hpp"
+#include "hookscope/exceptions.hpp"
 #include "hookscope/call_inputs.hpp"
 #include "hookscope/value.hpp"
 
@@ -284,17 +284,6 @@ struct engine_info {
   parameter_list parameters;
   std::size_t calls_seen = 0;     ///< every call given to add_call, kept or not
   std::size_t calls_ignored = 0;  ///< calls left out because store_n_calls was reached (add_call returned false)
-};
-
-/// Thrown by shape_engine::merge for states that were not recorded alike; `reason()` says which way.
-class merge_error : public inference_error {
- public:
-  enum class reason : std::uint8_t { not_every_call, signatures_differ, values_if_missing_differ };
-  merge_error(reason why, const std::string& message) : inference_error(message), reason_(why) {}
-  reason why() const noexcept { return reason_; }
-
- private:
-  reason reason_;
 };
 
 /// The C++ InputObserver's engine: records calls (value trees), then infers.

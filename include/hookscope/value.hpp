@@ -10,7 +10,7 @@
 #pragma once
 
 #include "hookscope/config.hpp"
-#include "hookscope/value_errors.hpp"
+#include "hookscope/exceptions.hpp"
 #include "hookscope/tensor.hpp"
 
 #include <concepts>

@@ -24,7 +24,7 @@
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/records.hpp"
 #include "hookscope/registry.hpp"
-#include "hookscope/value_errors.hpp"
+#include "hookscope/exceptions.hpp"
 
 #include <time.h>
 

@@ -4,7 +4,7 @@
 // engine's messages.
 #include "values.hpp"
 #include "../json_writer.hpp"
-#include "hookscope/inference_error.hpp"
+#include "hookscope/exceptions.hpp"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 // Each consumer's grammar, as read in its source, and where: docs/export_formats.md.
 #include "values.hpp"
 #include "../json_writer.hpp"
-#include "hookscope/inference_error.hpp"
+#include "hookscope/exceptions.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -12,7 +12,7 @@
 // - make_empty(shape, dtype): at::zeros(shape) of that dtype, on the CPU.
 #pragma once
 
-#include "hookscope/value_errors.hpp"
+#include "hookscope/exceptions.hpp"
 #include "hookscope/tensor.hpp"
 
 // ivalue.h first: with Clang 14 in C++20 mode, LibTorch 1.13's ATen/ops headers reach ATen/core/List.h, whose
