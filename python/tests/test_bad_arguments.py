@@ -204,6 +204,8 @@ def call(qualname, files, parameter, value):
         return hookscope.ShapeEngine(**kwargs)
     if qualname.startswith("ShapeEngine."):
         return getattr(engine_for(qualname, files), qualname.split(".", 1)[1])(**kwargs)
+    if qualname.startswith("DynamicShapes."):
+        return getattr(hookscope.infer([files["records"]]), qualname.split(".", 1)[1])(**kwargs)
     if qualname.startswith("InputObserver."):
         method = qualname.split(".", 1)[1]
         obs = observed()
