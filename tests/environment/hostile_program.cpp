@@ -1,4 +1,4 @@
-// Run by tests/environment/test_hostile.py under HOOKSCOPE_RECORD, HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE: the
+// Run by tests/environment/test_program_edge_cases.py under HOOKSCOPE_RECORD, HOOKSCOPE_STATS and HOOKSCOPE_TIMELINE: the
 // ways a call can end without its post callback, deep recursion, bytes that are not UTF-8, a tensor that cannot be
 // captured, threads still tracing at exit, chdir(), arguments too long for a timeline event (timeline_args), a
 // function in a namespace (ns_step, for globs with brackets), the statistics of threads that end and of a fork.

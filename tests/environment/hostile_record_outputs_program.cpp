@@ -1,6 +1,6 @@
 // HOOKSCOPE_RECORD against outputs that fight back: pipes and FIFOs whose readers stall or leave, sockets, files that
 // fill up, and values chosen to trip the writer's memory of each parameter's last text
-// (tests/environment/test_record_outputs_hostile.py):
+// (tests/environment/test_record_slow_outputs.py):
 //   memo                  calls of shaped() and texted() whose values repeat, change at equal size, switch between
 //                         ranks 0 and 64, escapes and bytes that are not UTF-8, through args and results; prints the
 //                         call_recorder's lines (to_record_line, no latency), which the file's lines must equal

@@ -1,5 +1,5 @@
-"""Adversarial tests of InputObserver's recording path: calls that must return normally (and be recorded where the
-format can hold them) although their values, the process or the warnings filter are hostile."""
+"""InputObserver's recording path: calls that return normally (and are recorded where the format can hold them)
+although their values, the process or the warnings filter are hostile."""
 import json
 import os
 import signal

@@ -1,5 +1,5 @@
 // Two free functions and a method, one annotation never called, for the build-flag matrix of
-// tests/probes/test_adversarial_probes.py (gdb reads the operands of each build).
+// tests/probes/test_probe_promises.py (gdb reads the operands of each build).
 #include "hookscope/observable.hpp"
 #include <cstdio>
 #include <string>

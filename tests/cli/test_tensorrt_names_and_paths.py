@@ -1,4 +1,4 @@
-"""hookscope-shapes' TensorRT syntaxes and its file arguments under attack (adversarial review of issue 27): inputs
+"""hookscope-shapes' TensorRT syntaxes and its file arguments: inputs
 whose paths flatten to one name, names a shell reads, a summary that is not JSON, empty paths and a destination whose
 name is as long as a file system allows. Each output is checked by its consumer's rules, not against the code's."""
 import json

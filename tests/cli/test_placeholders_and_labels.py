@@ -1,4 +1,4 @@
-"""hookscope-shapes under attack on the rules of issue 28 (adversarial review): C2 (an input only ever given as its
+"""hookscope-shapes on the placeholder and label rules: C2 (an input only ever given as its
 --value-if-missing placeholder gets no batch dim), the placeholder count 'if_missing' in summaries (merged from shards,
 tampered), C3 (absent is not different; labels that clash; inputs named like generated labels), the profiles'
 placeholders, and hostile dims. Each answer is checked against the documented rule, not against the code's output."""

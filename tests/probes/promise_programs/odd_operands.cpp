@@ -1,5 +1,5 @@
 // Annotations of odd parameter and return types, recursion and a thread ended by pthread_exit inside a probed call,
-// for tests/probes/test_adversarial_probes.py: gdb reads each probe's operands (docs/probes.md, "Operands").
+// for tests/probes/test_probe_promises.py: gdb reads each probe's operands (docs/probes.md, "Operands").
 #include "hookscope/observable.hpp"
 #include <cstdio>
 #include <cstddef>

@@ -1,4 +1,4 @@
-"""observer.phases() under attack (adversarial review of issue 28): decoders observed as a user would (one generate(),
+"""observer.phases() exported and run: decoders observed as a user would (one generate(),
 batch 1 only, a prompt of length 1), a vision-language pattern with several image batches, three phases, and a
 property over random multi-phase streams. Each exported program is run at the stored calls of its phase (what the
 model received) and at shapes never observed, against the eager model."""

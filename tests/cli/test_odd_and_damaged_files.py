@@ -1,4 +1,4 @@
-"""hookscope-shapes against hostile and odd files (issue 27): damaged summaries refused with the JSON path of the field
+"""hookscope-shapes against odd and damaged files: damaged summaries refused with the JSON path of the field
 that contradicts another, never a crash; summaries however a pretty printer spaced or sorted them; byte-order marks;
 one depth limit for records, summaries and `args`; lines longer than the record format's limit skipped with a
 warning, a long line that cannot be text refused; `summarize -o` onto FIFOs, sockets, devices and link loops;

@@ -1,7 +1,7 @@
-"""Adversarial tests of the references' API (issue 28): code written for onnx-diagnostic's or torch.onnx's
-InputObserver with only the import changed, and hostile arguments the bad-argument table does not hold (0-d tensors
-where a collection is wanted, lone surrogates, empty collections, mismatched structures). Each test is a finding:
-what a user met, and what the promise says instead."""
+"""The references' API called as their users call it: code written for onnx-diagnostic's or torch.onnx's
+InputObserver with only the import changed, and arguments the bad-argument table does not hold (0-d tensors where a
+collection is wanted, lone surrogates, empty collections, mismatched structures). Each test is a case a user met,
+and what the promise says of it."""
 import collections
 import math
 import warnings
@@ -281,7 +281,7 @@ NT = collections.namedtuple("NT", "a b")
 @pytest.mark.parametrize("value", [2**64, NT(torch.ones(2), 3), pytest.importorskip("numpy").int64(3)],
                          ids=["big_int", "namedtuple", "numpy_int"])
 def test_observed_call_never_fails_because_of_the_observer(value):
-    """issue 28: values the references' observers let through (an int >= 2**63, a namedtuple, a numpy scalar) never
+    """Values the references' observers let through (an int >= 2**63, a namedtuple, a numpy scalar) never
     make the observed call fail."""
     obs = InputObserver()
 

@@ -1,6 +1,6 @@
 // Member functions of 10 and 11 parameters, defaults left out of a method, a class in an anonymous namespace, a class
 // template, overloads, names with double underscores, a post callback that throws, and two methods named alike of
-// different arities, for gdb and bpftrace in tests/probes/test_adversarial_probes.py.
+// different arities, for gdb and bpftrace in tests/probes/test_probe_promises.py.
 #include "hookscope/observable.hpp"
 #include <cstdio>
 #include <stdexcept>

@@ -1,5 +1,5 @@
 // A call with pre and post callbacks: gdb breaks at its probes and at markers in the callbacks and the body, so that
-// tests/probes/test_adversarial_probes.py checks the order docs/probes.md gives (entry, pre, body, post, return).
+// tests/probes/test_probe_promises.py checks the order docs/probes.md gives (entry, pre, body, post, return).
 #include "hookscope/observable.hpp"
 #include <cstdio>
 volatile int seen = 0;

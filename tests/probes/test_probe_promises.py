@@ -1,11 +1,11 @@
-"""USDT probes attacked from outside their own tests: docs/probes.md's promises, on programs built here with the
+"""USDT probes held to docs/probes.md's promises from outside their own tests, on programs built here with the
 compiler given (--compiler) and linked with the built library (--hookscope-library), read with readelf, gdb and
 bpftrace (tests/probes/conftest.py finds them; a tool that cannot run makes its tests skip with a sentence).
 
 Each finding of the attack is a test: those hookscope could fix pass now (their comments say what was wrong); the
 xfail(strict=True) ones are limits of bpftrace 0.17 that docs/probes.md lists (a newer bpftrace that lifts one makes
 its test XPASS, which fails: then the docs must change). The others are promises that held against the same attack.
-The programs are in tests/probes/adversarial/.
+The programs are in tests/probes/promise_programs/.
 """
 import os
 import re
@@ -17,7 +17,7 @@ import pytest
 from attach import attach_while_running
 from support import SOURCE_ROOT, Checks, expect, run
 
-HERE = SOURCE_ROOT / "tests" / "probes" / "adversarial"
+HERE = SOURCE_ROOT / "tests" / "probes" / "promise_programs"
 FLAGS = ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-DHOOKSCOPE_ENABLED=1",
          "-I", str(SOURCE_ROOT / "include"), "-I", str(HERE)]
 
@@ -32,7 +32,7 @@ def probes_built(usdt_enabled, hooks_enabled):
 @pytest.fixture(scope="module")
 def build(compiler, hookscope_library, probes_built, tmp_path_factory):
     """build(name, sources, extra flags, link=True) -> the program's path; fails with the compiler's message."""
-    directory = tmp_path_factory.mktemp("adversarial")
+    directory = tmp_path_factory.mktemp("promise_programs")
     library = os.path.abspath(hookscope_library)
 
     def build_one(name, sources, extra=(), link=True, check=True, usdt=1):
@@ -126,7 +126,7 @@ def test_gdb_reads_odd_operands(odd_hits, probe):
 
 @pytest.fixture(scope="module")
 def names_programs(build, compiler):
-    library = build.directory / "libadversarial_names.so"
+    library = build.directory / "libprobe_names.so"
     command = compiler + FLAGS + ["-DHOOKSCOPE_USDT=1", "-O2", "-fPIC", "-shared", str(HERE / "names_library.cpp"),
                                   "-o", str(library)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
