@@ -281,11 +281,8 @@ std::string write_format(const hookscope::dynamic_shapes& ds, std::string_view n
   const hookscope::output_format& f = output_format_named(name);
   if (!typed) return f.write(ds);
   if (f.write_typed == nullptr) {
-    std::string with;
-    for (const hookscope::output_format& g : hookscope::output_formats()) {
-      if (g.write_typed != nullptr) with += (with.empty() ? "" : ", ") + std::string(g.name);
-    }
-    bad_option("hookscope: typed: the format '" + std::string(name) + "' has no typed form (" + with + " has)");
+    bad_option("hookscope: typed: the format '" + std::string(name) + "' has no typed form (" +
+               hookscope::typed_output_format_names() + " has)");
   }
   return f.write_typed(ds);
 }

@@ -83,5 +83,6 @@ TEST_CASE("output_formats") {
     CHECK(hookscope::find_output_format("Torch") == nullptr);
     CHECK(hookscope::output_format_names() == "torch, trtexec, ort, torch-tensorrt, onnx or report");
     CHECK(hookscope::output_format_names(" and ") == "torch, trtexec, ort, torch-tensorrt, onnx and report");
+    CHECK(hookscope::typed_output_format_names() == "torch");
   }
 }

@@ -38,4 +38,7 @@ const output_format* find_output_format(std::string_view name) noexcept;
 /// The formats' names as a sentence lists them: "torch, trtexec, ..., onnx or report".
 std::string output_format_names(std::string_view last_separator = " or ");
 
+/// The names of the formats that have a typed form (`write_typed`), listed as output_format_names() lists them.
+std::string typed_output_format_names(std::string_view last_separator = " or ");
+
 HOOKSCOPE_DETAIL_END_NAMESPACE

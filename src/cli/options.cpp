@@ -123,15 +123,6 @@ void parse_dim_name(options& o, std::string_view text) {
                                  std::string(label)});
 }
 
-// The formats with a typed form (--typed), as a sentence lists them.
-std::string typed_formats() {
-  std::string names;
-  for (const hookscope::output_format& f : hookscope::output_formats()) {
-    if (f.write_typed != nullptr) names += (names.empty() ? "" : ", ") + std::string(f.name);
-  }
-  return names;
-}
-
 const hookscope::output_format* parse_format(std::string_view text) {
   if (const hookscope::output_format* f = hookscope::find_output_format(text)) return f;
   throw usage_error("--format: expected " + hookscope::output_format_names() + ", got '" + std::string(text) + "'");
@@ -261,7 +252,7 @@ void check_combinations(options& o, bool format_given) {
     throw usage_error(std::string(o.typed ? "--typed" : "--profiles") + " is for 'infer' only");
   }
   if (o.typed && o.format->write_typed == nullptr)
-    throw usage_error("--typed is for --format " + typed_formats() + " only");
+    throw usage_error("--typed is for --format " + hookscope::typed_output_format_names() + " only");
   if (o.what == command::infer && o.avoid_specialization)
     throw usage_error("--avoid-specialization is for 'args' only");
   if (o.avoid_specialization && o.index) throw usage_error("--avoid-specialization and --index exclude each other");

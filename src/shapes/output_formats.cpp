@@ -44,13 +44,31 @@ const output_format* find_output_format(std::string_view name) noexcept {
   return nullptr;
 }
 
-std::string output_format_names(std::string_view last_separator) {
+namespace {
+
+// The names of the formats `keep` keeps, as a sentence lists them.
+template <class Keep>
+std::string names_of(std::string_view last_separator, Keep keep) {
+  std::vector<std::string_view> kept;
+  for (const output_format& f : formats) {
+    if (keep(f)) kept.push_back(f.name);
+  }
   std::string names;
-  for (std::size_t i = 0; i < formats.size(); ++i) {
-    if (i != 0) names += i + 1 == formats.size() ? last_separator : std::string_view(", ");
-    names += formats[i].name;
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    if (i != 0) names += i + 1 == kept.size() ? last_separator : std::string_view(", ");
+    names += kept[i];
   }
   return names;
+}
+
+}  // namespace
+
+std::string output_format_names(std::string_view last_separator) {
+  return names_of(last_separator, [](const output_format&) { return true; });
+}
+
+std::string typed_output_format_names(std::string_view last_separator) {
+  return names_of(last_separator, [](const output_format& f) { return f.write_typed != nullptr; });
 }
 
 HOOKSCOPE_DETAIL_END_NAMESPACE
