@@ -278,7 +278,7 @@ void shapes_optional_infer_arguments(benchmark::State& state) {
   const auto calls = optional_calls();
   for (auto _ : state) {
     const hookscope::shape_engine engine = record_optional(calls);
-    const hookscope::value args = engine.infer_arguments();
+    const hookscope::value args = engine.infer_arguments().arguments;
     benchmark::DoNotOptimize(&args);
   }
 }

@@ -83,12 +83,12 @@ hookscope::input_key to_key(const py::handle& key) {
   }
   if (py::isinstance<py::str>(key)) {
     const std::string text = key.cast<std::string>();
-    if (text.empty()) bad_option("hookscope: empty input name");
+    if (text.empty()) bad_option("empty input name");
     return hookscope::input_key::parse(text);
   }
   const py::int_ n = py::reinterpret_borrow<py::int_>(key);
   if (n < py::int_(0) || n > py::int_(1 << 30)) {
-    bad_option("hookscope: a position is an int from 0 to 2**30, got " + std::string(py::repr(key)));
+    bad_option("a position is an int from 0 to 2**30, got " + std::string(py::repr(key)));
   }
   return hookscope::input_key(key.cast<std::size_t>());
 }
@@ -101,7 +101,9 @@ std::vector<std::pair<hookscope::input_key, hookscope::value>> values_of(
     try {
       out.emplace_back(std::move(k), hookscope::value_from_json(json));
     } catch (const hookscope::format_error& e) {  // what the command says of --value-if-missing KEY=JSON
-      bad_option("--value-if-missing " + std::string(py::str(key)) + "=" + json + ": " + e.what());
+      throw hookscope::load_error(hookscope::option_sentence() << hookscope::option_id::values_if_missing << " "
+                                                               << std::string(py::str(key)) << "=" << json << ": "
+                                                               << e.sentence());
     }
   }
   return out;
@@ -175,7 +177,46 @@ py::dict profile_to_py(const hookscope::tensorrt_profile& p) {
   auto range = [](const hookscope::tensorrt_profile::shape_range& r) {
     return dict_of("input", r.input, "min", r.min, "opt", r.opt, "max", r.max);
   };
-  return dict_of("phase", p.phase, "calls", p.calls, "shapes", list_of(p.shapes, range), "widened", p.widened);
+  py::object split = py::none();
+  if (p.split) {
+    split = dict_of("label", p.split->label, "input", p.split->input, "dim", p.split->dim, "equals_one",
+                    p.split->equals_one);
+  }
+  py::dict out =
+      dict_of("phase", p.phase, "calls", p.calls, "shapes", list_of(p.shapes, range), "widened", p.widened);
+  out["split"] = split;
+  return out;
+}
+
+// A warning as Python holds it: its message (a str, as it always was) carrying its kind and fields as attributes
+// (hookscope._errors.InferenceWarning), so that Python code acts on the facts and prints the text.
+py::object warning_to_py(const hookscope::inference_warning& w) {
+  static PyObject* type =
+      py::module_::import("hookscope._errors").attr("InferenceWarning").inc_ref().ptr();  // lives as long as the process
+  return py::reinterpret_borrow<py::object>(type)(
+      text_of(w.text()), text_of(hookscope::kind_name(w.type)), text_of(w.input),
+      w.dim ? py::object(py::int_(*w.dim)) : py::none(), text_of(w.phase));
+}
+
+py::list warnings_to_py(const std::vector<hookscope::inference_warning>& warnings) {
+  py::list out;
+  for (const hookscope::inference_warning& w : warnings) out.append(warning_to_py(w));
+  return out;
+}
+
+// How hookscope's Python functions (infer, infer_arguments, load, summarize) spell the library's options: their
+// keywords. The one table: Python reads it (front_door_keywords) to spell the refusals it gets.
+std::string_view front_door_spelling(hookscope::option_id id) noexcept {
+  using hookscope::option_id;
+  switch (id) {
+    case option_id::batch_dimension_for: return "batch";
+    case option_id::batch_dimension_for_all: return "batch_all";
+    case option_id::dim_labels: return "dim_names";
+    case option_id::profile_phases: return "profiles";
+    case option_id::candidate: return "index";
+    case option_id::values_if_missing: return "value_if_missing";
+    default: return hookscope::option_name(id);
+  }
 }
 
 // {function: count} of the records the writers dropped (the notes' counts summed).
@@ -205,9 +246,11 @@ hookscope::load_options load_options_of(std::optional<std::string> function, std
   o.signature_from = std::move(signature_from);
   o.remove_inputs = std::move(remove_inputs);
   o.for_summary = for_summary;
-  // The options' spellings are the command line's: the messages name them so in both front ends.
-  if (stored_call_option == "index") o.stored_call_option = "--index";
-  if (stored_call_option == "avoid_specialization") o.stored_call_option = "--avoid-specialization";
+  if (!stored_call_option.empty()) {
+    o.stored_call_option = hookscope::find_option(stored_call_option);
+    if (!o.stored_call_option) throw py::value_error("hookscope: no option named '" + stored_call_option + "'");
+  }
+  o.spelling = front_door_spelling;
   return o;
 }
 
@@ -221,7 +264,6 @@ hookscope::dynamic_shapes_options shapes_options(
   o.batch_dimension_for_all = batch_all;
   o.dim_names = dim_names;
   for (const auto& [key, dim, label] : labels) {
-    if (!hookscope::is_dim_label(label)) bad_option("--dim-name: the label '" + label + "' is not an identifier");
     o.dim_labels.push_back({to_key(key), dim, label});
   }
   if (known) {
@@ -240,7 +282,7 @@ hookscope::argument_options argument_options_of(const py::object& candidate, boo
   }
   if (py::isinstance<py::int_>(candidate)) {
     if (candidate.cast<long long>() < 0) {
-      throw py::value_error("hookscope: candidate: a stored call's index is >= 0, got " +
+      throw py::value_error("candidate: a stored call's index is >= 0, got " +
                             std::string(py::repr(candidate)));
     }
     o.candidate = candidate.cast<std::size_t>();
@@ -254,6 +296,20 @@ hookscope::argument_options argument_options_of(const py::object& candidate, boo
   o.as_args_kwargs = as_args_kwargs;
   o.avoid_specialization = avoid_specialization;
   return o;
+}
+
+// A refusal of options as Python holds it: `options` (library names) and `pieces` ((text, None) or ("", option)),
+// from which each Python front end spells the sentence with its own keywords.
+void set_option_facts(py::object& error, const hookscope::load_error& e) {
+  py::list options;
+  for (hookscope::option_id id : e.options()) options.append(text_of(hookscope::option_name(id)));
+  error.attr("options") = py::tuple(options);
+  if (e.option_parts() == nullptr) return;
+  py::list pieces;
+  for (const auto& [text, id] : e.option_parts()->pieces()) {
+    pieces.append(py::make_tuple(text_of(text), id ? py::object(text_of(hookscope::option_name(*id))) : py::none()));
+  }
+  error.attr("pieces") = pieces;
 }
 
 const char* load_error_kind_name(hookscope::load_error_kind k) {
@@ -274,14 +330,14 @@ const char* load_error_kind_name(hookscope::load_error_kind k) {
 // The output format named `name` (the table the command's --format reads); an unknown name is a bad option.
 const hookscope::output_format& output_format_named(std::string_view name) {
   if (const hookscope::output_format* f = hookscope::find_output_format(name)) return *f;
-  bad_option("hookscope: format: expected " + hookscope::output_format_names() + ", got '" + std::string(name) + "'");
+  bad_option("format: expected " + hookscope::output_format_names() + ", got '" + std::string(name) + "'");
 }
 
 std::string write_format(const hookscope::dynamic_shapes& ds, std::string_view name, bool typed) {
   const hookscope::output_format& f = output_format_named(name);
   if (!typed) return f.write(ds);
   if (f.write_typed == nullptr) {
-    bad_option("hookscope: typed: the format '" + std::string(name) + "' has no typed form (" +
+    bad_option("typed: the format '" + std::string(name) + "' has no typed form (" +
                hookscope::typed_output_format_names() + " has)");
   }
   return f.write_typed(ds);
@@ -295,7 +351,7 @@ void bind_dynamic_shapes(py::module_& m) {
            "record encoding, where the format has that form.")
       .def(
           "warnings_for",
-          [](const DS& ds, std::string_view name) { return texts_of(output_format_named(name).warnings(ds)); },
+          [](const DS& ds, std::string_view name) { return warnings_to_py(output_format_named(name).warnings(ds)); },
           py::arg("format"),
           "The warnings that go with the text of `format`: the shapes' own and the format's, none where the text "
           "lists them.")
@@ -305,9 +361,10 @@ void bind_dynamic_shapes(py::module_& m) {
       .def("to_trtexec", &DS::to_trtexec)
       .def("to_ort_options", &DS::to_ort_options)
       .def("to_torch_tensorrt", &DS::to_torch_tensorrt)
-      .def_property_readonly("torch_tensorrt_warnings", &DS::torch_tensorrt_warnings)
+      .def_property_readonly("torch_tensorrt_warnings",
+                             [](const DS& ds) { return warnings_to_py(ds.torch_tensorrt_warnings()); })
       .def("report", &DS::report)
-      .def_property_readonly("warnings", &DS::warnings)
+      .def_property_readonly("warnings", [](const DS& ds) { return warnings_to_py(ds.warnings()); })
       .def_property_readonly("root", [](const DS& ds) { return node_to_py(ds.root()); })
       .def_property_readonly("inputs", [](const DS& ds) { return list_of(ds.inputs(), tensor_input_to_py); })
       .def_property_readonly("outputs", [](const DS& ds) { return list_of(ds.outputs(), tensor_input_to_py); })
@@ -323,7 +380,7 @@ void bind_inferred_arguments(py::module_& m) {
           "json", [](const IA& a) { return hookscope::to_json(a.arguments); },
           "The arguments in the record value encoding (what `hookscope-shapes args` prints).")
       .def_readonly("call", &IA::call, "The index of the recorded call they start from; None for a call given.")
-      .def_readonly("warnings", &IA::warnings);
+      .def_property_readonly("warnings", [](const IA& a) { return warnings_to_py(a.warnings); });
 }
 
 // A call parsed once, whose tensors' shapes each later call of the same structure fills in: InputObserver's hot
@@ -347,7 +404,7 @@ std::vector<std::int64_t> shape_of(PyObject* shape) {
   for (Py_ssize_t i = 0; i < n; ++i) {
     const long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
     if (d == -1 && PyErr_Occurred()) throw py::error_already_set();
-    if (d < 0) throw py::value_error("hookscope: a negative dimension in a shape");
+    if (d < 0) throw py::value_error("a negative dimension in a shape");
     out[static_cast<std::size_t>(i)] = d;
   }
   return out;
@@ -433,7 +490,7 @@ void bind_shape_engine(py::module_& m) {
                                    std::string(py::str(py::type::of(into).attr("__name__"))));
             }
             if (static_cast<std::size_t>(py::len(shapes)) != t.tensors) {
-              throw py::value_error("hookscope: add_call_shapes: " + std::to_string(py::len(shapes)) +
+              throw py::value_error("add_call_shapes: " + std::to_string(py::len(shapes)) +
                                     " shapes for a template of " + std::to_string(t.tensors) + " tensors");
             }
             std::size_t next = 0;
@@ -474,7 +531,7 @@ void bind_shape_engine(py::module_& m) {
       .def(
           "infer_arguments",
           [](const SE& e, const py::object& candidate, bool flat, bool as_args_kwargs, bool avoid_specialization) {
-            return e.choose_arguments(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
+            return e.infer_arguments(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
           },
           py::kw_only(), py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
           py::arg("avoid_specialization") = false,
@@ -586,12 +643,14 @@ PYBIND11_MODULE(_engine, m) {
     } catch (const hookscope::load_error& e) {
       py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(e.what()));
       error.attr("kind") = load_error_kind_name(e.kind());
+      set_option_facts(error, e);
       PyErr_SetObject(load_error, error.ptr());
     } catch (const hookscope::value_error& e) {
       raise(value_error, e);
     } catch (const std::system_error& e) {  // a stream that fails to read outside load_engine (read_records)
-      py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(e.what()));
+      py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(hookscope::detail::prefixed(e.what())));
       error.attr("kind") = "unreadable";
+      error.attr("options") = py::tuple();
       PyErr_SetObject(load_error, error.ptr());
     }
   });
@@ -608,6 +667,42 @@ PYBIND11_MODULE(_engine, m) {
     for (const auto& k : hookscope::default_known_dim_names()) out.emplace_back(k.input, k.dim, k.label);
     return out;
   });
+  m.def(
+      "check_shapes_options",
+      [](const std::vector<std::string>& batch_dimension_for, bool batch_all, bool dim_names,
+         const std::vector<std::tuple<py::object, std::size_t, std::string>>& dim_labels, bool profile_phases) {
+        hookscope::check_options(
+            shapes_options(batch_dimension_for, batch_all, dim_names, dim_labels, std::nullopt, profile_phases));
+      },
+      py::kw_only(), py::arg("batch_dimension_for") = std::vector<std::string>{}, py::arg("batch_all") = false,
+      py::arg("dim_names") = false,
+      py::arg("dim_labels") = std::vector<std::tuple<py::object, std::size_t, std::string>>{},
+      py::arg("profile_phases") = false,
+      "The library's rules on ShapeEngine.infer_dynamic_shapes' options, checked before any source is read: "
+      "LoadError (bad_option) naming the options.");
+  m.def(
+      "check_argument_options",
+      [](const py::object& candidate, bool flat, bool as_args_kwargs, bool avoid_specialization) {
+        hookscope::check_options(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
+      },
+      py::kw_only(), py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
+      py::arg("avoid_specialization") = false,
+      "The library's rules on ShapeEngine.infer_arguments' options, checked before any source is read.");
+  m.def(
+      "check_store_n_calls",
+      [](std::size_t store_n_calls) { hookscope::check_options(hookscope::engine_options{.store_n_calls = store_n_calls}); },
+      py::arg("store_n_calls"), "The library's rule on store_n_calls (at least 1).");
+  m.def(
+      "front_door_keywords",
+      [] {
+        py::dict out;
+        for (const hookscope::option_id id : hookscope::option_ids()) {
+          out[text_of(hookscope::option_name(id))] = text_of(front_door_spelling(id));
+        }
+        return out;
+      },
+      "{library option name: keyword of hookscope.infer / infer_arguments / load / summarize}: how the front door "
+      "spells the options a refusal names.");
   m.def("is_dim_label", &hookscope::is_dim_label, py::arg("label"),
         "Whether a label can name a dimension in every export format (an ASCII identifier).");
   m.def(

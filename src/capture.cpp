@@ -23,7 +23,7 @@ void append_shape(std::string& message, const tensor_spec& spec) {
 }  // namespace
 
 void throw_negative_dimension(const tensor_spec& spec, std::size_t index) {
-  std::string message = "hookscope: capture: tensor_traits<T>::shape gave the negative dimension ";
+  std::string message = "capture: tensor_traits<T>::shape gave the negative dimension ";
   message += std::to_string(spec.shape[index]);
   message += " at index ";
   message += std::to_string(index);
@@ -33,7 +33,7 @@ void throw_negative_dimension(const tensor_spec& spec, std::size_t index) {
 }
 
 void throw_tensor_data_size(const tensor_spec& spec, std::size_t bytes) {
-  std::string message = "hookscope: capture: tensor_traits<T>::data gave ";
+  std::string message = "capture: tensor_traits<T>::data gave ";
   message += std::to_string(bytes);
   message += " bytes for a tensor of shape ";
   append_shape(message, spec);

@@ -1,5 +1,6 @@
 // Callback error policy and the log sink.
 #include "hookscope/callback_errors.hpp"
+#include "hookscope/exceptions.hpp"
 #include "cancellation.hpp"
 #include "reentry_scope.hpp"
 
@@ -79,10 +80,7 @@ namespace detail {
 signed char exchange_thread_rethrow(signed char mode) noexcept { return std::exchange(thread_rethrow, mode); }
 
 std::string_view message_clause(const std::exception& e) noexcept {
-  std::string_view what = e.what();
-  constexpr std::string_view prefix = "hookscope: ";
-  if (what.starts_with(prefix)) what.remove_prefix(prefix.size());
-  return what;
+  return sentence_of(e);
 }
 
 void log_line(std::string_view line) noexcept {

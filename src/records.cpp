@@ -491,7 +491,7 @@ bool record_reader::next(call_record& out) {
     try {
       record = parser_->parse_line(text, out, note, unterminated);
     } catch (const format_error& e) {
-      fail(e.what());
+      fail(std::string(e.sentence()));
     } catch (const detail::cut_last_line& cut) {
       // Only a last line can be cut (a bad line inside a stream is an error): accept the rest, and say so.
       warnings_.push_back(source_ + ":" + std::to_string(line_) + ": " + cut.what +
@@ -508,7 +508,7 @@ bool record_reader::next(call_record& out) {
   }
   if (in_->bad()) {
     throw std::system_error(errno != 0 ? errno : EIO, std::generic_category(),
-                            "hookscope: cannot read " + source_ + " after line " + std::to_string(line_));
+                            "cannot read " + source_ + " after line " + std::to_string(line_));
   }
   return false;
 }

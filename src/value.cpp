@@ -156,17 +156,17 @@ value fields_builder::structure(std::string_view name) && {
 const std::vector<value>& value::items() const {
   if (kind_ == kind::tuple) return tuple_.items;
   if (kind_ == kind::list) return list_.items;
-  throw value_error("hookscope: value: expected a tuple or a list, found " + std::string(to_string(type())));
+  throw value_error("value: expected a tuple or a list, found " + std::string(to_string(type())));
 }
 
 const value_fields& value::fields() const {
   if (kind_ == kind::dict) return dict_.entries;
   if (kind_ == kind::structure) return structure_.fields;
-  throw value_error("hookscope: value: expected a dict or a struct, found " + std::string(to_string(type())));
+  throw value_error("value: expected a dict or a struct, found " + std::string(to_string(type())));
 }
 
 void value::throw_wrong_kind(kind expected) const {
-  throw value_error("hookscope: value: expected " + std::string(to_string(expected)) + ", found " +
+  throw value_error("value: expected " + std::string(to_string(expected)) + ", found " +
                     std::string(to_string(type())));
 }
 

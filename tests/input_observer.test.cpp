@@ -191,7 +191,7 @@ TEST_CASE("input_observer::infer_dynamic_shapes") {
   SECTION("a dynamic dimension seen only as 0 or 1 is warned about") {
     const auto ds = obs.infer_dynamic_shapes();
     REQUIRE(ds.warnings().size() == 1);
-    CHECK(ds.warnings()[0].find("pixel_values") != std::string::npos);
+    CHECK(ds.warnings()[0].sentence.find("pixel_values") != std::string::npos);
   }
 }
 

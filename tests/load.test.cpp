@@ -103,7 +103,7 @@ std::string lines(const std::vector<call_record>& records, std::size_t from, std
 std::string every_answer(const hookscope::shape_engine& e) {
   const hookscope::dynamic_shapes ds = e.infer_dynamic_shapes({.dim_names = true});
   return ds.to_json() + "\n" + ds.to_typed_json() + "\n" + ds.to_trtexec() + "\n" + ds.report() + "\n" +
-         hookscope::to_json(e.infer_arguments());
+         hookscope::to_json(e.infer_arguments().arguments);
 }
 
 load_error_kind kind_of(const std::function<void()>& f) {
@@ -271,7 +271,7 @@ TEST_CASE("load_engine summaries") {
             (void)load_engine({summary}, {.values_if_missing = {{"x", value(1)}}});
           }) == load_error_kind::bad_option);
     CHECK(kind_of([&] { (void)load_engine({summary}, {.signature_from = records}); }) == load_error_kind::bad_option);
-    CHECK(kind_of([&] { (void)load_engine({summary}, {.stored_call_option = "--index"}); }) ==
+    CHECK(kind_of([&] { (void)load_engine({summary}, {.stored_call_option = hookscope::option_id::candidate}); }) ==
           load_error_kind::bad_option);
     CHECK(kind_of([&] { (void)load_engine({summary, records}); }) == load_error_kind::mixed_sources);
     CHECK(kind_of([&] { (void)load_engine({summary}, {.function = "g"}); }) == load_error_kind::no_such_function);
@@ -313,7 +313,7 @@ TEST_CASE("load_engine hostile sources") {
   SECTION("a stored call asked for with every call summarised") {
     const std::string r = dir.write("r.jsonl", record_line + "\n");
     CHECK(kind_of([&] {
-            (void)load_engine({r}, {.store_n_calls = hookscope::unlimited, .stored_call_option = "--index"});
+            (void)load_engine({r}, {.store_n_calls = hookscope::unlimited, .stored_call_option = hookscope::option_id::candidate});
           }) == load_error_kind::bad_option);
   }
   SECTION("bytes that are not UTF-8, in a name: a record_error naming the file and line") {
@@ -352,11 +352,11 @@ TEST_CASE("shape_engine::choose_arguments") {
         load_engine({dir.write("calls.jsonl", lines(records, 0, records.size()))}, {.store_n_calls = 8});
     const hookscope::engine_info info = loaded.engine.info();
     for (std::size_t i = 0; i < info.calls.size(); ++i) {
-      const hookscope::inferred_arguments chosen = loaded.engine.choose_arguments({.candidate = i});
+      const hookscope::inferred_arguments chosen = loaded.engine.infer_arguments({.candidate = i});
       REQUIRE(chosen.call == std::optional<std::size_t>(i));
       CHECK(chosen.arguments.fields().front().second == info.calls[i].inputs.kwargs.front().second);
     }
-    const auto fresh = loaded.engine.choose_arguments({.candidate = info.calls[0].inputs});
+    const auto fresh = loaded.engine.infer_arguments({.candidate = info.calls[0].inputs});
     CHECK_FALSE(fresh.call.has_value());
   }
 }

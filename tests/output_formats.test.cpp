@@ -33,7 +33,8 @@ hookscope::shape_engine two_phases() {
   return e;
 }
 
-std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
+std::vector<hookscope::inference_warning> joined(std::vector<hookscope::inference_warning> a,
+                                                 const std::vector<hookscope::inference_warning>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }

@@ -163,6 +163,8 @@ TEST_CASE("dynamic_shapes_options::batch_dimension_for on placeholders") {
     REQUIRE(ds.warnings().size() == 1);
     CHECK_THAT(ds.warnings()[0], Contains("asked for 'pixel_values'") && Contains("only as its value_if_missing") &&
                                      Contains("no dynamic batch dimension"));
+    CHECK(ds.warnings()[0].type == hookscope::inference_warning::kind::batch_dimension_unobserved);
+    CHECK(ds.warnings()[0].input == "pixel_values");
   }
   SECTION("named by position: the placeholder a position is replaced by") {
     shape_engine e;
@@ -189,8 +191,9 @@ TEST_CASE("dynamic_shapes_options::batch_dimension_for on placeholders") {
     const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"y"}});
     CHECK(ds.to_json() == R"([{"0":"DYNAMIC"},null])");
     REQUIRE(ds.warnings().size() == 1);
-    CHECK_THAT(ds.warnings()[0],
-               Contains("asked for 'y' (set_batch_dimension_for, --batch), which no call gave as a tensor"));
+    CHECK_THAT(ds.warnings()[0], Contains("asked for 'y', which no call gave as a tensor"));
+    CHECK(ds.warnings()[0].type == hookscope::inference_warning::kind::batch_dimension_unobserved);
+    CHECK(ds.warnings()[0].input == "y");
   }
   SECTION("through a summary: the placeholder count is written, read and merged") {
     const auto e = decode();
@@ -328,7 +331,10 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
   SECTION("explicit labels that name no dimension: a warning each, the automatic names kept") {
     using hookscope::dim_label;
     const auto warnings_of = [](const std::vector<dim_label>& labels) {
-      return two_positional().infer_dynamic_shapes({.dim_labels = labels}).warnings();
+      const hookscope::dynamic_shapes ds = two_positional().infer_dynamic_shapes({.dim_labels = labels});
+      std::vector<std::string> texts;
+      for (const auto& w : ds.warnings()) texts.push_back(w.text());
+      return texts;
     };
     const std::vector<std::string> past_rank = {
         "hookscope: the label 'w' names no dimension: dimension 7 of 'x' is static, or past the rank, in every call: "
@@ -364,7 +370,7 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
     e.add_call({{t({1, 2})}, {{"y", t({1, 2})}}});   // the best: first with 2 leaves
     e.add_call(positional({t({1, 3}), t({1, 4})}));  // y by position here
     CHECK(e.infer_dynamic_shapes().to_json() == R"({"x":{"1":"DYNAMIC"},"y":{"1":"DYNAMIC"}})");
-    CHECK(e.infer_arguments() == value::dict({{"x", t({1, 2})}, {"y", t({1, 2})}}));
+    CHECK(e.infer_arguments().arguments == value::dict({{"x", t({1, 2})}, {"y", t({1, 2})}}));
   }
   SECTION("list and tuple items are named by index") {
     auto ds = vision(true).infer_dynamic_shapes();
@@ -419,7 +425,7 @@ TEST_CASE("shape_engine::infer_dynamic_shapes") {
     e.add_call(named({{"x", t({1, 3})}, {"use_cache", false}}));
     CHECK(e.infer_dynamic_shapes().to_json() == R"({"x":{"1":"DYNAMIC"},"use_cache":null})");
     CHECK(e.info().calls[0].constants == value_fields{{"use_cache", false}});
-    CHECK(e.infer_arguments() == value::dict({{"x", t({1, 2})}, {"use_cache", false}}));
+    CHECK(e.infer_arguments().arguments == value::dict({{"x", t({1, 2})}, {"use_cache", false}}));
 
     shape_engine d;
     d.set_parameters({param("x"), param("use_cache", value(true))});
@@ -478,7 +484,7 @@ TEST_CASE("shape_engine errors") {
   SECTION("nothing recorded") {
     shape_engine e;
     CHECK_THAT(error_of([&] { (void)e.infer_dynamic_shapes(); }), Contains("no call was recorded"));
-    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }), Contains("no call was recorded"));
+    CHECK_THAT(error_of([&] { (void)e.infer_arguments().arguments; }), Contains("no call was recorded"));
     CHECK(e.info().calls.empty());
   }
   SECTION("different ranks (C1)") {
@@ -547,14 +553,14 @@ TEST_CASE("shape_engine inference leaves the engine as it was") {
   CHECK(e.remove_inputs({"use_cache"}) == 0);  // forgets what recording derived from the signature
   const shape_engine& c = e;
   const std::string json = c.infer_dynamic_shapes().to_json();
-  const value args = c.infer_arguments();
+  const value args = c.infer_arguments().arguments;
   // New inputs with more positional arguments than any call gave: nothing is created for them.
   argument_options o;
   o.candidate = call_inputs{{ids({1, 3}), ids({1, 3}), value(), value(), ids({2})}, {}};
-  (void)error_of([&] { (void)c.infer_arguments(o); });
+  (void)error_of([&] { (void)c.infer_arguments(o).arguments; });
   const auto before = c.info();
   CHECK(c.infer_dynamic_shapes().to_json() == json);
-  CHECK(c.infer_arguments() == args);
+  CHECK(c.infer_arguments().arguments == args);
   const auto after = c.info();
   REQUIRE(after.calls.size() == before.calls.size());
   for (std::size_t i = 0; i < after.calls.size(); ++i) CHECK(after.calls[i].aligned == before.calls[i].aligned);
@@ -584,7 +590,7 @@ TEST_CASE("shape_engine keep_calls=false gives the same results") {
       CHECK(kept.report() == streamed.report());
       CHECK(kept.to_trtexec() == streamed.to_trtexec());
     }
-    CHECK(make({}).infer_arguments() == make({.keep_calls = false}).infer_arguments());
+    CHECK(make({}).infer_arguments().arguments == make({.keep_calls = false}).infer_arguments().arguments);
     CHECK(make({}).num_obs() == make({.keep_calls = false}).num_obs());
   };
   same([](engine_options o) { return llm(o); });
@@ -639,11 +645,11 @@ TEST_CASE("shape_engine odd inputs") {
         (void)ds.to_ort_options();
         (void)ds.report();
       });
-      tolerate([&] { (void)e.infer_arguments(); });
+      tolerate([&] { (void)e.infer_arguments().arguments; });
       tolerate([&] {
         argument_options o;
         o.as_args_kwargs = true;
-        (void)e.infer_arguments(o);
+        (void)e.infer_arguments(o).arguments;
       });
       (void)e.info();
       tolerate([&] { (void)e.remove_inputs({"a", "0", "nothing"}); });
@@ -670,6 +676,6 @@ TEST_CASE("shape_engine with the kinds of C++ captures: variant, opaque, bytes")
     e.add_call(positional({t({1}), value::bytes(raw), value::opaque("T")}));
     e.add_call(positional({t({2}), value::bytes(raw), value::opaque("T")}));
     CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC"},null,null])");
-    CHECK(e.infer_arguments() == value::tuple({t({1}), value::bytes(raw), value::opaque("T")}));
+    CHECK(e.infer_arguments().arguments == value::tuple({t({1}), value::bytes(raw), value::opaque("T")}));
   }
 }

@@ -15,17 +15,17 @@ using namespace shapes_test;
 TEST_CASE("shape_engine::infer_arguments") {
   SECTION("default candidate: the first call with the best candidate's argument counts (D1)") {
     // Call 1 has three keywords like the best (call 1): nothing to fill.
-    CHECK(llm().infer_arguments() ==
+    CHECK(llm().infer_arguments().arguments ==
           value::dict({{"input_ids", ids({1, 1})}, {"attention_mask", ids({1, 8})}, {"past_key_values", cache(7)}}));
   }
   SECTION("placeholders from the last call with a tensor, highest dynamic dim set to 0 (D2)") {
     // Call 0 has no cache: the last one seen is 1x2x8x4, whose dim 2 varies.
     argument_options o;
     o.candidate = std::size_t{0};
-    CHECK(llm().infer_arguments(o) ==
+    CHECK(llm().infer_arguments(o).arguments ==
           value::dict({{"input_ids", ids({1, 7})}, {"attention_mask", ids({1, 7})}, {"past_key_values", cache(0)}}));
     o.flat = true;
-    CHECK(llm().infer_arguments(o) ==
+    CHECK(llm().infer_arguments(o).arguments ==
           value::list({ids({1, 7}), ids({1, 7}), t({1, 2, 0, 4}, dtype::float16), t({1, 2, 0, 4}, dtype::float16)}));
   }
   SECTION("placeholders from the observed call agreeing best with the candidate (D2, beyond the reference)") {
@@ -41,9 +41,9 @@ TEST_CASE("shape_engine::infer_arguments") {
     }
     argument_options o;
     o.candidate = std::size_t{0};
-    CHECK(e.infer_arguments(o) == value::dict({{"input_ids", ids({2, 5})}, {"past_key_values", t({2, 2, 0, 4})}}));
+    CHECK(e.infer_arguments(o).arguments == value::dict({{"input_ids", ids({2, 5})}, {"past_key_values", t({2, 2, 0, 4})}}));
     o.candidate = std::size_t{3};  // a tie with the last call: the reference's rule
-    CHECK(e.infer_arguments(o) == value::dict({{"input_ids", ids({3, 5})}, {"past_key_values", t({3, 2, 0, 4})}}));
+    CHECK(e.infer_arguments(o).arguments == value::dict({{"input_ids", ids({3, 5})}, {"past_key_values", t({3, 2, 0, 4})}}));
     // The prefill phase's profile holds the same consistent placeholders.
     dynamic_shapes_options so;
     so.profile_phases = true;
@@ -66,36 +66,36 @@ TEST_CASE("shape_engine::infer_arguments") {
     argument_options o;
     o.candidate = std::size_t{0};
     // m never varies: zeros of 1x5. e's last tensor 2x0 is empty: reused as is.
-    CHECK(e.infer_arguments(o) == value::dict({{"x", t({1, 2})}, {"m", t({1, 5})}, {"e", t({2, 0})}}));
+    CHECK(e.infer_arguments(o).arguments == value::dict({{"x", t({1, 2})}, {"m", t({1, 5})}, {"e", t({2, 0})}}));
   }
   SECTION("new inputs aligned on the best candidate") {
     argument_options o;
     o.candidate = named({{"input_ids", ids({2, 3})}, {"attention_mask", ids({2, 3})}});
-    CHECK(llm().infer_arguments(o) ==
+    CHECK(llm().infer_arguments(o).arguments ==
           value::dict({{"input_ids", ids({2, 3})}, {"attention_mask", ids({2, 3})}, {"past_key_values", cache(0)}}));
     o.candidate = named({{"input_ids", ids({2, 3})}, {"use_cache", false}});  // a constant the best does not have
-    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }), Contains("different constant values"));
+    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o).arguments; }), Contains("different constant values"));
     o.candidate =
         named({{"input_ids", ids({2, 3})}, {"past_key_values", value::structure("DynamicCache", {{"key_0", t({1})}})}});
-    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }),
+    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o).arguments; }),
                Contains("named argument 'past_key_values' has 1 flattened leaves but previously got 2"));
   }
   SECTION("value_if_missing gives the placeholder") {
     argument_options o;
     o.candidate = std::size_t{1};
-    auto args = vision(true).infer_arguments(o);
+    auto args = vision(true).infer_arguments(o).arguments;
     CHECK(args.fields()[1] == std::pair<std::string, value>{"pixel_values", t({0, 3, 896, 896}, dtype::float16)});
   }
   SECTION("tuple, dict, renamed dict, args/kwargs (D3)") {
-    CHECK(two_positional().infer_arguments() == value::tuple({t({2, 6}), t({3, 6})}));
+    CHECK(two_positional().infer_arguments().arguments == value::tuple({t({2, 6}), t({3, 6})}));
     argument_options o;
     o.as_args_kwargs = true;
-    CHECK(two_positional().infer_arguments(o) == value::tuple({value::tuple({t({2, 6}), t({3, 6})}), value::dict({})}));
+    CHECK(two_positional().infer_arguments(o).arguments == value::tuple({value::tuple({t({2, 6}), t({3, 6})}), value::dict({})}));
     shape_engine m;
     m.set_parameters({param("input_ids"), param("attention_mask")});
     m.add_call({{ids({1, 5})}, {{"attention_mask", ids({1, 5})}}});
     m.add_call({{ids({1, 6})}, {{"attention_mask", ids({1, 6})}}});
-    CHECK(m.infer_arguments() == value::dict({{"input_ids", ids({1, 5})}, {"attention_mask", ids({1, 5})}}));
+    CHECK(m.infer_arguments().arguments == value::dict({{"input_ids", ids({1, 5})}, {"attention_mask", ids({1, 5})}}));
     CHECK(m.infer_dynamic_shapes({.dim_names = true}).to_json() ==
           R"({"input_ids":{"1":"sequence_length"},"attention_mask":{"1":"total_sequence_length"}})");
   }
@@ -105,17 +105,17 @@ TEST_CASE("shape_engine::infer_arguments") {
         {param("x"), param("args", parameter_kind::var_positional), param("kwargs", parameter_kind::var_keyword)});
     e.add_call({{t({2, 3}), t({4})}, {{"z", t({6})}}});
     e.add_call({{t({2, 4}), t({5})}, {{"z", t({7})}}});
-    CHECK_THAT(error_of([&] { (void)e.infer_arguments(); }),
+    CHECK_THAT(error_of([&] { (void)e.infer_arguments().arguments; }),
                Contains("because of '*args'") && Contains("as_args_kwargs"));
     argument_options o;
     o.as_args_kwargs = true;
-    CHECK(e.infer_arguments(o) == value::tuple({value::tuple({t({2, 3}), t({4})}), value::dict({{"z", t({6})}})}));
+    CHECK(e.infer_arguments(o).arguments == value::tuple({value::tuple({t({2, 3}), t({4})}), value::dict({{"z", t({6})}})}));
   }
   SECTION("errors") {
     argument_options o;
     o.candidate = std::size_t{3};
-    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o); }), Contains("no stored call at index 3 (3 stored)"));
-    CHECK_THAT(error_of([&] { (void)llm(engine_options{.keep_calls = false}).infer_arguments(o); }),
+    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o).arguments; }), Contains("no stored call at index 3 (3 stored)"));
+    CHECK_THAT(error_of([&] { (void)llm(engine_options{.keep_calls = false}).infer_arguments(o).arguments; }),
                Contains("keep_calls is false"));
   }
   SECTION("a leaf None in every call stays None, a falsy scalar stays itself") {
@@ -127,10 +127,10 @@ TEST_CASE("shape_engine::infer_arguments") {
       e.add_call({{value::dict({{"a", t({2})}, {"c", falsy}}), falsy}, {}});
       e.add_call({{value::dict({{"a", t({3})}, {"c", falsy}}), falsy}, {}});
       // The representative call is the first with the most tensors (call 0); call 1 is asked for by index.
-      CHECK(e.infer_arguments() == value::tuple({value::dict({{"a", t({2})}, {"c", falsy}}), falsy}));
+      CHECK(e.infer_arguments().arguments == value::tuple({value::dict({{"a", t({2})}, {"c", falsy}}), falsy}));
       argument_options o;
       o.candidate = std::size_t{1};
-      CHECK(e.infer_arguments(o) == value::tuple({value::dict({{"a", t({3})}, {"c", falsy}}), falsy}));
+      CHECK(e.infer_arguments(o).arguments == value::tuple({value::dict({{"a", t({3})}, {"c", falsy}}), falsy}));
     }
   }
   SECTION("a falsy scalar where other calls give a tensor is a placeholder (B4)") {
@@ -140,7 +140,7 @@ TEST_CASE("shape_engine::infer_arguments") {
     e.add_call(named({{"x", t({3})}, {"mask", value(0)}}));
     argument_options o;
     o.candidate = std::size_t{1};
-    const value got = e.infer_arguments(o);
+    const value got = e.infer_arguments(o).arguments;
     REQUIRE(got.type() == value::kind::dict);
     CHECK(got.fields().at(1).second.is_tensor());
   }
@@ -154,7 +154,7 @@ TEST_CASE("shape_engine::remove_inputs") {
           R"({"input_ids":{"1":"DYNAMIC"},"past_key_values":[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]})");
     CHECK(e.parameters().size() == 3);
     CHECK(e.remove_inputs({"unknown"}) == 0);
-    CHECK(e.infer_arguments() == value::dict({{"input_ids", ids({1, 1})}, {"past_key_values", cache(7)}}));
+    CHECK(e.infer_arguments().arguments == value::dict({{"input_ids", ids({1, 1})}, {"past_key_values", cache(7)}}));
   }
   SECTION("by position, and constants") {
     shape_engine e;
@@ -163,7 +163,7 @@ TEST_CASE("shape_engine::remove_inputs") {
     e.add_call({{t({1, 3}), t({3, 3})}, {{"flag", true}}});
     CHECK(e.remove_inputs({"0", "flag"}) == 4);
     CHECK(e.infer_dynamic_shapes().to_json() == R"([{"1":"DYNAMIC"}])");
-    CHECK(e.infer_arguments() == value::tuple({t({3, 2})}));
+    CHECK(e.infer_arguments().arguments == value::tuple({t({3, 2})}));
   }
   SECTION("a removed name given again by a later call starts afresh") {
     auto e = llm();

@@ -222,7 +222,7 @@ TEST_CASE("dim_relation: evidence") {
     REQUIRE(ds.relations().size() == 1);
     CHECK(ds.relations()[0].text == "a_dim_0 = b_dim_0 + e_dim_0");
     bool warned = false;
-    for (const auto& w : ds.warnings()) warned = warned || w.find("b_dim_0 = 2*a_dim_0 - 64 held in every") != w.npos;
+    for (const auto& w : ds.warnings()) warned = warned || w.sentence.find("b_dim_0 = 2*a_dim_0 - 64 held in every") != std::string::npos;
     CHECK(warned);
     check_oracle(ds, st.calls);
   }
@@ -342,7 +342,7 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
     for (std::int64_t n = 1; n <= 5000; ++n) st.add({{"x", shape{n, 3}}, {"y", shape{n + 1, 3}}});
     const auto ds = st.engine.infer_dynamic_shapes();
     bool truncated = false;
-    for (const auto& w : ds.warnings()) truncated = truncated || w.find("more than 4096 distinct") != w.npos;
+    for (const auto& w : ds.warnings()) truncated = truncated || w.sentence.find("more than 4096 distinct") != std::string::npos;
     CHECK(truncated);
     REQUIRE(ds.tensorrt_profiles().size() == 1);
     CHECK(range_of(ds.tensorrt_profiles()[0], "x").min == shape{1, 3});
@@ -372,7 +372,7 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
       CHECK_FALSE(has_relation(ds, "y_dim_0 = x_dim_0 + 1"));
       bool dropped = false;
       for (const auto& w : ds.warnings())
-        dropped = dropped || w.find("y_dim_0 = x_dim_0 + 1 held in every kept") != w.npos;
+        dropped = dropped || w.sentence.find("y_dim_0 = x_dim_0 + 1 held in every kept") != std::string::npos;
       CHECK(dropped == (x == 4000));
       check_oracle(ds, s.calls);
     }
@@ -391,7 +391,7 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
       INFO("y = " << y);
       CHECK(ds.relations().empty());
       bool dropped = false;
-      for (const auto& w : ds.warnings()) dropped = dropped || w.find("y_dim_1 = x_dim_1 held in every kept") != w.npos;
+      for (const auto& w : ds.warnings()) dropped = dropped || w.sentence.find("y_dim_1 = x_dim_1 held in every kept") != std::string::npos;
       CHECK(dropped == (y == 6002));
       // Every call covered, and x, no longer tied to y, keeps its own extremes (the bound on widening).
       REQUIRE(ds.tensorrt_profiles().size() == 1);
@@ -415,7 +415,7 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
       INFO("y = " << y);
       CHECK(ds.relations().empty());
       for (const auto& w : ds.warnings())
-        warned += w.find("a call not kept gave y dim 1 and x dim 1 different") != w.npos;
+        warned += w.sentence.find("a call not kept gave y dim 1 and x dim 1 different") != std::string::npos;
       check_oracle(ds, st.calls);
       // The same through two summaries merged (the pair state merges by OR).
       stream a({.store_n_calls = hookscope::unlimited, .keep_calls = false});
@@ -446,7 +446,7 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
     const auto phased = st.engine.infer_dynamic_shapes({.dim_names = true, .profile_phases = true});
     CHECK(phased.tensorrt_profiles().size() == 2);
     check_oracle(phased, st.calls);
-    const value args = st.engine.infer_arguments({.candidate = std::size_t{0}});  // the cache's placeholder
+    const value args = st.engine.infer_arguments({.candidate = std::size_t{0}}).arguments;  // the cache's placeholder
     CHECK(hookscope::to_json(args) == R"({"dict":[["input_ids",{"shape":[1,2],"dtype":"float32"}],)"
                                       R"(["attention_mask",{"shape":[1,2],"dtype":"float32"}],)"
                                       R"(["past_key_values",{"shape":[1,2,0,4],"dtype":"float32"}]]})");

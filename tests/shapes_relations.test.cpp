@@ -98,7 +98,7 @@ TEST_CASE("relations and consistent profiles on the decoder") {
                           R"("attention_mask":{"0":"batch_size","1":"total_sequence_length"},)"
                           R"("past_key_values":[{"0":"batch_size","2":"past_sequence_length"},)"
                           R"({"0":"batch_size","2":"past_sequence_length"}],"pixel_values":{"0":"batch_size"}})");
-    for (const auto& w : ds.warnings()) CHECK(w.find("is not named batch_size") == w.npos);
+    for (const auto& w : ds.warnings()) CHECK(w.sentence.find("is not named batch_size") == std::string::npos);
   }
   SECTION("outputs, flattened as inputs are") {
     REQUIRE(ds.outputs().size() == 3);
@@ -145,7 +145,7 @@ TEST_CASE("explicit labels that contradict the observations get a warning") {
   const auto ds = e.infer_dynamic_shapes({.dim_labels = {{"a", 1, "n"}, {"b", 1, "n"}}});
   CHECK(ds.to_json() == R"({"a":{"1":"n"},"b":{"1":"n"}})");  // kept: the user asked for them
   bool warned = false;
-  for (const auto& w : ds.warnings()) warned = warned || w.find("the label n is given to") != w.npos;
+  for (const auto& w : ds.warnings()) warned = warned || w.sentence.find("the label n is given to") != std::string::npos;
   CHECK(warned);
 }
 
@@ -176,25 +176,25 @@ TEST_CASE("calls beyond store_n_calls are counted") {
 
 TEST_CASE("avoid_specialization") {
   const shape_engine e = decoder(8);
-  const hookscope::inferred_arguments chosen = e.choose_arguments({.avoid_specialization = true});
+  const hookscope::inferred_arguments chosen = e.infer_arguments({.avoid_specialization = true});
   CHECK(hookscope::to_json(chosen.arguments).rfind(R"({"dict":[["input_ids",{"shape":[2,5],"dtype":"int64"}],)", 0) ==
         0);
   REQUIRE(chosen.warnings.size() == 1);
-  CHECK(chosen.warnings[0].find("dimension 2 of 'past_key_values.0' is 0") != std::string::npos);
+  CHECK(chosen.warnings[0].sentence.find("dimension 2 of 'past_key_values.0' is 0") != std::string::npos);
   // The call reported is the stored call the arguments start from: its input_ids are the [2,5] above.
   REQUIRE(chosen.call.has_value());
   const hookscope::engine_info info = e.info();
   REQUIRE(*chosen.call < info.calls.size());
   CHECK(hookscope::to_json(info.calls[*chosen.call].inputs.kwargs.front().second) ==
         R"({"shape":[2,5],"dtype":"int64"})");
-  CHECK(e.infer_arguments({.avoid_specialization = true}) == chosen.arguments);
+  CHECK(e.infer_arguments({.avoid_specialization = true}).arguments == chosen.arguments);
   // The default stays the reference's choice: call 0.
   CHECK(
-      hookscope::to_json(e.infer_arguments()).rfind(R"({"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],)", 0) ==
+      hookscope::to_json(e.infer_arguments().arguments).rfind(R"({"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],)", 0) ==
       0);
-  CHECK(e.choose_arguments().call == std::optional<std::size_t>(0));
-  CHECK(e.choose_arguments().warnings.empty());
-  CHECK_THROWS_AS(decoder(hookscope::unlimited, false).infer_arguments({.avoid_specialization = true}),
+  CHECK(e.infer_arguments().call == std::optional<std::size_t>(0));
+  CHECK(e.infer_arguments().warnings.empty());
+  CHECK_THROWS_AS(decoder(hookscope::unlimited, false).infer_arguments({.avoid_specialization = true}).arguments,
                   hookscope::inference_error);
 }
 
@@ -216,7 +216,7 @@ TEST_CASE("bad inputs of the engine") {
     e.add_call(named({{"x", t({1})}}));
     e.add_call(named({{"x", t({2})}, {"y", t({big, big, 2})}}));
     e.add_call(named({{"x", t({3})}, {"y", t({big, big, 3})}}));
-    const value args = e.infer_arguments({.candidate = std::size_t{0}});
+    const value args = e.infer_arguments({.candidate = std::size_t{0}}).arguments;
     CHECK(hookscope::to_json(args) == R"({"dict":[["x",{"shape":[1],"dtype":"float32"}],)"
                                       R"(["y",{"shape":[1099511627776,1099511627776,0],"dtype":"float32"}]]})");
   }
@@ -228,7 +228,7 @@ TEST_CASE("bad inputs of the engine") {
     const auto ds = e.infer_dynamic_shapes();
     bool warned = false;
     for (const auto& w : ds.warnings())
-      warned = warned || w.find("'x' changed dtype between calls (float32, float16)") != w.npos;
+      warned = warned || w.sentence.find("'x' changed dtype between calls (float32, float16)") != std::string::npos;
     CHECK(warned);
   }
   SECTION("a name trtexec / ONNX Runtime cannot carry: an error naming it") {

@@ -93,8 +93,8 @@ std::string inferred(const shape_engine& e) {
     }
   }
   attempt("batch", [&] { return e.infer_dynamic_shapes({.batch_dimension_for_all = true}).to_json(); });
-  attempt("args", [&] { return hookscope::to_json(e.infer_arguments()); });
-  attempt("args as args/kwargs", [&] { return hookscope::to_json(e.infer_arguments({.as_args_kwargs = true})); });
+  attempt("args", [&] { return hookscope::to_json(e.infer_arguments().arguments); });
+  attempt("args as args/kwargs", [&] { return hookscope::to_json(e.infer_arguments({.as_args_kwargs = true}).arguments); });
   const auto info = e.info();
   out += "seen " + std::to_string(info.calls_seen) + " ignored " + std::to_string(info.calls_ignored) + "\n";
   return out;
@@ -291,7 +291,7 @@ TEST_CASE("shape_engine::from_summary_json") {
     text.erase(at + 24, comma + 1 - (at + 24));  // drops the first dim
     CHECK_THROWS_WITH(
         shape_engine::from_summary_json(text),
-        Catch::Matches(R"(\$\.arguments\[\d+\]\.leaves\[\d+\]\.last_tensor: \[[0-9,]*\] is not of rank \d+ and )"
+        Catch::Matches(R"(hookscope: \$\.arguments\[\d+\]\.leaves\[\d+\]\.last_tensor: \[[0-9,]*\] is not of rank \d+ and )"
                        R"(no rank_conflict is given)"));
   }
   SECTION("property: random damage gives a format_error or an engine that infers, never a crash") {
@@ -348,21 +348,21 @@ TEST_CASE("shape_engine::from_summary_json") {
       const shape_engine back = shape_engine::from_summary_json(text);
       CHECK(back.to_summary_json("f") == text);
       CHECK(back.infer_dynamic_shapes().to_json() == deep.infer_dynamic_shapes().to_json());
-      CHECK(back.infer_arguments() == deep.infer_arguments());
+      CHECK(back.infer_arguments().arguments == deep.infer_arguments().arguments);
     }
   }
   SECTION("text that is not JSON: where the parser stopped, by line and column") {
     // A summary may span lines (jq .): the line counts, and the column is counted within it.
-    CHECK_THROWS_WITH(shape_engine::from_summary_json("{"), "not JSON: incomplete JSON at line 1, column 2");
-    CHECK_THROWS_WITH(shape_engine::from_summary_json(good + "\n" + good), "not JSON: extra data at line 2, column 1");
+    CHECK_THROWS_WITH(shape_engine::from_summary_json("{"), "hookscope: not JSON: incomplete JSON at line 1, column 2");
+    CHECK_THROWS_WITH(shape_engine::from_summary_json(good + "\n" + good), "hookscope: not JSON: extra data at line 2, column 1");
     std::string pretty = good;
     const std::size_t version = pretty.find("\"version\":1,");
     REQUIRE(version != std::string::npos);
     pretty.insert(version, "\n\n  ");
     pretty.replace(pretty.find("\"version\":1,") + 11, 0, ",");  // "version":1,, on line 3
-    CHECK_THROWS_WITH(shape_engine::from_summary_json(pretty), "not JSON: syntax error at line 3, column 15");
+    CHECK_THROWS_WITH(shape_engine::from_summary_json(pretty), "hookscope: not JSON: syntax error at line 3, column 15");
     CHECK_THROWS_WITH(shape_engine::from_summary_json(R"({"calls":NaN})"),
-                      "not JSON: syntax error at line 1, column 10");
+                      "hookscope: not JSON: syntax error at line 1, column 10");
   }
   SECTION("a byte-order mark before the document is skipped") {
     CHECK(shape_engine::from_summary_json("\xEF\xBB\xBF" + good).to_summary_json("Model::forward") == good);

@@ -34,7 +34,7 @@ std::string error_of(const std::string& json) {
   try {
     (void)hookscope::value_from_json(json);
   } catch (const hookscope::format_error& e) {
-    return e.what();
+    return std::string(e.sentence());
   }
   return "no error";
 }

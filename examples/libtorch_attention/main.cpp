@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
     print_indented(ds.to_ort_options(), "    ");
     std::puts("  report:");
     print_indented(ds.report(), "    ");
-    for (const std::string& w : ds.warnings()) std::printf("  warning: %s\n", w.c_str());
+    for (const auto& w : ds.warnings()) std::printf("  warning: %s\n", w.text().c_str());
   } catch (const std::exception& e) {
     std::printf("  shape inference failed: %s\n", e.what());
     return 1;

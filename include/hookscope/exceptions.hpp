@@ -7,25 +7,52 @@
 
 #include "hookscope/config.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+
+/// Every message of the library starts with it: each exception below puts it before the sentence it is given, and
+/// gives that sentence back (sentence()) to a front end that frames messages its own way ("hookscope-shapes: ...")
+/// or to a message that quotes another.
+inline constexpr std::string_view message_prefix = "hookscope: ";
+
+namespace detail {
+inline std::string prefixed(std::string_view sentence) {
+  std::string text(message_prefix);
+  text += sentence;
+  return text;
+}
+inline std::string_view after_prefix(const char* what) noexcept {
+  return std::string_view(what).substr(message_prefix.size());
+}
+}  // namespace detail
 
 //=== the value tree (capture) ===//
 
 /// Thrown when a value is used as a kind it is not; the message names both kinds.
 class value_error : public std::logic_error {
  public:
-  using std::logic_error::logic_error;
+  explicit value_error(std::string_view sentence) : std::logic_error(detail::prefixed(sentence)) {}
+  /// what() after the library's prefix.
+  std::string_view sentence() const noexcept { return detail::after_prefix(what()); }
 };
 
 /// Thrown when text is not a valid value encoding; the message names the JSON path and what was wrong.
 class format_error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit format_error(std::string_view sentence) : std::runtime_error(detail::prefixed(sentence)) {}
+  /// what() after the library's prefix.
+  std::string_view sentence() const noexcept { return detail::after_prefix(what()); }
 };
 
 //=== records ===//
@@ -48,17 +75,24 @@ class record_error : public format_error {
 /// message is a sentence naming the argument path and the shapes seen.
 class inference_error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit inference_error(std::string_view sentence) : std::runtime_error(detail::prefixed(sentence)) {}
+  /// what() after the library's prefix.
+  std::string_view sentence() const noexcept { return detail::after_prefix(what()); }
 };
 
-/// Thrown by shape_engine::merge for states that were not recorded alike; `reason()` says which way.
+/// Thrown by shape_engine::merge for states that were not recorded alike; `why()` says which way. The sentence is
+/// "merge: " and the `detail()` naming what differs.
 class merge_error : public inference_error {
  public:
   enum class reason : std::uint8_t { not_every_call, signatures_differ, values_if_missing_differ };
-  merge_error(reason why, const std::string& message) : inference_error(message), reason_(why) {}
+  merge_error(reason why, std::string_view detail)
+      : inference_error(std::string(merge_prefix) + std::string(detail)), reason_(why) {}
   reason why() const noexcept { return reason_; }
+  /// What differs, without "merge: " (for a message about the states being merged).
+  std::string_view detail() const noexcept { return sentence().substr(merge_prefix.size()); }
 
  private:
+  static constexpr std::string_view merge_prefix = "merge: ";
   reason reason_;
 };
 
@@ -67,7 +101,7 @@ class merge_error : public inference_error {
 /// What a source or a load option got wrong; each front end decides from it how to answer (the command's exit
 /// status and `--help` hint, Python's exception), never from the message.
 enum class load_error_kind : std::uint8_t {
-  bad_option,          ///< an option that does not apply to these sources (e.g. --store-n-calls N with summaries)
+  bad_option,          ///< an option that does not apply to these sources (e.g. store_n_calls with summaries)
   unreadable,          ///< a source that does not open or read, or is a directory
   mixed_sources,       ///< record files and summaries given together
   bad_summary,         ///< a file that starts as a summary and is not a valid one
@@ -77,14 +111,103 @@ enum class load_error_kind : std::uint8_t {
   signatures_differ,   ///< summaries of one function recorded with different signatures (--signature-from helps)
 };
 
-/// Thrown by load_engine; what() is one sentence naming the source (and the option) concerned.
+/// The options of the front door (load_options) and of inference (dynamic_shapes_options, argument_options), by
+/// their library names (option_name). A front end that spells them otherwise (the command's `--batch`, Python's
+/// `batch=`) spells a refusal's options its own way (load_error::spelled), never by rewriting its text.
+enum class option_id : std::uint8_t {
+  function,
+  store_n_calls,
+  values_if_missing,
+  signature_from,
+  remove_inputs,
+  batch_dimension_for,
+  batch_dimension_for_all,
+  dim_names,
+  dim_labels,
+  profile_phases,
+  candidate,
+  flat,
+  as_args_kwargs,
+  avoid_specialization,  // the last: option_ids() counts on it
+};
+
+/// Every option, in the order of the enumeration.
+inline constexpr auto option_ids() noexcept {
+  constexpr std::size_t count = static_cast<std::size_t>(option_id::avoid_specialization) + 1;
+  std::array<option_id, count> ids{};
+  for (std::size_t i = 0; i < count; ++i) ids[i] = static_cast<option_id>(i);
+  return ids;
+}
+
+/// The member name of the option in the library's option structures ("batch_dimension_for").
+std::string_view option_name(option_id id) noexcept;
+
+/// The option a member name names, if any.
+std::optional<option_id> find_option(std::string_view name) noexcept;
+
+/// How a front end spells an option ("--batch", "batch").
+using option_spelling = std::string_view (*)(option_id) noexcept;
+
+/// A sentence about options, kept as text and options apart so that each front end spells the options its own way
+/// (a source's name that holds "{0}" or "--batch" stays text).
+class option_sentence {
+ public:
+  option_sentence& operator<<(std::string_view text) {
+    pieces_.emplace_back(std::string(text), std::nullopt);
+    return *this;
+  }
+  option_sentence& operator<<(option_id id) {
+    pieces_.emplace_back(std::string(), id);
+    return *this;
+  }
+  /// The sentence with each option spelled by `spell`.
+  std::string spelled(option_spelling spell) const;
+  /// The options the sentence names, in order (each once).
+  std::vector<option_id> options() const;
+  /// The sentence's pieces in order: text, or an option to spell (then the text is empty).
+  const std::vector<std::pair<std::string, std::optional<option_id>>>& pieces() const noexcept { return pieces_; }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<option_id>>> pieces_;
+};
+
+/// Thrown by load_engine and by the option checks (check_options); what() is one sentence naming the source (and the
+/// options, by their library names) concerned.
 class load_error : public std::runtime_error {
  public:
-  load_error(load_error_kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  load_error(load_error_kind kind, std::string_view sentence)
+      : std::runtime_error(detail::prefixed(sentence)), kind_(kind) {}
+  /// A refusal that names options (of kind bad_option unless said otherwise).
+  explicit load_error(option_sentence sentence) : load_error(load_error_kind::bad_option, std::move(sentence)) {}
+  load_error(load_error_kind kind, option_sentence sentence)
+      : std::runtime_error(detail::prefixed(sentence.spelled(option_name))),
+        kind_(kind),
+        sentence_(std::make_shared<const option_sentence>(std::move(sentence))) {}
   load_error_kind kind() const noexcept { return kind_; }
+  /// what() after the library's prefix.
+  std::string_view sentence() const noexcept { return detail::after_prefix(what()); }
+  /// The options the refusal is about (none for a refusal of a source).
+  std::vector<option_id> options() const { return sentence_ ? sentence_->options() : std::vector<option_id>{}; }
+  /// sentence() with the options spelled by `spell`.
+  std::string spelled(option_spelling spell) const {
+    return sentence_ ? sentence_->spelled(spell) : std::string(sentence());
+  }
+  /// The refusal of options, text and options apart (null for a refusal of a source).
+  const option_sentence* option_parts() const noexcept { return sentence_.get(); }
 
  private:
   load_error_kind kind_;
+  std::shared_ptr<const option_sentence> sentence_;  // shared: copying an exception does not throw
 };
+
+/// An exception's sentence: what() after the library's prefix for the exceptions above (decided by their type),
+/// what() for any other.
+inline std::string_view sentence_of(const std::exception& e) noexcept {
+  if (const auto* v = dynamic_cast<const value_error*>(&e)) return v->sentence();
+  if (const auto* f = dynamic_cast<const format_error*>(&e)) return f->sentence();
+  if (const auto* i = dynamic_cast<const inference_error*>(&e)) return i->sentence();
+  if (const auto* l = dynamic_cast<const load_error*>(&e)) return l->sentence();
+  return e.what();
+}
 
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -117,7 +117,7 @@ class input_observer {
   /// Representative arguments, missing inputs filled with placeholders.
   value infer_arguments(const argument_options& options = {}) const {
     const std::lock_guard lock(state_->mutex);
-    return state_->engine.infer_arguments(options);
+    return state_->engine.infer_arguments(options).arguments;
   }
   /// Forgets these inputs in every recorded call; returns how many were removed.
   std::size_t remove_inputs(const std::vector<std::string>& names) {
@@ -149,7 +149,7 @@ class input_observer {
   // Called with the mutex held.
   void adopt_signature(const function_info& info) {
     if (state_->function != nullptr && state_->function != &info) {
-      throw inference_error("hookscope: input_observer: already recording '" + std::string(state_->function->name) +
+      throw inference_error("input_observer: already recording '" + std::string(state_->function->name) +
                             "', cannot also record '" + std::string(info.name) + "' (use one observer per function)");
     }
     if (state_->function == nullptr) {
@@ -167,7 +167,7 @@ class input_observer {
     for (auto& [key, v] : state_->missing) {
       if (key.is_position()) {
         if (key.position() >= names.size()) {
-          throw inference_error("hookscope: input_observer::value_if_missing: position " +
+          throw inference_error("input_observer::value_if_missing: position " +
                                 std::to_string(key.position()) + " is out of the signature of '" +
                                 std::string(state_->function->name) + "', which has " + std::to_string(names.size()) +
                                 " parameters");
@@ -175,7 +175,7 @@ class input_observer {
         key = input_key(std::string(names[key.position()]));
       } else if (std::find(names.begin(), names.end(), key.name()) == names.end()) {
         // A C++ signature has no **kwargs to absorb an unknown name: say so now, not from inside a call.
-        throw inference_error("hookscope: input_observer::value_if_missing: '" + key.name() +
+        throw inference_error("input_observer::value_if_missing: '" + key.name() +
                               "' is not a parameter of '" + std::string(state_->function->name) + "'");
       }
       state_->engine.value_if_missing(key, std::move(v));

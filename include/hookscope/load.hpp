@@ -41,14 +41,16 @@ struct load_options {
   std::optional<std::string> signature_from{};
   /// Inputs forgotten once every call is read (as if no call had given them).
   std::vector<std::string> remove_inputs{};
-  /// The option that will pick a stored call ("--index", "--avoid-specialization"), if any: summaries and
-  /// unlimited recordings keep no call, so the load refuses it up front.
-  std::string_view stored_call_option{};
+  /// The option that will pick a stored call (option_id::candidate, option_id::avoid_specialization), if any:
+  /// summaries and unlimited recordings keep no call, so the load refuses it up front.
+  std::optional<option_id> stored_call_option{};
   /// For a summary (`summarize`): every call is kept, and with `function` given, sources without its calls give an
   /// empty engine (a shard without it summarises to nothing) instead of an error.
   bool for_summary = false;
   /// Called with each warning as it is met (before a later source fails, say); every warning is also returned.
   std::function<void(const std::string&)> on_warning{};
+  /// How the front end spells the options the warnings name (the command's "--store-n-calls").
+  option_spelling spelling = option_name;
 };
 
 /// An engine with every call of the sources, and what was met reading them.
@@ -64,6 +66,11 @@ struct loaded_engine {
   std::size_t calls_read = 0;  ///< every call of the function read, kept or not
   bool from_summaries = false;
 };
+
+/// Throws load_error (bad_option) for options that contradict each other whatever the sources: store_n_calls 0,
+/// a stored call asked for with every call summarised, a summary asked to keep fewer calls or to remove inputs.
+/// load_engine checks them; a front end may check them before it opens any source.
+void check_options(const load_options& options);
 
 /// The sources ("-" is standard input; summaries are recognised by their first bytes) read into one engine. Throws
 /// load_error for a source or option that does not fit, record_error for a bad record line ("<file>:<line>: ..."),

@@ -26,7 +26,7 @@ struct output_format {
   /// The same text with containers in the record encoding (`--typed`), or null for a format without that form.
   std::string (*write_typed)(const dynamic_shapes&);
   /// The warnings to show beside the text: the shapes' own and the format's own, none where the text lists them.
-  std::vector<std::string> (*warnings)(const dynamic_shapes&);
+  std::vector<inference_warning> (*warnings)(const dynamic_shapes&);
 };
 
 /// Every format, the default one ("torch") first.

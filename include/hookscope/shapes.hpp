@@ -60,6 +60,9 @@ struct engine_options {
   bool keep_calls = true;
 };
 
+/// Throws load_error (bad_option) when store_n_calls is 0: a recording keeps at least one call.
+void check_options(const engine_options& options);
+
 /// An explicit label for one dimension of an argument (every tensor leaf of it).
 struct dim_label {
   input_key input;
@@ -103,6 +106,11 @@ struct dynamic_shapes_options {
   /// false: one profile over all calls; true: one per phase (calls grouped by which dynamic dims are 1 / > 1).
   bool profile_phases = false;
 };
+
+/// Throws load_error (bad_option) naming the options that exclude each other (batch_dimension_for and
+/// batch_dimension_for_all) or a label that is not an identifier (is_dim_label). infer_dynamic_shapes checks them;
+/// a front end may check them before it reads any source.
+void check_options(const dynamic_shapes_options& options);
 
 /// What was seen of one dynamic dimension.
 struct dynamic_dim {
@@ -166,6 +174,15 @@ struct tensorrt_profile {
   /// "all calls", or the phase's constant dims, e.g. "sequence_length = 1" / "sequence_length > 1".
   std::string phase{};
   std::size_t calls = 0;  ///< how many (kept) calls fall in this phase
+  /// The dimension the calls were split on (none for "all calls"): its label, an input and dim that give it, and
+  /// which side of 1 this phase holds.
+  struct split_dim {
+    std::string label{};
+    std::string input{};  ///< tensor_input::name
+    std::size_t dim = 0;
+    bool equals_one = false;  ///< this phase's calls have it = 1 (else > 1, or != 1 when some had 0)
+  };
+  std::optional<split_dim> split{};
   struct shape_range {
     std::string input{};  ///< tensor_input::name
     std::vector<std::int64_t> min{}, opt{}, max{};
@@ -173,6 +190,44 @@ struct tensorrt_profile {
   std::vector<shape_range> shapes{};   ///< in the order of dynamic_shapes::inputs()
   std::vector<std::string> widened{};  ///< sentences: which bound was widened and along which relation
 };
+
+/// What an inference could not do as asked, or did with a doubt. Front ends act on `type` and the fields (never on
+/// the words); `sentence` says it, and the message is text(): the library's prefix, then the sentence.
+struct inference_warning {
+  enum class kind : std::uint8_t {
+    unknown_input,                  ///< an option names `input`, which no call gave and no parameter has
+    label_given_twice,              ///< dim_labels labels `dim` of `input` twice, differently: the first is kept
+    label_names_no_dim,             ///< a dim_labels entry for `dim` of `input` names no dynamic dimension
+    well_known_name_not_taken,      ///< `dim` of `input` does not take its well-known name
+    label_joins_differing_dims,     ///< one label for dims whose observed values differ (`input`, `dim`: the second)
+    dims_untracked,                 ///< dims given in some calls only, beyond those tracked, share no name
+    dim_seen_below_two,             ///< dynamic `dim` of `input` only seen as 0 or 1 (torch.export specialises)
+    distinct_values_truncated,      ///< `dim` of `input` took more distinct values than are counted
+    shapes_seen_truncated,          ///< `input` took more distinct shapes than are listed
+    batch_dimension_unobserved,     ///< a batch dimension asked for `input`, which no call gave as a tensor
+    combinations_truncated,         ///< more distinct combinations of shapes than relations are checked on
+    dtype_changed,                  ///< `input` changed dtype between calls
+    relation_not_listed,            ///< a relation held in every kept distinct call but is not listed
+    relation_outside_profile,       ///< a relation no profile point can satisfy (`phase`: the profile's)
+    specialization_not_avoided,     ///< avoid_specialization: no stored call has every dynamic dimension >= 2
+    export_dim_below_one,           ///< an exporter takes no size below 1: `dim` of `input` (torch-tensorrt)
+  };
+  kind type = kind::unknown_input;
+  std::string input{};               ///< the input concerned (tensor_input::name, or as the option named it)
+  std::optional<std::size_t> dim{};  ///< the dimension of `input` concerned
+  std::string phase{};               ///< the profile's phase concerned (tensorrt_profile::phase)
+  std::string sentence{};            ///< without the library's prefix
+
+  std::string text() const { return std::string(message_prefix) + sentence; }
+  /// The message: where a warning is printed or kept as text.
+  operator std::string() const { return text(); }  // NOLINT(google-explicit-constructor): a warning reads as text
+  bool operator==(const inference_warning&) const = default;
+  /// Whether the message is `message` (tests and logs compare messages).
+  friend bool operator==(const inference_warning& w, std::string_view message) { return w.text() == message; }
+};
+
+/// The name of a warning's kind ("batch_dimension_unobserved"), as the Python binding and docs spell it.
+std::string_view kind_name(inference_warning::kind kind) noexcept;
 
 /// The inferred dynamic shapes: a tree mirroring the inputs, with exporters.
 class dynamic_shapes {
@@ -199,8 +254,8 @@ class dynamic_shapes {
 
   const node& root() const noexcept { return root_; }
   const std::vector<tensor_input>& inputs() const noexcept { return inputs_; }
-  /// Sentences: a dynamic dim seen only as 0 or 1 (torch.export specialises it), a truncated summary, ...
-  const std::vector<std::string>& warnings() const noexcept { return warnings_; }
+  /// A dynamic dim seen only as 0 or 1 (torch.export specialises it), a truncated summary, ...
+  const std::vector<inference_warning>& warnings() const noexcept { return warnings_; }
   /// Exact relations between the dynamic dims of inputs() (equalities, `a = b + c`, `a = k*b + c`).
   const std::vector<dim_relation>& relations() const noexcept { return relations_; }
   /// The tensors of the calls' results (`result`, `result.0`, ... flattened as inputs are), with their dynamic
@@ -231,7 +286,7 @@ class dynamic_shapes {
   /// non-UTF-8 name.
   std::string to_torch_tensorrt() const;
   /// One sentence per dimension to_torch_tensorrt() raised from 0 to 1, naming the input, the profile and why.
-  std::vector<std::string> torch_tensorrt_warnings() const;
+  std::vector<inference_warning> torch_tensorrt_warnings() const;
   /// A human-readable table: per input the shapes seen, dynamic dims, ranges and labels, then the warnings.
   std::string report() const;
   /// The structure in the record value encoding (`--typed`): `{"tuple":[...]}`, `{"list":[...]}`,
@@ -246,7 +301,7 @@ class dynamic_shapes {
   friend class shape_engine;
   node root_;
   std::vector<tensor_input> inputs_;
-  std::vector<std::string> warnings_;
+  std::vector<inference_warning> warnings_;
   std::vector<dim_relation> relations_;
   std::vector<tensor_input> outputs_;
   std::vector<tensorrt_profile> profiles_;
@@ -263,11 +318,15 @@ struct argument_options {
   bool avoid_specialization = false;
 };
 
+/// Throws load_error (bad_option) naming the options that exclude each other: avoid_specialization and a
+/// candidate, as_args_kwargs and flat. infer_arguments checks them; a front end may check them before it reads.
+void check_options(const argument_options& options);
+
 /// Representative arguments, the call they start from, and what could not be done as asked.
 struct inferred_arguments {
   value arguments{};                    ///< in the record value encoding's structure (argument_options decide which)
   std::optional<std::size_t> call{};    ///< the recorded call chosen (its index); none for new inputs given
-  std::vector<std::string> warnings{};  ///< e.g. avoid_specialization could not avoid every 0/1
+  std::vector<inference_warning> warnings{};  ///< e.g. avoid_specialization could not avoid every 0/1
 };
 
 /// One recorded call as the engine holds it, and how it aligns on the best candidate.
@@ -313,10 +372,9 @@ class shape_engine {
   std::size_t num_obs() const noexcept;
 
   dynamic_shapes infer_dynamic_shapes(const dynamic_shapes_options& options = {}) const;
-  /// Representative arguments with placeholders filled, in the record value encoding's structure.
-  value infer_arguments(const argument_options& options = {}) const;
-  /// The same arguments with the call chosen and the warnings: what front ends print and return.
-  inferred_arguments choose_arguments(const argument_options& options = {}) const;
+  /// Representative arguments with placeholders filled, in the record value encoding's structure (`.arguments`),
+  /// with the call chosen and the warnings: what front ends print and return.
+  inferred_arguments infer_arguments(const argument_options& options = {}) const;
   /// Forgets these inputs everywhere; returns how many were removed. Throws for *args / **kwargs names.
   std::size_t remove_inputs(const std::vector<std::string>& names);
   engine_info info() const;

@@ -16,7 +16,7 @@ import warnings as _warnings
 from collections.abc import Collection
 from typing import Any, Iterable, Mapping, Union
 
-from . import _arguments, _engine
+from . import _arguments, _engine, _errors
 from ._arguments import ArgumentTypeError, ArgumentValueError
 from ._engine import (DynamicShapes, FormatError, InferenceError, LoadError, RecordError, ShapeEngine,
                       ValueKindError, output_formats)
@@ -149,24 +149,21 @@ def _paths(paths: Paths) -> list[bytes]:
 
 
 def _engine_call(fn, *args, **kwargs):
-    """A call into the compiled front door whose refusals all start with ``hookscope:`` (the command's sentence after
-    it, ``.kind`` kept)."""
+    """A call into the compiled front door; a refusal that names options names them by this front door's keywords."""
     try:
         return fn(*args, **kwargs)
-    except (FormatError, InferenceError, LoadError) as e:
-        if str(e).startswith("hookscope:"):
+    except LoadError as e:
+        if not getattr(e, "pieces", None):
             raise
-        error = type(e)(f"hookscope: {e}")
-        if hasattr(e, "kind"):
-            error.kind = e.kind
-        raise error from None
+        raise _errors.spelled(e, _errors.FRONT_DOOR_KEYWORDS) from None
 
 
-def _bad_option(message: str) -> LoadError:
-    """The refusal the command gives an option (its usage error): LoadError of kind bad_option."""
-    error = LoadError(f"hookscope: {message}")
-    error.kind = "bad_option"
-    return error
+def _bad_option(option: str, rest: str) -> LoadError:
+    """A refusal of the option the library names ``option`` (LoadError of kind bad_option, the command's usage error),
+    spelled as this front door spells its keywords: ``<keyword><rest>``."""
+    error = LoadError(f"{option}{rest}")
+    error.kind, error.options, error.pieces = "bad_option", (option,), [("", option), (rest, None)]
+    return _errors.spelled(error, _errors.FRONT_DOOR_KEYWORDS)
 
 
 def _value_json(key: Any, v: Any) -> str:
@@ -175,15 +172,15 @@ def _value_json(key: Any, v: Any) -> str:
     try:
         return json.dumps(v, allow_nan=False)
     except (TypeError, ValueError) as e:
-        raise _bad_option(f"--value-if-missing {key}: not a value of the record encoding ({e})") from None
+        raise _bad_option("values_if_missing", f" {key}: not a value of the record encoding ({e})") from None
 
 
 def _count(option: str, n: Any) -> int:
-    """A non-negative count as the command line reads one."""
+    """A non-negative count as the command line reads one, for the option the library names ``option``."""
     if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"hookscope: {option}: expected an int, got {n!r}")
+        raise TypeError(f"hookscope: {_errors.FRONT_DOOR_KEYWORDS.get(option, option)}: expected an int, got {n!r}")
     if n < 0 or n >= _engine.UNLIMITED:
-        raise _bad_option(f"--{option.replace('_', '-')}: expected a non-negative integer, got '{n}'")
+        raise _bad_option(option, f": expected a non-negative integer, got '{n}'")
     return n
 
 
@@ -195,8 +192,7 @@ def _store_n_calls(n: Any) -> int | None:
         return _engine.UNLIMITED
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"hookscope: store_n_calls: expected a positive int, None or 'all', got {n!r}")
-    if _count("store_n_calls", n) == 0:
-        raise _bad_option("--store-n-calls: expected at least 1 (or all)")
+    _engine_call(_engine.check_store_n_calls, _count("store_n_calls", n))
     return n
 
 
@@ -273,8 +269,6 @@ def summarize(paths: Paths, *, function: str | None = None, value_if_missing: Ma
     as files) into exactly what one pass over the shards, concatenated in order, gives."""
     loaded = _load(paths, function=function, value_if_missing=value_if_missing, signature_from=signature_from,
                    for_summary=True)
-    if loaded.engine.num_obs == 0:
-        _warnings.warn(RecordWarning(f"no record of '{loaded.function}': the summary is empty"), stacklevel=2)
     return loaded.engine.to_summary_json(function=loaded.function)
 
 
@@ -308,11 +302,11 @@ def _dim_labels(dim_names: Mapping[Key, Mapping[int, str]]) -> list[tuple[Key, i
         for d, label in dims.items():
             if isinstance(d, bool) or not isinstance(d, int):
                 raise TypeError(f"hookscope: dim_names[{key!r}]: a dimension is an int >= 0, got {d!r}")
-            _count("dim_name", d)
+            _count("dim_labels", d)
             if isinstance(label, str):
                 _arguments.utf8(f"dim_names[{key!r}][{d}]", label)
-            if not isinstance(label, str) or not _engine.is_dim_label(label):
-                raise _bad_option(f"--dim-name: the label '{label}' is not an identifier")
+            if not isinstance(label, str):
+                raise TypeError(f"hookscope: dim_names[{key!r}][{d}]: a label is a str, got {label!r}")
             out.append((key, d, label))
     return out
 
@@ -324,24 +318,24 @@ def shapes_options(batch: Collection[Key] | bool | None = None, batch_all: bool 
     input); ``dim_names`` False, True (automatic labels: batch_size, sequence_length, ...) or {input: {dim: label}};
     ``profiles`` 1 (one consistent TensorRT profile) or "auto" (one per phase, e.g. prefill and decode)."""
     if isinstance(profiles, bool) or profiles not in (1, "1", "auto"):
-        raise _bad_option(f"--profiles: expected 1 or auto, got '{profiles}'")
+        raise _bad_option("profile_phases", f": expected 1 or auto, got '{profiles}'")
     batch_all = _arguments.flag("batch_all", batch_all)
     if batch is True:
         batch, batch_all = None, True
     names = _names("batch", None if batch is False else batch)
-    if names and batch_all:
-        raise _bad_option("--batch and --batch-all exclude each other")
     explicit = dim_names is not None and not isinstance(dim_names, bool)
     if explicit and not isinstance(dim_names, Mapping):
         raise TypeError(f"hookscope: dim_names: expected True, False or a mapping {{input: {{dim: label}}}}, got "
                         f"{dim_names!r}")
-    return {
+    options = {
         "batch_dimension_for": names,
         "batch_all": bool(batch_all),
         "dim_names": dim_names is True,
         "dim_labels": _dim_labels(dim_names) if explicit else [],
         "profile_phases": profiles == "auto",
     }
+    _engine_call(_engine.check_shapes_options, **options)  # the library's rules, before any source is read
+    return options
 
 
 def infer(paths: Paths, *, function: str | None = None, store_n_calls: int | str | None = _STORE_N_CALLS_DEFAULT,
@@ -395,12 +389,10 @@ def infer_arguments(paths: Paths, *, function: str | None = None,
     flat, as_args_kwargs = _arguments.flag("flat", flat), _arguments.flag("as_args_kwargs", as_args_kwargs)
     avoid_specialization = _arguments.flag("avoid_specialization", avoid_specialization)
     if index is not None:
-        _count("index", index)
-    if index is not None and avoid_specialization:
-        raise _bad_option("--avoid-specialization and --index exclude each other")
-    if as_args_kwargs and flat:
-        raise _bad_option("--as-args-kwargs and --flat exclude each other")
-    stored = "index" if index is not None else "avoid_specialization" if avoid_specialization else ""
+        _count("candidate", index)
+    _engine_call(_engine.check_argument_options, candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,
+                 avoid_specialization=avoid_specialization)  # the library's rules, before any source is read
+    stored = "candidate" if index is not None else "avoid_specialization" if avoid_specialization else ""
     loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
                    signature_from=signature_from, remove_inputs=remove_inputs, stored_call_option=stored)
     chosen = loaded.engine.infer_arguments(candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,

@@ -50,6 +50,25 @@ def sentence(text: str) -> str:
     return text.removeprefix("hookscope: ")
 
 
+# How the command spells the library's options; Python spells them as its keywords (hookscope._errors).
+COMMAND_SPELLING = {
+    "function": "--function", "store_n_calls": "--store-n-calls", "values_if_missing": "--value-if-missing",
+    "signature_from": "--signature-from", "remove_inputs": "--remove-inputs", "batch_dimension_for": "--batch",
+    "batch_dimension_for_all": "--batch-all", "dim_names": "--dim-names", "dim_labels": "--dim-name",
+    "profile_phases": "--profiles", "candidate": "--index", "flat": "--flat", "as_args_kwargs": "--as-args-kwargs",
+    "avoid_specialization": "--avoid-specialization",
+}
+
+
+def as_the_command_says(error) -> str:
+    """A Python refusal's sentence with the options it names spelled as the command spells them: the two front
+    doors refuse alike when this equals the command's sentence."""
+    pieces = getattr(error, "pieces", None)
+    if pieces:
+        return "".join(text if option is None else COMMAND_SPELLING[option] for text, option in pieces)
+    return sentence(str(error))
+
+
 def shapes_answer(ds, fmt):
     """What the command prints of a DynamicShapes: the format on stdout, the warnings on stderr, as the library's
     table of output formats says for both front ends ("typed": --typed, the torch format's typed form)."""
@@ -71,7 +90,7 @@ def assert_same_answer(done, answer, python_warnings, error):
         assert error is not None, f"the command refused ({done.stderr!r}) and Python answered {answer!r}"
         printed = [line for line in lines if line.startswith(f"{PROGRAM}: warning: ")]
         refusal = [line for line in lines if not line.startswith(f"{PROGRAM}: warning: ")]
-        assert refusal[:1] == [f"{PROGRAM}: {sentence(str(error))}"]
+        assert refusal[:1] == [f"{PROGRAM}: {as_the_command_says(error)}"]
         assert printed == warned
         assert done.returncode == (1 if isinstance(error, hookscope.InferenceError) else 2), (done.stderr, repr(error))
         return
@@ -274,18 +293,18 @@ def test_a_key_written_as_digits_is_a_position(key):
 
 
 @pytest.mark.parametrize("options, sentence", [
-    ({"dim_names": {"x": {0: "é"}}}, "--dim-name: the label 'é' is not an identifier"),
-    ({"dim_names": {"x": {0: "a-b"}}}, "--dim-name: the label 'a-b' is not an identifier"),
-    ({"store_n_calls": 0}, "--store-n-calls: expected at least 1 (or all)"),
-    ({"store_n_calls": -1}, "--store-n-calls: expected a non-negative integer, got '-1'"),
-    ({"store_n_calls": 2**70}, f"--store-n-calls: expected a non-negative integer, got '{2**70}'"),
-    ({"batch": [0], "batch_all": True}, "--batch and --batch-all exclude each other"),
-    ({"profiles": 2}, "--profiles: expected 1 or auto, got '2'"),
-    ({"value_if_missing": {"x": "{bad"}}, "--value-if-missing x={bad: "),
-    ({"value_if_missing": {"x": float("nan")}}, "--value-if-missing x: not a value of the record encoding"),
+    ({"dim_names": {"x": {0: "é"}}}, "dim_names: the label 'é' is not an identifier"),
+    ({"dim_names": {"x": {0: "a-b"}}}, "dim_names: the label 'a-b' is not an identifier"),
+    ({"store_n_calls": 0}, "store_n_calls: expected at least 1 (or all)"),
+    ({"store_n_calls": -1}, "store_n_calls: expected a non-negative integer, got '-1'"),
+    ({"store_n_calls": 2**70}, f"store_n_calls: expected a non-negative integer, got '{2**70}'"),
+    ({"batch": [0], "batch_all": True}, "batch and batch_all exclude each other"),
+    ({"profiles": 2}, "profiles: expected 1 or auto, got '2'"),
+    ({"value_if_missing": {"x": "{bad"}}, "value_if_missing x={bad: "),
+    ({"value_if_missing": {"x": float("nan")}}, "value_if_missing x: not a value of the record encoding"),
     ({"value_if_missing": {2**40: {"int": 1}}}, "a position is an int from 0 to 2**30"),
     ({"dim_names": {-3: {0: "b"}}}, "a position is an int from 0 to 2**30, got -3"),
-    ({"dim_names": {"x": {2**70: "b"}}}, f"--dim-name: expected a non-negative integer, got '{2**70}'"),
+    ({"dim_names": {"x": {2**70: "b"}}}, f"dim_names: expected a non-negative integer, got '{2**70}'"),
 ])
 def test_bad_options_are_load_errors_of_kind_bad_option(options, sentence):
     with pytest.raises(hookscope.LoadError) as e:
@@ -295,15 +314,37 @@ def test_bad_options_are_load_errors_of_kind_bad_option(options, sentence):
 
 
 @pytest.mark.parametrize("options, sentence", [
-    ({"index": -1}, "--index: expected a non-negative integer, got '-1'"),
-    ({"index": 2**70}, f"--index: expected a non-negative integer, got '{2**70}'"),
-    ({"index": 0, "avoid_specialization": True}, "--avoid-specialization and --index exclude each other"),
-    ({"flat": True, "as_args_kwargs": True}, "--as-args-kwargs and --flat exclude each other"),
+    ({"index": -1}, "index: expected a non-negative integer, got '-1'"),
+    ({"index": 2**70}, f"index: expected a non-negative integer, got '{2**70}'"),
+    ({"index": 0, "avoid_specialization": True}, "avoid_specialization and index exclude each other"),
+    ({"flat": True, "as_args_kwargs": True}, "as_args_kwargs and flat exclude each other"),
 ])
 def test_bad_argument_options_are_refused_before_reading(options, sentence):
     with pytest.raises(hookscope.LoadError) as e:
         hookscope.infer_arguments(["/nonexistent.jsonl"], **options)  # refused before any file is opened
     assert e.value.kind == "bad_option" and sentence in str(e.value)
+
+
+@pytest.mark.parametrize("argv, options", [
+    (["infer", "encoder.jsonl", "--dim-name", "x:0=a-b"], {"dim_names": {"x": {0: "a-b"}}}),
+    (["infer", "encoder.jsonl", "--store-n-calls", "0"], {"store_n_calls": 0}),
+    (["infer", "encoder.jsonl", "--store-n-calls", "-1"], {"store_n_calls": -1}),
+    (["infer", "encoder.jsonl", "--batch", "0", "--batch-all"], {"batch": [0], "batch_all": True}),
+    (["infer", "encoder.jsonl", "--profiles", "2"], {"profiles": 2}),
+    (["args", "encoder.jsonl", "--index", "0", "--avoid-specialization"], {"index": 0, "avoid_specialization": True}),
+    (["args", "encoder.jsonl", "--flat", "--as-args-kwargs"], {"flat": True, "as_args_kwargs": True}),
+    (["args", "encoder.jsonl", "--index", "0", "--store-n-calls", "all"], {"index": 0, "store_n_calls": None}),
+])
+def test_option_refusals_name_each_front_doors_spelling(argv, options):
+    """One rule, two spellings: the command names its flags, Python its keywords, and the sentence is the same."""
+    fn = hookscope.infer_arguments if argv[0] == "args" else hookscope.infer
+    with pytest.raises(hookscope.LoadError) as e:
+        fn([DATA / "encoder.jsonl"], **options)
+    assert e.value.kind == "bad_option"
+    assert not any(part.startswith("--") for part in str(e.value).split()), str(e.value)
+    done = run_cli(*argv)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == f"{PROGRAM}: {as_the_command_says(e.value)}"
 
 
 @pytest.mark.parametrize("options", [{"index": True}, {"index": "0"}, {"store_n_calls": True},

@@ -31,12 +31,10 @@ void print(const std::string& text) {
   if (text.empty() || text.back() != '\n') std::cout << '\n';
 }
 
-void print_warning(std::string_view warning) {
-  std::cerr << program << ": warning: " << without_library_prefix(warning) << '\n';
-}
+void print_warning(std::string_view sentence) { std::cerr << program << ": warning: " << sentence << '\n'; }
 
-void print_warnings(const std::vector<std::string>& warnings) {
-  for (const std::string& warning : warnings) print_warning(warning);
+void print_warnings(const std::vector<hookscope::inference_warning>& warnings) {
+  for (const hookscope::inference_warning& warning : warnings) print_warning(warning.sentence);
 }
 
 hookscope::load_options load_options_of(const options& o) {
@@ -46,8 +44,10 @@ hookscope::load_options load_options_of(const options& o) {
   l.values_if_missing = o.values_if_missing;
   l.signature_from = o.signature_from;
   l.remove_inputs = o.remove_inputs;
-  l.stored_call_option = o.index ? "--index" : o.avoid_specialization ? "--avoid-specialization" : "";
+  if (o.index) l.stored_call_option = hookscope::option_id::candidate;
+  if (o.avoid_specialization) l.stored_call_option = hookscope::option_id::avoid_specialization;
   l.for_summary = o.what == command::summarize;
+  l.spelling = option_spelling;
   // The load's warnings go out as they are met, before a later file's error.
   l.on_warning = [](const std::string& warning) { std::cerr << program << ": warning: " << warning << '\n'; };
   return l;
@@ -56,7 +56,6 @@ hookscope::load_options load_options_of(const options& o) {
 // -o: see summary_file.hpp.
 void write_summary(const hookscope::loaded_engine& loaded, const options& o) {
   const std::string text = loaded.engine.to_summary_json(loaded.function) + "\n";
-  if (loaded.engine.num_obs() == 0) print_warning("no record of '" + loaded.function + "': the summary is empty");
   if (o.output == "-") {
     std::cout << text;
     return;
@@ -96,12 +95,7 @@ void append_arguments(std::string& out, const hookscope::value& v, int levels) {
 }
 
 void print_arguments(const hookscope::shape_engine& engine, const options& o) {
-  hookscope::argument_options a;
-  if (o.index) a.candidate = *o.index;
-  a.flat = o.flat;
-  a.as_args_kwargs = o.as_args_kwargs;
-  a.avoid_specialization = o.avoid_specialization;
-  const hookscope::inferred_arguments chosen = engine.choose_arguments(a);
+  const hookscope::inferred_arguments chosen = engine.infer_arguments(argument_options_of(o));
   std::string text;
   append_arguments(text, chosen.arguments, o.as_args_kwargs ? 2 : 1);
   print(text);
@@ -126,7 +120,7 @@ void run(const options& o) {
 
 int fail(int status, std::string_view message) {
   std::cout.flush();
-  std::cerr << program << ": " << without_library_prefix(message) << '\n';
+  std::cerr << program << ": " << message << '\n';
   return status;
 }
 
@@ -150,21 +144,22 @@ int main(int argc, char** argv) {
   } catch (const usage_error& e) {
     return usage_failure(e.what());
   } catch (const hookscope::load_error& e) {
-    return e.kind() == hookscope::load_error_kind::bad_option ? usage_failure(e.what()) : fail(2, e.what());
+    return e.kind() == hookscope::load_error_kind::bad_option ? usage_failure(e.spelled(option_spelling))
+                                                              : fail(2, e.spelled(option_spelling));
   } catch (const hookscope::format_error& e) {  // record_error: "file:line: $.path: what"
-    return fail(2, e.what());
+    return fail(2, e.sentence());
   } catch (const input_error& e) {
     return fail(2, e.what());
   } catch (const std::system_error& e) {  // a file that fails to read
     return fail(2, e.what());
   } catch (const hookscope::inference_error& e) {
-    return fail(1, e.what());
+    return fail(1, e.sentence());
   } catch (const std::bad_alloc&) {
     return fail(2,
                 "out of memory: the input is larger than this machine can hold (a line without newlines? "
                 "--store-n-calls all keeps memory constant)");
   } catch (const std::exception& e) {
-    return fail(1, e.what());
+    return fail(1, hookscope::sentence_of(e));
   } catch (...) {
     return fail(1, "unknown error");
   }

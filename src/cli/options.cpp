@@ -73,10 +73,34 @@ std::string usage_text() {
   return text;
 }
 
-std::string_view without_library_prefix(std::string_view message) {
-  constexpr std::string_view prefix = "hookscope: ";
-  if (message.substr(0, prefix.size()) == prefix) message.remove_prefix(prefix.size());
-  return message;
+std::string_view option_spelling(hookscope::option_id id) noexcept {
+  using hookscope::option_id;
+  switch (id) {
+    case option_id::function: return "--function";
+    case option_id::store_n_calls: return "--store-n-calls";
+    case option_id::values_if_missing: return "--value-if-missing";
+    case option_id::signature_from: return "--signature-from";
+    case option_id::remove_inputs: return "--remove-inputs";
+    case option_id::batch_dimension_for: return "--batch";
+    case option_id::batch_dimension_for_all: return "--batch-all";
+    case option_id::dim_names: return "--dim-names";
+    case option_id::dim_labels: return "--dim-name";
+    case option_id::profile_phases: return "--profiles";
+    case option_id::candidate: return "--index";
+    case option_id::flat: return "--flat";
+    case option_id::as_args_kwargs: return "--as-args-kwargs";
+    case option_id::avoid_specialization: return "--avoid-specialization";
+  }
+  return "an option";
+}
+
+hookscope::argument_options argument_options_of(const options& o) {
+  hookscope::argument_options a;
+  if (o.index) a.candidate = *o.index;
+  a.flat = o.flat;
+  a.as_args_kwargs = o.as_args_kwargs;
+  a.avoid_specialization = o.avoid_specialization;
+  return a;
 }
 
 namespace {
@@ -105,7 +129,7 @@ void parse_value_if_missing(options& o, std::string_view text) {
     o.values_if_missing.emplace_back(parse_key("--value-if-missing", text.substr(0, equal)),
                                      hookscope::value_from_json(text.substr(equal + 1)));
   } catch (const hookscope::format_error& e) {
-    throw usage_error("--value-if-missing " + std::string(text) + ": " + e.what());
+    throw usage_error("--value-if-missing " + std::string(text) + ": " + std::string(e.sentence()));
   }
 }
 
@@ -116,8 +140,6 @@ void parse_dim_name(options& o, std::string_view text) {
     throw usage_error("--dim-name: expected KEY:DIM=LABEL, got '" + std::string(text) + "'");
   }
   const std::string_view label = text.substr(equal + 1);
-  if (!hookscope::is_dim_label(label))
-    throw usage_error("--dim-name: the label '" + std::string(label) + "' is not an identifier");
   o.shapes.dim_labels.push_back({parse_key("--dim-name", text.substr(0, colon)),
                                  parse_count("--dim-name", text.substr(colon + 1, equal - colon - 1)),
                                  std::string(label)});
@@ -170,7 +192,6 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
     const std::string_view n = value();
     o.store_n_calls = n == "all" ? hookscope::unlimited : parse_count(name, n);
     o.store_n_calls_given = true;
-    if (o.store_n_calls == 0) throw usage_error("--store-n-calls: expected at least 1 (or all)");
     if (o.store_n_calls == hookscope::unlimited && n != "all") {
       throw usage_error("--store-n-calls: " + std::string(n) + " is too large (all keeps every call)");
     }
@@ -238,9 +259,6 @@ void check_combinations(options& o, bool format_given) {
   if (o.files.empty()) throw usage_error("no input file (give FILE.jsonl..., or - for standard input)");
   if (o.what == command::summarize) return check_summarize(o, format_given);
   if (o.output != "-") throw usage_error("--output is for 'summarize' only");
-  if (!o.shapes.batch_dimension_for.empty() && o.shapes.batch_dimension_for_all) {
-    throw usage_error("--batch and --batch-all exclude each other");
-  }
   if (o.what == command::infer && (o.index || o.as_args_kwargs || o.flat)) {
     throw usage_error(std::string(o.index  ? "--index"
                                   : o.flat ? "--flat"
@@ -255,8 +273,16 @@ void check_combinations(options& o, bool format_given) {
     throw usage_error("--typed is for --format " + hookscope::typed_output_format_names() + " only");
   if (o.what == command::infer && o.avoid_specialization)
     throw usage_error("--avoid-specialization is for 'args' only");
-  if (o.avoid_specialization && o.index) throw usage_error("--avoid-specialization and --index exclude each other");
-  if (o.as_args_kwargs && o.flat) throw usage_error("--as-args-kwargs and --flat exclude each other");
+}
+
+// The library's rules on the options, spelled as this command spells its options.
+void check_rules(const options& o) try {
+  hookscope::check_options(hookscope::engine_options{.store_n_calls = o.store_n_calls});
+  if (o.what == command::summarize) return;
+  hookscope::check_options(o.shapes);
+  hookscope::check_options(argument_options_of(o));
+} catch (const hookscope::load_error& e) {
+  throw usage_error(e.spelled(option_spelling));
 }
 
 }  // namespace
@@ -291,6 +317,7 @@ options parse_options(int argc, char** argv) {
   if (o.help) return o;
   if (!command_seen) throw usage_error("no command (expected infer, args or summarize)");
   check_combinations(o, format_given);
+  check_rules(o);
   return o;
 }
 

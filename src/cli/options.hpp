@@ -34,9 +34,6 @@ class input_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The library's messages start with "hookscope: "; after the program's name that would say it twice.
-std::string_view without_library_prefix(std::string_view message);
-
 enum class command { infer, args, summarize };
 
 struct options {
@@ -58,6 +55,12 @@ struct options {
   bool avoid_specialization = false;
   std::vector<std::string> remove_inputs;
 };
+
+/// How this command spells the library's options ("--batch" for batch_dimension_for).
+std::string_view option_spelling(hookscope::option_id id) noexcept;
+
+/// The argument options the command line gives (`args`).
+hookscope::argument_options argument_options_of(const options& o);
 
 /// The command line, checked; throws usage_error naming what is wrong.
 options parse_options(int argc, char** argv);

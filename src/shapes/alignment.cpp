@@ -11,7 +11,7 @@ namespace detail::shapes {
 
 void require_calls(const recorded_state& s, std::string_view what) {
   if (s.n_calls == 0 || !s.best) {
-    throw inference_error("hookscope: " + std::string(what) +
+    throw inference_error("" + std::string(what) +
                           ": no call was recorded (num_obs() is 0); record calls with begin_recording() and "
                           "add_call() first");
   }
@@ -105,7 +105,7 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
     const bool in_best = best_kwargs.count(k.name) != 0;
     if (in_best) continue;
     consider(*k.first_kwarg_call, 0, [&] {
-      return "hookscope: at least one call to the observed function must contain all the named arguments: call " +
+      return "at least one call to the observed function must contain all the named arguments: call " +
              std::to_string(*k.first_kwarg_call) + " names '" + k.name + "' but the best candidate (call " +
              std::to_string(best.index) + ") names only: " + best_kwargs_text(s);
     });
@@ -113,7 +113,7 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
   for (const constant_set& set : s.constant_sets) {  // B2
     if (constants_equal(set.values, best.constants)) continue;
     consider(set.first_call, 1, [&] {
-      return "hookscope: two calls were made with different constant values, " + constants_text(set.values) +
+      return "two calls were made with different constant values, " + constants_text(set.values) +
              " (call " + std::to_string(set.first_call) + ") != " + constants_text(best.constants) +
              " (best candidate, call " + std::to_string(best.index) + ")";
     });
@@ -122,7 +122,7 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
     const key_summary& k = s.keys[sl.key];
     if (!k.count_conflict) continue;
     consider(k.count_conflict->first, 2, [&] {
-      return "hookscope: " + slot_text(sl) + " has " + std::to_string(k.count_conflict->second) +
+      return slot_text(sl) + " has " + std::to_string(k.count_conflict->second) +
              " flattened leaves in call " + std::to_string(k.count_conflict->first) + " but previously got " +
              std::to_string(k.leaf_count) + "; inference is impossible in that case";
     });
@@ -132,7 +132,7 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
     const key_summary& k = s.keys[sl.key];
     const std::size_t best_count = sl.best_value->leaf_count();
     if (k.provided == 0 || k.leaf_count == best_count) continue;
-    throw inference_error("hookscope: the calls do not align on the best candidate (call " +
+    throw inference_error("the calls do not align on the best candidate (call " +
                           std::to_string(best.index) + "): " + slot_text(sl) + " has " + std::to_string(k.leaf_count) +
                           " flattened leaves in the calls that give it but " + std::to_string(best_count) +
                           " in the best candidate, which leaves it out");
@@ -178,7 +178,7 @@ std::vector<value> align(const recorded_state& s, const stored_call& c, const st
       }
       if (strict) {
         throw inference_error(
-            "hookscope: " + slot_text(sl) + " has " + std::to_string(n) + " flattened leaves but previously got " +
+            "" + slot_text(sl) + " has " + std::to_string(n) + " flattened leaves but previously got " +
             std::to_string(k.provided ? k.leaf_count : expected) + "; inference is impossible in that case");
       }
     }

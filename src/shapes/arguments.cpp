@@ -23,7 +23,7 @@ call_ptr new_candidate(const recorded_state& s, const call_inputs& inputs) {
   }
   s.sort_by_signature(c->constants);
   if (!constants_equal(c->constants, s.best->constants)) {
-    throw inference_error("hookscope: two calls were made with different constant values, " +
+    throw inference_error("two calls were made with different constant values, " +
                           constants_text(c->constants) + " (new inputs) != " + constants_text(s.best->constants) +
                           " (best candidate, call " + std::to_string(s.best->index) + ")");
   }
@@ -35,11 +35,11 @@ call_ptr pick_candidate(const recorded_state& s, const argument_options& o) {
   if (const auto* index = std::get_if<std::size_t>(&o.candidate)) {
     if (!s.options.keep_calls) {
       throw inference_error(
-          "hookscope: infer_arguments: calls are not kept (engine_options::keep_calls is false), "
+          "infer_arguments: calls are not kept (engine_options::keep_calls is false), "
           "so no call can be chosen by index");
     }
     if (*index >= s.calls.size()) {
-      throw inference_error("hookscope: infer_arguments: no stored call at index " + std::to_string(*index) + " (" +
+      throw inference_error("infer_arguments: no stored call at index " + std::to_string(*index) + " (" +
                             std::to_string(s.calls.size()) + " stored)");
     }
     return s.calls[*index];
@@ -154,10 +154,10 @@ namespace {
 // avoid_specialization: the stored call with the most varying dims >= 2 (the first on a tie); the dims still
 // below 2 are named in `warnings`.
 call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& slots,
-                            std::vector<std::string>& warnings) {
+                            std::vector<inference_warning>& warnings) {
   if (!s.options.keep_calls) {
     throw inference_error(
-        "hookscope: infer_arguments: avoid_specialization needs stored calls (keep_calls is false; "
+        "infer_arguments: avoid_specialization needs stored calls (keep_calls is false; "
         "on the command line use --store-n-calls N, not all)");
   }
   const std::vector<flat_leaf> flat = flatten_slots(s, slots);
@@ -190,9 +190,9 @@ call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& sl
   if (best && !best_low.empty()) {
     std::string list;
     for (const std::string& x : best_low) list += (list.empty() ? "" : ", ") + x;
-    warnings.push_back("hookscope: avoid_specialization: no stored call has every dynamic dimension >= 2; call " +
+    warnings.push_back(inference_warning{.type = inference_warning::kind::specialization_not_avoided, .sentence = "avoid_specialization: no stored call has every dynamic dimension >= 2; call " +
                        std::to_string(best->index) + " has the most, but there " + list +
-                       ": torch.export specialises sizes 0 and 1");
+                       ": torch.export specialises sizes 0 and 1"});
   }
   return best ? best : s.best;
 }
@@ -227,7 +227,7 @@ value arrange_arguments(const recorded_state& s, const std::vector<slot>& slots,
   if (args.empty()) return value::dict(std::move(kwargs));
   if (s.variadic(parameter_kind::var_positional)) {
     throw inference_error(
-        "hookscope: cannot return arguments as a single tuple or a single dictionary because of "
+        "cannot return arguments as a single tuple or a single dictionary because of "
         "'*args' in the function signature; set argument_options::as_args_kwargs = true");
   }
   value_fields named;
@@ -243,8 +243,7 @@ inferred_arguments infer_arguments(const recorded_state& s, const argument_optio
   const std::vector<slot> slots = best_slots(s);
   check_alignment(s, slots);
   inferred_arguments out;
-  const bool avoid = o.avoid_specialization && std::holds_alternative<std::monostate>(o.candidate);
-  const call_ptr candidate = avoid ? least_specialising(s, slots, out.warnings) : pick_candidate(s, o);
+  const call_ptr candidate = o.avoid_specialization ? least_specialising(s, slots, out.warnings) : pick_candidate(s, o);
   if (!std::holds_alternative<call_inputs>(o.candidate)) out.call = candidate->index;
   std::vector<value> leaves = align(s, *candidate, slots, true);
   const std::vector<flat_leaf> flat = flatten_slots(s, slots);

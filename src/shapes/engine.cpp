@@ -12,7 +12,7 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 
 input_key::input_key(int position) : key_(std::size_t{0}) {
   if (position < 0) {
-    throw inference_error("hookscope: input_key: position " + std::to_string(position) + " is negative");
+    throw inference_error("input_key: position " + std::to_string(position) + " is negative");
   }
   key_ = static_cast<std::size_t>(position);
 }
@@ -85,7 +85,7 @@ namespace {
 // An option naming an input no call gave and no parameter has (a typo) changes nothing: a warning says so, with the
 // names there are. Positions are matched against the calls and the signature by the inference itself.
 void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_shapes_options& o,
-                         const std::vector<tensor_input>& inputs, std::vector<std::string>& warnings) {
+                         const std::vector<tensor_input>& inputs, std::vector<inference_warning>& warnings) {
   const auto known = [&](const input_key& k) {
     return k.is_position() || s.find_name(k.name()) || s.signature_index(k.name());
   };
@@ -94,8 +94,11 @@ void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_
     if (!k.position) names += (names.empty() ? "" : ", ") + k.name;
   }
   const auto unknown = [&](const std::string& name, std::string_view asked) {
-    warnings.push_back("'" + name + "' (" + std::string(asked) + ") is no input of the calls (" +
-                       (names.empty() ? std::string("none has a name") : names) + "): it changes nothing");
+    warnings.push_back(inference_warning{
+        .type = inference_warning::kind::unknown_input,
+        .input = name,
+        .sentence = "'" + name + "' (" + std::string(asked) + ") is no input of the calls (" +
+                    (names.empty() ? std::string("none has a name") : names) + "): it changes nothing"});
   };
   for (const std::string& name : o.batch_dimension_for) {
     if (!known(input_key::parse(name))) unknown(name, "given a batch dimension");
@@ -113,8 +116,8 @@ void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_
             std::find_if(o.dim_labels.begin(), o.dim_labels.begin() + static_cast<std::ptrdiff_t>(i), same);
         first != o.dim_labels.begin() + static_cast<std::ptrdiff_t>(i)) {
       if (first->label != l.label) {
-        warnings.push_back("hookscope: dimension " + std::to_string(l.dim) + " of '" + key + "' is given the label '" +
-                           first->label + "' and then '" + l.label + "': the first is kept");
+        warnings.push_back(inference_warning{.type = inference_warning::kind::label_given_twice, .input = key, .dim = l.dim, .sentence = "dimension " + std::to_string(l.dim) + " of '" + key + "' is given the label '" +
+                           first->label + "' and then '" + l.label + "': the first is kept"});
       }
       continue;
     }
@@ -128,10 +131,10 @@ void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_
       const bool both_kinds = std::any_of(o.dim_labels.begin(), o.dim_labels.end(), [&](const dim_label& m) {
         return m.input.is_position() != l.input.is_position();
       });
-      warnings.push_back("hookscope: the label '" + l.label + "' names no dimension: dimension " +
+      warnings.push_back(inference_warning{.type = inference_warning::kind::label_names_no_dim, .input = key, .dim = l.dim, .sentence = "the label '" + l.label + "' names no dimension: dimension " +
                          std::to_string(l.dim) + " of '" + key + "' is static, or past the rank, in every call" +
                          (both_kinds ? " (or the argument's entries by position win over those by name)" : "") +
-                         ": it changes nothing");
+                         ": it changes nothing"});
     }
   }
 }
@@ -139,6 +142,7 @@ void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_
 }  // namespace
 
 dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& options) const {
+  check_options(options);
   const detail::shapes::recorded_state& state = impl_->state;
   detail::shapes::shapes_result r = detail::shapes::infer_dynamic_shapes(state, options);
   warn_unknown_inputs(state, options, r.inputs, r.warnings);
@@ -181,18 +185,15 @@ dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& 
   return ds;
 }
 
-value shape_engine::infer_arguments(const argument_options& options) const {
-  return detail::shapes::infer_arguments(impl_->state, options).arguments;
-}
-
-inferred_arguments shape_engine::choose_arguments(const argument_options& options) const {
+inferred_arguments shape_engine::infer_arguments(const argument_options& options) const {
+  check_options(options);
   return detail::shapes::infer_arguments(impl_->state, options);
 }
 
 std::string shape_engine::to_summary_json(std::string_view function) const {
   if (impl_->state.options.store_n_calls != unlimited) {
     throw inference_error(
-        "hookscope: to_summary_json: only an engine recording every call has a summary "
+        "to_summary_json: only an engine recording every call has a summary "
         "(engine_options::store_n_calls = hookscope::unlimited)");
   }
   return detail::shapes::to_summary_json(impl_->state, impl_->results, function);

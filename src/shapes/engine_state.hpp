@@ -243,7 +243,7 @@ inline constexpr std::size_t no_tensor = static_cast<std::size_t>(-1);  // a fla
 struct shapes_result {
   dynamic_shapes::node root;
   std::vector<tensor_input> inputs;
-  std::vector<std::string> warnings;
+  std::vector<inference_warning> warnings;
   std::vector<dim_relation> relations;
   std::vector<tensorrt_profile> profiles;
   /// Per input, per dynamic dim: (hash of its values in call order, number of values), which C3 compares; the
@@ -321,13 +321,13 @@ std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input
 /// different sizes (the C3 pair state), which breaks an equality between them; a relation left out for it is named too.
 std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
                                          const std::function<bool(const dim_var&, const dim_var&)>& differ,
-                                         std::vector<std::string>& warnings);
+                                         std::vector<inference_warning>& warnings);
 /// C6 (profiles.cpp): the profiles, solved from the relations; a relation no profile point covering every call can
 /// satisfy is removed from `relations` and named in `warnings`. `every_call_kept`: no distinct call was left out
 /// (recorded_state::combos_truncated is false).
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
                                             std::vector<dim_relation>& relations, bool phases, bool every_call_kept,
-                                            std::vector<std::string>& warnings);
+                                            std::vector<inference_warning>& warnings);
 
 }  // namespace detail::shapes
 HOOKSCOPE_DETAIL_END_NAMESPACE

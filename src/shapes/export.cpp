@@ -15,8 +15,7 @@ namespace {
 // A JSON object's key must be text: a dict key that is not UTF-8 (or an input name built from one) has no spelling
 // there; the typed form has one.
 [[noreturn]] void throw_key_not_text(const std::string& key, std::string_view what) {
-  std::string message = "hookscope: ";
-  message += what;
+  std::string message(what);
   message += " is not UTF-8 (";
   message += to_json(value(key));
   message +=
@@ -200,7 +199,7 @@ std::string dynamic_shapes::report() const {
   }
   if (!warnings_.empty()) {
     out += "warnings:\n";
-    for (const std::string& w : warnings_) out += "- " + w + "\n";
+    for (const inference_warning& w : warnings_) out += "- " + w.text() + "\n";
   }
   return out;
 }

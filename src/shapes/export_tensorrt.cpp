@@ -28,7 +28,7 @@ std::string quoted_name(const std::string& name) {
 }
 
 [[noreturn]] void throw_bad_name(const std::string& name, spec_consumer c, std::string_view why) {
-  std::string message = "hookscope: the input name ";
+  std::string message = "the input name ";
   message += quoted_name(name);
   message += " cannot be written in ";
   message += consumer_name(c);
@@ -79,7 +79,7 @@ void check_unique_names(const std::vector<tensor_input>& inputs, std::string_vie
         }
         return out + "]";
       };
-      throw inference_error("hookscope: tensor inputs " + std::to_string(j) + " and " + std::to_string(i) + " (paths " +
+      throw inference_error("tensor inputs " + std::to_string(j) + " and " + std::to_string(i) + " (paths " +
                             path_text(inputs[j]) + " and " + path_text(inputs[i]) + ") are both named " +
                             quoted_name(inputs[i].name) + ", which " + std::string(consumer) +
                             " cannot tell apart; rename one of them");
@@ -93,7 +93,7 @@ void check_spec_dims(const std::string& input, const std::vector<std::int64_t>& 
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] >= 0 && dims[d] <= std::numeric_limits<std::int32_t>::max()) continue;
     // From a std::string: GCC 12 at -O3 reports a false -Wrestrict for `"literal" + std::string(...)`.
-    std::string message = std::string("hookscope: dimension ") + std::to_string(d) + " of '" + input + "' is " +
+    std::string message = std::string("dimension ") + std::to_string(d) + " of '" + input + "' is " +
                           std::to_string(dims[d]) + " in the " + std::string(which) + " shape of profile " +
                           std::to_string(profile) + ": ";
     message += consumer_name(c);
@@ -133,7 +133,7 @@ struct torch_trt_range {
 // Per tensor input (inputs() order) its range in each profile; a rank-0 tensor (in no profile) has empty shapes.
 std::vector<std::vector<torch_trt_range>> torch_trt_ranges(const std::vector<tensor_input>& inputs,
                                                            const std::vector<tensorrt_profile>& profiles,
-                                                           std::vector<std::string>* warnings) {
+                                                           std::vector<inference_warning>* warnings) {
   std::vector<std::vector<torch_trt_range>> out(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     for (std::size_t p = 0; p < profiles.size(); ++p) {
@@ -144,14 +144,14 @@ std::vector<std::vector<torch_trt_range>> torch_trt_ranges(const std::vector<ten
       for (std::size_t d = 0; d < r.min.size(); ++d) {
         if (r.min[d] >= 1) continue;
         if (warnings) {
-          warnings->push_back(std::string("hookscope: torch-tensorrt: dimension ") + std::to_string(d) + " of '" +
+          warnings->push_back(inference_warning{.type = inference_warning::kind::export_dim_below_one, .input = inputs[i].name, .dim = d, .phase = profiles[p].phase, .sentence = std::string("torch-tensorrt: dimension ") + std::to_string(d) + " of '" +
                               inputs[i].name + "' has min " + std::to_string(r.min[d]) + " in profile " +
                               std::to_string(p) + " (" + profiles[p].phase +
                               "); Torch-TensorRT wants every min >= 1, so it is raised to 1 and the calls with an "
                               "empty '" +
                               inputs[i].name +
                               "' are outside the engine's range: give them one masked position, or an engine of "
-                              "their own");
+                              "their own"});
         }
         r.min[d] = at_least_one(r.min[d]);
         r.opt[d] = at_least_one(r.opt[d]);
@@ -226,11 +226,11 @@ std::string dynamic_shapes::to_torch_tensorrt() const {
     const tensor_input& t = inputs_[i];
     if (t.name.empty()) {
       throw inference_error(
-          "hookscope: an input with an empty name (an empty dict key) cannot be a Torch-TensorRT Input: its name "
+          "an input with an empty name (an empty dict key) cannot be a Torch-TensorRT Input: its name "
           "matches the Input to the argument; rename the key");
     }
     if (!detail::is_utf8(t.name)) {
-      throw inference_error("hookscope: the input name " + quoted_name(t.name) +
+      throw inference_error("the input name " + quoted_name(t.name) +
                             " is not UTF-8, so it cannot be a Torch-TensorRT Input's name (a Python str)");
     }
     if (i) out += ',';
@@ -258,8 +258,8 @@ std::string dynamic_shapes::to_torch_tensorrt() const {
   return out + "]";
 }
 
-std::vector<std::string> dynamic_shapes::torch_tensorrt_warnings() const {
-  std::vector<std::string> out;
+std::vector<inference_warning> dynamic_shapes::torch_tensorrt_warnings() const {
+  std::vector<inference_warning> out;
   torch_trt_ranges(inputs_, profiles_, &out);
   return out;
 }

@@ -30,12 +30,6 @@ constexpr std::size_t max_summary_bytes = std::size_t{1} << 30;
 
 std::string errno_text(int fallback) { return std::generic_category().message(errno != 0 ? errno : fallback); }
 
-std::string without_library_prefix(std::string_view message) {
-  constexpr std::string_view prefix = "hookscope: ";
-  if (message.substr(0, prefix.size()) == prefix) message.remove_prefix(prefix.size());
-  return std::string(message);
-}
-
 using detail::shown;
 
 // The functions a source holds, as errors list them: the first few, in first-seen order, in constant memory and
@@ -226,37 +220,22 @@ std::string read_summary_text(const std::string& source) {
 
 //=== options that depend on the sources ===//
 
-void check_for_records(const load_options& o) {
-  if (o.for_summary) {
-    if (o.store_n_calls && *o.store_n_calls != unlimited) {
-      fail(load_error_kind::bad_option, "summarize keeps every call: --store-n-calls all, or leave it out");
-    }
-    if (!o.remove_inputs.empty()) {
-      fail(load_error_kind::bad_option,
-           "--remove-inputs is for 'infer' and 'args' (give it when reading the summaries)");
-    }
-  }
-  if (!o.stored_call_option.empty() && o.store_n_calls == unlimited) {
-    fail(load_error_kind::bad_option,
-         std::string(o.stored_call_option) + " needs stored calls: use --store-n-calls N, not all");
-  }
-}
-
 // What the summaries fixed when they were written cannot be asked for again.
 void check_for_summaries(const load_options& o) {
+  const auto refuse = [](option_sentence sentence) { throw load_error(std::move(sentence)); };
   if (o.store_n_calls && *o.store_n_calls != unlimited) {
-    fail(load_error_kind::bad_option, "--store-n-calls: summaries hold every call (--store-n-calls all)");
+    refuse(option_sentence() << option_id::store_n_calls << ": summaries hold every call ("
+                             << option_id::store_n_calls << " all)");
   }
   if (!o.values_if_missing.empty()) {
-    fail(load_error_kind::bad_option, "--value-if-missing applies when summarising: the summaries hold theirs");
+    refuse(option_sentence() << option_id::values_if_missing << " applies when summarising: the summaries hold theirs");
   }
   if (o.signature_from) {
-    fail(load_error_kind::bad_option, "--signature-from applies when summarising: the summaries hold theirs");
+    refuse(option_sentence() << option_id::signature_from << " applies when summarising: the summaries hold theirs");
   }
-  if (!o.stored_call_option.empty()) {
-    fail(load_error_kind::bad_option,
-         std::string(o.stored_call_option) +
-             " needs stored calls, and summaries hold none: read the record files instead");
+  if (o.stored_call_option) {
+    refuse(option_sentence() << *o.stored_call_option
+                             << " needs stored calls, and summaries hold none: read the record files instead");
   }
   if (o.for_summary)
     fail(load_error_kind::bad_option, "summarize reads record files, not summaries (they merge as they are)");
@@ -285,7 +264,7 @@ void remove_inputs(loaded_engine& loaded, const load_options& o) {
       rest.push_back(name);
     } else if (engine.remove_inputs({name}) == 0) {
       add_warning(loaded, o,
-                  "--remove-inputs: no call gave an input named '" + shown(name) +
+                  std::string(o.spelling(option_id::remove_inputs)) + ": no call gave an input named '" + shown(name) +
                       "' and no parameter has that name: " + "nothing removed for it");
     }
   }
@@ -299,10 +278,11 @@ void remove_inputs(loaded_engine& loaded, const load_options& o) {
 // file without a record of the function is refused: it cannot be the file the parts come from.
 std::optional<parameter_list> signature_in(const std::string& source, const std::string& function) {
   if (source == standard_input) {
-    fail(load_error_kind::bad_option, "--signature-from: give a record file, not standard input");
+    throw load_error(option_sentence() << option_id::signature_from << ": give a record file, not standard input");
   }
   if (is_summary(source)) {
-    fail(load_error_kind::bad_option, "--signature-from " + source + ": a summary; give the record file it summarises");
+    throw load_error(option_sentence() << option_id::signature_from << " " << source
+                                       << ": a summary; give the record file it summarises");
   }
   std::ifstream in = open_source(source);
   record_reader reader(in, source);
@@ -315,7 +295,8 @@ std::optional<parameter_list> signature_in(const std::string& source, const std:
   }
   if (in.bad()) fail(load_error_kind::unreadable, source + ": cannot read: " + errno_text(EIO));
   if (!seen)
-    fail(load_error_kind::bad_option, "--signature-from " + source + ": holds no record of '" + shown(function) + "'");
+    throw load_error(option_sentence() << option_id::signature_from << " " << source << ": holds no record of '"
+                                       << shown(function) + "'");
   return std::nullopt;
 }
 
@@ -343,8 +324,7 @@ class call_feeder {
     } catch (const merge_error&) {
       throw;
     } catch (const inference_error& e) {
-      throw inference_error(where.source() + ":" + std::to_string(where.line()) + ": " +
-                            without_library_prefix(e.what()));
+      throw inference_error(where.source() + ":" + std::to_string(where.line()) + ": " + std::string(e.sentence()));
     }
   }
 
@@ -353,12 +333,16 @@ class call_feeder {
   // The engine with every call, once the function chosen is known to be the only one, or the one asked for.
   loaded_engine finish(const std::vector<std::string>& sources) {
     if (!options_.function && functions_.several()) {
-      fail(load_error_kind::several_functions,
-           "the records hold several functions (" + functions_.text() + "); choose one with --function NAME");
+      throw load_error(load_error_kind::several_functions,
+                       option_sentence() << "the records hold several functions (" << functions_.text()
+                                         << "); choose one with " << option_id::function << " NAME");
     }
     loaded_.function = options_.function ? *options_.function : functions_.empty() ? std::string() : functions_.first();
     const bool none = loaded_.calls_read == 0;
-    if (none && options_.for_summary && options_.function) return std::move(loaded_);
+    if (none && options_.for_summary && options_.function) {  // a shard without the function: it merges as nothing
+      warn("no record of '" + loaded_.function + "': the summary is empty");
+      return std::move(loaded_);
+    }
     if (none && options_.function && !functions_.empty()) {
       fail(load_error_kind::no_such_function,
            "no record of function '" + shown(*options_.function) + "' (the records hold " + functions_.text() + ")");
@@ -366,12 +350,13 @@ class call_feeder {
     if (none) {
       std::string names;
       for (const std::string& s : sources) names += (names.empty() ? "" : ", ") + s;
-      throw inference_error("hookscope: no call recorded in " + names);
+      throw inference_error("no call recorded in " + names);
     }
     // A1: the calls beyond store_n_calls were read (and checked) but are not used: say so.
     if (const std::size_t kept = loaded_.engine.num_obs(); loaded_.calls_read > kept) {
       warn("kept the first " + std::to_string(kept) + " of " + std::to_string(loaded_.calls_read) + " calls of " +
-           loaded_.function + "; --store-n-calls all uses every call");
+           loaded_.function + "; " + std::string(options_.spelling(option_id::store_n_calls)) +
+           " all uses every call");
     }
     remove_inputs(loaded_, options_);
     return std::move(loaded_);
@@ -437,7 +422,7 @@ dropped_record_counts read_records(const std::vector<std::string>& sources, OnRe
 }
 
 loaded_engine load_records(const std::vector<std::string>& sources, const load_options& o) {
-  check_for_records(o);
+  check_options(o);
   if (o.signature_from && *o.signature_from != standard_input) (void)open_source(*o.signature_from);  // said up front
   call_feeder feeder(o);
   dropped_record_counts dropped = read_records(
@@ -470,7 +455,7 @@ class summary_merger {
       try {
         return shape_engine::from_summary_json(text, &function);
       } catch (const format_error& e) {
-        fail(load_error_kind::bad_summary, name + ": not a valid summary: " + e.what());
+        fail(load_error_kind::bad_summary, name + ": not a valid summary: " + std::string(e.sentence()));
       }
     }();
     if (options_.function && function != *options_.function) {
@@ -486,8 +471,7 @@ class summary_merger {
     try {
       loaded_.engine.merge(part);
     } catch (const merge_error& e) {
-      std::string why = without_library_prefix(e.what());
-      if (why.rfind("merge: ", 0) == 0) why.erase(0, 7);
+      const std::string why(e.detail());
       const bool signature = e.why() == merge_error::reason::signatures_differ;
       fail(kind_of(e.why()),
            name + ": cannot merge: " + why + (signature ? "; summarize such a part with --signature-from FILE" : ""));
@@ -495,7 +479,7 @@ class summary_merger {
   }
 
   loaded_engine finish() {
-    if (loaded_.engine.num_obs() == 0) throw inference_error("hookscope: no call recorded in the summaries");
+    if (loaded_.engine.num_obs() == 0) throw inference_error("no call recorded in the summaries");
     loaded_.function = function_.value_or(options_.function.value_or(""));
     loaded_.calls_read = loaded_.engine.num_obs();
     loaded_.from_summaries = true;
@@ -529,7 +513,7 @@ loaded_engine load_engine(const std::vector<std::string>& sources, const load_op
   }
   return merger.finish();
 } catch (const std::system_error& e) {  // a stream that fails to read (an I/O error)
-  throw load_error(load_error_kind::unreadable, without_library_prefix(e.what()));
+  throw load_error(load_error_kind::unreadable, e.what());
 }
 
 std::vector<std::string> for_each_record(const std::vector<std::string>& sources,

@@ -7,15 +7,15 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace {
 
-std::vector<std::string> shape_warnings(const dynamic_shapes& ds) { return ds.warnings(); }
+std::vector<inference_warning> shape_warnings(const dynamic_shapes& ds) { return ds.warnings(); }
 
-std::vector<std::string> torch_tensorrt_warnings(const dynamic_shapes& ds) {
-  std::vector<std::string> all = ds.torch_tensorrt_warnings();
+std::vector<inference_warning> torch_tensorrt_warnings(const dynamic_shapes& ds) {
+  std::vector<inference_warning> all = ds.torch_tensorrt_warnings();
   all.insert(all.end(), ds.warnings().begin(), ds.warnings().end());
   return all;
 }
 
-std::vector<std::string> listed_in_the_text(const dynamic_shapes&) { return {}; }
+std::vector<inference_warning> listed_in_the_text(const dynamic_shapes&) { return {}; }
 
 const std::array<output_format, 6> formats{{
     {"torch", "torch.export dynamic_shapes as JSON (the default)",

@@ -141,6 +141,7 @@ struct phase {
   std::string name;
   std::vector<std::size_t> rows;       // indexes into the rows
   std::optional<std::int64_t> is_one;  // the split class's value decides: true "= 1", false "!= 1"; none: all
+  std::optional<tensorrt_profile::split_dim> split{};
 };
 
 struct solved {
@@ -221,6 +222,7 @@ solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_ro
   solved out;
   tensorrt_profile& p = out.profile;
   p.phase = ph.name;
+  p.split = ph.split;
   std::vector<const joint_row*> in_phase;
   for (const std::size_t r : ph.rows) in_phase.push_back(&rows[r]), p.calls += rows[r].count;
   const joint_row* best = opt_row(inputs, in_phase);
@@ -328,7 +330,7 @@ std::size_t phase_split(const std::vector<value_class>& cls) {
 // `warnings`. Then each class is split into the groups of members still tied (one label, or a listed equality), so
 // that a dim no relation ties to the others keeps its own extremes (the bound on widening).
 std::vector<value_class> untied_classes(const std::vector<tensor_input>& inputs, std::vector<value_class> cls,
-                                        std::vector<dim_relation>& relations, std::vector<std::string>& warnings) {
+                                        std::vector<dim_relation>& relations, std::vector<inference_warning>& warnings) {
   const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
   const auto var_of = [&](const dim_relation::dim_ref& d) -> std::optional<dim_var> {
     const std::size_t i = input_index(inputs, d.input);
@@ -356,11 +358,11 @@ std::vector<value_class> untied_classes(const std::vector<tensor_input>& inputs,
       ++r;
       continue;
     }
-    warnings.push_back("hookscope: " + rel.text +
+    warnings.push_back(inference_warning{.type = inference_warning::kind::relation_not_listed, .sentence = rel.text +
                        " held in every kept distinct call but is not listed: no profile point covering every observed "
                        "value satisfies it (computed from its term's extremes over every call it spans " +
                        std::to_string(x_lo) + ".." + std::to_string(x_hi) + ", which does not cover the observed " +
-                       std::to_string(t_lo) + ".." + std::to_string(t_hi) + ": a call not kept broke it)");
+                       std::to_string(t_lo) + ".." + std::to_string(t_hi) + ": a call not kept broke it)"});
     relations.erase(relations.begin() + static_cast<std::ptrdiff_t>(r));
   }
   // Members tied: the same label, or a listed equality between them (union-find over the dims, linear in them).
@@ -422,7 +424,7 @@ std::vector<value_class> untied_classes(const std::vector<tensor_input>& inputs,
 
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
                                             std::vector<dim_relation>& relations, bool phases, bool every_call_kept,
-                                            std::vector<std::string>& warnings) {
+                                            std::vector<inference_warning>& warnings) {
   const std::vector<value_class> cls = untied_classes(inputs, value_classes(inputs, rows), relations, warnings);
   const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
   std::vector<phase> ps;
@@ -433,7 +435,9 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
     const dynamic_dim* dd = nullptr;
     for (const dynamic_dim& x : inputs[m.input].dynamic_dims) dd = x.dim == m.dim ? &x : dd;
     const std::string label = dd ? dd->shared_name : inputs[m.input].name + "_dim_" + std::to_string(m.dim);
-    phase one{label + " = 1", {}, 1}, other{label, {}, 0};
+    const tensorrt_profile::split_dim split_at{.label = label, .input = inputs[m.input].name, .dim = m.dim};
+    phase one{label + " = 1", {}, 1, split_at}, other{label, {}, 0, split_at};
+    one.split->equals_one = true;
     bool zero = false;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       (*c.values[i] == 1 ? one : other).rows.push_back(i);
@@ -489,10 +493,12 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
     std::vector<tensorrt_profile> out;
     std::optional<std::size_t> failed;
     std::string why;
+    std::string failed_phase;  // the profile no point of which satisfies it; none when it fails over every call
     std::vector<std::int64_t> ulo(cls.size(), none_lo), uhi(cls.size(), none_hi);  // over the phases
     for (std::size_t q = 0; q < ps.size() && !failed; ++q) {
       solved s = solve(inputs, rows, cls, index, relations, eqs, ps[q], lo[q], hi[q], obs_lo[q], obs_hi[q]);
       failed = s.failed;
+      if (failed) failed_phase = ps[q].name;
       why = std::move(s.why);
       for (std::size_t c = 0; c < s.min_v.size(); ++c) {
         ulo[c] = std::min(ulo[c], s.min_v[c]), uhi[c] = std::max(uhi[c], s.max_v[c]);
@@ -509,10 +515,10 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
             ".." + std::to_string(ghi[e.target]) + ": a call not kept broke it";
     }
     if (!failed) return out;
-    warnings.push_back("hookscope: " + relations[*failed].text +
+    warnings.push_back(inference_warning{.type = inference_warning::kind::relation_outside_profile, .phase = failed_phase, .sentence = relations[*failed].text +
                        " held in every kept distinct call but is not listed: no profile point covering every observed "
                        "value satisfies it (" +
-                       why + ")");
+                       why + ")"});
     relations.erase(relations.begin() + static_cast<std::ptrdiff_t>(*failed));
   }
 }

@@ -72,11 +72,11 @@ void on_signature(recorded_state& s) {
 void set_parameters(recorded_state& s, parameter_list sig) {
   if (s.sig_set) {
     if (sig == s.sig) return;
-    throw inference_error("hookscope: set_parameters: the parameters are already set to " + s.signature_text() +
+    throw inference_error("set_parameters: the parameters are already set to " + s.signature_text() +
                           " and cannot change");
   }
   if (s.n_calls > 0) {
-    throw inference_error("hookscope: set_parameters: set the parameters before adding calls");
+    throw inference_error("set_parameters: set the parameters before adding calls");
   }
   s.sig = std::move(sig);
   s.sig_set = true;
@@ -163,11 +163,11 @@ bool given_by_position(const recorded_state& s, const call_inputs& in, std::stri
 
 void apply_missing_position(const recorded_state& s, call_inputs& in, std::size_t k, const value& v) {
   if (k >= s.sig.size()) {
-    throw inference_error("hookscope: value_if_missing position " + std::to_string(k) +
+    throw inference_error("value_if_missing position " + std::to_string(k) +
                           " is beyond the observed signature " + s.signature_text());
   }
   if (k >= in.args.size()) {
-    throw inference_error("hookscope: value_if_missing position " + std::to_string(k) +
+    throw inference_error("value_if_missing position " + std::to_string(k) +
                           " is not given in this call: only " + std::to_string(in.args.size()) +
                           " positional arguments were given (signature " + s.signature_text() + ")");
   }
@@ -187,7 +187,7 @@ void apply_if_missing(const recorded_state& s, call_inputs& in, std::vector<inpu
     const bool given = std::any_of(in.kwargs.begin(), in.kwargs.end(), [&](const auto& f) { return f.first == name; });
     if (given || given_by_position(s, in, name)) continue;
     if (!s.signature_index(name) && !s.variadic(parameter_kind::var_keyword)) {
-      throw inference_error("hookscope: unexpected keyword argument '" + name +
+      throw inference_error("unexpected keyword argument '" + name +
                             "' provided as a value_if_missing input for a function that does not accept it; every "
                             "value_if_missing key must be in the observed signature " +
                             s.signature_text());
@@ -225,7 +225,7 @@ void check_names(recorded_state& s, const call_inputs& in) {
   for (std::size_t j = 0; j < in.kwargs.size(); ++j) {
     key_summary& k = s.keys[s.kwarg_keys[j]];
     if (k.stamp == stamp) {
-      throw inference_error("hookscope: argument '" + k.name +
+      throw inference_error("argument '" + k.name +
                             "' is given twice in one call (by position and by name, or twice by name)");
     }
     k.stamp = stamp;

@@ -196,7 +196,7 @@ std::vector<std::vector<std::size_t>> class_index(const std::vector<tensor_input
 
 std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
                                          const std::function<bool(const dim_var&, const dim_var&)>& differ,
-                                         std::vector<std::string>& warnings) {
+                                         std::vector<inference_warning>& warnings) {
   std::vector<dim_relation> out;
   const std::vector<value_class> cls = value_classes(inputs, rows);
   std::vector<bool> defined(cls.size(), false);            // the target of a listed relation between classes
@@ -229,16 +229,16 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
   // call says so, even where the breaking sizes lie inside both dims' extremes.
   const auto broken = [&](const dim_relation& r, const dim_var& a, const dim_var& b) {
     if (!differ(a, b)) return false;
-    warnings.push_back("hookscope: " + relation_text(r) + " held in every kept distinct call but is not listed: a " +
+    warnings.push_back(inference_warning{.type = inference_warning::kind::relation_not_listed, .sentence = relation_text(r) + " held in every kept distinct call but is not listed: a " +
                        "call not kept gave " + r.target.input + " dim " + std::to_string(r.target.dim) + " and " +
-                       r.terms[0].input + " dim " + std::to_string(r.terms[0].dim) + " different sizes");
+                       r.terms[0].input + " dim " + std::to_string(r.terms[0].dim) + " different sizes"});
     return true;
   };
   const auto cyclic = [&](const dim_relation& r) {
-    warnings.push_back("hookscope: " + relation_text(r) + " held in every kept distinct call but is not listed: " +
+    warnings.push_back(inference_warning{.type = inference_warning::kind::relation_not_listed, .sentence = relation_text(r) + " held in every kept distinct call but is not listed: " +
                        "the dims it names are already computed from " + r.target.label + " (" + r.target.input +
                        " dim " + std::to_string(r.target.dim) +
-                       "), so listing it would define that dim through itself, which no profile can be solved for");
+                       "), so listing it would define that dim through itself, which no profile can be solved for"});
   };
 
   // 1. Dims of one class (equal in every row) under different labels: one free parameter, so two distinct values.

@@ -78,14 +78,14 @@ std::size_t forget_keys(recorded_state& s, const std::vector<std::string>& remov
 }  // namespace
 
 std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& names) {
-  if (s.n_calls == 0) throw inference_error("hookscope: remove_inputs: no input was captured");
+  if (s.n_calls == 0) throw inference_error("remove_inputs: no input was captured");
   std::vector<std::size_t> positions;  // of named positional parameters, descending
   std::vector<std::string> removed;    // parameter / keyword names
   for (const std::string& text : names) {
     const input_key k = input_key::parse(text);
     const std::optional<std::size_t> index = k.is_position() ? std::optional(k.position()) : s.signature_index(text);
     if (index && *index < s.sig.size() && s.sig[*index].kind != parameter_kind::positional_or_keyword) {
-      throw inference_error("hookscope: remove_inputs: cannot remove the variadic parameter '" + s.sig[*index].name +
+      throw inference_error("remove_inputs: cannot remove the variadic parameter '" + s.sig[*index].name +
                             "'");
     }
     if (index && *index < s.n_named) positions.push_back(*index);

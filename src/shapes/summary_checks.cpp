@@ -176,7 +176,7 @@ void check_stored_call(const recorded_state& s, const stored_call& c, const std:
   try {
     leaves = align(s, c, slots, true);
   } catch (const inference_error& e) {
-    fail(at, std::string("it does not fit the summaries of the arguments: ") + e.what());
+    fail(at, std::string("it does not fit the summaries of the arguments: ") + std::string(e.sentence()));
   }
   for (std::size_t f = 0; f < leaves.size() && f < flat.size(); ++f) {
     const leaf_summary* l = flat[f].summary;
@@ -264,7 +264,8 @@ void check_summary_state(const recorded_state& s, const json_path& at) {
   } catch (const format_error&) {
     throw;
   } catch (const std::exception& e) {  // inference_error from aligning a call the summaries do not fit
-    fail(at / "best", std::string("the stored calls do not fit the summaries of the arguments: ") + e.what());
+    fail(at / "best",
+         std::string("the stored calls do not fit the summaries of the arguments: ") + std::string(sentence_of(e)));
   }
 }
 

@@ -500,7 +500,7 @@ void check_best(const recorded_state& s, const json_path& at) {
   try {
     slots = best_slots(s);
   } catch (const std::exception& e) {  // inference_error, or bad_optional_access for an argument not summarised
-    fail(at, std::string("the best call does not fit the summaries of the arguments: ") + e.what());
+    fail(at, std::string("the best call does not fit the summaries of the arguments: ") + std::string(sentence_of(e)));
   }
   for (const slot& sl : slots) {
     const key_summary& k = s.keys.at(sl.key);
@@ -516,7 +516,7 @@ void read_state(const members& m, recorded_state& s) {
     try {
       set_parameters(s, read_json_signature(*sig, m.at("signature")));
     } catch (const inference_error& e) {  // the results' signature is fixed: (result)
-      fail(m.at("signature"), e.what());
+      fail(m.at("signature"), std::string(e.sentence()));
     }
   }
   const json::array& missing = m.array("value_if_missing");

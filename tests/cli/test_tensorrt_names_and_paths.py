@@ -188,6 +188,8 @@ def test_a_stored_call_with_another_leaf_count_is_refused(hookscope_shapes, tmp_
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     done = shapes(hookscope_shapes, "infer", "bad.json", "--format", "trtexec", cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == b""
+    stderr = done.stderr.decode()
+    assert stderr.count("hookscope") == 1, stderr  # the program's name only: a quoted sentence has no prefix
     assert (f"bad.json: not a valid summary: $.combinations[{at}][0]: it does not fit the summaries of the arguments: "
-            f"hookscope: named argument 'past_key_values' has {3 if change == 'one more' else 1} flattened leaves but "
-            f"previously got 2") in done.stderr.decode()
+            f"named argument 'past_key_values' has {3 if change == 'one more' else 1} flattened leaves but "
+            f"previously got 2") in stderr

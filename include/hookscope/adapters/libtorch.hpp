@@ -31,7 +31,7 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
 [[noreturn]] inline void throw_libtorch_undefined() {
-  throw value_error("hookscope: LibTorch adapter: the tensor is undefined (a default-constructed at::Tensor)");
+  throw value_error("LibTorch adapter: the tensor is undefined (a default-constructed at::Tensor)");
 }
 
 inline c10::ScalarType libtorch_scalar_type(hookscope::dtype t) noexcept {
@@ -87,7 +87,7 @@ struct tensor_traits<at::Tensor> {
       case c10::ScalarType::Byte: return hookscope::dtype::uint8;
       case c10::ScalarType::Bool: return hookscope::dtype::boolean;
       default:
-        throw value_error(std::string("hookscope: LibTorch adapter: dtype ") + c10::toString(t.scalar_type()) +
+        throw value_error(std::string("LibTorch adapter: dtype ") + c10::toString(t.scalar_type()) +
                           " has no record dtype (use Double, Float, Half, BFloat16, Long, Int, Short, Char, Byte "
                           "or Bool)");
     }
