@@ -12,7 +12,7 @@ import torch.utils._pytree as _pytree
 
 from .. import _engine
 from .._arguments import flag
-from ._values import key_texts
+from ._codec import key_texts
 
 
 def _dynamic_shapes_arg(ds: Any) -> _engine.DynamicShapes:
