@@ -23,7 +23,8 @@ from . import _checks
 from ._codec import Unrecordable, build_template, decode, signature_json
 from ._discrepancies import check_discrepancies as _check_discrepancies
 from ._engines import new_engine
-from ._export import _with_input_types, to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
+from ._export import (_with_input_types, specialised_dims, to_torch_dynamic_shapes, to_torch_tensorrt_inputs,
+                      to_torch_tensorrt_kwargs)
 from ._info import InputObserverInfo, Observer
 from ._phases import phases as _phases
 from ._values import NO_RESULT, Recorded, StoredCall, copy_leaves, flatten, flatten_call, inputs_template, line_template
@@ -468,49 +469,8 @@ class InputObserver:
         _checks.structures(arguments, dynamic_shapes)
         arguments = self.infer_arguments() if arguments is None else arguments
         dynamic_shapes = self.infer_dynamic_shapes() if dynamic_shapes is None else dynamic_shapes
-        found = []
         var_keyword = next((p["name"] for p in self._signature or () if p.get("kind") == "var_keyword"), None)
-        if (isinstance(arguments, dict) and isinstance(dynamic_shapes, dict) and var_keyword in dynamic_shapes
-                and var_keyword not in arguments):
-            # torch.export's structure: the keywords **kwargs takes, grouped under its parameter's name
-            named = [n for n in self._names if n != var_keyword]
-            arguments = {**{k: v for k, v in arguments.items() if k in named},
-                         var_keyword: {k: v for k, v in arguments.items() if k not in named}}
-
-        def walk(v, spec):
-            if spec is None or v is None:
-                return
-            if not isinstance(spec, (dict, list, tuple)):
-                raise TypeError(f"hookscope: dynamic_shapes: expected dicts, tuples, lists or None as "
-                                f"infer_dynamic_shapes gives them, found {type(spec).__name__} {spec!r}")
-            if isinstance(v, torch.Tensor):
-                dims = list(spec) if isinstance(spec, dict) else [i for i, x in enumerate(spec) if x is not None]
-                found.extend(d for d in dims if isinstance(d, int) and -v.dim() <= d < v.dim() and v.shape[d] in (0, 1))
-            elif (isinstance(spec, dict) and isinstance(v, (tuple, list))) or (isinstance(v, dict) and
-                                                                                not isinstance(spec, dict)):
-                raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes gives a "
-                                 f"{type(spec).__name__} where the arguments hold a {type(v).__name__}")
-            elif isinstance(spec, dict):
-                for k, sub in spec.items():
-                    if isinstance(v, dict) and k not in v:
-                        raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes "
-                                         f"names {k!r}, which the arguments lack")
-                    walk(v[k] if isinstance(v, dict) else getattr(v, k, None), sub)
-            elif type(v) in (tuple, list):
-                for x, sub in zip(v, spec):
-                    walk(x, sub)
-            elif type(v) in _pytree.SUPPORTED_NODES:
-                for x, sub in zip(_pytree.SUPPORTED_NODES[type(v)].flatten_fn(v)[0], spec):
-                    walk(x, sub)
-
-        if (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[0], tuple)
-                and isinstance(arguments[1], dict) and isinstance(dynamic_shapes, dict)):
-            # (args, kwargs) as infer_arguments(as_args_kwargs=True) gives them, shapes by name: the positional
-            # arguments by their parameters' names.
-            args, kwargs = arguments
-            arguments = {**dict(zip(self._names, args)), **kwargs}
-        walk(arguments, dynamic_shapes)
-        return bool(found)
+        return bool(specialised_dims(arguments, dynamic_shapes, self._names, var_keyword))
 
     def write_records(self, path) -> int:
         """Writes the stored calls as a record file (docs/record_format.md) that `hookscope-shapes` and
