@@ -300,6 +300,11 @@ class InputObserver:
                                     initializer)
 
     # --- arguments -------------------------------------------------------------------------------------------
+    def _rebuild(self, v: Any, obj: Any) -> Any:
+        """The engine's value v as objects (``_codec.decode``), structs no observed object stands for rebuilt as the
+        registered nodes of that name seen in the stored calls."""
+        return decode(v, obj, self._structs)
+
     def infer_arguments(self, index_or_args_or_kwargs: int | tuple | dict | None = None, flat: bool = False,
                         as_args_kwargs: bool = False, avoid_specialization: bool = False):
         """Representative arguments: a dict of keyword arguments, a tuple of positional ones, or ``(args, kwargs)``
@@ -335,9 +340,9 @@ class InputObserver:
                 by_name.setdefault(self._names[i], s)
         value = json.loads(chosen.json)
         args_v, kwargs_v = value["tuple"]
-        args = tuple(decode(x, snap_args[i] if i < len(snap_args) else None, self._structs)
+        args = tuple(self._rebuild(x, snap_args[i] if i < len(snap_args) else None)
                      for i, x in enumerate(args_v["tuple"]))
-        kwargs = {k: decode(x, by_name.get(k), self._structs) for k, x in kwargs_v["dict"]}
+        kwargs = {k: self._rebuild(x, by_name.get(k)) for k, x in kwargs_v["dict"]}
         if flat:
             return [t for t in _pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
         if as_args_kwargs:
