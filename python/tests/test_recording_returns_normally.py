@@ -142,6 +142,9 @@ def test_fork_inside_the_block_while_a_thread_records():
             def forward(self, x):
                 return x * 2
         m, obs = M(), InputObserver(store_n_calls=10 ** 9)
+        # torch makes an operator's handle at its first call under a static guard, the GIL released: made here, not
+        # by the worker while the main thread forks (the child would then wait on that guard forever, inside torch).
+        m(torch.ones(3, 2)).clone()
         stop = [False]
         def worker():
             while not stop[0]:

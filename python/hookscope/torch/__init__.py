@@ -15,11 +15,11 @@ optional and which stored call is the representative one. Python keeps copies of
 only (as the reference does), so that ``infer_arguments`` returns real observed tensors (placeholders for arguments a
 call left out).
 """
-from ._info import InputCandidate, InputObserverInfo
+from ._codec import DTYPES, to_value
 from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
+from ._info import InputCandidate, InputObserverInfo
 from ._observer import InputObserver
 from ._phases import Phase
-from ._values import DTYPES, to_value
 
 __all__ = ["InputObserver", "InputObserverInfo", "InputCandidate", "Phase", "to_value", "DTYPES",
            "to_torch_dynamic_shapes", "to_torch_tensorrt_kwargs", "to_torch_tensorrt_inputs"]

@@ -1,5 +1,5 @@
 """Engine results as torch's and Torch-TensorRT's structures: dynamic_shapes with Dim objects, torch_tensorrt.Input
-keyword arguments."""
+keyword arguments; and which dims such dynamic shapes declare dynamic that torch.export would specialise."""
 from __future__ import annotations
 
 import collections
@@ -12,7 +12,7 @@ import torch.utils._pytree as _pytree
 
 from .. import _engine
 from .._arguments import flag
-from ._values import key_texts
+from ._codec import key_texts
 
 
 def _dynamic_shapes_arg(ds: Any) -> _engine.DynamicShapes:
@@ -136,3 +136,52 @@ def to_torch_tensorrt_inputs(ds: _engine.DynamicShapes) -> list:
                           "torch-tensorrt; it brings TensorRT), which cannot be imported here: " + str(e) +
                           "; to_torch_tensorrt_kwargs gives the same keyword arguments without it") from e
     return [torch_tensorrt.Input(**kwargs) for kwargs in to_torch_tensorrt_kwargs(ds)]
+
+
+def specialised_dims(arguments: Any, dynamic_shapes: Any, names: list[str], var_keyword: str | None) -> list[int]:
+    """The dims ``dynamic_shapes`` (as infer_dynamic_shapes gives them) declares dynamic that are 0 or 1 in
+    ``arguments`` (a dict, a tuple or (args, kwargs), as infer_arguments gives them): torch.export specialises them
+    unless the export runs under backed_size_oblivious. ``names``: the signature's parameters; ``var_keyword``: the
+    name of its ``**kwargs`` or None. Raises where the two structures do not match."""
+    found = []
+    if (isinstance(arguments, dict) and isinstance(dynamic_shapes, dict) and var_keyword in dynamic_shapes
+            and var_keyword not in arguments):
+        # torch.export's structure: the keywords **kwargs takes, grouped under its parameter's name
+        named = [n for n in names if n != var_keyword]
+        arguments = {**{k: v for k, v in arguments.items() if k in named},
+                     var_keyword: {k: v for k, v in arguments.items() if k not in named}}
+
+    def walk(v, spec):
+        if spec is None or v is None:
+            return
+        if not isinstance(spec, (dict, list, tuple)):
+            raise TypeError(f"hookscope: dynamic_shapes: expected dicts, tuples, lists or None as "
+                            f"infer_dynamic_shapes gives them, found {type(spec).__name__} {spec!r}")
+        if isinstance(v, torch.Tensor):
+            dims = list(spec) if isinstance(spec, dict) else [i for i, x in enumerate(spec) if x is not None]
+            found.extend(d for d in dims if isinstance(d, int) and -v.dim() <= d < v.dim() and v.shape[d] in (0, 1))
+        elif (isinstance(spec, dict) and isinstance(v, (tuple, list))) or (isinstance(v, dict) and
+                                                                            not isinstance(spec, dict)):
+            raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes gives a "
+                             f"{type(spec).__name__} where the arguments hold a {type(v).__name__}")
+        elif isinstance(spec, dict):
+            for k, sub in spec.items():
+                if isinstance(v, dict) and k not in v:
+                    raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes "
+                                     f"names {k!r}, which the arguments lack")
+                walk(v[k] if isinstance(v, dict) else getattr(v, k, None), sub)
+        elif type(v) in (tuple, list):
+            for x, sub in zip(v, spec):
+                walk(x, sub)
+        elif type(v) in _pytree.SUPPORTED_NODES:
+            for x, sub in zip(_pytree.SUPPORTED_NODES[type(v)].flatten_fn(v)[0], spec):
+                walk(x, sub)
+
+    if (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[0], tuple)
+            and isinstance(arguments[1], dict) and isinstance(dynamic_shapes, dict)):
+        # (args, kwargs) as infer_arguments(as_args_kwargs=True) gives them, shapes by name: the positional
+        # arguments by their parameters' names.
+        args, kwargs = arguments
+        arguments = {**dict(zip(names, args)), **kwargs}
+    walk(arguments, dynamic_shapes)
+    return found

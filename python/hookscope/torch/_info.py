@@ -2,24 +2,26 @@
 torch.onnx's ``InputObserverInfo`` and ``InputCandidate``), read from the observer each time it is asked."""
 from __future__ import annotations
 
+import abc
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 import torch.utils._pytree as _pytree
 
 from .._arguments import count, mapping
-
-if TYPE_CHECKING:
-    from ._observer import InputObserver, _StoredCall
+from ._values import StoredCall
 
 _SCALARS = (int, float, bool, str)
 
 
-def _observer_arg(observer: Any) -> "InputObserver":
-    from ._observer import InputObserver
+class Observer(abc.ABC):
+    """What InputObserverInfo and InputCandidate take: ``hookscope.torch.InputObserver`` registers itself as one
+    (``Observer.register``), so that this module, which the observer imports, need not import it."""
 
-    if not isinstance(observer, InputObserver):
+
+def _observer_arg(observer: Any) -> Any:
+    if not isinstance(observer, Observer):
         raise TypeError(f"hookscope: observer: expected a hookscope.torch.InputObserver, got {type(observer).__name__}"
                         " (InputObserver.info builds this object)")
     return observer
@@ -48,7 +50,7 @@ class InputCandidate:
     default), ``flat_list`` and ``spec`` (torch's pytree of ``(args, kwargs)``), ``aligned_flat_list`` (the call's
     tensors aligned on the best candidate, None where the call left one out), ``len()`` (the number of leaves)."""
 
-    def __init__(self, observer: "InputObserver", index: int, default_values: dict[str, Any]):
+    def __init__(self, observer: Any, index: int, default_values: dict[str, Any]):
         _observer_arg(observer)
         if count("index", index) >= len(observer._calls):
             raise ValueError(f"hookscope: index: no stored call {index} ({len(observer._calls)} stored)")
@@ -112,7 +114,7 @@ class InputObserverInfo:
     ``default_values`` (scalar defaults), ``value_if_missing``, ``args_name_and_position`` (``*args``' name and
     position or None), ``kwargs_name`` (``**kwargs``' name or None)."""
 
-    def __init__(self, observer: "InputObserver"):
+    def __init__(self, observer: Any):
         self._observer = _observer_arg(observer)
         # The inputs remove_inputs removed are left out, as the references' info forgets them.
         parameters = [p for p in observer._parameters or [] if p.name not in observer._removed]
@@ -123,7 +125,7 @@ class InputObserverInfo:
         self.args_name_and_position = next(((p.name, i) for i, p in enumerate(parameters)
                                             if p.kind == inspect.Parameter.VAR_POSITIONAL), None)
         self.kwargs_name = next((p.name for p in parameters if p.kind == inspect.Parameter.VAR_KEYWORD), None)
-        calls: list[_StoredCall] = observer._calls
+        calls: list[StoredCall] = observer._calls
         self.flat_outputs = [c.flat_outputs for c in calls]
         self.outputs_specs = [c.outputs_spec for c in calls]
         self.latencies = [c.latency for c in calls]

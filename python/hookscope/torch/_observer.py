@@ -1,7 +1,8 @@
-"""InputObserver: replaces a module's method for a `with` block, records its calls, and answers from the engine."""
+"""InputObserver, hookscope.torch's public class: its context manager replaces a module's method for a `with` block
+and records its calls; its methods answer from the engine. The helpers it uses (the value codec, the engine factory,
+info, phases, discrepancies, the export structures) are handed what they need and never import this module."""
 from __future__ import annotations
 
-import base64
 import contextlib
 import inspect
 import json
@@ -15,18 +16,19 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import torch
 import torch.utils._pytree as _pytree
 
-from .. import Opaque, _engine, decode_text, shapes_options
+from .. import _engine, shapes_options
 from .._arguments import callable_, flag
 from .._arguments import path as _path
 from . import _checks
+from ._codec import Unrecordable, build_template, decode, signature_json
 from ._discrepancies import check_discrepancies as _check_discrepancies
-from ._export import _with_input_types, to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch_tensorrt_kwargs
-from ._info import InputObserverInfo
-from ._values import (DTYPES, Unrecordable, _placeholder, _signature_json, build_template, copy_leaves, flatten,
-                      flatten_call, join_templates, key_texts, materialize, to_value)
+from ._engines import new_engine
+from ._export import (_with_input_types, specialised_dims, to_torch_dynamic_shapes, to_torch_tensorrt_inputs,
+                      to_torch_tensorrt_kwargs)
+from ._info import InputObserverInfo, Observer
+from ._phases import phases as _phases
+from ._values import NO_RESULT, Recorded, StoredCall, copy_leaves, flatten, flatten_call, inputs_template, line_template
 
-_NO_RESULT = object()  # _store: the call raised, so it has no result
-_MAX_TEMPLATES = 1024  # structures whose encoding is kept
 _OBSERVERS: "weakref.WeakSet[InputObserver]" = weakref.WeakSet()
 
 
@@ -41,51 +43,6 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-class _Recorded:
-    """A structure's flattened form: its key, leaves (tensors copied once stored) and registered nodes' contexts."""
-
-    __slots__ = ("key", "leaves", "contexts")
-
-    def __init__(self, key, leaves: list, contexts: list):
-        self.key, self.leaves, self.contexts = key, leaves, contexts
-
-    def materialize(self):
-        return materialize(self.key, self.leaves, self.contexts)
-
-
-class _StoredCall:
-    """One call the engine stored: its record encoding (``call_json``, ``call``), its inputs (copied tensors, rebuilt
-    with their exact types: ``snapshot`` is (args list, kwargs dict), what infer_arguments returns), its outputs as
-    torch's pytree flattens them (copied; None where the call raised) with their spec, and the latency of the observed
-    method in seconds (None where the call raised). The inputs and outputs are kept flat and rebuilt on demand."""
-
-    __slots__ = ("line", "shapes", "inputs", "outputs", "latency")
-
-    def __init__(self, line, shapes: list, inputs: _Recorded, outputs: _Recorded | None, latency: float | None):
-        self.line, self.shapes, self.inputs, self.outputs, self.latency = line, shapes, inputs, outputs, latency
-
-    @property
-    def call_json(self) -> str:
-        return self.line.fill(self.shapes)
-
-    @property
-    def call(self) -> dict:
-        return json.loads(self.call_json)
-
-    @property
-    def snapshot(self) -> tuple[list, dict]:
-        args, kwargs = self.inputs.materialize()
-        return list(args), kwargs
-
-    @property
-    def flat_outputs(self) -> list | None:
-        return None if self.outputs is None else _pytree.tree_leaves(self.outputs.materialize())
-
-    @property
-    def outputs_spec(self):
-        return None if self.outputs is None else _pytree.tree_structure(self.outputs.materialize())
-
-
 class _Count(int):
     """num_obs: an int that can also be called, as the reference's num_obs() method is."""
 
@@ -93,6 +50,7 @@ class _Count(int):
         return int(self)
 
 
+@Observer.register  # what InputObserverInfo and InputCandidate take
 class InputObserver:
     """Observes the calls of a module's method and infers torch.export arguments and dynamic shapes.
 
@@ -114,7 +72,7 @@ class InputObserver:
         self._signature: list[dict] | None = None
         self._names: list[str] = []
         self._parameters: list[inspect.Parameter] = []
-        self._calls: list[_StoredCall] = []
+        self._calls: list[StoredCall] = []
         self._structs: dict[str, tuple[Any, Any, int]] = {}   # struct name -> (node type, context, fields) last seen
         self._templates: dict[Any, Any] = {}  # structure key -> Template (the record encoding of that structure)
         # The engine, _calls and the reservations: one call recorded at a time. Reentrant, and _busy set while held: a
@@ -144,15 +102,12 @@ class InputObserver:
         if self._engine is None:
             _checks.value_if_missing_keys(self.value_if_missing, list(sig.parameters.values()))
             # The limit is this block's (each block may give its own, as torch.onnx's): kept by the reservations.
-            self._engine = _engine.ShapeEngine(store_n_calls=None)
             self._engine_n = n
-            self._signature = _signature_json(sig)
+            self._signature = signature_json(sig)
             self._names = [p.name for p in sig.parameters.values()]
             self._parameters = list(sig.parameters.values())
             self._function = f"{type(model).__name__}.{method_name}"
-            self._engine.set_parameters(json.dumps(self._signature))
-            for key, v in self.value_if_missing.items():
-                self._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
+            self._engine, _ = new_engine(self._signature, self.value_if_missing)
         with self._lock:
             self._busy = True
             try:
@@ -223,58 +178,23 @@ class InputObserver:
         leaves: list = []
         contexts: list = []
         key = flatten_call(args, kwargs, leaves, contexts)
-        template = self._templates.get(key)
-        if template is None:
-            template = build_template((args, kwargs), "inputs", self._structs, call=True)
-            if len(self._templates) >= _MAX_TEMPLATES:  # scalars are in the keys: a counter would grow it forever
-                self._templates.clear()
-            self._templates[key] = template
+        template = inputs_template(args, kwargs, key, self._templates, self._structs)
         with self._lock:
             if self._busy:
                 raise RuntimeError("called from a signal handler while this thread was recording a call")
             if self._reserved >= self._store_limit:
                 return None
             self._reserved += 1
-        return _Recorded(key, copy_leaves(leaves), contexts), template
+        return Recorded(key, copy_leaves(leaves), contexts), template
 
-    def _line_template(self, template, result):
-        """(the record line's template for these inputs and this result, the result flattened or None)."""
-        outputs = None
-        rkey = None
-        if result is not _NO_RESULT:
-            try:
-                leaves: list = []
-                contexts: list = []
-                if type(result) is torch.Tensor:  # the common result, without the walk
-                    leaves.append(result)
-                    rkey = result.dtype
-                else:
-                    rkey = flatten(result, leaves, contexts)
-                line = template.lines.get(rkey)
-                if line is None:
-                    line = join_templates(template, build_template(result, "result"))
-                outputs = _Recorded(rkey, copy_leaves(leaves), contexts)
-            except Exception as e:
-                self._warn(e, f"the results of {self._function} are not recorded")
-                rkey, outputs = _NO_RESULT, None
-        else:
-            rkey = _NO_RESULT
-        if outputs is None:
-            line = template.lines.get(_NO_RESULT)
-            if line is None:
-                line = join_templates(template, None)
-        if line.compiled is None:
-            line.compiled = _engine.CallTemplate(line.fill([()] * len(line.dtypes)))
-            template.lines[rkey] = line
-        return line, outputs
-
-    def _store(self, taken, result: Any = _NO_RESULT, latency: float | None = None) -> None:
+    def _store(self, taken, result: Any = NO_RESULT, latency: float | None = None) -> None:
         """Hands the call (and its result: the outputs' dims, ``outputs()``) to the engine and keeps it. A result that
         cannot be recorded is left out of the record with a warning; a call the engine refuses is left out with a
         warning (the model's call must not fail because of the observer)."""
         inputs, template = taken
         try:
-            line, outputs = self._line_template(template, result)
+            line, outputs = line_template(
+                template, result, lambda e: self._warn(e, f"the results of {self._function} are not recorded"))
             leaves = inputs.leaves
             shapes = [leaves[i].shape for i in template.tensor_index]
             if outputs is not None:
@@ -287,7 +207,7 @@ class InputObserver:
             self._warn(e, "the call is not recorded")
             return
         refused = None
-        stored = _StoredCall(line, shapes, inputs, outputs, latency)
+        stored = StoredCall(line, shapes, inputs, outputs, latency)
         with self._lock:
             self._busy = True
             try:
@@ -381,62 +301,9 @@ class InputObserver:
 
     # --- arguments -------------------------------------------------------------------------------------------
     def _rebuild(self, v: Any, obj: Any) -> Any:
-        """The engine's value v as objects: obj (the observed argument, rebuilt with its exact types) where its
-        encoding is v, else v's structure with obj's parts wherever they match (placeholders the engine added)."""
-        if obj is not None or v is None:
-            try:
-                if to_value(obj)[0] == v:
-                    return obj
-            except Unrecordable:
-                pass
-        if v is None:
-            return None
-        if "shape" in v:
-            if isinstance(obj, torch.Tensor) and list(obj.shape) == v["shape"] and DTYPES.get(obj.dtype) == v["dtype"]:
-                return obj
-            return _placeholder(v)
-        for tag in ("int", "bool"):
-            if tag in v:
-                return v[tag]
-        if "float" in v:  # JSON has no nan or inf: the format writes them as strings
-            return float(v["float"])
-        if "str" in v:
-            return decode_text(v["str"])
-        if "bytes" in v:
-            return base64.b64decode(v["bytes"])
-        if "opaque" in v:
-            return Opaque.from_json(v)
-        if "variant" in v:  # Python holds the alternative itself
-            return self._rebuild(v["value"], obj)
-        if "tuple" in v or "list" in v:
-            items = v.get("tuple", v.get("list"))
-            objs = obj if type(obj) in (tuple, list) else ()
-            out = [self._rebuild(x, objs[i] if i < len(objs) else None) for i, x in enumerate(items)]
-            return tuple(out) if "tuple" in v else out
-        if "dict" in v:
-            by_name = dict(zip(key_texts(obj.keys()), obj.items())) if type(obj) is dict else {}
-            out = {}
-            for k, x in v["dict"]:
-                name = decode_text(k)
-                key, sub = by_name.get(name, (name, None))
-                out[key] = self._rebuild(x, sub)
-            return out
-        if "struct" in v:
-            fields = v["fields"]
-            node_type = _pytree._get_node_type(obj)
-            node = _pytree.SUPPORTED_NODES.get(node_type) if obj is not None else None
-            children, context = node.flatten_fn(obj) if node is not None else ([], None)
-            if node is not None and type(obj).__name__ == v["struct"] and len(children) == len(fields):
-                objs = children
-            else:
-                node_type, context, n = self._structs[v["struct"]]
-                if n != len(fields):
-                    raise RuntimeError(f"hookscope: cannot rebuild a {v['struct']} of {len(fields)} fields (the calls "
-                                       f"seen hold {n})")
-                objs = [None] * len(fields)
-            values = [self._rebuild(x, o) for (_, x), o in zip(fields, objs)]
-            return _pytree.SUPPORTED_NODES[node_type].unflatten_fn(values, context)
-        raise ValueError(f"hookscope: unexpected value {v!r}")
+        """The engine's value v as objects (``_codec.decode``), structs no observed object stands for rebuilt as the
+        registered nodes of that name seen in the stored calls."""
+        return decode(v, obj, self._structs)
 
     def infer_arguments(self, index_or_args_or_kwargs: int | tuple | dict | None = None, flat: bool = False,
                         as_args_kwargs: bool = False, avoid_specialization: bool = False):
@@ -578,25 +445,19 @@ class InputObserver:
             raise ValueError("hookscope: select: the predicate holds for no stored call")
         return self._subset(chosen)
 
-    def _subset(self, chosen: list[_StoredCall]) -> "InputObserver":
+    def _subset(self, chosen: list[StoredCall]) -> "InputObserver":
         """A new observer holding these stored calls (select, phases)."""
         out = InputObserver(self.value_if_missing, store_n_calls=len(chosen))
-        out._engine = _engine.ShapeEngine(store_n_calls=None)  # a later block's limit is kept by the reservations
         out._engine_n = len(chosen)
         out._signature, out._names, out._function = self._signature, self._names, self._function
         out._parameters = self._parameters
         out._structs = dict(self._structs)
         out._removed = set(self._removed)
-        out._engine.set_parameters(json.dumps(self._signature))
-        for key, v in self.value_if_missing.items():
-            out._engine.value_if_missing(key, json.dumps(to_value(v)[0]))
-        out._engine.begin_recording()
-        for c in chosen:
-            if out._engine.add_call(c.call_json):
-                out._calls.append(c)
+        # The stored calls hold the removed inputs as observed: the engine removes them again.
+        out._engine, kept = new_engine(self._signature, self.value_if_missing, [c.call_json for c in chosen],
+                                       self._removed)
+        out._calls = [chosen[i] for i in kept]
         out._reserved = len(out._calls)
-        if self._removed and out._calls:  # the stored calls hold them as observed: removed again
-            out._engine.remove_inputs(sorted(self._removed))
         return out
 
     def phases(self, set_batch_dimension_for: set[int | str] | bool | None = None,
@@ -604,8 +465,7 @@ class InputObserver:
         """One export bundle per phase (``hookscope.torch.Phase``: name, args, kwargs, dynamic_shapes,
         backed_size_oblivious, calls, ``export(model)``), the phases those of ``tensorrt_profiles(phases=True)``
         (e.g. a decoder's prefill and decode steps; one phase, "all calls", when no dim splits the calls)."""
-        from ._phases import phases
-        return phases(self, set_batch_dimension_for, dim_names)
+        return _phases(self, set_batch_dimension_for, dim_names)
 
     def needs_backed_size_oblivious(self, arguments=None, dynamic_shapes=None) -> bool:
         """True when a dim the dynamic shapes declare dynamic is 0 or 1 in the arguments (by default those of
@@ -614,49 +474,8 @@ class InputObserver:
         _checks.structures(arguments, dynamic_shapes)
         arguments = self.infer_arguments() if arguments is None else arguments
         dynamic_shapes = self.infer_dynamic_shapes() if dynamic_shapes is None else dynamic_shapes
-        found = []
         var_keyword = next((p["name"] for p in self._signature or () if p.get("kind") == "var_keyword"), None)
-        if (isinstance(arguments, dict) and isinstance(dynamic_shapes, dict) and var_keyword in dynamic_shapes
-                and var_keyword not in arguments):
-            # torch.export's structure: the keywords **kwargs takes, grouped under its parameter's name
-            named = [n for n in self._names if n != var_keyword]
-            arguments = {**{k: v for k, v in arguments.items() if k in named},
-                         var_keyword: {k: v for k, v in arguments.items() if k not in named}}
-
-        def walk(v, spec):
-            if spec is None or v is None:
-                return
-            if not isinstance(spec, (dict, list, tuple)):
-                raise TypeError(f"hookscope: dynamic_shapes: expected dicts, tuples, lists or None as "
-                                f"infer_dynamic_shapes gives them, found {type(spec).__name__} {spec!r}")
-            if isinstance(v, torch.Tensor):
-                dims = list(spec) if isinstance(spec, dict) else [i for i, x in enumerate(spec) if x is not None]
-                found.extend(d for d in dims if isinstance(d, int) and -v.dim() <= d < v.dim() and v.shape[d] in (0, 1))
-            elif (isinstance(spec, dict) and isinstance(v, (tuple, list))) or (isinstance(v, dict) and
-                                                                                not isinstance(spec, dict)):
-                raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes gives a "
-                                 f"{type(spec).__name__} where the arguments hold a {type(v).__name__}")
-            elif isinstance(spec, dict):
-                for k, sub in spec.items():
-                    if isinstance(v, dict) and k not in v:
-                        raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes "
-                                         f"names {k!r}, which the arguments lack")
-                    walk(v[k] if isinstance(v, dict) else getattr(v, k, None), sub)
-            elif type(v) in (tuple, list):
-                for x, sub in zip(v, spec):
-                    walk(x, sub)
-            elif type(v) in _pytree.SUPPORTED_NODES:
-                for x, sub in zip(_pytree.SUPPORTED_NODES[type(v)].flatten_fn(v)[0], spec):
-                    walk(x, sub)
-
-        if (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[0], tuple)
-                and isinstance(arguments[1], dict) and isinstance(dynamic_shapes, dict)):
-            # (args, kwargs) as infer_arguments(as_args_kwargs=True) gives them, shapes by name: the positional
-            # arguments by their parameters' names.
-            args, kwargs = arguments
-            arguments = {**dict(zip(self._names, args)), **kwargs}
-        walk(arguments, dynamic_shapes)
-        return bool(found)
+        return bool(specialised_dims(arguments, dynamic_shapes, self._names, var_keyword))
 
     def write_records(self, path) -> int:
         """Writes the stored calls as a record file (docs/record_format.md) that `hookscope-shapes` and

@@ -1,19 +1,16 @@
 """observer.phases(): one export bundle per phase (e.g. a decoder's prefill and decode steps), the phases being the
-engine's (the split of tensorrt_profiles(phases=True): calls grouped by whether one dynamic dim is 1)."""
+engine's (the split of tensorrt_profiles(phases=True): calls grouped by whether one dynamic dim is 1). The observer
+is handed in: this module never imports it."""
 from __future__ import annotations
 
 import contextlib
 import json
 import warnings
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 import torch
 
-from .. import _engine
-from ._values import to_value
-
-if TYPE_CHECKING:
-    from ._observer import InputObserver
+from ._engines import new_engine
 
 
 class Phase:
@@ -23,7 +20,7 @@ class Phase:
     ``split``: the engine's name of the phase (``sequence_length = 1``, ``all calls``); ``observer``: an observer
     holding those calls only (``observer.select`` of them)."""
 
-    def __init__(self, name: str, split: str, calls: list[int], observer: "InputObserver", args: tuple,
+    def __init__(self, name: str, split: str, calls: list[int], observer: Any, args: tuple,
                  kwargs: dict, dynamic_shapes: Any, backed_size_oblivious: bool):
         self.name, self.split, self.calls, self.observer = name, split, calls, observer
         self.args, self.kwargs, self.dynamic_shapes = args, kwargs, dynamic_shapes
@@ -60,25 +57,22 @@ def _fits(profile: dict, shapes: Mapping[str, list[int]]) -> bool:
     return True
 
 
-def _call_shapes(observer: "InputObserver", call: dict) -> dict[str, list[int]]:
-    """The call's tensors as the engine names them (one engine over that call alone)."""
-    e = _engine.ShapeEngine(store_n_calls=1)
-    e.set_parameters(json.dumps(observer._signature))
-    for key, v in observer.value_if_missing.items():
-        e.value_if_missing(key, json.dumps(to_value(v)[0]))
-    e.begin_recording()
-    e.add_call(json.dumps(call))
+def _call_shapes(observer: Any, call: dict) -> dict[str, list[int]]:
+    """The call's tensors as the engine names them (one engine over that call alone: the engine over every call gives
+    the shapes seen per tensor, not which call gave them, nor which phase a call falls in)."""
+    e, _ = new_engine(observer._signature, observer.value_if_missing, [json.dumps(call)], store_n_calls=1)
     return {t["name"]: list(t["shapes_seen"][0]) for t in e.infer_dynamic_shapes().inputs if t["shapes_seen"]}
 
 
-def _as_named(observer: "InputObserver", args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
+def _as_named(observer: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
     """The arguments in the structure of the dynamic shapes (a dict by parameter name, or the positional tuple)."""
     if isinstance(dynamic_shapes, dict):
         return {**dict(zip(observer._names, args)), **kwargs}
     return args
 
 
-def phases(observer: "InputObserver", set_batch_dimension_for=None, dim_names=None) -> list[Phase]:
+def phases(observer: Any, set_batch_dimension_for=None, dim_names=None) -> list[Phase]:
+    """observer.phases(...) of this InputObserver (its stored calls, and its subsets for the phases' bundles)."""
     engine = observer._check()
     profiles = engine.infer_dynamic_shapes(profile_phases=True).tensorrt_profiles
     # The "= 1" side first: its split dim's range is exactly 1, so a call of the other side never fits it.

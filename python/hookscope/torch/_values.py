@@ -1,49 +1,23 @@
-"""The observer's values: a call's arguments flattened once into leaves and a structure key, the record format's
-encoding of that structure built once per key (a text template the leaves fill), and the way back (the same
-objects rebuilt with their exact types from the key, the leaves and the registered nodes' contexts).
-
-Every value torch's pytree accepts is recorded: tuples, lists and dicts of any keys, namedtuples, OrderedDict,
-defaultdict, deque, registered nodes (dataclasses, transformers caches); leaves are tensors, None, bools, ints (an int
-beyond 64 bits is recorded as the text of its digits), floats (nan and inf as the format's strings), str (text that
-is not UTF-8 as base64) and bytes. Anything else raises Unrecordable, naming the value's path.
+"""A recorded call's values on the observer's hot path: its arguments flattened once into leaves and a structure key,
+the record encoding of that structure looked up by key (``_codec``'s template, built once per key), the leaves copied
+for a call that is stored, what the observer keeps of a stored call, and the objects rebuilt from key, leaves and
+registered nodes' contexts with their exact types. How a value is encoded is ``_codec``'s job, not this module's.
 """
 from __future__ import annotations
 
-import base64
-import inspect
 import json
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.utils._pytree as _pytree
 
-DTYPES = {
-    torch.float64: "float64",
-    torch.float32: "float32",
-    torch.float16: "float16",
-    torch.bfloat16: "bfloat16",
-    torch.int64: "int64",
-    torch.int32: "int32",
-    torch.int16: "int16",
-    torch.int8: "int8",
-    torch.uint8: "uint8",
-    torch.bool: "bool",
-}
-_TORCH_DTYPES = {name: t for t, name in DTYPES.items()}
-_INT64 = (-(2 ** 63), 2 ** 63)
-
-
-class Unrecordable(TypeError):
-    """A value the record format cannot hold; ``path`` names where it is (``kwargs.past.0``)."""
-
-    def __init__(self, message: str, path: str):
-        super().__init__(f"hookscope: {path}: {message}")
-        self.path = path
-
+from .. import _engine
+from ._codec import SCALARS, Template, Unrecordable, build_template, join_templates, node_names
 
 _NONE = "N"
-_SCALARS = (bool, int, float, str, bytes)
 _Tensor = torch.Tensor
+NO_RESULT = object()  # a call that raised has no result
+_MAX_TEMPLATES = 1024  # structures whose encoding is kept
 
 
 def _hashable(context):
@@ -71,7 +45,7 @@ def flatten(obj: Any, leaves: list, contexts: list) -> Any:
         return obj.dtype
     if obj is None:
         return _NONE
-    if t in _SCALARS:
+    if t in SCALARS:
         leaves.append(obj)
         return (t, repr(obj) if t is float else obj)  # a float by its text: -0.0 == 0.0, nan != nan
     if t is tuple or t is list:
@@ -81,7 +55,7 @@ def flatten(obj: Any, leaves: list, contexts: list) -> Any:
     node_type = _pytree._get_node_type(obj)
     node = _pytree.SUPPORTED_NODES.get(node_type)
     if node is None:
-        if isinstance(obj, _SCALARS):  # an IntEnum, a str subclass: a leaf, rebuilt as itself
+        if isinstance(obj, SCALARS):  # an IntEnum, a str subclass: a leaf, rebuilt as itself
             leaves.append(obj)
             return (t, repr(obj))
         raise Unrecordable(f"cannot record a value of type {t.__qualname__}", "?")
@@ -89,7 +63,7 @@ def flatten(obj: Any, leaves: list, contexts: list) -> Any:
     contexts.append(context)
     ck = _hashable(context)
     if ck is None:  # the field names decide the encoding
-        ck = ("names", tuple(_node_names(node, obj, len(children))))
+        ck = ("names", tuple(node_names(node, obj, len(children))))
     return (node_type, t, ck, _flatten_items(children, leaves, contexts))
 
 
@@ -112,201 +86,6 @@ def _flatten_items(items, leaves: list, contexts: list) -> tuple:
         else:
             keys.append(flatten(x, leaves, contexts))
     return tuple(keys)
-
-
-def _key_name(key, i: int) -> str:
-    for attr in ("key", "name", "idx"):
-        if hasattr(key, attr):
-            return str(getattr(key, attr))
-    return str(i)
-
-
-def _node_names(node, obj, n: int) -> list[str]:
-    if node.flatten_with_keys_fn is not None:
-        keyed, _ = node.flatten_with_keys_fn(obj)
-        return [_key_name(k, i) for i, (k, _) in enumerate(keyed)]
-    _, context = node.flatten_fn(obj)
-    if isinstance(context, (list, tuple)) and len(context) == n and all(isinstance(c, str) for c in context):
-        return list(context)
-    return [str(i) for i in range(n)]
-
-
-def key_texts(keys) -> list[str]:
-    """A dict's keys as the record format's names: a str as itself, any other key as its repr; when two collide
-    (``1`` and ``"1"``), each non-str key as ``type:repr``, then with ``#n`` where that is still taken."""
-    names = [k if isinstance(k, str) else repr(k) for k in keys]
-    if len(set(names)) < len(names):
-        names = [k if isinstance(k, str) else f"{type(k).__name__}:{k!r}" for k in keys]
-        if len(set(names)) < len(names):  # still equal (two nan keys, a str key "int:1"): a suffix makes them unique
-            taken = {k for k in keys if isinstance(k, str)}
-            for i, (k, n) in enumerate(zip(keys, names)):
-                if not isinstance(k, str):
-                    c, j = n, 1
-                    while c in taken:
-                        c, j = f"{n}#{j}", j + 1
-                    taken.add(c)
-                    names[i] = c
-    return names
-
-
-def _text_json(s: str) -> str:
-    """A str in the record format: a JSON string, or {"base64": ...} of its bytes when it holds surrogates (what
-    decode_text gives for C++ bytes that are not UTF-8), which no strict JSON parser reads as text."""
-    try:
-        s.encode("utf-8")
-        return json.dumps(s)
-    except UnicodeEncodeError:
-        return '{"base64":"%s"}' % base64.b64encode(s.encode("utf-8", "surrogateescape")).decode("ascii")
-
-
-# --- leaves: one encoder per kind, chosen once per structure ----------------------------------------------------
-def _enc_bool(b) -> str:
-    return '{"bool":true}' if b else '{"bool":false}'
-
-
-def _enc_int(i) -> str:
-    i = int(i)
-    if _INT64[0] <= i < _INT64[1]:
-        return '{"int":%d}' % i
-    return '{"str":"%d"}' % i  # beyond 64 bits: the format's int cannot hold it; the snapshot keeps the int
-
-
-def _enc_float(f) -> str:
-    f = float(f)
-    if f != f:
-        return '{"float":"nan"}'
-    if f in (float("inf"), float("-inf")):
-        return '{"float":"%s"}' % ("inf" if f > 0 else "-inf")
-    return '{"float":%r}' % f
-
-
-def _enc_str(s) -> str:
-    return '{"str":%s}' % _text_json(str(s))
-
-
-def _enc_bytes(b) -> str:
-    return '{"bytes":"%s"}' % base64.b64encode(bytes(b)).decode("ascii")
-
-
-def _leaf_encoder(leaf):
-    if isinstance(leaf, bool):
-        return _enc_bool
-    if isinstance(leaf, int):
-        return _enc_int
-    if isinstance(leaf, float):
-        return _enc_float
-    if isinstance(leaf, str):
-        return _enc_str
-    return _enc_bytes
-
-
-class Template:
-    """The encoding of one structure: its text cut at each tensor (``pieces``, one more than the tensors), the
-    tensors' dtypes and their indexes among the leaves. Scalars are in the text: the structure key holds them."""
-
-    __slots__ = ("pieces", "dtypes", "tensor_index", "lines", "compiled")
-
-    def __init__(self, pieces: list[str], dtypes: list[str], tensor_index: list[int]):
-        self.pieces, self.dtypes, self.tensor_index = pieces, dtypes, tensor_index
-        self.lines: dict = {}  # the result's structure key -> the record line's Template (inputs then result)
-        self.compiled = None  # _engine.CallTemplate of a record line's template
-
-    def fill(self, shapes) -> str:
-        out = [self.pieces[0]]
-        for shape, dtype, piece in zip(shapes, self.dtypes, self.pieces[1:]):
-            out.append('{"shape":%s,"dtype":"%s"}%s' % (list(shape), dtype, piece))
-        return "".join(out)
-
-
-def join_templates(inputs: Template, result: Template | None) -> Template:
-    """A record line's template: the call's inputs (``{"args":...,"kwargs":...``), its result if any, the brace."""
-    if result is None:
-        return Template(inputs.pieces[:-1] + [inputs.pieces[-1] + "}"], inputs.dtypes, inputs.tensor_index)
-    pieces = inputs.pieces[:-1] + [inputs.pieces[-1] + ',"result":' + result.pieces[0]] + result.pieces[1:]
-    pieces[-1] += "}"
-    return Template(pieces, inputs.dtypes + result.dtypes, inputs.tensor_index + result.tensor_index)
-
-
-def build_template(obj: Any, path: str, structs: dict | None = None, call: bool = False) -> Template:
-    """The template of obj's structure (the slow pass, once per structure key). ``structs`` receives
-    {struct name: (node type, context, number of fields)} for the registered nodes met. ``call``: obj is (args,
-    kwargs), encoded as the start of a record line (``{"args":[...],"kwargs":[...]``, without the closing brace)."""
-    pieces: list[str] = []
-    cuts: list[str] = []  # finished pieces
-    dtypes: list[str] = []
-    tensor_index: list[int] = []
-    n_leaves = [0]
-
-    def members(pairs, prefix):  # a dict's items, a struct's fields, the keyword arguments: [name, value], ...
-        for i, (name, v) in enumerate(pairs):
-            if i:
-                pieces.append(",")
-            pieces.append("[%s," % (_text_json(name)))
-            walk(v, f"{prefix}{name}")
-            pieces.append("]")
-
-    def walk(o, p):
-        t = type(o)
-        if o is None:
-            pieces.append("null")
-        elif isinstance(o, torch.Tensor):
-            name = DTYPES.get(o.dtype)
-            if name is None:
-                raise Unrecordable(f"tensors of dtype {o.dtype} cannot be recorded (the record format has "
-                                   f"{', '.join(DTYPES.values())})", p)
-            cuts.append("".join(pieces))
-            pieces.clear()
-            dtypes.append(name)
-            tensor_index.append(n_leaves[0])
-            n_leaves[0] += 1
-        elif (t in _SCALARS) or (
-                _pytree._get_node_type(o) not in _pytree.SUPPORTED_NODES and isinstance(o, _SCALARS)):
-            pieces.append(_leaf_encoder(o)(o))
-            n_leaves[0] += 1
-        elif t is tuple or t is list:
-            pieces.append('{"%s":[' % ("tuple" if t is tuple else "list"))
-            for i, x in enumerate(o):
-                if i:
-                    pieces.append(",")
-                walk(x, f"{p}.{i}")
-            pieces.append("]}")
-        elif t is dict:
-            pieces.append('{"dict":[')
-            members(zip(key_texts(o.keys()), o.values()), f"{p}.")
-            pieces.append("]}")
-        else:
-            node_type = _pytree._get_node_type(o)
-            node = _pytree.SUPPORTED_NODES.get(node_type)
-            if node is None:
-                hint = ""
-                if t.__module__.startswith("transformers."):
-                    hint = (" (transformers' caches: transformers.exporters.exporter_dynamo."
-                            "register_cache_pytrees_for_model(model), which torch.export needs too)")
-                raise Unrecordable(f"cannot record a value of type {t.__qualname__}: register it as a pytree node "
-                                   f"(torch.utils._pytree.register_pytree_node){hint} or pass tensors, scalars and "
-                                   f"containers", p)
-            children, context = node.flatten_fn(o)
-            names = _node_names(node, o, len(children))
-            if structs is not None:
-                structs[t.__name__] = (node_type, context, len(children))
-            pieces.append('{"struct":%s,"fields":[' % (_text_json(t.__name__)))
-            members(zip(names, children), f"{p}.")
-            pieces.append("]}")
-
-    if call:
-        args, kwargs = obj
-        pieces.append('{"args":[')
-        for i, a in enumerate(args):
-            if i:
-                pieces.append(",")
-            walk(a, f"args.{i}")
-        pieces.append('],"kwargs":[')
-        members(kwargs.items(), "kwargs.")
-        pieces.append("]")
-    else:
-        walk(obj, path)
-    cuts.append("".join(pieces))
-    return Template(cuts, dtypes, tensor_index)
 
 
 def rebuild(key: Any, leaves, contexts) -> Any:
@@ -344,32 +123,94 @@ def copy_leaves(leaves: list) -> list:
             for x in leaves]
 
 
-def to_value(obj: Any) -> tuple[Any, Any]:
-    """(the record format's JSON encoding of obj, the object itself: what infer_arguments rebuilds from).
-    Raises Unrecordable (a TypeError) for a value the format cannot hold."""
-    leaves: list = []
-    template = build_template(obj, "value")
-    flatten(obj, leaves, [])
-    return json.loads(template.fill([leaves[i].shape for i in template.tensor_index])), obj
+# --- the encodings of the structures met, by structure key --------------------------------------------------------
+def inputs_template(args: tuple, kwargs: dict, key: Any, templates: dict, structs: dict) -> Template:
+    """The template of a call's inputs whose structure key is ``key``: from ``templates`` (structure key ->
+    Template), else built and kept there; ``structs`` receives the registered nodes met (``build_template``)."""
+    template = templates.get(key)
+    if template is None:
+        template = build_template((args, kwargs), "inputs", structs, call=True)
+        if len(templates) >= _MAX_TEMPLATES:  # scalars are in the keys: a counter would grow it forever
+            templates.clear()
+        templates[key] = template
+    return template
 
 
-def _signature_json(sig: inspect.Signature) -> list[dict]:
-    """The signature in the record format. A default that is not a scalar or None is recorded as None."""
-    out = []
-    for p in sig.parameters.values():
-        entry: dict[str, Any] = {"name": p.name}
-        if p.kind == inspect.Parameter.VAR_POSITIONAL:
-            entry["kind"] = "var_positional"
-        elif p.kind == inspect.Parameter.VAR_KEYWORD:
-            entry["kind"] = "var_keyword"
-        elif p.default is not inspect.Parameter.empty:
-            d = p.default
-            entry["default"] = None
-            if d is not None and isinstance(d, (bool, int, float, str)):
-                entry["default"] = json.loads(_leaf_encoder(d)(d))
-        out.append(entry)
-    return out
+def line_template(template: Template, result: Any,
+                  on_error: Callable[[Exception], None]) -> tuple[Template, Recorded | None]:
+    """(the record line's template for these inputs and this result, the result flattened or None). A result that
+    cannot be recorded is left out of the line: ``on_error`` is told why."""
+    outputs = None
+    rkey = None
+    if result is not NO_RESULT:
+        try:
+            leaves: list = []
+            contexts: list = []
+            if type(result) is torch.Tensor:  # the common result, without the walk
+                leaves.append(result)
+                rkey = result.dtype
+            else:
+                rkey = flatten(result, leaves, contexts)
+            line = template.lines.get(rkey)
+            if line is None:
+                line = join_templates(template, build_template(result, "result"))
+            outputs = Recorded(rkey, copy_leaves(leaves), contexts)
+        except Exception as e:
+            on_error(e)
+            rkey, outputs = NO_RESULT, None
+    else:
+        rkey = NO_RESULT
+    if outputs is None:
+        line = template.lines.get(NO_RESULT)
+        if line is None:
+            line = join_templates(template, None)
+    if line.compiled is None:
+        line.compiled = _engine.CallTemplate(line.fill([()] * len(line.dtypes)))
+        template.lines[rkey] = line
+    return line, outputs
 
 
-def _placeholder(spec: dict) -> torch.Tensor:
-    return torch.zeros(spec["shape"], dtype=_TORCH_DTYPES[spec["dtype"]])
+# --- what the observer keeps of a stored call -------------------------------------------------------------------
+class Recorded:
+    """A structure's flattened form: its key, leaves (tensors copied once stored) and registered nodes' contexts."""
+
+    __slots__ = ("key", "leaves", "contexts")
+
+    def __init__(self, key, leaves: list, contexts: list):
+        self.key, self.leaves, self.contexts = key, leaves, contexts
+
+    def materialize(self):
+        return materialize(self.key, self.leaves, self.contexts)
+
+
+class StoredCall:
+    """One call the engine stored: its record encoding (``call_json``, ``call``), its inputs (copied tensors, rebuilt
+    with their exact types: ``snapshot`` is (args list, kwargs dict), what infer_arguments returns), its outputs as
+    torch's pytree flattens them (copied; None where the call raised) with their spec, and the latency of the observed
+    method in seconds (None where the call raised). The inputs and outputs are kept flat and rebuilt on demand."""
+
+    __slots__ = ("line", "shapes", "inputs", "outputs", "latency")
+
+    def __init__(self, line, shapes: list, inputs: Recorded, outputs: Recorded | None, latency: float | None):
+        self.line, self.shapes, self.inputs, self.outputs, self.latency = line, shapes, inputs, outputs, latency
+
+    @property
+    def call_json(self) -> str:
+        return self.line.fill(self.shapes)
+
+    @property
+    def call(self) -> dict:
+        return json.loads(self.call_json)
+
+    @property
+    def snapshot(self) -> tuple[list, dict]:
+        args, kwargs = self.inputs.materialize()
+        return list(args), kwargs
+
+    @property
+    def flat_outputs(self) -> list | None:
+        return None if self.outputs is None else _pytree.tree_leaves(self.outputs.materialize())
+
+    @property
+    def outputs_spec(self):
+        return None if self.outputs is None else _pytree.tree_structure(self.outputs.materialize())
