@@ -602,43 +602,42 @@ std::string opaque_problem(const opaque_leaf& o) {
 // checks the encoding itself cannot make: the writer writes every value it is given.
 std::string find_refused(const value& v, std::string& path) {
   const std::size_t length = path.size();
-  switch (v.type()) {
-    case value::kind::tensor: return tensor_problem(v.as_tensor(), path);
-    case value::kind::opaque: return opaque_problem(v.as_opaque());
-    case value::kind::tuple:
-    case value::kind::list:
-      for (std::size_t i = 0; i < v.items().size(); ++i) {
-        path += "[" + std::to_string(i) + "]";
-        if (std::string why = find_refused(v.items()[i], path); !why.empty()) return why;
-        path.resize(length);
-      }
-      return {};
-    case value::kind::variant: {
-      path += ".value";
-      std::string why = find_refused(v.alternative(), path);
-      if (why.empty()) path.resize(length);
-      return why;
+  const auto in_items = [&](const std::vector<value>& items) -> std::string {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      path += "[" + std::to_string(i) + "]";
+      if (std::string why = find_refused(items[i], path); !why.empty()) return why;
+      path.resize(length);
     }
-    case value::kind::dict:
-    case value::kind::structure: {
-      const value_fields& fields = v.fields();
-      std::unordered_set<std::string_view> names;
-      for (const auto& [name, field] : fields) {
-        if (!names.insert(name).second) return "the key \"" + name + "\" given twice";
-        path += "." + name;
-        if (std::string why = find_refused(field, path); !why.empty()) return why;
-        path.resize(length);
-      }
-      return {};
+    return {};
+  };
+  const auto in_fields = [&](const value_fields& fields) -> std::string {
+    std::unordered_set<std::string_view> names;
+    for (const auto& [name, field] : fields) {
+      if (!names.insert(name).second) return "the key \"" + name + "\" given twice";
+      path += "." + name;
+      if (std::string why = find_refused(field, path); !why.empty()) return why;
+      path.resize(length);
     }
-    case value::kind::none:
-    case value::kind::integer:
-    case value::kind::floating:
-    case value::kind::boolean:
-    case value::kind::string:
-    case value::kind::bytes: return {};
-  }
-  return {};
+    return {};
+  };
+  return visit(
+      v,
+      value_handlers{
+          [&](value_node::tensor t) { return tensor_problem(t.spec, path); },
+          [](value_node::opaque o) { return opaque_problem(o.leaf); },
+          [&](value_node::tuple t) { return in_items(t.items); }, [&](value_node::list l) { return in_items(l.items); },
+          [&](value_node::variant x) {
+            path += ".value";
+            std::string why = find_refused(x.alternative, path);
+            if (why.empty()) path.resize(length);
+            return why;
+          },
+          [&](value_node::dict d) { return in_fields(d.entries); },
+          [&](value_node::structure s) { return in_fields(s.fields); },
+          // the encoding alone decides for the other kinds
+          [](value_node::none) { return std::string(); }, [](value_node::integer) { return std::string(); },
+          [](value_node::floating) { return std::string(); }, [](value_node::boolean) { return std::string(); },
+          [](value_node::string) { return std::string(); }, [](value_node::bytes) { return std::string(); }});
 }
 
 // Whether `fields` holds a key twice: compared pairwise while they are few (no allocation), through a set beyond.
@@ -661,56 +660,61 @@ bool has_duplicate_key(const value_fields& fields) {
 
 constexpr std::size_t refused_value = static_cast<std::size_t>(-1);
 
+std::size_t writable_levels(const value& v);
+
+// writable_levels' cases, one per kind.
+struct writable_levels_of {
+  std::size_t operator()(value_node::none) const { return 0; }
+  std::size_t operator()(value_node::integer) const { return 1; }
+  std::size_t operator()(value_node::floating) const { return 1; }
+  std::size_t operator()(value_node::boolean) const { return 1; }
+  std::size_t operator()(value_node::bytes) const { return 1; }
+  std::size_t operator()(value_node::string s) const { return is_utf8(s.text) ? 1 : 2; }
+  std::size_t operator()(value_node::opaque o) const {
+    if (!opaque_problem(o.leaf).empty()) return refused_value;
+    return is_utf8(o.leaf.type_name) ? 1 : 2;
+  }
+  std::size_t operator()(value_node::tensor n) const {
+    const tensor_spec& t = n.spec;
+    const bool sizes = std::none_of(t.shape.begin(), t.shape.end(), [](std::int64_t d) { return d < 0; });
+    if (sizes && t.data.empty()) return 2;  // a shape without contents: the common tensor
+    std::string unused_path;
+    return tensor_problem(t, unused_path).empty() ? 2 : refused_value;
+  }
+  std::size_t operator()(value_node::variant x) const {
+    const std::size_t inner = writable_levels(x.alternative);
+    return inner == refused_value ? refused_value : 1 + inner;
+  }
+  std::size_t operator()(value_node::tuple t) const { return items(t.items); }
+  std::size_t operator()(value_node::list l) const { return items(l.items); }
+  std::size_t operator()(value_node::dict d) const { return fields(d.entries); }
+  std::size_t operator()(value_node::structure s) const { return fields(s.fields); }
+
+  static std::size_t items(const std::vector<value>& children) {
+    std::size_t deepest = 0;
+    for (const value& item : children) {
+      const std::size_t levels = writable_levels(item);
+      if (levels == refused_value) return refused_value;
+      deepest = std::max(deepest, levels);
+    }
+    return 2 + deepest;
+  }
+  static std::size_t fields(const value_fields& children) {
+    if (has_duplicate_key(children)) return refused_value;
+    std::size_t deepest = 0;
+    for (const auto& [name, field] : children) {
+      const std::size_t levels = writable_levels(field);
+      if (levels == refused_value) return refused_value;
+      deepest = std::max({deepest, levels, is_utf8(name) ? std::size_t{0} : std::size_t{1}});
+    }
+    return children.empty() ? 2 : 3 + deepest;
+  }
+};
+
 // The JSON levels of `v`'s encoding, as json_levels counts them, or refused_value if find_refused would refuse a
 // part of it: the common case's one walk, which builds no path and no message (a refused value is walked again by
 // the checks that say where and why).
-std::size_t writable_levels(const value& v) {
-  switch (v.type()) {
-    case value::kind::none: return 0;
-    case value::kind::integer:
-    case value::kind::floating:
-    case value::kind::boolean:
-    case value::kind::bytes: return 1;
-    case value::kind::string: return is_utf8(v.as_string()) ? 1 : 2;
-    case value::kind::opaque:
-      if (!opaque_problem(v.as_opaque()).empty()) return refused_value;
-      return is_utf8(v.opaque_type()) ? 1 : 2;
-    case value::kind::tensor: {
-      const tensor_spec& t = v.as_tensor();
-      const bool sizes = std::none_of(t.shape.begin(), t.shape.end(), [](std::int64_t d) { return d < 0; });
-      if (sizes && t.data.empty()) return 2;  // a shape without contents: the common tensor
-      std::string unused_path;
-      return tensor_problem(t, unused_path).empty() ? 2 : refused_value;
-    }
-    case value::kind::variant: {
-      const std::size_t inner = writable_levels(v.alternative());
-      return inner == refused_value ? refused_value : 1 + inner;
-    }
-    case value::kind::tuple:
-    case value::kind::list: {
-      std::size_t deepest = 0;
-      for (const value& item : v.items()) {
-        const std::size_t levels = writable_levels(item);
-        if (levels == refused_value) return refused_value;
-        deepest = std::max(deepest, levels);
-      }
-      return 2 + deepest;
-    }
-    case value::kind::dict:
-    case value::kind::structure: {
-      const value_fields& fields = v.fields();
-      if (has_duplicate_key(fields)) return refused_value;
-      std::size_t deepest = 0;
-      for (const auto& [name, field] : fields) {
-        const std::size_t levels = writable_levels(field);
-        if (levels == refused_value) return refused_value;
-        deepest = std::max({deepest, levels, is_utf8(name) ? std::size_t{0} : std::size_t{1}});
-      }
-      return fields.empty() ? 2 : 3 + deepest;
-    }
-  }
-  return refused_value;
-}
+std::size_t writable_levels(const value& v) { return visit(v, writable_levels_of{}); }
 
 }  // namespace
 

@@ -192,47 +192,68 @@ void write_str(Out& out, std::string_view s) {
   write_text(out, s);
 }
 
+// One node's encoding: a visitor over the kinds. Each writes its whole object (none is `null`).
+template <class Out>
+struct node_writer {
+  Out& out;
+  void operator()(value_node::none) { out += "null"; }
+  void operator()(value_node::tensor t) { write_tensor(out, t.spec); }
+  void operator()(value_node::integer i) {
+    write_integer(out, i.number);
+    out.push_back('}');
+  }
+  void operator()(value_node::floating f) {
+    write_floating(out, f.number);
+    out.push_back('}');
+  }
+  void operator()(value_node::boolean b) { out += b.truth ? "{\"bool\":true}" : "{\"bool\":false}"; }
+  void operator()(value_node::string s) {
+    write_str(out, s.text);
+    out.push_back('}');
+  }
+  void operator()(value_node::bytes b) {
+    out += "{\"bytes\":\"";
+    put_base64(out, b.raw);
+    out += "\"}";
+  }
+  void operator()(value_node::opaque o) {
+    write_opaque(out, o.leaf);
+    out.push_back('}');
+  }
+  void operator()(value_node::variant v) {
+    out += "{\"variant\":";
+    write_number(out, v.index);
+    out += ",\"value\":";
+    write(out, v.alternative);
+    out.push_back('}');
+  }
+  void operator()(value_node::tuple t) {
+    out += "{\"tuple\":";
+    write_items(out, t.items);
+    out.push_back('}');
+  }
+  void operator()(value_node::list l) {
+    out += "{\"list\":";
+    write_items(out, l.items);
+    out.push_back('}');
+  }
+  void operator()(value_node::dict d) {
+    out += "{\"dict\":";
+    write_fields(out, d.entries);
+    out.push_back('}');
+  }
+  void operator()(value_node::structure s) {
+    out += "{\"struct\":";
+    write_text(out, s.name);
+    out += ",\"fields\":";
+    write_fields(out, s.fields);
+    out.push_back('}');
+  }
+};
+
 template <class Out>
 void write_node(Out& out, const value& v) {
-  switch (v.type()) {
-    case value::kind::none: out += "null"; return;
-    case value::kind::tensor: write_tensor(out, v.as_tensor()); return;
-    case value::kind::integer: write_integer(out, v.as_int()); break;
-    case value::kind::floating: write_floating(out, v.as_float()); break;
-    case value::kind::boolean: out += v.as_bool() ? "{\"bool\":true" : "{\"bool\":false"; break;
-    case value::kind::string: write_str(out, v.as_string()); break;
-    case value::kind::bytes:
-      out += "{\"bytes\":\"";
-      put_base64(out, v.as_bytes());
-      out += "\"";
-      break;
-    case value::kind::opaque: write_opaque(out, v.as_opaque()); break;
-    case value::kind::variant:
-      out += "{\"variant\":";
-      write_number(out, v.variant_index());
-      out += ",\"value\":";
-      write(out, v.alternative());
-      break;
-    case value::kind::tuple:
-      out += "{\"tuple\":";
-      write_items(out, v.items());
-      break;
-    case value::kind::list:
-      out += "{\"list\":";
-      write_items(out, v.items());
-      break;
-    case value::kind::dict:
-      out += "{\"dict\":";
-      write_fields(out, v.fields());
-      break;
-    case value::kind::structure:
-      out += "{\"struct\":";
-      write_text(out, v.struct_name());
-      out += ",\"fields\":";
-      write_fields(out, v.fields());
-      break;
-  }
-  out.push_back('}');
+  visit(v, node_writer<Out>{out});
 }
 
 template <class Out>
@@ -868,33 +889,31 @@ value read_json_value(const json::value& j, const json_path& at) {
 namespace detail {
 // JSON nesting of a value's encoding (objects and arrays, as Boost.JSON's max_depth counts them).
 std::size_t json_levels(const value& v) {
-  switch (v.type()) {
-    case value::kind::none: return 0;
-    case value::kind::tensor: return 2;
-    case value::kind::integer:
-    case value::kind::floating:
-    case value::kind::boolean:
-    case value::kind::bytes: return 1;
-    case value::kind::string:
-    case value::kind::opaque:
-      return detail::is_utf8(v.type() == value::kind::string ? v.as_string() : v.opaque_type()) ? 1 : 2;
-    case value::kind::variant: return 1 + json_levels(v.alternative());
-    case value::kind::tuple:
-    case value::kind::list: {
-      std::size_t deepest = 0;
-      for (const value& item : v.items()) deepest = std::max(deepest, json_levels(item));
-      return 2 + deepest;
+  const auto deepest_item = [](const std::vector<value>& items) {
+    std::size_t deepest = 0;
+    for (const value& item : items) deepest = std::max(deepest, json_levels(item));
+    return 2 + deepest;
+  };
+  const auto deepest_field = [](const value_fields& fields) {
+    std::size_t deepest = 0;
+    for (const auto& field : fields) {
+      deepest = std::max({deepest, json_levels(field.second), detail::is_utf8(field.first) ? std::size_t{0} : 1});
     }
-    case value::kind::dict:
-    case value::kind::structure: {
-      std::size_t deepest = 0;
-      for (const auto& field : v.fields()) {
-        deepest = std::max({deepest, json_levels(field.second), detail::is_utf8(field.first) ? std::size_t{0} : 1});
-      }
-      return v.fields().empty() ? 2 : 3 + deepest;  // the object, its array, and [name, V] pairs when there are any
-    }
-  }
-  return 0;
+    return fields.empty() ? std::size_t{2} : 3 + deepest;  // the object, its array, and [name, V] pairs if any
+  };
+  const auto text = [](std::string_view s) { return detail::is_utf8(s) ? std::size_t{1} : std::size_t{2}; };
+  return visit(
+      v, value_handlers{
+             [](value_node::none) { return std::size_t{0}; }, [](value_node::tensor) { return std::size_t{2}; },
+             [](value_node::integer) { return std::size_t{1}; }, [](value_node::floating) { return std::size_t{1}; },
+             [](value_node::boolean) { return std::size_t{1}; }, [](value_node::bytes) { return std::size_t{1}; },
+             [&](value_node::string s) { return text(s.text); },
+             [&](value_node::opaque o) { return text(o.leaf.type_name); },
+             [](value_node::variant x) { return 1 + json_levels(x.alternative); },
+             [&](value_node::tuple t) { return deepest_item(t.items); },
+             [&](value_node::list l) { return deepest_item(l.items); },
+             [&](value_node::dict d) { return deepest_field(d.entries); },
+             [&](value_node::structure s) { return deepest_field(s.fields); }});
 }
 
 void check_json_levels(const value& v) {

@@ -7,28 +7,27 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
 
 bool is_scalar(const value& v) noexcept {
-  const auto k = v.type();
-  return k == value::kind::integer || k == value::kind::floating || k == value::kind::boolean ||
-         k == value::kind::string || k == value::kind::bytes || k == value::kind::opaque;
+  return visit(v, value_handlers{[](value_node::integer) { return true; }, [](value_node::floating) { return true; },
+                                 [](value_node::boolean) { return true; }, [](value_node::string) { return true; },
+                                 [](value_node::bytes) { return true; }, [](value_node::opaque) { return true; },
+                                 [](value_node::none) { return false; }, [](value_node::tensor) { return false; },
+                                 [](value_node::tuple) { return false; }, [](value_node::list) { return false; },
+                                 [](value_node::dict) { return false; }, [](value_node::structure) { return false; },
+                                 [](value_node::variant) { return false; }});
 }
 
 bool truthy(const value& v) {
-  switch (v.type()) {
-    case value::kind::none: return false;
-    case value::kind::tensor: return true;
-    case value::kind::integer: return v.as_int() != 0;
-    case value::kind::floating: return v.as_float() != 0.0;
-    case value::kind::boolean: return v.as_bool();
-    case value::kind::string: return !v.as_string().empty();
-    case value::kind::tuple:
-    case value::kind::list: return !v.items().empty();
-    case value::kind::dict:
-    case value::kind::structure: return !v.fields().empty();
-    case value::kind::bytes: return !v.as_bytes().empty();
-    case value::kind::opaque: return true;  // an object Python knows nothing of is true
-    case value::kind::variant: return truthy(v.alternative());
-  }
-  return false;
+  return visit(
+      v,
+      value_handlers{
+          [](value_node::none) { return false; }, [](value_node::tensor) { return true; },
+          [](value_node::integer i) { return i.number != 0; }, [](value_node::floating f) { return f.number != 0.0; },
+          [](value_node::boolean b) { return b.truth; }, [](value_node::string s) { return !s.text.empty(); },
+          [](value_node::tuple t) { return !t.items.empty(); }, [](value_node::list l) { return !l.items.empty(); },
+          [](value_node::dict d) { return !d.entries.empty(); },
+          [](value_node::structure s) { return !s.fields.empty(); }, [](value_node::bytes b) { return !b.raw.empty(); },
+          // an object Python knows nothing of is true
+          [](value_node::opaque) { return true; }, [](value_node::variant x) { return truthy(x.alternative); }});
 }
 
 namespace {
@@ -90,21 +89,23 @@ std::string constants_text(const value_fields& constants) {
 }
 
 value with_children(const value& like, std::vector<value> children) {
-  switch (like.type()) {
-    case value::kind::tuple: return value::tuple(std::move(children));
-    case value::kind::list: return value::list(std::move(children));
-    case value::kind::dict:
-    case value::kind::structure: {
-      value_fields fields;
-      fields.reserve(children.size());
-      for (std::size_t i = 0; i < children.size(); ++i)
-        fields.emplace_back(like.fields()[i].first, std::move(children[i]));
-      return like.type() == value::kind::dict ? value::dict(std::move(fields))
-                                              : value::structure(like.struct_name(), std::move(fields));
-    }
-    case value::kind::variant: return value::variant(like.variant_index(), std::move(children.front()));
-    default: return like;  // a leaf has no children
-  }
+  const auto named = [&](const value_fields& names) {
+    value_fields fields;
+    fields.reserve(children.size());
+    for (std::size_t i = 0; i < children.size(); ++i) fields.emplace_back(names[i].first, std::move(children[i]));
+    return fields;
+  };
+  return visit(
+      like, value_handlers{[&](value_node::tuple) { return value::tuple(std::move(children)); },
+                           [&](value_node::list) { return value::list(std::move(children)); },
+                           [&](value_node::dict d) { return value::dict(named(d.entries)); },
+                           [&](value_node::structure s) { return value::structure(s.name, named(s.fields)); },
+                           [&](value_node::variant x) { return value::variant(x.index, std::move(children.front())); },
+                           // a leaf has no children
+                           [&](value_node::none) { return like; }, [&](value_node::tensor) { return like; },
+                           [&](value_node::integer) { return like; }, [&](value_node::floating) { return like; },
+                           [&](value_node::boolean) { return like; }, [&](value_node::string) { return like; },
+                           [&](value_node::bytes) { return like; }, [&](value_node::opaque) { return like; }});
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
