@@ -1,5 +1,5 @@
 // The value tree's operations: construction, copy, move and destruction of its nodes, comparison, the builders
-// capture uses. Its JSON encoding is value_json.cpp.
+// capture uses. Its JSON encoding is value_json_writer.cpp and value_json_reader.cpp.
 #include "hookscope/value.hpp"
 #include "hookscope/detail/value_builders.hpp"
 
