@@ -1,5 +1,5 @@
 // Writing the value encoding piece by piece: shared by to_json (value_json_writer.cpp), the record writer
-// (records.cpp) and the exporters (shapes/export.cpp), so that larger documents embed values without copying them.
+// (record_line_writer.cpp) and the exporters (shapes/export.cpp), so that larger documents embed values without copying them.
 // Internal to the library.
 //
 // The writers are templates over where the text goes, instantiated in value_json_writer.cpp for three outputs: a
