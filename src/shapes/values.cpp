@@ -1,4 +1,5 @@
-// The engine's view of value kinds (values.hpp): the only switches over value::kind in the shape engine.
+// The engine's view of value kinds (values.hpp): hookscope::visit where every kind has an answer; the scalar
+// comparisons look at scalars only.
 #include "values.hpp"
 
 #include <cmath>
