@@ -410,35 +410,54 @@ std::vector<std::int64_t> shape_of(PyObject* shape) {
   return out;
 }
 
+hookscope::value with_shapes(const hookscope::value& v, PyObject* shapes, std::size_t& next);
+
+// with_shapes' cases: a tensor takes the next shape, a container its children's, any other leaf is the template's.
+struct shapes_filler {
+  const hookscope::value& v;
+  PyObject* shapes;
+  std::size_t& next;
+
+  std::vector<hookscope::value> items(const std::vector<hookscope::value>& children) const {
+    std::vector<hookscope::value> out;
+    out.reserve(children.size());
+    for (const hookscope::value& x : children) out.push_back(with_shapes(x, shapes, next));
+    return out;
+  }
+  hookscope::value_fields fields(const hookscope::value_fields& children) const {
+    hookscope::value_fields out;
+    out.reserve(children.size());
+    for (const auto& [name, x] : children) out.emplace_back(name, with_shapes(x, shapes, next));
+    return out;
+  }
+
+  hookscope::value operator()(hookscope::value_node::tensor t) const {
+    hookscope::tensor_spec filled{.shape = shape_of(PyList_GET_ITEM(shapes, static_cast<Py_ssize_t>(next))),
+                                  .dtype = t.spec.dtype};
+    ++next;
+    return hookscope::value(std::move(filled));
+  }
+  hookscope::value operator()(hookscope::value_node::tuple t) const { return hookscope::value::tuple(items(t.items)); }
+  hookscope::value operator()(hookscope::value_node::list l) const { return hookscope::value::list(items(l.items)); }
+  hookscope::value operator()(hookscope::value_node::dict d) const { return hookscope::value::dict(fields(d.entries)); }
+  hookscope::value operator()(hookscope::value_node::structure s) const {
+    return hookscope::value::structure(s.name, fields(s.fields));
+  }
+  hookscope::value operator()(hookscope::value_node::variant x) const {
+    return hookscope::value::variant(x.index, with_shapes(x.alternative, shapes, next));
+  }
+  hookscope::value operator()(hookscope::value_node::none) const { return v; }
+  hookscope::value operator()(hookscope::value_node::integer) const { return v; }
+  hookscope::value operator()(hookscope::value_node::floating) const { return v; }
+  hookscope::value operator()(hookscope::value_node::boolean) const { return v; }
+  hookscope::value operator()(hookscope::value_node::string) const { return v; }
+  hookscope::value operator()(hookscope::value_node::bytes) const { return v; }
+  hookscope::value operator()(hookscope::value_node::opaque) const { return v; }
+};
+
 // v with its tensors' shapes taken, in order, from shapes[next...].
 hookscope::value with_shapes(const hookscope::value& v, PyObject* shapes, std::size_t& next) {
-  using kind = hookscope::value::kind;
-  switch (v.type()) {
-    case kind::tensor: {
-      hookscope::tensor_spec t{.shape = shape_of(PyList_GET_ITEM(shapes, static_cast<Py_ssize_t>(next))),
-                               .dtype = v.as_tensor().dtype};
-      ++next;
-      return hookscope::value(std::move(t));
-    }
-    case kind::tuple:
-    case kind::list: {
-      std::vector<hookscope::value> items;
-      items.reserve(v.items().size());
-      for (const hookscope::value& x : v.items()) items.push_back(with_shapes(x, shapes, next));
-      return v.type() == kind::tuple ? hookscope::value::tuple(std::move(items))
-                                     : hookscope::value::list(std::move(items));
-    }
-    case kind::dict:
-    case kind::structure: {
-      hookscope::value_fields fields;
-      fields.reserve(v.fields().size());
-      for (const auto& [name, x] : v.fields()) fields.emplace_back(name, with_shapes(x, shapes, next));
-      return v.type() == kind::dict ? hookscope::value::dict(std::move(fields))
-                                    : hookscope::value::structure(v.struct_name(), std::move(fields));
-    }
-    case kind::variant: return hookscope::value::variant(v.variant_index(), with_shapes(v.alternative(), shapes, next));
-    default: return v;  // none, scalars, text, bytes, opaque leaves: the template's own
-  }
+  return hookscope::visit(v, shapes_filler{v, shapes, next});
 }
 
 void bind_shape_engine(py::module_& m) {

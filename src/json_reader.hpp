@@ -1,5 +1,6 @@
-// Reading the value encoding from a parsed Boost.JSON document: shared by value_from_json (value_json.cpp) and the
-// record reader (records.cpp), so that one set of rules and messages serves both. Internal to the library.
+// Reading the value encoding from a parsed Boost.JSON document: shared by value_from_json (value_json_reader.cpp) and
+// the record reader (records.cpp), so that one set of rules and messages serves both; the scans of the text that
+// Boost.JSON does not make (json_exact_doubles.cpp, json_key_checker.cpp). Internal to the library.
 #pragma once
 
 #include "hookscope/value.hpp"

@@ -1,8 +1,8 @@
-// Writing the value encoding piece by piece: shared by to_json (value_json.cpp), the record writer (records.cpp) and
-// the exporters (shapes/export.cpp), so that larger documents embed values without copying them. Internal to the
-// library.
+// Writing the value encoding piece by piece: shared by to_json (value_json_writer.cpp), the record writer
+// (record_line_writer.cpp) and the exporters (shapes/export.cpp), so that larger documents embed values without copying them.
+// Internal to the library.
 //
-// The writers are templates over where the text goes, instantiated in value_json.cpp for three outputs: a
+// The writers are templates over where the text goes, instantiated in value_json_writer.cpp for three outputs: a
 // std::string; a json_counter, which counts the bytes the same code would write (so a size is exact by
 // construction); a json_replacing_writer, which writes some values of a tree as others (the record writer's elisions,
 // record_fit.hpp).

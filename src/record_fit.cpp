@@ -35,27 +35,26 @@ value too_large(std::string kind, std::optional<std::uint64_t> length) {
 
 // What `v` is written as when elided whole; nothing for the values that have nothing to give up.
 std::optional<value> marker_of(const value& v) {
-  switch (v.type()) {
-    case value::kind::tensor: {
-      if (v.as_tensor().data.empty()) return std::nullopt;
-      tensor_spec t{v.as_tensor().shape, v.as_tensor().dtype};
-      t.data_too_large = true;
-      return value(std::move(t));
-    }
-    case value::kind::string: return too_large("str", v.as_string().size());
-    case value::kind::bytes: return too_large("bytes", v.as_bytes().size());
-    case value::kind::tuple: return too_large("tuple", v.items().size());
-    case value::kind::list: return too_large("list", v.items().size());
-    case value::kind::dict: return too_large("dict", v.fields().size());
-    case value::kind::structure: return too_large("struct " + v.struct_name(), v.fields().size());
-    case value::kind::variant: return too_large("variant", std::nullopt);
-    case value::kind::none:
-    case value::kind::integer:
-    case value::kind::floating:
-    case value::kind::boolean:
-    case value::kind::opaque: return std::nullopt;
-  }
-  return std::nullopt;
+  using marker = std::optional<value>;
+  return visit(v, value_handlers{
+                      [](value_node::tensor n) -> marker {
+                        if (n.spec.data.empty()) return std::nullopt;
+                        tensor_spec t{n.spec.shape, n.spec.dtype};
+                        t.data_too_large = true;
+                        return value(std::move(t));
+                      },
+                      [](value_node::string s) -> marker { return too_large("str", s.text.size()); },
+                      [](value_node::bytes b) -> marker { return too_large("bytes", b.raw.size()); },
+                      [](value_node::tuple t) -> marker { return too_large("tuple", t.items.size()); },
+                      [](value_node::list l) -> marker { return too_large("list", l.items.size()); },
+                      [](value_node::dict d) -> marker { return too_large("dict", d.entries.size()); },
+                      [](value_node::structure s) -> marker { return too_large("struct " + s.name, s.fields.size()); },
+                      [](value_node::variant) -> marker { return too_large("variant", std::nullopt); },
+                      [](value_node::none) -> marker { return std::nullopt; },
+                      [](value_node::integer) -> marker { return std::nullopt; },
+                      [](value_node::floating) -> marker { return std::nullopt; },
+                      [](value_node::boolean) -> marker { return std::nullopt; },
+                      [](value_node::opaque) -> marker { return std::nullopt; }});
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Fitting a record into the line limit (to_record_line, records.cpp): which of its values are written elided, and
-// as what. Internal to the library.
+// Fitting a record into the line limit (to_record_line, record_line_writer.cpp): which of its values are written
+// elided, and as what. Internal to the library.
 #pragma once
 
 #include "hookscope/value.hpp"

@@ -1,5 +1,6 @@
 // Parts of a record that other documents embed (the shape engine's summaries hold signatures and calls), read and
-// written by the record format's own code (records.cpp), so that one set of rules and messages serves every document.
+// written by the record format's own code (records.cpp, record_line_writer.cpp), so that one set of rules and messages
+// serves every document.
 // Internal to the library.
 #pragma once
 

@@ -1,5 +1,6 @@
 // The size the record format requires of a tensor's contents (docs/record_format.md), for the writer's check
-// (records.cpp) and the reader's (value_json.cpp): one rule, so that what one writes the other reads. Internal.
+// (record_line_writer.cpp) and the reader's (value_json_reader.cpp): one rule, so that what one writes the other
+// reads. Internal.
 #pragma once
 
 #include "hookscope/tensor.hpp"

@@ -1,5 +1,5 @@
 // The value tree's operations: construction, copy, move and destruction of its nodes, comparison, the builders
-// capture uses. Its JSON encoding is value_json.cpp.
+// capture uses. Its JSON encoding is value_json_writer.cpp and value_json_reader.cpp.
 #include "hookscope/value.hpp"
 #include "hookscope/detail/value_builders.hpp"
 
@@ -178,24 +178,23 @@ std::size_t value::leaf_count() const noexcept {
 
 bool operator==(const value& a, const value& b) noexcept {
   if (a.kind_ != b.kind_) return false;
-  switch (a.kind_) {
-    case value::kind::none: return true;
-    case value::kind::tensor: return a.tensor_ == b.tensor_;
-    case value::kind::integer: return a.integer_ == b.integer_;
-    case value::kind::floating: return a.floating_ == b.floating_;
-    case value::kind::boolean: return a.boolean_ == b.boolean_;
-    case value::kind::string: return a.string_ == b.string_;
-    case value::kind::tuple: return a.tuple_.items == b.tuple_.items;
-    case value::kind::list: return a.list_.items == b.list_.items;
-    case value::kind::dict: return a.dict_.entries == b.dict_.entries;
-    case value::kind::structure:
-      return a.structure_.name == b.structure_.name && a.structure_.fields == b.structure_.fields;
-    case value::kind::bytes: return a.string_ == b.string_;
-    case value::kind::opaque: return a.opaque_ == b.opaque_;
-    case value::kind::variant:
-      return a.variant_.index == b.variant_.index && a.variant_.alternative == b.variant_.alternative;
-  }
-  return false;
+  // a's node against b's member of the same kind (the kinds are equal).
+  return visit(
+      a, value_handlers{
+             [](value_node::none) { return true; }, [&](value_node::tensor t) { return t.spec == b.tensor_; },
+             [&](value_node::integer i) { return i.number == b.integer_; },
+             [&](value_node::floating f) { return f.number == b.floating_; },
+             [&](value_node::boolean x) { return x.truth == b.boolean_; },
+             [&](value_node::string s) { return s.text == b.string_; },
+             [&](value_node::tuple t) { return t.items == b.tuple_.items; },
+             [&](value_node::list l) { return l.items == b.list_.items; },
+             [&](value_node::dict d) { return d.entries == b.dict_.entries; },
+             [&](value_node::structure s) { return s.name == b.structure_.name && s.fields == b.structure_.fields; },
+             [&](value_node::bytes) { return a.string_ == b.string_; },
+             [&](value_node::opaque o) { return o.leaf == b.opaque_; },
+             [&](value_node::variant v) {
+               return v.index == b.variant_.index && v.alternative == b.variant_.alternative.front();
+             }});
 }
 
 std::string_view to_string(value::kind k) noexcept {

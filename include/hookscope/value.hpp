@@ -73,6 +73,53 @@ struct value_variant {
 
 }  // namespace detail
 
+/// The node types `visit` hands a visitor, one per `value::kind` and named after it: views of the node's contents,
+/// valid while the value lives.
+namespace value_node {
+struct none {};
+struct tensor {
+  const tensor_spec& spec;
+};
+struct integer {
+  std::int64_t number;
+};
+struct floating {
+  double number;
+};
+struct boolean {
+  bool truth;
+};
+struct string {
+  const std::string& text;
+};
+struct tuple {
+  const std::vector<value>& items;
+};
+struct list {
+  const std::vector<value>& items;
+};
+struct dict {
+  const value_fields& entries;
+};
+struct structure {
+  const std::string& name;
+  const value_fields& fields;
+};
+struct bytes {
+  std::span<const std::byte> raw;
+};
+struct opaque {
+  const opaque_leaf& leaf;
+};
+struct variant {
+  std::size_t index;
+  const value& alternative;
+};
+}  // namespace value_node
+
+template <class F>
+decltype(auto) visit(const value& v, F&& f);
+
 /// A node of the value tree. Default-constructed: none (an absent optional, a null pointer, None).
 ///
 /// A tagged union rather than a std::variant: every translation unit that calls an observable includes this header,
@@ -209,6 +256,8 @@ class value {
   std::size_t leaf_count() const noexcept;
 
   friend bool operator==(const value& a, const value& b) noexcept;
+  template <class F>
+  friend decltype(auto) visit(const value& v, F&& f);
 
  private:
   /// Tensors, strings and containers (their members are the ones with special member functions).
@@ -277,8 +326,74 @@ class value {
 
 //=== walking the tree ===//
 
+/// Handlers as one visitor: `visit(v, value_handlers{[](value_node::none) {...}, [](value_node::tensor t) {...}, ...})`.
+template <class... F>
+struct value_handlers : F... {
+  using F::operator()...;
+};
+template <class... F>
+value_handlers(F...) -> value_handlers<F...>;
+
+namespace detail {
+template <class F, class Node>
+inline constexpr bool handles_node = std::is_invocable_v<F&, Node>;
+}  // namespace detail
+
+/// The one walk over the kinds of a node: calls `f` with the node as its `value_node` type and returns what it
+/// returns (every handler returns the same type). Every consumer of the tree dispatches through it, so that a new kind
+/// is a compile error (below) wherever it is not handled, rather than a case forgotten at run time. A visitor may
+/// handle several kinds with one generic handler where they are truly alike; it must still name the rest.
+template <class F>
+decltype(auto) visit(const value& v, F&& f) {
+  using detail::handles_node;
+  static_assert(handles_node<F, value_node::none>, "hookscope: visit(value, f): f handles no value_node::none");
+  static_assert(handles_node<F, value_node::tensor>, "hookscope: visit(value, f): f handles no value_node::tensor");
+  static_assert(handles_node<F, value_node::integer>, "hookscope: visit(value, f): f handles no value_node::integer");
+  static_assert(handles_node<F, value_node::floating>, "hookscope: visit(value, f): f handles no value_node::floating");
+  static_assert(handles_node<F, value_node::boolean>, "hookscope: visit(value, f): f handles no value_node::boolean");
+  static_assert(handles_node<F, value_node::string>, "hookscope: visit(value, f): f handles no value_node::string");
+  static_assert(handles_node<F, value_node::tuple>, "hookscope: visit(value, f): f handles no value_node::tuple");
+  static_assert(handles_node<F, value_node::list>, "hookscope: visit(value, f): f handles no value_node::list");
+  static_assert(handles_node<F, value_node::dict>, "hookscope: visit(value, f): f handles no value_node::dict");
+  static_assert(handles_node<F, value_node::structure>,
+                "hookscope: visit(value, f): f handles no value_node::structure");
+  static_assert(handles_node<F, value_node::bytes>, "hookscope: visit(value, f): f handles no value_node::bytes");
+  static_assert(handles_node<F, value_node::opaque>, "hookscope: visit(value, f): f handles no value_node::opaque");
+  static_assert(handles_node<F, value_node::variant>, "hookscope: visit(value, f): f handles no value_node::variant");
+  if constexpr (handles_node<F, value_node::none> && handles_node<F, value_node::tensor> &&
+                handles_node<F, value_node::integer> && handles_node<F, value_node::floating> &&
+                handles_node<F, value_node::boolean> && handles_node<F, value_node::string> &&
+                handles_node<F, value_node::tuple> && handles_node<F, value_node::list> &&
+                handles_node<F, value_node::dict> && handles_node<F, value_node::structure> &&
+                handles_node<F, value_node::bytes> && handles_node<F, value_node::opaque> &&
+                handles_node<F, value_node::variant>) {  // only the static_assert above speaks when one is missing
+    using result = std::invoke_result_t<F&, value_node::none>;
+    // The members are read directly: the switch has checked the kind, and an accessor would check it again.
+    switch (v.kind_) {
+      case value::kind::none: return static_cast<result>(f(value_node::none{}));
+      case value::kind::tensor: return static_cast<result>(f(value_node::tensor{v.tensor_}));
+      case value::kind::integer: return static_cast<result>(f(value_node::integer{v.integer_}));
+      case value::kind::floating: return static_cast<result>(f(value_node::floating{v.floating_}));
+      case value::kind::boolean: return static_cast<result>(f(value_node::boolean{v.boolean_}));
+      case value::kind::string: return static_cast<result>(f(value_node::string{v.string_}));
+      case value::kind::tuple: return static_cast<result>(f(value_node::tuple{v.tuple_.items}));
+      case value::kind::list: return static_cast<result>(f(value_node::list{v.list_.items}));
+      case value::kind::dict: return static_cast<result>(f(value_node::dict{v.dict_.entries}));
+      case value::kind::structure:
+        return static_cast<result>(f(value_node::structure{v.structure_.name, v.structure_.fields}));
+      case value::kind::bytes:
+        return static_cast<result>(f(value_node::bytes{
+            std::span<const std::byte>(reinterpret_cast<const std::byte*>(v.string_.data()), v.string_.size())}));
+      case value::kind::opaque: return static_cast<result>(f(value_node::opaque{v.opaque_}));
+      case value::kind::variant:
+        return static_cast<result>(f(value_node::variant{v.variant_.index, v.variant_.alternative.front()}));
+    }
+    __builtin_unreachable();  // kind_ is always one of the kinds
+  }
+}
+
 /// A tuple, a list, a dict, a struct or a variant: a node with children (tensors, scalars, bytes, opaque leaves and
-/// none are leaves).
+/// none are leaves). (A switch rather than visit: every translation unit that includes this header compiles it.)
 inline bool is_container(const value& v) noexcept {
   switch (v.type()) {
     case value::kind::tuple:
@@ -305,21 +420,22 @@ inline bool is_sequence(const value& v) noexcept {
 
 /// Visits a container's children in flattening order: f(index, name, child), name null for tuple and list items and
 /// for a variant's alternative (whose index is the alternative's: calls holding different alternatives differ in
-/// their leaves' paths).
+/// their leaves' paths). A leaf has none.
 template <class F>
 void for_each_child(const value& v, F&& f) {
-  if (!is_container(v)) return;
-  if (v.type() == value::kind::variant) {
-    f(v.variant_index(), static_cast<const std::string*>(nullptr), v.alternative());
-    return;
-  }
-  if (is_sequence(v)) {
-    const std::vector<value>& items = v.items();
-    for (std::size_t i = 0; i < items.size(); ++i) f(i, static_cast<const std::string*>(nullptr), items[i]);
-    return;
-  }
-  const value_fields& fields = v.fields();
-  for (std::size_t i = 0; i < fields.size(); ++i) f(i, &fields[i].first, fields[i].second);
+  const auto items = [&](const std::vector<value>& children) {
+    for (std::size_t i = 0; i < children.size(); ++i) f(i, static_cast<const std::string*>(nullptr), children[i]);
+  };
+  const auto fields = [&](const value_fields& children) {
+    for (std::size_t i = 0; i < children.size(); ++i) f(i, &children[i].first, children[i].second);
+  };
+  visit(v,
+        value_handlers{
+            [](value_node::none) {}, [](value_node::tensor) {}, [](value_node::integer) {}, [](value_node::floating) {},
+            [](value_node::boolean) {}, [](value_node::string) {}, [](value_node::bytes) {}, [](value_node::opaque) {},
+            [&](value_node::tuple t) { items(t.items); }, [&](value_node::list l) { items(l.items); },
+            [&](value_node::dict d) { fields(d.entries); }, [&](value_node::structure s) { fields(s.fields); },
+            [&](value_node::variant x) { f(x.index, static_cast<const std::string*>(nullptr), x.alternative); }});
 }
 
 /// The one walk over a tree's leaves (tensors, scalars, bytes, opaque leaves, nones), in flattening order: f(leaf). When `path` is given,

@@ -63,20 +63,35 @@ void write_summary(const hookscope::loaded_engine& loaded, const options& o) {
   write_summary_file(o.output, text, o.files);
 }
 
-// The containers the arguments are returned in (the tuple of positional arguments, the dict of keyword ones, and
-// the pair of both with --as-args-kwargs) written around each argument's own JSON: an argument nests as deep as a
-// record allows (hookscope::to_json checks it), and `levels` containers above it add theirs, so that args prints
-// whatever infer reads.
-void append_arguments(std::string& out, const hookscope::value& v, int levels) {
-  using kind = hookscope::value::kind;
-  if (levels == 0 || (v.type() != kind::tuple && v.type() != kind::list && v.type() != kind::dict)) {
-    out += hookscope::to_json(v);
-    return;
+void append_arguments(std::string& out, const hookscope::value& v, int levels);
+
+// append_arguments' cases: a tuple, a list or a dict opened here, its children each with one level less; any other
+// value (and any value once `levels` is spent) as the value writer writes it.
+struct arguments_writer {
+  std::string& out;
+  const hookscope::value& v;
+  int levels;
+
+  void whole() const { out += hookscope::to_json(v); }
+  void items(const char* opening, const std::vector<hookscope::value>& children) const {
+    if (levels == 0) return whole();
+    out += opening;
+    bool first = true;
+    for (const hookscope::value& item : children) {
+      if (!first) out += ',';
+      append_arguments(out, item, levels - 1);
+      first = false;
+    }
+    out += "]}";
   }
-  out += v.type() == kind::dict ? R"({"dict":[)" : v.type() == kind::tuple ? R"({"tuple":[)" : R"({"list":[)";
-  bool first = true;
-  if (v.type() == kind::dict) {
-    for (const auto& [name, field] : v.fields()) {
+
+  void operator()(hookscope::value_node::tuple t) const { items(R"({"tuple":[)", t.items); }
+  void operator()(hookscope::value_node::list l) const { items(R"({"list":[)", l.items); }
+  void operator()(hookscope::value_node::dict d) const {
+    if (levels == 0) return whole();
+    out += R"({"dict":[)";
+    bool first = true;
+    for (const auto& [name, field] : d.entries) {
       out += first ? "[" : ",[";
       hookscope::detail::append_json_text(out, name);  // as the value writer writes a dict key
       out += ',';
@@ -84,14 +99,26 @@ void append_arguments(std::string& out, const hookscope::value& v, int levels) {
       out += ']';
       first = false;
     }
-  } else {
-    for (const hookscope::value& item : v.items()) {
-      if (!first) out += ',';
-      append_arguments(out, item, levels - 1);
-      first = false;
-    }
+    out += "]}";
   }
-  out += "]}";
+  void operator()(hookscope::value_node::none) const { whole(); }
+  void operator()(hookscope::value_node::tensor) const { whole(); }
+  void operator()(hookscope::value_node::integer) const { whole(); }
+  void operator()(hookscope::value_node::floating) const { whole(); }
+  void operator()(hookscope::value_node::boolean) const { whole(); }
+  void operator()(hookscope::value_node::string) const { whole(); }
+  void operator()(hookscope::value_node::structure) const { whole(); }
+  void operator()(hookscope::value_node::bytes) const { whole(); }
+  void operator()(hookscope::value_node::opaque) const { whole(); }
+  void operator()(hookscope::value_node::variant) const { whole(); }
+};
+
+// The containers the arguments are returned in (the tuple of positional arguments, the dict of keyword ones, and
+// the pair of both with --as-args-kwargs) written around each argument's own JSON: an argument nests as deep as a
+// record allows (hookscope::to_json checks it), and `levels` containers above it add theirs, so that args prints
+// whatever infer reads.
+void append_arguments(std::string& out, const hookscope::value& v, int levels) {
+  hookscope::visit(v, arguments_writer{out, v, levels});
 }
 
 void print_arguments(const hookscope::shape_engine& engine, const options& o) {

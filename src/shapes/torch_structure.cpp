@@ -12,24 +12,55 @@ namespace {
 
 using node = dynamic_shapes::node;
 
-node build_node(const value& v, const std::vector<std::size_t>& tensor_of, std::size_t& next) {
-  node n;
-  if (!is_container(v)) {
+node build_node(const value& v, const std::vector<std::size_t>& tensor_of, std::size_t& next);
+
+// build_node's cases: a leaf takes the next flattened leaf's tensor (if any); a container mirrors its children.
+struct node_builder {
+  const std::vector<std::size_t>& tensor_of;
+  std::size_t& next;
+
+  node leaf() const {
+    node n;
     const std::size_t t = tensor_of[next++];
     if (t != no_tensor) n.type = node::kind::tensor, n.tensor = t;
     return n;
   }
-  // A variant is its alternative to torch: Python holds the one value.
-  if (v.type() == value::kind::variant) return build_node(v.alternative(), tensor_of, next);
+  node items(node::kind type, const std::vector<value>& children) const {
+    node n;
+    n.type = type;
+    for (const value& item : children) n.children.emplace_back(std::string(), build_node(item, tensor_of, next));
+    return n;
+  }
+  node fields(node::kind type, const value_fields& children) const {
+    node n;
+    n.type = type;
+    for (const auto& [name, field] : children) n.children.emplace_back(name, build_node(field, tensor_of, next));
+    return n;
+  }
+
+  node operator()(value_node::none) const { return leaf(); }
+  node operator()(value_node::tensor) const { return leaf(); }
+  node operator()(value_node::integer) const { return leaf(); }
+  node operator()(value_node::floating) const { return leaf(); }
+  node operator()(value_node::boolean) const { return leaf(); }
+  node operator()(value_node::string) const { return leaf(); }
+  node operator()(value_node::bytes) const { return leaf(); }
+  node operator()(value_node::opaque) const { return leaf(); }
+  node operator()(value_node::tuple t) const { return items(node::kind::tuple, t.items); }
+  node operator()(value_node::list l) const { return items(node::kind::list, l.items); }
+  node operator()(value_node::dict d) const { return fields(node::kind::dict, d.entries); }
   // A custom class (a struct) is described by the list of its flattened children.
-  const bool dict = v.type() == value::kind::dict;
-  const bool structure = v.type() == value::kind::structure;
-  n.type = dict ? node::kind::dict : v.type() == value::kind::tuple ? node::kind::tuple : node::kind::list;
-  if (structure) n.class_name = v.struct_name(), n.structure = true;
-  for_each_child(v, [&](std::size_t, const std::string* name, const value& child) {
-    n.children.emplace_back(dict || structure ? *name : std::string(), build_node(child, tensor_of, next));
-  });
-  return n;
+  node operator()(value_node::structure s) const {
+    node n = fields(node::kind::list, s.fields);
+    n.class_name = s.name, n.structure = true;
+    return n;
+  }
+  // A variant is its alternative to torch: Python holds the one value.
+  node operator()(value_node::variant x) const { return build_node(x.alternative, tensor_of, next); }
+};
+
+node build_node(const value& v, const std::vector<std::size_t>& tensor_of, std::size_t& next) {
+  return visit(v, node_builder{tensor_of, next});
 }
 
 void nest_extra_keywords(const recorded_state& s, std::vector<std::pair<std::string, node>>& entries) {

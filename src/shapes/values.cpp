@@ -1,4 +1,4 @@
-// The engine's view of value kinds (values.hpp): the only switches over value::kind in the shape engine.
+// The engine's view of value kinds (values.hpp), each a visit of the kinds (hookscope::visit).
 #include "values.hpp"
 
 #include <cmath>
@@ -7,66 +7,82 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
 
 bool is_scalar(const value& v) noexcept {
-  const auto k = v.type();
-  return k == value::kind::integer || k == value::kind::floating || k == value::kind::boolean ||
-         k == value::kind::string || k == value::kind::bytes || k == value::kind::opaque;
+  return visit(v, value_handlers{[](value_node::integer) { return true; }, [](value_node::floating) { return true; },
+                                 [](value_node::boolean) { return true; }, [](value_node::string) { return true; },
+                                 [](value_node::bytes) { return true; }, [](value_node::opaque) { return true; },
+                                 [](value_node::none) { return false; }, [](value_node::tensor) { return false; },
+                                 [](value_node::tuple) { return false; }, [](value_node::list) { return false; },
+                                 [](value_node::dict) { return false; }, [](value_node::structure) { return false; },
+                                 [](value_node::variant) { return false; }});
 }
 
 bool truthy(const value& v) {
-  switch (v.type()) {
-    case value::kind::none: return false;
-    case value::kind::tensor: return true;
-    case value::kind::integer: return v.as_int() != 0;
-    case value::kind::floating: return v.as_float() != 0.0;
-    case value::kind::boolean: return v.as_bool();
-    case value::kind::string: return !v.as_string().empty();
-    case value::kind::tuple:
-    case value::kind::list: return !v.items().empty();
-    case value::kind::dict:
-    case value::kind::structure: return !v.fields().empty();
-    case value::kind::bytes: return !v.as_bytes().empty();
-    case value::kind::opaque: return true;  // an object Python knows nothing of is true
-    case value::kind::variant: return truthy(v.alternative());
-  }
-  return false;
+  return visit(
+      v,
+      value_handlers{
+          [](value_node::none) { return false; }, [](value_node::tensor) { return true; },
+          [](value_node::integer i) { return i.number != 0; }, [](value_node::floating f) { return f.number != 0.0; },
+          [](value_node::boolean b) { return b.truth; }, [](value_node::string s) { return !s.text.empty(); },
+          [](value_node::tuple t) { return !t.items.empty(); }, [](value_node::list l) { return !l.items.empty(); },
+          [](value_node::dict d) { return !d.entries.empty(); },
+          [](value_node::structure s) { return !s.fields.empty(); }, [](value_node::bytes b) { return !b.raw.empty(); },
+          // an object Python knows nothing of is true
+          [](value_node::opaque) { return true; }, [](value_node::variant x) { return truthy(x.alternative); }});
 }
 
 namespace {
 
-double numeric(const value& v) {
-  switch (v.type()) {
-    case value::kind::integer: return static_cast<double>(v.as_int());
-    case value::kind::boolean: return v.as_bool() ? 1.0 : 0.0;
-    default: return v.as_float();
-  }
+// How Python's == sees a scalar: its family. Every kind is named, so that a kind added to the tree is placed here.
+enum class family { opaque, bytes, text, integral, floating, not_scalar };
+
+family family_of(const value& v) {
+  return visit(
+      v,
+      value_handlers{
+          [](value_node::opaque) { return family::opaque; }, [](value_node::bytes) { return family::bytes; },
+          [](value_node::string) { return family::text; }, [](value_node::integer) { return family::integral; },
+          [](value_node::boolean) { return family::integral; }, [](value_node::floating) { return family::floating; },
+          [](value_node::none) { return family::not_scalar; }, [](value_node::tensor) { return family::not_scalar; },
+          [](value_node::tuple) { return family::not_scalar; }, [](value_node::list) { return family::not_scalar; },
+          [](value_node::dict) { return family::not_scalar; }, [](value_node::structure) { return family::not_scalar; },
+          [](value_node::variant) { return family::not_scalar; }});
 }
 
+// An int or a bool as Python's int; anything else is no int (as_bool throws value_error naming it).
+std::int64_t integral(const value& v) {
+  const auto none_such = [&](const auto&) { return std::int64_t{v.as_bool()}; };
+  return visit(v, value_handlers{[](value_node::integer i) { return i.number; },
+                                 [](value_node::boolean b) { return std::int64_t{b.truth}; }, none_such});
+}
+
+// A number as Python's float; anything else is no number (as_float throws value_error naming it).
+double numeric(const value& v) {
+  const auto none_such = [&](const auto&) { return v.as_float(); };
+  return visit(v, value_handlers{[](value_node::integer i) { return static_cast<double>(i.number); },
+                                 [](value_node::boolean b) { return b.truth ? 1.0 : 0.0; },
+                                 [](value_node::floating f) { return f.number; }, none_such});
+}
+
+// A constant as the messages show it: text quoted, bools and ints as Python writes them, the rest in the encoding.
 std::string scalar_text(const value& v) {
-  switch (v.type()) {
-    case value::kind::string: return "'" + v.as_string() + "'";
-    case value::kind::boolean: return v.as_bool() ? "true" : "false";
-    case value::kind::integer: return std::to_string(v.as_int());
-    default: return to_json(v);
-  }
+  const auto encoded = [&](const auto&) { return to_json(v); };
+  return visit(v, value_handlers{[](value_node::string s) { return "'" + s.text + "'"; },
+                                 [](value_node::boolean b) { return std::string(b.truth ? "true" : "false"); },
+                                 [](value_node::integer i) { return std::to_string(i.number); }, encoded});
 }
 
 }  // namespace
 
 bool scalar_equal(const value& a, const value& b) {
+  const family fa = family_of(a), fb = family_of(b);
   // Bytes and opaque leaves equal only their own kind: bytes by content, opaque leaves by type (they hold no value).
-  if (a.type() == value::kind::opaque || b.type() == value::kind::opaque) {
+  if (fa == family::opaque || fb == family::opaque) {
     // Only the type: the markers are no value, and a raw pointer's address differs from call to call.
-    return a.type() == b.type() && a.opaque_type() == b.opaque_type();
+    return fa == fb && a.opaque_type() == b.opaque_type();
   }
-  if (a.type() == value::kind::bytes || b.type() == value::kind::bytes) return a == b;
-  const bool a_str = a.type() == value::kind::string, b_str = b.type() == value::kind::string;
-  if (a_str || b_str) return a_str && b_str && a.as_string() == b.as_string();
-  if (a.type() != value::kind::floating && b.type() != value::kind::floating) {
-    const auto as_i = [](const value& v) {
-      return v.type() == value::kind::integer ? v.as_int() : std::int64_t{v.as_bool()};
-    };
-    return as_i(a) == as_i(b);
-  }
+  if (fa == family::bytes || fb == family::bytes) return a == b;
+  if (fa == family::text || fb == family::text) return fa == fb && a.as_string() == b.as_string();
+  if (fa != family::floating && fb != family::floating) return integral(a) == integral(b);
   // NaN equals NaN here: a call's constant must equal itself (Python compares the same float object by identity).
   const double x = numeric(a), y = numeric(b);
   return x == y || (std::isnan(x) && std::isnan(y));
@@ -90,21 +106,23 @@ std::string constants_text(const value_fields& constants) {
 }
 
 value with_children(const value& like, std::vector<value> children) {
-  switch (like.type()) {
-    case value::kind::tuple: return value::tuple(std::move(children));
-    case value::kind::list: return value::list(std::move(children));
-    case value::kind::dict:
-    case value::kind::structure: {
-      value_fields fields;
-      fields.reserve(children.size());
-      for (std::size_t i = 0; i < children.size(); ++i)
-        fields.emplace_back(like.fields()[i].first, std::move(children[i]));
-      return like.type() == value::kind::dict ? value::dict(std::move(fields))
-                                              : value::structure(like.struct_name(), std::move(fields));
-    }
-    case value::kind::variant: return value::variant(like.variant_index(), std::move(children.front()));
-    default: return like;  // a leaf has no children
-  }
+  const auto named = [&](const value_fields& names) {
+    value_fields fields;
+    fields.reserve(children.size());
+    for (std::size_t i = 0; i < children.size(); ++i) fields.emplace_back(names[i].first, std::move(children[i]));
+    return fields;
+  };
+  return visit(
+      like, value_handlers{[&](value_node::tuple) { return value::tuple(std::move(children)); },
+                           [&](value_node::list) { return value::list(std::move(children)); },
+                           [&](value_node::dict d) { return value::dict(named(d.entries)); },
+                           [&](value_node::structure s) { return value::structure(s.name, named(s.fields)); },
+                           [&](value_node::variant x) { return value::variant(x.index, std::move(children.front())); },
+                           // a leaf has no children
+                           [&](value_node::none) { return like; }, [&](value_node::tensor) { return like; },
+                           [&](value_node::integer) { return like; }, [&](value_node::floating) { return like; },
+                           [&](value_node::boolean) { return like; }, [&](value_node::string) { return like; },
+                           [&](value_node::bytes) { return like; }, [&](value_node::opaque) { return like; }});
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {

@@ -1,5 +1,6 @@
-// src/shapes/values.hpp — private to the shape engine: how the engine sees a value tree. This file and values.cpp are
-// the only places of the engine that look at value::kind: which values are scalars, Python's truthiness and scalar
+// src/shapes/values.hpp — private to the shape engine: how the engine sees a value tree. Its functions (values.cpp)
+// and the torch.export structure (torch_structure.cpp) are the only places of the engine that look at a value's kind,
+// through hookscope::visit where every kind has its answer: which values are scalars, Python's truthiness and scalar
 // equality, and the one walk over a tree's containers and leaves that counting, flattening and paths all use. Also
 // the one shape formatter ("1x7", "[]") shared by the engine's messages and the exporters.
 #pragma once

@@ -24,7 +24,7 @@ namespace detail {
 
 /// Throws what to_record_line would throw for this value: a hookscope::value_error naming the path of a negative
 /// dimension (`where.shape[0]`), a hookscope::format_error for nesting deeper than the reader accepts. Recorders
-/// check each call when they record it, so that one call they cannot write never spoils the others (records.cpp).
+/// check each call when they record it, so that one call they cannot write never spoils the others (record_line_writer.cpp).
 void check_writable(const value& v, std::string_view where);
 void check_writable(const value_fields& fields);
 
