@@ -7,6 +7,7 @@
 // exceptions become Python exceptions with the same message (what()); a load_error's kind becomes `.kind`.
 //
 // Every function takes its options by keyword only; `_engine.pyi` gives their types.
+#include "engine_errors.hpp"
 #include "hookscope/errors.hpp"
 #include "hookscope/load.hpp"
 #include "hookscope/records.hpp"
@@ -29,6 +30,11 @@
 namespace py = pybind11;
 
 namespace {
+
+using hookscope_python::bind_errors;
+using hookscope_python::front_door_spelling;
+using hookscope_python::text_of;
+using hookscope_python::warnings_to_py;
 
 // A Python dict from (key, value) pairs: dict_of("dim", d.dim, "label", d.label) — one line per converted struct.
 inline void put(py::dict&) {}
@@ -56,12 +62,6 @@ std::string call_to_json(const hookscope::call_inputs& inputs) {
   r.function = "f";  // a record line names its function; Python reads only args and kwargs
   r.inputs = inputs;
   return hookscope::to_record_line(r);
-}
-
-// Text the library wrote (names of files and functions may hold any bytes) as a Python str, never an error.
-py::str text_of(std::string_view text) {
-  return py::reinterpret_steal<py::str>(
-      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace"));
 }
 
 py::list texts_of(const std::vector<std::string>& texts) {
@@ -101,9 +101,9 @@ std::vector<std::pair<hookscope::input_key, hookscope::value>> values_of(
     try {
       out.emplace_back(std::move(k), hookscope::value_from_json(json));
     } catch (const hookscope::format_error& e) {  // what the command says of --value-if-missing KEY=JSON
-      throw hookscope::load_error(hookscope::option_sentence() << hookscope::option_id::values_if_missing << " "
-                                                               << std::string(py::str(key)) << "=" << json << ": "
-                                                               << e.sentence());
+      throw hookscope::load_error(hookscope::option_sentence()
+                                  << hookscope::option_id::values_if_missing << " " << std::string(py::str(key)) << "="
+                                  << json << ": " << e.sentence());
     }
   }
   return out;
@@ -182,41 +182,9 @@ py::dict profile_to_py(const hookscope::tensorrt_profile& p) {
     split = dict_of("label", p.split->label, "input", p.split->input, "dim", p.split->dim, "equals_one",
                     p.split->equals_one);
   }
-  py::dict out =
-      dict_of("phase", p.phase, "calls", p.calls, "shapes", list_of(p.shapes, range), "widened", p.widened);
+  py::dict out = dict_of("phase", p.phase, "calls", p.calls, "shapes", list_of(p.shapes, range), "widened", p.widened);
   out["split"] = split;
   return out;
-}
-
-// A warning as Python holds it: its message (a str, as it always was) carrying its kind and fields as attributes
-// (hookscope._errors.InferenceWarning), so that Python code acts on the facts and prints the text.
-py::object warning_to_py(const hookscope::inference_warning& w) {
-  static PyObject* type =
-      py::module_::import("hookscope._errors").attr("InferenceWarning").inc_ref().ptr();  // lives as long as the process
-  return py::reinterpret_borrow<py::object>(type)(
-      text_of(w.text()), text_of(hookscope::kind_name(w.type)), text_of(w.input),
-      w.dim ? py::object(py::int_(*w.dim)) : py::none(), text_of(w.phase));
-}
-
-py::list warnings_to_py(const std::vector<hookscope::inference_warning>& warnings) {
-  py::list out;
-  for (const hookscope::inference_warning& w : warnings) out.append(warning_to_py(w));
-  return out;
-}
-
-// How hookscope's Python functions (infer, infer_arguments, load, summarize) spell the library's options: their
-// keywords. The one table: Python reads it (front_door_keywords) to spell the refusals it gets.
-std::string_view front_door_spelling(hookscope::option_id id) noexcept {
-  using hookscope::option_id;
-  switch (id) {
-    case option_id::batch_dimension_for: return "batch";
-    case option_id::batch_dimension_for_all: return "batch_all";
-    case option_id::dim_labels: return "dim_names";
-    case option_id::profile_phases: return "profiles";
-    case option_id::candidate: return "index";
-    case option_id::values_if_missing: return "value_if_missing";
-    default: return hookscope::option_name(id);
-  }
 }
 
 // {function: count} of the records the writers dropped (the notes' counts summed).
@@ -282,8 +250,7 @@ hookscope::argument_options argument_options_of(const py::object& candidate, boo
   }
   if (py::isinstance<py::int_>(candidate)) {
     if (candidate.cast<long long>() < 0) {
-      throw py::value_error("candidate: a stored call's index is >= 0, got " +
-                            std::string(py::repr(candidate)));
+      throw py::value_error("candidate: a stored call's index is >= 0, got " + std::string(py::repr(candidate)));
     }
     o.candidate = candidate.cast<std::size_t>();
   } else if (py::isinstance<py::str>(candidate)) {
@@ -296,35 +263,6 @@ hookscope::argument_options argument_options_of(const py::object& candidate, boo
   o.as_args_kwargs = as_args_kwargs;
   o.avoid_specialization = avoid_specialization;
   return o;
-}
-
-// A refusal of options as Python holds it: `options` (library names) and `pieces` ((text, None) or ("", option)),
-// from which each Python front end spells the sentence with its own keywords.
-void set_option_facts(py::object& error, const hookscope::load_error& e) {
-  py::list options;
-  for (hookscope::option_id id : e.options()) options.append(text_of(hookscope::option_name(id)));
-  error.attr("options") = py::tuple(options);
-  if (e.option_parts() == nullptr) return;
-  py::list pieces;
-  for (const auto& [text, id] : e.option_parts()->pieces()) {
-    pieces.append(py::make_tuple(text_of(text), id ? py::object(text_of(hookscope::option_name(*id))) : py::none()));
-  }
-  error.attr("pieces") = pieces;
-}
-
-const char* load_error_kind_name(hookscope::load_error_kind k) {
-  using kind = hookscope::load_error_kind;
-  switch (k) {
-    case kind::bad_option: return "bad_option";
-    case kind::unreadable: return "unreadable";
-    case kind::mixed_sources: return "mixed_sources";
-    case kind::bad_summary: return "bad_summary";
-    case kind::several_functions: return "several_functions";
-    case kind::no_such_function: return "no_such_function";
-    case kind::summaries_disagree: return "summaries_disagree";
-    case kind::signatures_differ: return "signatures_differ";
-  }
-  return "bad_option";
 }
 
 // The output format named `name` (the table the command's --format reads); an unknown name is a bad option.
@@ -631,48 +569,7 @@ void bind_loading(py::module_& m) {
 PYBIND11_MODULE(_engine, m) {
   m.doc() = "hookscope's compiled shape engine (values in the record format's JSON encoding)";
 
-  // The library's exceptions, with their messages unchanged. FormatError, InferenceError and LoadError are
-  // ValueErrors in Python (bad data, not bad code); ValueKindError (hookscope::value_error) is a TypeError.
-  // InferenceError is also a RuntimeError: the reference InputObservers raise RuntimeError where the engine refuses
-  // to infer, and code written for them catches that.
-  // The exception types live as long as the process (one reference kept on purpose: nothing destroys them after
-  // the interpreter, as static py::object members would).
-  static PyObject* format_error =
-      py::exception<hookscope::format_error>(m, "FormatError", PyExc_ValueError).inc_ref().ptr();
-  static PyObject* record_error =
-      py::exception<hookscope::record_error>(m, "RecordError", format_error).inc_ref().ptr();
-  static PyObject* inference_error =
-      py::exception<hookscope::inference_error>(
-          m, "InferenceError", py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError)))
-          .inc_ref()
-          .ptr();
-  static PyObject* load_error = py::exception<hookscope::load_error>(m, "LoadError", PyExc_ValueError).inc_ref().ptr();
-  static PyObject* value_error =
-      py::exception<hookscope::value_error>(m, "ValueKindError", PyExc_TypeError).inc_ref().ptr();
-  py::register_exception_translator([](std::exception_ptr p) {
-    auto raise = [](PyObject* type, const std::exception& e) { PyErr_SetObject(type, text_of(e.what()).ptr()); };
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const hookscope::record_error& e) {
-      raise(record_error, e);
-    } catch (const hookscope::format_error& e) {
-      raise(format_error, e);
-    } catch (const hookscope::inference_error& e) {
-      raise(inference_error, e);
-    } catch (const hookscope::load_error& e) {
-      py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(e.what()));
-      error.attr("kind") = load_error_kind_name(e.kind());
-      set_option_facts(error, e);
-      PyErr_SetObject(load_error, error.ptr());
-    } catch (const hookscope::value_error& e) {
-      raise(value_error, e);
-    } catch (const std::system_error& e) {  // a stream that fails to read outside load_engine (read_records)
-      py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(hookscope::detail::prefixed(e.what())));
-      error.attr("kind") = "unreadable";
-      error.attr("options") = py::tuple();
-      PyErr_SetObject(load_error, error.ptr());
-    }
-  });
+  bind_errors(m);
 
   m.attr("UNLIMITED") = hookscope::unlimited;
   m.attr("MAX_RECORD_LINE_BYTES") = hookscope::max_record_line_bytes;
@@ -709,19 +606,10 @@ PYBIND11_MODULE(_engine, m) {
       "The library's rules on ShapeEngine.infer_arguments' options, checked before any source is read.");
   m.def(
       "check_store_n_calls",
-      [](std::size_t store_n_calls) { hookscope::check_options(hookscope::engine_options{.store_n_calls = store_n_calls}); },
-      py::arg("store_n_calls"), "The library's rule on store_n_calls (at least 1).");
-  m.def(
-      "front_door_keywords",
-      [] {
-        py::dict out;
-        for (const hookscope::option_id id : hookscope::option_ids()) {
-          out[text_of(hookscope::option_name(id))] = text_of(front_door_spelling(id));
-        }
-        return out;
+      [](std::size_t store_n_calls) {
+        hookscope::check_options(hookscope::engine_options{.store_n_calls = store_n_calls});
       },
-      "{library option name: keyword of hookscope.infer / infer_arguments / load / summarize}: how the front door "
-      "spells the options a refusal names.");
+      py::arg("store_n_calls"), "The library's rule on store_n_calls (at least 1).");
   m.def("is_dim_label", &hookscope::is_dim_label, py::arg("label"),
         "Whether a label can name a dimension in every export format (an ASCII identifier).");
   m.def(

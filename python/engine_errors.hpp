@@ -1,0 +1,35 @@
+// hookscope._engine's errors and warnings as Python sees them, apart from the bindings: the library's exceptions as
+// Python exception types (their messages unchanged, a load_error's kind and options as attributes), the warnings of
+// an inference as hookscope._errors.InferenceWarning (a str with its facts), and how the front door's functions spell
+// the library's options. Private to the extension (python/).
+#pragma once
+
+#include "hookscope/exceptions.hpp"
+#include "hookscope/shapes.hpp"
+
+#include <pybind11/pybind11.h>
+
+#include <string_view>
+#include <vector>
+
+namespace hookscope_python {
+
+namespace py = pybind11;
+
+// Text the library wrote (names of files and functions may hold any bytes) as a Python str, never an error.
+inline py::str text_of(std::string_view text) {
+  return py::reinterpret_steal<py::str>(
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace"));
+}
+
+/// How hookscope's Python functions (infer, infer_arguments, load, summarize) spell the library's options: their
+/// keywords. The one table: Python reads it (front_door_keywords) to spell the refusals it gets.
+std::string_view front_door_spelling(hookscope::option_id id) noexcept;
+
+/// The warnings of an inference as Python holds them.
+py::list warnings_to_py(const std::vector<hookscope::inference_warning>& warnings);
+
+/// Registers the exception types and their translation, and front_door_keywords().
+void bind_errors(py::module_& m);
+
+}  // namespace hookscope_python
