@@ -64,7 +64,7 @@
 // capture_as_opaque and capture_pointee), capture_fields.hpp (an aggregate's bases and fields), capture_rules.hpp
 // (the captured type and the capture function of each rule), capture_pointer_rules.hpp (pointers), safe_read.hpp
 // (reading memory without faulting), capture_struct_rules.hpp (structs, and recursion), tensor_data.hpp (the opt-in
-// copy of tensor contents) and capture_to_value.hpp (captured -> value tree).
+// copy of tensor contents) and capture_to_value.hpp (one whole capture, and captured -> value tree).
 #pragma once
 
 #include "hookscope/config.hpp"
@@ -85,24 +85,12 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 /// opaque leaf marked "depth_limited" (which keeps records within the format's nesting limit).
 inline constexpr unsigned max_capture_depth = detail::max_recursion_depth;
 
-/// True when hookscope captures a T structurally all the way down, with no opaque leaf: `std::vector<U>` is when U
-/// is. Every type can be captured; this tells which captures hold values. Asking never fails to compile, whatever
-/// T is (incomplete, abstract, void, a function, a reference, an array).
-template <class T>
-concept capturable = detail::rule_of<T>::ok;
+// capturable<T> (true when hookscope captures a T structurally all the way down, with no opaque leaf) is defined in
+// detail/capture_to_value.hpp, where the erased call's tables ask it too.
 
 /// The owned, storable form of a `T` argument (see the table at the top of this header).
 template <class T>
 using captured_t = detail::captured_of<T>;
-
-namespace detail {
-/// One capture of `v`, with its own budget (capture_options' bounds hold for the whole value).
-template <class T>
-captured_of<T> capture_whole(const T& v, const capture_options& options) {
-  capture_budget budget{options.max_elements, options.max_bytes};
-  return rule_of<T>::capture(v, capture_state{options, 0, true, &budget});
-}
-}  // namespace detail
 
 /// Captures `v` as `options` say (tensor contents with `.tensor_data = true`, a pointer's pointee with
 /// `.read_pointee = true`, other bounds).

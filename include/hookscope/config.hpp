@@ -5,81 +5,17 @@
 // `usdt`), the pkg-config file or the CMake package; nobody edits this header to configure hookscope.
 #pragma once
 
-/// 1: observers, observables and recorders work. 0: they compile to nothing (plain calls). Default: the
-/// mode of the installed library (hookscope/build_config.hpp), else 1.
-#if !defined(HOOKSCOPE_ENABLED) || !defined(HOOKSCOPE_USDT)
-#if __has_include("hookscope/build_config.hpp")
-#include "hookscope/build_config.hpp"
-#endif
-#endif
-#ifndef HOOKSCOPE_ENABLED
-#ifdef HOOKSCOPE_BUILD_ENABLED
-#define HOOKSCOPE_ENABLED HOOKSCOPE_BUILD_ENABLED
-#else
-#define HOOKSCOPE_ENABLED 1
-#endif
-#endif
-
-#if HOOKSCOPE_ENABLED != 0 && HOOKSCOPE_ENABLED != 1
-#error "hookscope: HOOKSCOPE_ENABLED must be 0 or 1 (set it with the Meson option -Dhooks=true|false)"
-#endif
-
-/// 1: with hooks enabled, each annotation made by the macros is also a USDT probe site (an entry and a return probe
-/// of provider `hookscope`, through <sys/sdt.h>) that bpftrace and gdb attach to from outside the process.
-/// Default: the mode of the installed library, else 0. Disabled builds have no probes whatever it says.
-#ifndef HOOKSCOPE_USDT
-#ifdef HOOKSCOPE_BUILD_USDT
-#define HOOKSCOPE_USDT HOOKSCOPE_BUILD_USDT
-#else
-#define HOOKSCOPE_USDT 0
-#endif
-#endif
-
-#if HOOKSCOPE_USDT != 0 && HOOKSCOPE_USDT != 1
-#error "hookscope: HOOKSCOPE_USDT must be 0 or 1 (set it with the Meson option -Dusdt=enabled|disabled|auto)"
-#endif
-// Only a translation unit with hooks enabled has probes: a disabled one compiles without <sys/sdt.h> whatever the
-// installed library's HOOKSCOPE_USDT says.
-#if HOOKSCOPE_ENABLED && HOOKSCOPE_USDT && !__has_include(<sys/sdt.h>)
-#error \
-    "hookscope: HOOKSCOPE_USDT=1 needs <sys/sdt.h> (Debian: apt install systemtap-sdt-dev), or build with -Dusdt=disabled"
-#endif
-
-/// Whether this translation unit's annotations are probe sites.
-#define HOOKSCOPE_DETAIL_PROBES (HOOKSCOPE_ENABLED && HOOKSCOPE_USDT)
-
-// The mode is part of every mangled name, so linking translation units built in different modes (hooks enabled or
-// disabled, probes or none) fails at link time instead of silently breaking the one-definition rule.
-#if HOOKSCOPE_ENABLED && HOOKSCOPE_USDT
-#define HOOKSCOPE_DETAIL_ABI_NAMESPACE v0_hooks_on_usdt
-#elif HOOKSCOPE_ENABLED
-#define HOOKSCOPE_DETAIL_ABI_NAMESPACE v0_hooks_on
-#else
-#define HOOKSCOPE_DETAIL_ABI_NAMESPACE v0_hooks_off
-#endif
-
-#define HOOKSCOPE_DETAIL_STRINGIZE_IMPL(x) #x
-#define HOOKSCOPE_DETAIL_STRINGIZE(x) HOOKSCOPE_DETAIL_STRINGIZE_IMPL(x)
-
-#define HOOKSCOPE_DETAIL_BEGIN_NAMESPACE \
-  namespace hookscope {                  \
-  inline namespace HOOKSCOPE_DETAIL_ABI_NAMESPACE {
-#define HOOKSCOPE_DETAIL_END_NAMESPACE \
-  }                                    \
-  }
-
-// ThreadSanitizer does not model the asymmetric (membarrier) fences of the emission path; under it
-// hookscope uses sequentially consistent atomics instead, which TSan understands.
-#if defined(__SANITIZE_THREAD__)
-#define HOOKSCOPE_DETAIL_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define HOOKSCOPE_DETAIL_TSAN 1
-#endif
-#endif
-#ifndef HOOKSCOPE_DETAIL_TSAN
-#define HOOKSCOPE_DETAIL_TSAN 0
-#endif
+/// HOOKSCOPE_ENABLED — 1: observers, observables and recorders work. 0: they compile to nothing (plain calls).
+/// Default: the mode of the installed library (hookscope/build_config.hpp), else 1.
+///
+/// HOOKSCOPE_USDT — 1: with hooks enabled, each annotation made by the macros is also a USDT probe site (an entry and
+/// a return probe of provider `hookscope`, through <sys/sdt.h>) that bpftrace and gdb attach to from outside the
+/// process. Default: the mode of the installed library, else 0. Disabled builds have no probes whatever it says.
+///
+/// Both are 0 or 1 (anything else is an #error); the mode is part of the ABI namespace (v0_hooks_on, v0_hooks_on_usdt,
+/// v0_hooks_off), so translation units built in different modes do not link together. The macros themselves are
+/// defined in detail/config.hpp, which every header of the library includes.
+#include "hookscope/detail/config.hpp"
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 /// True when this translation unit was compiled with hooks enabled.

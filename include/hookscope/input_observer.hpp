@@ -20,6 +20,7 @@
 #include "hookscope/detail/call_pairing.hpp"
 #include "hookscope/detail/recording_target.hpp"
 #include "hookscope/observable.hpp"
+#include "hookscope/records.hpp"
 #include "hookscope/shapes.hpp"
 #include "hookscope/subscription.hpp"
 #include "hookscope/value.hpp"

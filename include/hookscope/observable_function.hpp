@@ -17,6 +17,13 @@
 #include "hookscope/detail/type_name.hpp"
 #include "hookscope/function_info.hpp"
 #include "hookscope/observer_view.hpp"
+#include "hookscope/registry.hpp"
+
+// With hooks on, an observed call's arguments are captured through the capture rules (detail/value_ops.hpp): the
+// capture API comes with every observable.
+#if HOOKSCOPE_ENABLED
+#include "hookscope/capture.hpp"
+#endif
 
 #include <array>
 #include <cstddef>

@@ -17,6 +17,7 @@
 
 #include "hookscope/call_inputs.hpp"
 #include "hookscope/config.hpp"
+#include "hookscope/detail/records.hpp"
 #include "hookscope/exceptions.hpp"
 #include "hookscope/value.hpp"
 
@@ -39,16 +40,6 @@ HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 /// the writer elides a record's largest values to stay within it (to_record_line), the reader skips a longer line with
 /// a warning. 64 MiB.
 inline constexpr std::size_t max_record_line_bytes = std::size_t{64} << 20;
-
-/// One line of a record file.
-struct call_record {
-  std::string function{};                      ///< the observable's name, e.g. "Model::forward"
-  std::optional<parameter_list> parameters{};  ///< given on (at least) the first record of a function
-  call_inputs inputs{};
-  std::optional<value> result{};  ///< absent for void results and calls that threw
-  bool threw = false;
-  std::optional<std::int64_t> latency_ns{};  ///< absent when the producer did not measure it
-};
 
 /// Parses one record line (no trailing newline needed); throws format_error naming the JSON path, e.g.
 /// `$.kwargs[1][1].shape[0]: negative dimension -3` (value errors read as those of value_from_json). A note (a line

@@ -4,11 +4,12 @@
 // latency of every record alike.
 #pragma once
 
-#include "hookscope/config.hpp"
-#include "hookscope/erased_call.hpp"
-#include "hookscope/records.hpp"
-#include "hookscope/registry.hpp"
-#include "hookscope/value.hpp"
+#include "hookscope/detail/call_inputs.hpp"
+#include "hookscope/detail/config.hpp"
+#include "hookscope/detail/erased_call.hpp"
+#include "hookscope/detail/function_info.hpp"
+#include "hookscope/detail/records.hpp"
+#include "hookscope/detail/value.hpp"
 
 #include <atomic>
 #include <cstddef>

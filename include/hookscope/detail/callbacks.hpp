@@ -16,7 +16,7 @@
 // sides use seq_cst atomics.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 
 #if HOOKSCOPE_ENABLED
 

@@ -3,11 +3,11 @@
 // every type gets a rule, the last one being an opaque leaf (the type's name, no value).
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/capture_fields.hpp"
 #include "hookscope/detail/capture_traits.hpp"
 #include "hookscope/detail/range_concepts.hpp"
-#include "hookscope/tensor.hpp"
+#include "hookscope/detail/tensor.hpp"
 
 #include <boost/hana/concept/struct.hpp>
 

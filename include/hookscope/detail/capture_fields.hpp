@@ -4,7 +4,7 @@
 // is bound. Cheaper to compile than Boost.PFR's count, which searches up to 8 * sizeof(T).
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 
 #include <cstddef>
 #include <type_traits>

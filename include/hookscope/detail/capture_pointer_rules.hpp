@@ -10,7 +10,7 @@
 // std::shared_ptr) owns a live object of the program by its type's contract: it is captured as that object.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/capture_classify.hpp"
 #include "hookscope/detail/capture_rules.hpp"
 #include "hookscope/detail/safe_read.hpp"

@@ -11,14 +11,14 @@
 // an int is captured by one rule wherever it appears.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/capture_classify.hpp"
 #include "hookscope/detail/capture_fields.hpp"
 #include "hookscope/detail/range_concepts.hpp"
 #include "hookscope/detail/tensor_data.hpp"
 #include "hookscope/detail/type_name.hpp"
-#include "hookscope/tensor.hpp"
-#include "hookscope/value.hpp"
+#include "hookscope/detail/tensor.hpp"
+#include "hookscope/detail/value.hpp"
 
 #include <cstddef>
 #include <cstdint>

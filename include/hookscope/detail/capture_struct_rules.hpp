@@ -4,7 +4,7 @@
 // the next) ends at its second occurrence in its captured type and is captured at run time below it.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/capture_classify.hpp"
 #include "hookscope/detail/capture_fields.hpp"
 #include "hookscope/detail/capture_rules.hpp"

@@ -1,14 +1,16 @@
 // hookscope/detail/capture_to_value.hpp — the run-time value tree of a captured value, one overload per captured
-// type of capture_rules.hpp (rvalues are moved in: a fresh capture converts without copies).
+// type of capture_rules.hpp (rvalues are moved in: a fresh capture converts without copies); and one whole capture of
+// a value, with its own budget, which capture() and the erased call's tables both run; and the capturable<T> concept,
+// which the tables ask too.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/capture_pointer_rules.hpp"
 #include "hookscope/detail/capture_rules.hpp"
 #include "hookscope/detail/capture_struct_rules.hpp"
 #include "hookscope/detail/type_name.hpp"
 #include "hookscope/detail/value_builders.hpp"
-#include "hookscope/value.hpp"
+#include "hookscope/detail/value.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -160,5 +162,17 @@ value recursive_rule<T>::capture(const T& t, capture_state state) {
   return to_value_of(rule_of<T>::capture(t, state));
 }
 
+/// One capture of `v`, with its own budget (capture_options' bounds hold for the whole value).
+template <class T>
+captured_of<T> capture_whole(const T& v, const capture_options& options) {
+  capture_budget budget{options.max_elements, options.max_bytes};
+  return rule_of<T>::capture(v, capture_state{options, 0, true, &budget});
+}
 }  // namespace detail
+
+/// True when hookscope captures a T structurally all the way down, with no opaque leaf: `std::vector<U>` is when U
+/// is. Every type can be captured; this tells which captures hold values. Asking never fails to compile, whatever
+/// T is (incomplete, abstract, void, a function, a reference, an array).
+template <class T>
+concept capturable = detail::rule_of<T>::ok;
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -3,7 +3,7 @@
 // alike: which classes are strings, what a pointer may be read as.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 
 #include <cstddef>
 #include <string>

@@ -1,7 +1,7 @@
 // A string usable as a template argument (observable names, parameter lists), and compile-time helpers on it.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/capture_traits.hpp"
 
 #include <array>

@@ -1,7 +1,7 @@
 // Formats any value as text for the registry's type-erased callbacks and HOOKSCOPE_TRACE.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/capture_traits.hpp"
 #include "hookscope/detail/safe_read.hpp"
 #include "hookscope/detail/type_name.hpp"

@@ -3,7 +3,7 @@
 // from them, its arity, and the call signature of any callable (make_observable).
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 
 #include <cstddef>
 #include <type_traits>

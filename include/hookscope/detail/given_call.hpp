@@ -4,8 +4,8 @@
 // calls an annotation refuses with a message of its own.
 #pragma once
 
-#include "hookscope/call_context.hpp"
-#include "hookscope/config.hpp"
+#include "hookscope/detail/call_context.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/function_traits.hpp"
 #include "hookscope/detail/observed_call.hpp"

@@ -2,9 +2,9 @@
 // entry, and how an annotation registers it from its own static initialiser.
 #pragma once
 
-#include "hookscope/config.hpp"
-#include "hookscope/function_info.hpp"
-#include "hookscope/registry.hpp"
+#include "hookscope/detail/config.hpp"
+#include "hookscope/detail/function_info.hpp"
+#include "hookscope/detail/registry.hpp"
 
 #include <span>
 #include <string_view>

@@ -4,13 +4,13 @@
 // probes around it while a tool is attached to them.
 #pragma once
 
-#include "hookscope/call_context.hpp"
-#include "hookscope/config.hpp"
+#include "hookscope/detail/call_context.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/function_traits.hpp"
 #include "hookscope/detail/observable_state.hpp"
 #include "hookscope/detail/probed_call.hpp"
-#include "hookscope/erased_call.hpp"
+#include "hookscope/detail/erased_call.hpp"
 
 #if HOOKSCOPE_ENABLED
 #include "hookscope/detail/value_ops.hpp"

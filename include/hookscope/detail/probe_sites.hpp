@@ -8,7 +8,7 @@
 // functions of the site's own.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 
 #if HOOKSCOPE_DETAIL_PROBES
 

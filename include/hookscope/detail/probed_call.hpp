@@ -4,7 +4,7 @@
 // them is the observed call shared by every annotation of one signature (detail/observed_call.hpp).
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/probe_sites.hpp"
 
 #if HOOKSCOPE_ENABLED

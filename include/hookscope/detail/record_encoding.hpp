@@ -9,10 +9,10 @@
 // (refused by the tree's rule, with its message), a rank over max_encoded_rank. So the two forms write the same text.
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/capture_classify.hpp"
 #include "hookscope/detail/capture_rules.hpp"
-#include "hookscope/tensor.hpp"
+#include "hookscope/detail/tensor.hpp"
 
 #include <concepts>
 #include <cstddef>

@@ -2,13 +2,13 @@
 // and every argument of a call captured and named by the annotation.
 #pragma once
 
-#include "hookscope/config.hpp"
-#include "hookscope/erased_call.hpp"
-#include "hookscope/function_info.hpp"
-#include "hookscope/value.hpp"
+#include "hookscope/detail/config.hpp"
+#include "hookscope/detail/erased_call.hpp"
+#include "hookscope/detail/function_info.hpp"
+#include "hookscope/detail/value.hpp"
 
 #if HOOKSCOPE_ENABLED
-#include "hookscope/capture.hpp"
+#include "hookscope/detail/capture_rules.hpp"  // capture_options
 #endif
 
 #include <type_traits>

@@ -8,7 +8,7 @@
 // (src/safe_read.cpp).
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 
 #include <cstddef>
 #include <new>

@@ -2,9 +2,9 @@
 // the registry: one linker section of pointers, walked once per module.
 #pragma once
 
-#include "hookscope/config.hpp"
-#include "hookscope/function_info.hpp"
-#include "hookscope/registry.hpp"
+#include "hookscope/detail/config.hpp"
+#include "hookscope/detail/function_info.hpp"
+#include "hookscope/detail/registry.hpp"
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {

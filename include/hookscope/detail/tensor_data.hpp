@@ -2,9 +2,9 @@
 // (capture_options::tensor_data), through tensor_traits<T>::data(t).
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/range_concepts.hpp"
-#include "hookscope/tensor.hpp"
+#include "hookscope/detail/tensor.hpp"
 
 #include <bit>
 #include <cstddef>

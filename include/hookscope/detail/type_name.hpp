@@ -7,7 +7,7 @@
 // so no scan jumps with them.)
 #pragma once
 
-#include "hookscope/config.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 
 #include <cstddef>

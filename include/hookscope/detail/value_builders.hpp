@@ -3,8 +3,8 @@
 // values or of fields of its own.
 #pragma once
 
-#include "hookscope/config.hpp"
-#include "hookscope/value.hpp"
+#include "hookscope/detail/config.hpp"
+#include "hookscope/detail/value.hpp"
 
 #include <cstddef>
 #include <string>

@@ -4,12 +4,12 @@
 // formatting and capture of int, so an annotation adds no code of its own for them.
 #pragma once
 
-#include "hookscope/capture.hpp"
-#include "hookscope/config.hpp"
+#include "hookscope/detail/capture_to_value.hpp"
+#include "hookscope/detail/config.hpp"
 #include "hookscope/detail/fixed_string.hpp"
 #include "hookscope/detail/format.hpp"
 #include "hookscope/detail/record_encoding.hpp"
-#include "hookscope/erased_call.hpp"
+#include "hookscope/detail/erased_call.hpp"
 
 #include <array>
 #include <cstddef>
@@ -29,8 +29,8 @@ std::string format_one(const void* object) {
 template <class T>
 value capture_one(const void* object, const void* options) {
   const T& v = *static_cast<const T*>(object);
-  return options == nullptr ? ::hookscope::capture_value(v)
-                            : ::hookscope::capture_value(v, *static_cast<const capture_options*>(options));
+  return options == nullptr ? to_value_of(capture_whole(v, capture_options{}))
+                            : to_value_of(capture_whole(v, *static_cast<const capture_options*>(options)));
 }
 
 template <class T>
@@ -135,7 +135,7 @@ template <class T>
 value capture_read_pointee(const void* object, const void* options) {
   capture_options read = options == nullptr ? capture_options{} : *static_cast<const capture_options*>(options);
   read.read_pointee = true;
-  return ::hookscope::capture_value(*static_cast<const T*>(object), read);
+  return to_value_of(capture_whole(*static_cast<const T*>(object), read));
 }
 template <class T>
 inline constexpr value_ops pointee_value_ops{&format_read_pointee<T>, &capture_read_pointee<T>, text_kind::formatted,
