@@ -8,6 +8,7 @@
 //
 // Every function takes its options by keyword only; `_engine.pyi` gives their types.
 #include "engine_errors.hpp"
+#include "engine_methods.hpp"
 #include "hookscope/errors.hpp"
 #include "hookscope/load.hpp"
 #include "hookscope/records.hpp"
@@ -32,6 +33,8 @@ namespace py = pybind11;
 namespace {
 
 using hookscope_python::bind_errors;
+using hookscope_python::bind_init;
+using hookscope_python::bind_method;
 using hookscope_python::front_door_spelling;
 using hookscope_python::text_of;
 using hookscope_python::warnings_to_py;
@@ -283,32 +286,32 @@ std::string write_format(const hookscope::dynamic_shapes& ds, std::string_view n
 
 void bind_dynamic_shapes(py::module_& m) {
   using DS = hookscope::dynamic_shapes;
-  py::class_<DS>(m, "DynamicShapes")
-      .def("write", &write_format, py::arg("format") = "torch", py::arg("typed") = false,
-           "The shapes as the output format `format` writes them (output_formats()); typed: containers in the "
-           "record encoding, where the format has that form.")
-      .def(
-          "warnings_for",
-          [](const DS& ds, std::string_view name) { return warnings_to_py(output_format_named(name).warnings(ds)); },
-          py::arg("format"),
-          "The warnings that go with the text of `format`: the shapes' own and the format's, none where the text "
-          "lists them.")
-      .def("to_json", &DS::to_json)
-      .def("to_typed_json", &DS::to_typed_json)
-      .def("to_onnx", &DS::to_onnx)
-      .def("to_trtexec", &DS::to_trtexec)
-      .def("to_ort_options", &DS::to_ort_options)
-      .def("to_torch_tensorrt", &DS::to_torch_tensorrt)
-      .def_property_readonly("torch_tensorrt_warnings",
-                             [](const DS& ds) { return warnings_to_py(ds.torch_tensorrt_warnings()); })
-      .def("report", &DS::report)
-      .def_property_readonly("warnings", [](const DS& ds) { return warnings_to_py(ds.warnings()); })
-      .def_property_readonly("root", [](const DS& ds) { return node_to_py(ds.root()); })
-      .def_property_readonly("inputs", [](const DS& ds) { return list_of(ds.inputs(), tensor_input_to_py); })
-      .def_property_readonly("outputs", [](const DS& ds) { return list_of(ds.outputs(), tensor_input_to_py); })
-      .def_property_readonly("relations", [](const DS& ds) { return list_of(ds.relations(), relation_to_py); })
-      .def_property_readonly("tensorrt_profiles",
-                             [](const DS& ds) { return list_of(ds.tensorrt_profiles(), profile_to_py); });
+  py::class_<DS> cls(m, "DynamicShapes");
+  bind_method(cls, "write", &write_format, py::arg("format") = "torch", py::arg("typed") = false,
+              "The shapes as the output format `format` writes them (output_formats()); typed: containers in the "
+              "record encoding, where the format has that form.");
+  bind_method(
+      cls, "warnings_for",
+      [](const DS& ds, std::string_view name) { return warnings_to_py(output_format_named(name).warnings(ds)); },
+      py::arg("format"),
+      "The warnings that go with the text of `format`: the shapes' own and the format's, none where the text "
+      "lists them.");
+  bind_method(cls, "to_json", &DS::to_json);
+  bind_method(cls, "to_typed_json", &DS::to_typed_json);
+  bind_method(cls, "to_onnx", &DS::to_onnx);
+  bind_method(cls, "to_trtexec", &DS::to_trtexec);
+  bind_method(cls, "to_ort_options", &DS::to_ort_options);
+  bind_method(cls, "to_torch_tensorrt", &DS::to_torch_tensorrt);
+  cls.def_property_readonly("torch_tensorrt_warnings",
+                            [](const DS& ds) { return warnings_to_py(ds.torch_tensorrt_warnings()); });
+  bind_method(cls, "report", &DS::report);
+  cls.def_property_readonly("warnings", [](const DS& ds) { return warnings_to_py(ds.warnings()); });
+  cls.def_property_readonly("root", [](const DS& ds) { return node_to_py(ds.root()); });
+  cls.def_property_readonly("inputs", [](const DS& ds) { return list_of(ds.inputs(), tensor_input_to_py); });
+  cls.def_property_readonly("outputs", [](const DS& ds) { return list_of(ds.outputs(), tensor_input_to_py); });
+  cls.def_property_readonly("relations", [](const DS& ds) { return list_of(ds.relations(), relation_to_py); });
+  cls.def_property_readonly("tensorrt_profiles",
+                            [](const DS& ds) { return list_of(ds.tensorrt_profiles(), profile_to_py); });
 }
 
 void bind_inferred_arguments(py::module_& m) {
@@ -410,111 +413,109 @@ void bind_shape_engine(py::module_& m) {
            }),
            py::arg("call_json"), "A call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}) parsed once.")
       .def_readonly("tensors", &call_template::tensors);
-  py::class_<SE>(m, "ShapeEngine")
-      .def(py::init([](std::optional<std::size_t> store_n_calls, bool keep_calls) {
-             return SE(hookscope::engine_options{.store_n_calls = store_n_calls.value_or(hookscope::unlimited),
-                                                 .keep_calls = keep_calls});
-           }),
-           py::kw_only(), py::arg("store_n_calls") = 3, py::arg("keep_calls") = true,
-           "store_n_calls=None keeps every call; keep_calls=False keeps only the summaries inference reads.")
-      .def(
-          "set_parameters",
-          [](SE& e, const std::string& signature_json) {
-            e.set_parameters(hookscope::parse_signature(signature_json));
-          },
-          py::arg("signature_json"), "The signature in the record encoding ([{\"name\":...}, ...]).")
-      .def_property_readonly("parameters", [](const SE& e) { return parameters_to_py(e.parameters()); })
-      .def(
-          "value_if_missing",
-          [](SE& e, const py::object& key, const std::string& value_json) {
-            e.value_if_missing(to_key(key), hookscope::value_from_json(value_json));
-          },
-          py::arg("key"), py::arg("value_json"))
-      .def("begin_recording", &SE::begin_recording)
-      .def(
-          "add_call",
-          [](SE& e, const std::string& call_json) {
-            hookscope::call_record r = hookscope::parse_call(call_json);
-            return r.result ? e.add_call(std::move(r.inputs), std::move(*r.result)) : e.add_call(std::move(r.inputs));
-          },
-          py::arg("call_json"),
-          "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.")
-      .def(
-          "add_call_shapes",
-          [](SE& e, const call_template& t, const py::list& shapes, const py::object& keep, const py::object& into) {
-            if (!into.is_none() && !PyList_Check(into.ptr())) {  // refused before the engine keeps anything
-              throw py::type_error("hookscope: add_call_shapes: into is a list or None, not " +
-                                   std::string(py::str(py::type::of(into).attr("__name__"))));
-            }
-            if (static_cast<std::size_t>(py::len(shapes)) != t.tensors) {
-              throw py::value_error("add_call_shapes: " + std::to_string(py::len(shapes)) +
-                                    " shapes for a template of " + std::to_string(t.tensors) + " tensors");
-            }
-            std::size_t next = 0;
-            hookscope::call_inputs in;
-            in.args.reserve(t.record.inputs.args.size());
-            for (const hookscope::value& a : t.record.inputs.args)
-              in.args.push_back(with_shapes(a, shapes.ptr(), next));
-            in.kwargs.reserve(t.record.inputs.kwargs.size());
-            for (const auto& [name, v] : t.record.inputs.kwargs) {
-              in.kwargs.emplace_back(name, with_shapes(v, shapes.ptr(), next));
-            }
-            const bool kept = t.record.result
-                                  ? e.add_call(std::move(in), with_shapes(*t.record.result, shapes.ptr(), next))
-                                  : e.add_call(std::move(in));
-            // Appended here, not by the caller: no Python code (a signal handler, which may raise) runs between the
-            // engine's keeping the call and the list's, so that the two never disagree.
-            if (kept && !into.is_none() && PyList_Append(into.ptr(), keep.ptr()) != 0) throw py::error_already_set();
-            return kept;
-          },
-          py::arg("template"), py::arg("shapes"), py::arg("keep") = py::none(), py::arg("into") = py::none(),
-          "add_call for a call shaped as the template with these tensor shapes (torch.Size), in the order of its "
-          "tensors; False once the recording is full. When the call is kept and `into` is a list, `keep` is appended "
-          "to it in the same step.")
-      .def_property_readonly("num_obs", &SE::num_obs)
-      .def(
-          "infer_dynamic_shapes",
-          [](const SE& e, const std::vector<std::string>& batch_dimension_for, bool batch_all, bool dim_names,
-             const std::vector<std::tuple<py::object, std::size_t, std::string>>& dim_labels,
-             std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known_dim_names,
-             bool profile_phases) {
-            return e.infer_dynamic_shapes(
-                shapes_options(batch_dimension_for, batch_all, dim_names, dim_labels, known_dim_names, profile_phases));
-          },
-          py::kw_only(), py::arg("batch_dimension_for") = std::vector<std::string>{}, py::arg("batch_all") = false,
-          py::arg("dim_names") = false,
-          py::arg("dim_labels") = std::vector<std::tuple<py::object, std::size_t, std::string>>{},
-          py::arg("known_dim_names") = py::none(), py::arg("profile_phases") = false)
-      .def(
-          "infer_arguments",
-          [](const SE& e, const py::object& candidate, bool flat, bool as_args_kwargs, bool avoid_specialization) {
-            return e.infer_arguments(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
-          },
-          py::kw_only(), py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
-          py::arg("avoid_specialization") = false,
-          "Representative arguments (InferredArguments: json, call, warnings); candidate: None, a stored call's "
-          "index or a call's JSON.")
-      .def("remove_inputs", &SE::remove_inputs, py::arg("names"))
-      .def(
-          "to_summary_json", [](const SE& e, const std::string& function) { return e.to_summary_json(function); },
-          py::kw_only(), py::arg("function") = "",
-          "The summary document (docs/summary_format.md): what `hookscope-shapes summarize` writes.")
-      .def("merge", &SE::merge, py::arg("later"),
-           "Folds in the calls of `later` as if added after this engine's own (exactly what one pass gives).")
-      .def("info", [](const SE& e) {
-        hookscope::engine_info info = e.info();
-        py::list calls;
-        for (const auto& c : info.calls) {
-          py::list aligned;
-          for (const auto& v : c.aligned) aligned.append(hookscope::to_json(v));
-          calls.append(dict_of("inputs", call_to_json(c.inputs), "constants",
-                               hookscope::to_json(hookscope::value::dict(c.constants)), "leaf_count", c.leaf_count,
-                               "aligned", aligned));
+  py::class_<SE> cls(m, "ShapeEngine");
+  bind_init(
+      cls,
+      [](std::optional<std::size_t> store_n_calls, bool keep_calls) {
+        return SE(hookscope::engine_options{.store_n_calls = store_n_calls.value_or(hookscope::unlimited),
+                                            .keep_calls = keep_calls});
+      },
+      py::kw_only(), py::arg("store_n_calls") = 3, py::arg("keep_calls") = true,
+      "store_n_calls=None keeps every call; keep_calls=False keeps only the summaries inference reads.");
+  bind_method(
+      cls, "set_parameters",
+      [](SE& e, const std::string& signature_json) { e.set_parameters(hookscope::parse_signature(signature_json)); },
+      py::arg("signature_json"), "The signature in the record encoding ([{\"name\":...}, ...]).");
+  cls.def_property_readonly("parameters", [](const SE& e) { return parameters_to_py(e.parameters()); });
+  bind_method(
+      cls, "value_if_missing",
+      [](SE& e, const py::object& key, const std::string& value_json) {
+        e.value_if_missing(to_key(key), hookscope::value_from_json(value_json));
+      },
+      py::arg("key"), py::arg("value_json"));
+  bind_method(cls, "begin_recording", &SE::begin_recording);
+  bind_method(
+      cls, "add_call",
+      [](SE& e, const std::string& call_json) {
+        hookscope::call_record r = hookscope::parse_call(call_json);
+        return r.result ? e.add_call(std::move(r.inputs), std::move(*r.result)) : e.add_call(std::move(r.inputs));
+      },
+      py::arg("call_json"),
+      "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.");
+  bind_method(
+      cls, "add_call_shapes",
+      [](SE& e, const call_template& t, const py::list& shapes, const py::object& keep, const py::object& into) {
+        if (!into.is_none() && !PyList_Check(into.ptr())) {  // refused before the engine keeps anything
+          throw py::type_error("hookscope: add_call_shapes: into is a list or None, not " +
+                               std::string(py::str(py::type::of(into).attr("__name__"))));
         }
-        return dict_of("calls", calls, "best_candidate", info.best_candidate, "parameters",
-                       parameters_to_py(info.parameters), "calls_seen", info.calls_seen, "calls_ignored",
-                       info.calls_ignored);
-      });
+        if (static_cast<std::size_t>(py::len(shapes)) != t.tensors) {
+          throw py::value_error("add_call_shapes: " + std::to_string(py::len(shapes)) + " shapes for a template of " +
+                                std::to_string(t.tensors) + " tensors");
+        }
+        std::size_t next = 0;
+        hookscope::call_inputs in;
+        in.args.reserve(t.record.inputs.args.size());
+        for (const hookscope::value& a : t.record.inputs.args) in.args.push_back(with_shapes(a, shapes.ptr(), next));
+        in.kwargs.reserve(t.record.inputs.kwargs.size());
+        for (const auto& [name, v] : t.record.inputs.kwargs) {
+          in.kwargs.emplace_back(name, with_shapes(v, shapes.ptr(), next));
+        }
+        const bool kept = t.record.result ? e.add_call(std::move(in), with_shapes(*t.record.result, shapes.ptr(), next))
+                                          : e.add_call(std::move(in));
+        // Appended here, not by the caller: no Python code (a signal handler, which may raise) runs between the
+        // engine's keeping the call and the list's, so that the two never disagree.
+        if (kept && !into.is_none() && PyList_Append(into.ptr(), keep.ptr()) != 0) throw py::error_already_set();
+        return kept;
+      },
+      py::arg("template"), py::arg("shapes"), py::arg("keep") = py::none(), py::arg("into") = py::none(),
+      "add_call for a call shaped as the template with these tensor shapes (torch.Size), in the order of its "
+      "tensors; False once the recording is full. When the call is kept and `into` is a list, `keep` is appended "
+      "to it in the same step.");
+  cls.def_property_readonly("num_obs", &SE::num_obs);
+  bind_method(
+      cls, "infer_dynamic_shapes",
+      [](const SE& e, const std::vector<std::string>& batch_dimension_for, bool batch_all, bool dim_names,
+         const std::vector<std::tuple<py::object, std::size_t, std::string>>& dim_labels,
+         std::optional<std::vector<std::tuple<std::string, std::size_t, std::string>>> known_dim_names,
+         bool profile_phases) {
+        return e.infer_dynamic_shapes(
+            shapes_options(batch_dimension_for, batch_all, dim_names, dim_labels, known_dim_names, profile_phases));
+      },
+      py::kw_only(), py::arg("batch_dimension_for") = std::vector<std::string>{}, py::arg("batch_all") = false,
+      py::arg("dim_names") = false,
+      py::arg("dim_labels") = std::vector<std::tuple<py::object, std::size_t, std::string>>{},
+      py::arg("known_dim_names") = py::none(), py::arg("profile_phases") = false);
+  bind_method(
+      cls, "infer_arguments",
+      [](const SE& e, const py::object& candidate, bool flat, bool as_args_kwargs, bool avoid_specialization) {
+        return e.infer_arguments(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
+      },
+      py::kw_only(), py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
+      py::arg("avoid_specialization") = false,
+      "Representative arguments (InferredArguments: json, call, warnings); candidate: None, a stored call's "
+      "index or a call's JSON.");
+  bind_method(cls, "remove_inputs", &SE::remove_inputs, py::arg("names"));
+  bind_method(
+      cls, "to_summary_json", [](const SE& e, const std::string& function) { return e.to_summary_json(function); },
+      py::kw_only(), py::arg("function") = "",
+      "The summary document (docs/summary_format.md): what `hookscope-shapes summarize` writes.");
+  bind_method(cls, "merge", &SE::merge, py::arg("later"),
+              "Folds in the calls of `later` as if added after this engine's own (exactly what one pass gives).");
+  bind_method(cls, "info", [](const SE& e) {
+    hookscope::engine_info info = e.info();
+    py::list calls;
+    for (const auto& c : info.calls) {
+      py::list aligned;
+      for (const auto& v : c.aligned) aligned.append(hookscope::to_json(v));
+      calls.append(dict_of("inputs", call_to_json(c.inputs), "constants",
+                           hookscope::to_json(hookscope::value::dict(c.constants)), "leaf_count", c.leaf_count,
+                           "aligned", aligned));
+    }
+    return dict_of("calls", calls, "best_candidate", info.best_candidate, "parameters",
+                   parameters_to_py(info.parameters), "calls_seen", info.calls_seen, "calls_ignored",
+                   info.calls_ignored);
+  });
 }
 
 void bind_loading(py::module_& m) {

@@ -89,8 +89,15 @@ void bind_errors(py::module_& m) {
   static PyObject* load_error = py::exception<hookscope::load_error>(m, "LoadError", PyExc_ValueError).inc_ref().ptr();
   static PyObject* value_error =
       py::exception<hookscope::value_error>(m, "ValueKindError", PyExc_TypeError).inc_ref().ptr();
+  // Arguments that fit none of a compiled method's parameter types (its catch-all overload, bind_method).
+  py::register_exception<arguments_do_not_fit>(m, "ArgumentsDoNotFit", PyExc_TypeError);
+  // Each carries its sentence (what() after the library's prefix), for a message that quotes it.
   py::register_exception_translator([](std::exception_ptr p) {
-    auto raise = [](PyObject* type, const std::exception& e) { PyErr_SetObject(type, text_of(e.what()).ptr()); };
+    auto raise = [](PyObject* type, const auto& e) {
+      py::object error = py::reinterpret_borrow<py::object>(type)(text_of(e.what()));
+      error.attr("sentence") = text_of(e.sentence());
+      PyErr_SetObject(type, error.ptr());
+    };
     try {
       if (p) std::rethrow_exception(p);
     } catch (const hookscope::record_error& e) {
@@ -101,6 +108,7 @@ void bind_errors(py::module_& m) {
       raise(inference_error, e);
     } catch (const hookscope::load_error& e) {
       py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(e.what()));
+      error.attr("sentence") = text_of(e.sentence());
       error.attr("kind") = load_error_kind_name(e.kind());
       set_option_facts(error, e);
       PyErr_SetObject(load_error, error.ptr());
@@ -108,6 +116,7 @@ void bind_errors(py::module_& m) {
       raise(value_error, e);
     } catch (const std::system_error& e) {  // a stream that fails to read outside load_engine (read_records)
       py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(hookscope::detail::prefixed(e.what())));
+      error.attr("sentence") = text_of(e.what());
       error.attr("kind") = "unreadable";
       error.attr("options") = py::tuple();
       PyErr_SetObject(load_error, error.ptr());

@@ -29,6 +29,12 @@ std::string_view front_door_spelling(hookscope::option_id id) noexcept;
 /// The warnings of an inference as Python holds them.
 py::list warnings_to_py(const std::vector<hookscope::inference_warning>& warnings);
 
+/// Thrown by a compiled method's catch-all overload: the arguments fit none of its parameter types (Python's guard,
+/// hookscope/_arguments.py, names the parameters).
+struct arguments_do_not_fit : std::exception {
+  const char* what() const noexcept override { return "the arguments do not fit the parameters' types"; }
+};
+
 /// Registers the exception types and their translation, and front_door_keywords().
 void bind_errors(py::module_& m);
 

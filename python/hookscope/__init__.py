@@ -21,9 +21,10 @@ from ._arguments import ArgumentTypeError, ArgumentValueError
 from ._engine import (DynamicShapes, FormatError, InferenceError, LoadError, RecordError, ShapeEngine,
                       ValueKindError, output_formats)
 
-# The compiled classes' methods refuse with hookscope's sentences (their binding's own would be pybind11's).
-_arguments.guard_binding(ShapeEngine, (FormatError, InferenceError, LoadError, ValueKindError))
-_arguments.guard_binding(DynamicShapes, (FormatError, InferenceError, LoadError, ValueKindError))
+# The compiled classes' methods refuse with hookscope's sentences (their binding's own would be pybind11's); the
+# errors about what an argument says (not JSON, not an option) name the method and the arguments given.
+_arguments.guard_binding(ShapeEngine, (FormatError, LoadError), _engine.ArgumentsDoNotFit)
+_arguments.guard_binding(DynamicShapes, (FormatError, LoadError), _engine.ArgumentsDoNotFit)
 
 __all__ = [
     "FormatError",

@@ -133,57 +133,29 @@ def callable_(name: str, value: Any, optional: bool = False):
     return value
 
 
-_PYBIND11 = ("incompatible function arguments", "incompatible constructor arguments", "Unable to cast")
-
-
-def _parameters(doc: str | None) -> list[tuple[str, str]]:
-    """(name, type) of the parameters a pybind11 docstring's first line names (``add_call(self: ..., call_json: str)
-    -> bool``)."""
-    line = (doc or "").splitlines()[0] if doc else ""
-    start = line.find("(")
-    names, depth, part = [], 0, ""
-    for ch in line[start + 1:]:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            if depth == 0:
-                break
-            depth -= 1
-        if ch == "," and depth == 0:
-            names.append(part)
-            part = ""
-        else:
-            part += ch
-    names.append(part)
-    out = [(n.split(":")[0].split("=")[0].strip(), n.split(":", 1)[1].split("=")[0].strip() if ":" in n else "")
-           for n in names]
-    return [(n, t) for n, t in out if n and n not in ("self", "*")]
-
-
-def guard_binding(cls: type, errors: tuple[type, ...]) -> None:
+def guard_binding(cls: type, errors: tuple[type, ...], does_not_fit: type) -> None:
     """Replaces each method of a compiled class by one whose refusals start with ``hookscope:`` and name the
-    parameters: pybind11's "incompatible function arguments" becomes a TypeError listing what was given; the
-    library's errors (``errors``) without the prefix get it, with the parameter's name when there is one."""
-    for name, fn in list(vars(cls).items()):
-        if (name.startswith("_") and name != "__init__") or not callable(fn) or isinstance(fn, type):
-            continue
-        if not (fn.__doc__ or "").startswith(f"{name}("):  # no signature: a class without a constructor
-            continue
-        setattr(cls, name, _guarded(cls.__name__, name, fn, _parameters(fn.__doc__), errors))
+    parameters, from what the binding recorded of each method (``__hookscope_parameters__``: names, and which take a
+    bool or a str): a bool or a str parameter given another type is refused before the call (pybind11 would convert
+    it); arguments that fit no parameter type (the binding's ``does_not_fit``) become a TypeError listing what was
+    given; the library's ``errors`` are raised again naming the method and the arguments before their sentence."""
+    for name, parameters in cls.__dict__.get("__hookscope_parameters__", {}).items():
+        setattr(cls, name, _guarded(cls.__name__, name, getattr(cls, name), list(parameters), errors, does_not_fit))
 
 
-def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], errors: tuple[type, ...]):
+def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], errors: tuple[type, ...],
+             does_not_fit: type):
     where = f"{owner}.{name}" if name != "__init__" else owner
     names = [n for n, _ in parameters]
-    flags = {n for n, t in parameters if t == "bool"}  # pybind11 takes any number or None as a bool: refused here
-    texts = {n for n, t in parameters if t == "str"}  # and bytes as a str, which its result may not decode
-
     # What each checked parameter must be exactly (a subclass goes through the full check).
-    expected = {n: bool for n in flags} | {n: str for n in texts}
+    expected = {n: {"bool": bool, "str": str}[t] for n, t in parameters if t in ("bool", "str")}
     by_position = [(i, n, expected[n]) for i, n in enumerate(names) if n in expected]
 
     def check(n: str, v: Any) -> None:
         (flag if expected[n] is bool else text)(f"{where}: {n}", v)
+
+    def given(args, kwargs) -> dict:
+        return {**dict(zip(names, args)), **kwargs}
 
     def method(self, *args, **kwargs):
         for i, n, t in by_position:  # the hot path (add_call per observed call): one type test per argument
@@ -195,20 +167,16 @@ def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], error
         try:
             return fn(self, *args, **kwargs)
         except errors as e:
-            if str(e).startswith("hookscope:"):  # the library's sentence names what was wrong
-                raise
-            given = {**dict(zip(names, args)), **kwargs}
-            shown = ", ".join(f"{n}={_shown(v)}" for n, v in given.items())
-            error = type(e)(f"hookscope: {where}({shown}): {e}")
-            if hasattr(e, "kind"):
-                error.kind = e.kind
+            shown = ", ".join(f"{n}={_shown(v)}" for n, v in given(args, kwargs).items())
+            error = type(e)(f"hookscope: {where}({shown}): {e.sentence}")
+            for fact in ("sentence", "kind", "options", "pieces"):
+                if hasattr(e, fact):
+                    setattr(error, fact, getattr(e, fact))
             raise error from None
-        except (TypeError, RuntimeError) as e:
-            if not any(p in str(e) for p in _PYBIND11):
-                raise
-            given = {**dict(zip(names, args)), **kwargs}
-            shown = ", ".join(f"{n}={_shown(v)}" for n, v in given.items())
-            types = ", ".join(f"{n}: {type(v).__name__}" for n, v in given.items())
+        except does_not_fit:
+            values = given(args, kwargs)
+            shown = ", ".join(f"{n}={_shown(v)}" for n, v in values.items())
+            types = ", ".join(f"{n}: {type(v).__name__}" for n, v in values.items())
             raise TypeError(f"hookscope: {where}({', '.join(names)}): the arguments do not fit the parameters' "
                             f"types: got {types or 'no argument'} ({shown})") from None
 

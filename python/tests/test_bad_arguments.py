@@ -124,13 +124,11 @@ ACCEPTED = {
     **{("to_value", "obj", k): "a value of the record format" for k in HOSTILE if k != "object"},
 }
 
-# Words that name a parameter in a sentence, besides its name (the command line's spelling, shared by the front
-# doors' sentences).
+# Words that name a parameter in a sentence, besides its name (each front door names options by its own keywords:
+# no command-line flag here).
 ALIASES = {
-    "store_n_calls": ["--store-n-calls"], "index": ["--index"], "profiles": ["--profiles"],
-    "dim_names": ["--dim-name"], "obj": ["cannot record"], "paths": ["cannot read", "No such file", "input_ids"],
-    "signature_from": ["cannot read", "No such file"], "value_if_missing": ["--value-if-missing"],
-    "remove_inputs": ["--remove-inputs"], "batch": ["--batch"], "key": ["a position is"],
+    "obj": ["cannot record"], "paths": ["cannot read", "No such file", "input_ids"],
+    "signature_from": ["cannot read", "No such file"], "key": ["a position is"],
 }
 # Without torch_tensorrt these answer ImportError naming it, once their arguments are checked (documented).
 TENSORRT = {"to_torch_tensorrt_inputs", "InputObserver.torch_tensorrt_inputs"}

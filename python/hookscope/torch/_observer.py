@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import torch
 import torch.utils._pytree as _pytree
 
-from .. import _engine, shapes_options
+from .. import _engine, _errors, shapes_options
 from .._arguments import callable_, flag
 from .._arguments import path as _path
 from . import _checks
@@ -30,6 +30,9 @@ from ._phases import phases as _phases
 from ._values import NO_RESULT, Recorded, StoredCall, copy_leaves, flatten, flatten_call, inputs_template, line_template
 
 _OBSERVERS: "weakref.WeakSet[InputObserver]" = weakref.WeakSet()
+
+# How the observer spells the library's options in its refusals: the references' keywords.
+_OBSERVER_KEYWORDS = {"candidate": "index_or_args_or_kwargs", "batch_dimension_for": "set_batch_dimension_for"}
 
 
 def _after_fork_in_child() -> None:
@@ -317,8 +320,11 @@ class InputObserver:
         index_or_args_or_kwargs = _checks.candidate(index_or_args_or_kwargs, len(self._calls))
         flat, as_args_kwargs = flag("flat", flat), flag("as_args_kwargs", as_args_kwargs)
         avoid_specialization = flag("avoid_specialization", avoid_specialization)
-        if avoid_specialization and index_or_args_or_kwargs is not None:
-            raise ValueError("hookscope: avoid_specialization chooses the call: give no index_or_args_or_kwargs")
+        try:  # the library's rule: a call given and avoid_specialization exclude each other
+            _engine.check_argument_options(candidate=None if index_or_args_or_kwargs is None else 0,
+                                           avoid_specialization=avoid_specialization)
+        except _engine.LoadError as e:
+            raise _errors.spelled(e, _OBSERVER_KEYWORDS) from None
         if index_or_args_or_kwargs is None or isinstance(index_or_args_or_kwargs, int):
             chosen = engine.infer_arguments(candidate=index_or_args_or_kwargs, as_args_kwargs=True,
                                             avoid_specialization=avoid_specialization)
@@ -381,8 +387,8 @@ class InputObserver:
         as_strings = flag("as_strings", as_strings)
         ds = self._dynamic_shapes(set_batch_dimension_for, dim_names)
         for w in ds.warnings:  # an option that changes nothing (a typo) is said, not ignored silently
-            if w.endswith("it changes nothing"):
-                warnings.warn(w if w.startswith("hookscope:") else "hookscope: " + w, stacklevel=2)
+            if w.kind in ("unknown_input", "label_names_no_dim"):
+                warnings.warn(w, stacklevel=2)
         spec = to_torch_dynamic_shapes(ds, as_strings)
         try:
             args, kwargs = self.infer_arguments(as_args_kwargs=True)

@@ -39,12 +39,14 @@ class Phase:
         return f"Phase({self.name!r}, calls={self.calls}, backed_size_oblivious={self.backed_size_oblivious})"
 
 
-def _phase_name(split: str, n_phases: int) -> str:
-    if n_phases == 1:
+def _phase_name(profile: dict, n_phases: int) -> str:
+    """A decoder's phases by the dimension the engine split the calls on: decode (one new token), prefill."""
+    split = profile["split"]
+    if n_phases == 1 or split is None:
         return "all calls"
-    if split.startswith("sequence_length "):
-        return "decode" if split.endswith("= 1") else "prefill"
-    return split
+    if split["label"] == "sequence_length":
+        return "decode" if split["equals_one"] else "prefill"
+    return profile["phase"]
 
 
 def _fits(profile: dict, shapes: Mapping[str, list[int]]) -> bool:
@@ -76,7 +78,7 @@ def phases(observer: Any, set_batch_dimension_for=None, dim_names=None) -> list[
     engine = observer._check()
     profiles = engine.infer_dynamic_shapes(profile_phases=True).tensorrt_profiles
     # The "= 1" side first: its split dim's range is exactly 1, so a call of the other side never fits it.
-    order = sorted(range(len(profiles)), key=lambda p: not profiles[p]["phase"].endswith(" = 1"))
+    order = sorted(range(len(profiles)), key=lambda p: not (profiles[p]["split"] or {}).get("equals_one", False))
     members: list[list[int]] = [[] for _ in profiles]
     for i, stored in enumerate(observer._calls):
         shapes = _call_shapes(observer, stored.call)
@@ -91,9 +93,9 @@ def phases(observer: Any, set_batch_dimension_for=None, dim_names=None) -> list[
         args, kwargs = sub.infer_arguments(as_args_kwargs=True, avoid_specialization=True)
         ds = sub.infer_dynamic_shapes(set_batch_dimension_for, dim_names)
         for w in sub.shape_warnings(set_batch_dimension_for, dim_names):
-            if w.startswith("hookscope: a batch dimension is asked for "):  # the user named it: say why it is static
+            if w.kind == "batch_dimension_unobserved":  # the user named it: say why it is static
                 warnings.warn(f"{w} (phase {profile['phase']})", stacklevel=3)
         backed = sub.needs_backed_size_oblivious(_as_named(sub, args, kwargs, ds), ds)
-        out.append(Phase(_phase_name(profile["phase"], len(profiles)), profile["phase"], members[p], sub, args,
+        out.append(Phase(_phase_name(profile, len(profiles)), profile["phase"], members[p], sub, args,
                          kwargs, ds, backed))
     return out
