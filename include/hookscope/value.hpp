@@ -1,6 +1,7 @@
 // hookscope/value.hpp — the run-time value tree: what a captured call holds, what records store, what the shape
 // engine consumes. Nodes: none, tensor, scalars (int, float, bool, str, bytes), opaque leaves (a type captured without
-// a value), tuple, list, dict, struct, variant (one alternative of several).
+// a value), tuple, list, dict, struct, variant (one alternative of several). `visit` is the one walk over a node's
+// kinds, each handed to its handler as a `value_node` type; a visitor that misses a kind does not compile.
 //
 // It converts to and from the JSON value encoding of the record format (docs/record_format.md):
 //   {"shape":[1,7],"dtype":"int64"}  null  {"int":3}  {"float":0.5}  {"bool":true}  {"str":"x"}  {"bytes":"AAE="}
@@ -341,8 +342,9 @@ inline constexpr bool handles_node = std::is_invocable_v<F&, Node>;
 
 /// The one walk over the kinds of a node: calls `f` with the node as its `value_node` type and returns what it
 /// returns (every handler returns the same type). Every consumer of the tree dispatches through it, so that a new kind
-/// is a compile error (below) wherever it is not handled, rather than a case forgotten at run time. A visitor may
-/// handle several kinds with one generic handler where they are truly alike; it must still name the rest.
+/// is a compile error (below) wherever it is not handled, rather than a case forgotten at run time; the kind itself is
+/// named first by -Wswitch here. A generic handler (`[](const auto&)`) takes the kinds the others do not name: only
+/// for a rule that holds of any kind ("anything else is no number"), never to skip kinds.
 template <class F>
 decltype(auto) visit(const value& v, F&& f) {
   using detail::handles_node;
