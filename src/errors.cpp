@@ -79,9 +79,7 @@ namespace detail {
 
 signed char exchange_thread_rethrow(signed char mode) noexcept { return std::exchange(thread_rethrow, mode); }
 
-std::string_view message_clause(const std::exception& e) noexcept {
-  return sentence_of(e);
-}
+std::string_view message_clause(const std::exception& e) noexcept { return sentence_of(e); }
 
 void log_line(std::string_view line) noexcept {
   const reentry_scope scope(logging);

@@ -313,7 +313,8 @@ TEST_CASE("load_engine hostile sources") {
   SECTION("a stored call asked for with every call summarised") {
     const std::string r = dir.write("r.jsonl", record_line + "\n");
     CHECK(kind_of([&] {
-            (void)load_engine({r}, {.store_n_calls = hookscope::unlimited, .stored_call_option = hookscope::option_id::candidate});
+            (void)load_engine(
+                {r}, {.store_n_calls = hookscope::unlimited, .stored_call_option = hookscope::option_id::candidate});
           }) == load_error_kind::bad_option);
   }
   SECTION("bytes that are not UTF-8, in a name: a record_error naming the file and line") {

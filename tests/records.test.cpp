@@ -310,7 +310,7 @@ TEST_CASE("record_reader") {
       (void)reader.next(r);
       FAIL("no record_error");
     } catch (const hookscope::record_error& e) {
-      CHECK(std::string(e.what()) == "forward.jsonl:3: $.kwargs[1][1].shape[0]: negative dimension -3");
+      CHECK(std::string(e.what()) == "hookscope: forward.jsonl:3: $.kwargs[1][1].shape[0]: negative dimension -3");
       CHECK(e.source() == "forward.jsonl");
       CHECK(e.line() == 3);
     }
@@ -366,8 +366,9 @@ TEST_CASE("record_reader") {
     CHECK_FALSE(reader.next(r));
     reader.open(b, "b.jsonl");
     CHECK(reader.source() == "b.jsonl");
-    CHECK_THROWS_WITH(reader.next(r), R"(b.jsonl:2: $.signature: the signature of "f" changed since a.jsonl:1 (it )"
-                                      R"(must stay the same for every record of a function))");
+    CHECK_THROWS_WITH(reader.next(r),
+                      R"(hookscope: b.jsonl:2: $.signature: the signature of "f" changed since a.jsonl:1 (it )"
+                      R"(must stay the same for every record of a function))");
   }
 
   SECTION("many lines longer than the parser's first memory block") {
@@ -466,20 +467,20 @@ TEST_CASE("record_reader: long lines and repeated keys") {
   }
   SECTION("keys given twice") {
     CHECK_THROWS_WITH(hookscope::parse_record(R"({"function":"f","function":"g","args":[],"kwargs":[]})"),
-                      "$: duplicate key \"function\" in the record");
+                      "hookscope: $: duplicate key \"function\" in the record");
     CHECK_THROWS_WITH(
         hookscope::parse_record(R"({"function":"f","args":[{"shape":[1],"shape":[2],"dtype":"int64"}],"kwargs":[]})"),
         Catch::Contains("duplicate key \"shape\""));
     CHECK_THROWS_WITH(
         hookscope::parse_record(
             R"({"function":"f","args":[],"kwargs":[["x",{"struct":"C","fields":[["a",null],["a",null]]}]]})"),
-        "$.kwargs[0][1].fields[1][0]: duplicate key \"a\"");
+        "hookscope: $.kwargs[0][1].fields[1][0]: duplicate key \"a\"");
     CHECK_THROWS_WITH(
         hookscope::parse_record(R"({"function":"f","args":[{"dict":[["a",null],["a",null]]}],"kwargs":[]})"),
-        "$.args[0].dict[1][0]: duplicate key \"a\"");
+        "hookscope: $.args[0].dict[1][0]: duplicate key \"a\"");
     CHECK_THROWS_WITH(
         hookscope::parse_record(R"({"function":"f","args":[],"kwargs":[],"result":{"dict":[["a",null],["a",null]]}})"),
-        "$.result.dict[1][0]: duplicate key \"a\"");
+        "hookscope: $.result.dict[1][0]: duplicate key \"a\"");
     CHECK_NOTHROW(hookscope::parse_record(
         R"({"function":"f","args":[{"dict":[["a",null],["b",{"dict":[["a",null]]}]]}],"kwargs":[]})"));
   }
@@ -488,6 +489,6 @@ TEST_CASE("record_reader: long lines and repeated keys") {
     for (int i = 0; i < 40000; ++i) line += (i ? "," : "") + std::string("[\"k") + std::to_string(i) + "\",null]";
     CHECK(hookscope::parse_record(line + "]}").inputs.kwargs.size() == 40000);
     CHECK_THROWS_WITH(hookscope::parse_record(line + R"(,["k7",null],["k3",null]]})"),
-                      "$.kwargs[40000][0]: duplicate keyword argument \"k7\"");
+                      "hookscope: $.kwargs[40000][0]: duplicate keyword argument \"k7\"");
   }
 }

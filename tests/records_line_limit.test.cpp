@@ -227,7 +227,7 @@ TEST_CASE("to_record_line: a record over the line limit is written with its larg
       kwargs.emplace_back("k" + std::to_string(i), i % 2 ? value(i) : value(tensor_spec{{i}}));
     const call_record r = record_of(kwargs);
     CHECK_THROWS_WITH(hookscope::to_record_line(r, limit),
-                      Catch::StartsWith("to_record_line: the record takes ") &&
+                      Catch::StartsWith("hookscope: to_record_line: the record takes ") &&
                           Catch::Contains("more than the line limit of 4096 bytes"));
   }
 }
@@ -439,7 +439,7 @@ std::string read_error_with_limit(const std::string& text, std::size_t limit) {
   try {
     (void)read_with_limit(text, limit);
   } catch (const hookscope::record_error& e) {
-    return e.what();
+    return std::string(e.sentence());
   }
   return "";
 }
@@ -537,7 +537,7 @@ TEST_CASE("record_reader: a stream that is not text ends with an error, not a lo
     hookscope::record_reader reader(zero, "/dev/zero");
     call_record r;
     CHECK_THROWS_WITH(reader.next(r),
-                      "/dev/zero:1: the line holds the byte 0x00 at column 1, which JSON text never "
+                      "hookscope: /dev/zero:1: the line holds the byte 0x00 at column 1, which JSON text never "
                       "holds, and is longer than 67108864 bytes, the reader's limit: not a record file");
   }
   SECTION("a NUL byte, a byte UTF-8 never uses, read while the line is skipped") {

@@ -251,10 +251,10 @@ inline std::string observed_outcome(const hookscope::call_record& r, std::string
     return "";
   } catch (const hookscope::value_error& e) {
     return std::string(typeid(e) == typeid(hookscope::value_error) ? "value_error|" : "value_error subclass|") +
-           e.what();
+           std::string(e.sentence());
   } catch (const hookscope::format_error& e) {
     return std::string(typeid(e) == typeid(hookscope::format_error) ? "format_error|" : "format_error subclass|") +
-           e.what();
+           std::string(e.sentence());
   } catch (const std::exception& e) {
     return std::string("other|") + e.what();
   }

@@ -19,7 +19,7 @@ inline std::string parse_error(const std::string& line) {
   try {
     (void)hookscope::parse_record(line);
   } catch (const hookscope::format_error& e) {
-    return e.what();
+    return std::string(e.sentence());  // what() is "hookscope: " and the sentence
   }
   return "";
 }
@@ -44,7 +44,7 @@ inline std::string read_error(const std::string& text) {
   try {
     (void)read_all(text);
   } catch (const hookscope::record_error& e) {
-    return e.what();
+    return std::string(e.sentence());
   }
   return "";
 }

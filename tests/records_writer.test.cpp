@@ -214,7 +214,7 @@ TEST_CASE("to_record_line: a dict whose keys repeat is refused") {
   call_record r;
   r.function = "f";
   r.inputs.kwargs.push_back({"x", value::list({value::dict({{"yes", value(1)}, {"yes", value(2)}})})});
-  CHECK_THROWS_WITH(hookscope::to_record_line(r), "x[0]: the key \"yes\" given twice");
+  CHECK_THROWS_WITH(hookscope::to_record_line(r), "hookscope: x[0]: the key \"yes\" given twice");
 
   SECTION("few keys, compared pairwise, and many, through a set: the first and the last repeated, or none") {
     for (const std::size_t n : {2u, 16u, 17u, 64u}) {
@@ -273,7 +273,7 @@ TEST_CASE("to_record_line: tensors whose contents the reader refuses are not wri
       try {
         (void)hookscope::to_record_line(r);
       } catch (const std::exception& e) {
-        return std::string(e.what());
+        return std::string(hookscope::sentence_of(e));
       }
       return std::string("written");
     };

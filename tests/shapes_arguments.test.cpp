@@ -41,9 +41,11 @@ TEST_CASE("shape_engine::infer_arguments") {
     }
     argument_options o;
     o.candidate = std::size_t{0};
-    CHECK(e.infer_arguments(o).arguments == value::dict({{"input_ids", ids({2, 5})}, {"past_key_values", t({2, 2, 0, 4})}}));
+    CHECK(e.infer_arguments(o).arguments ==
+          value::dict({{"input_ids", ids({2, 5})}, {"past_key_values", t({2, 2, 0, 4})}}));
     o.candidate = std::size_t{3};  // a tie with the last call: the reference's rule
-    CHECK(e.infer_arguments(o).arguments == value::dict({{"input_ids", ids({3, 5})}, {"past_key_values", t({3, 2, 0, 4})}}));
+    CHECK(e.infer_arguments(o).arguments ==
+          value::dict({{"input_ids", ids({3, 5})}, {"past_key_values", t({3, 2, 0, 4})}}));
     // The prefill phase's profile holds the same consistent placeholders.
     dynamic_shapes_options so;
     so.profile_phases = true;
@@ -90,7 +92,8 @@ TEST_CASE("shape_engine::infer_arguments") {
     CHECK(two_positional().infer_arguments().arguments == value::tuple({t({2, 6}), t({3, 6})}));
     argument_options o;
     o.as_args_kwargs = true;
-    CHECK(two_positional().infer_arguments(o).arguments == value::tuple({value::tuple({t({2, 6}), t({3, 6})}), value::dict({})}));
+    CHECK(two_positional().infer_arguments(o).arguments ==
+          value::tuple({value::tuple({t({2, 6}), t({3, 6})}), value::dict({})}));
     shape_engine m;
     m.set_parameters({param("input_ids"), param("attention_mask")});
     m.add_call({{ids({1, 5})}, {{"attention_mask", ids({1, 5})}}});
@@ -109,12 +112,14 @@ TEST_CASE("shape_engine::infer_arguments") {
                Contains("because of '*args'") && Contains("as_args_kwargs"));
     argument_options o;
     o.as_args_kwargs = true;
-    CHECK(e.infer_arguments(o).arguments == value::tuple({value::tuple({t({2, 3}), t({4})}), value::dict({{"z", t({6})}})}));
+    CHECK(e.infer_arguments(o).arguments ==
+          value::tuple({value::tuple({t({2, 3}), t({4})}), value::dict({{"z", t({6})}})}));
   }
   SECTION("errors") {
     argument_options o;
     o.candidate = std::size_t{3};
-    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o).arguments; }), Contains("no stored call at index 3 (3 stored)"));
+    CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o).arguments; }),
+               Contains("no stored call at index 3 (3 stored)"));
     CHECK_THAT(error_of([&] { (void)llm(engine_options{.keep_calls = false}).infer_arguments(o).arguments; }),
                Contains("keep_calls is false"));
   }

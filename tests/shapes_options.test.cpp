@@ -79,17 +79,14 @@ TEST_CASE("check_options") {
     CHECK_NOTHROW(hookscope::check_options(dynamic_shapes_options{.dim_labels = {{"x", 0, "batch"}}}));
   }
   SECTION("argument_options: a candidate and avoid_specialization, as_args_kwargs and flat") {
-    const load_error by_index = refusal_of([] {
-      hookscope::check_options(argument_options{.candidate = std::size_t{0}, .avoid_specialization = true});
-    });
+    const load_error by_index = refusal_of(
+        [] { hookscope::check_options(argument_options{.candidate = std::size_t{0}, .avoid_specialization = true}); });
     CHECK(by_index.spelled(flags) == "--avoid-specialization and --index exclude each other");
-    const load_error by_inputs = refusal_of([] {
-      hookscope::check_options(argument_options{.candidate = call_inputs{}, .avoid_specialization = true});
-    });
+    const load_error by_inputs = refusal_of(
+        [] { hookscope::check_options(argument_options{.candidate = call_inputs{}, .avoid_specialization = true}); });
     CHECK(by_inputs.options() == std::vector{option_id::avoid_specialization, option_id::candidate});
-    const load_error shapes = refusal_of([] {
-      hookscope::check_options(argument_options{.flat = true, .as_args_kwargs = true});
-    });
+    const load_error shapes =
+        refusal_of([] { hookscope::check_options(argument_options{.flat = true, .as_args_kwargs = true}); });
     CHECK(shapes.sentence() == "as_args_kwargs and flat exclude each other");
     CHECK_NOTHROW(hookscope::check_options(argument_options{.avoid_specialization = true}));
     CHECK_NOTHROW(hookscope::check_options(argument_options{.candidate = std::size_t{2}, .flat = true}));
@@ -99,22 +96,21 @@ TEST_CASE("check_options") {
           "store_n_calls: expected at least 1 (or all)");
     CHECK_NOTHROW(hookscope::check_options(engine_options{.store_n_calls = 1}));
     const load_error stored = refusal_of([] {
-      hookscope::check_options(hookscope::load_options{.store_n_calls = hookscope::unlimited,
-                                                       .stored_call_option = option_id::candidate});
+      hookscope::check_options(
+          hookscope::load_options{.store_n_calls = hookscope::unlimited, .stored_call_option = option_id::candidate});
     });
     CHECK(stored.spelled(flags) == "--index needs stored calls: use --other N, not all");
-    const load_error summary = refusal_of([] {
-      hookscope::check_options(hookscope::load_options{.store_n_calls = 3, .for_summary = true});
-    });
+    const load_error summary =
+        refusal_of([] { hookscope::check_options(hookscope::load_options{.store_n_calls = 3, .for_summary = true}); });
     CHECK(summary.sentence() == "summarize keeps every call: store_n_calls all, or leave it out");
   }
 }
 
 TEST_CASE("option_sentence") {
   SECTION("text stays text, whatever it holds; options are spelled where they are") {
-    const option_sentence s = option_sentence() << "a {0} file named --batch: " << option_id::batch_dimension_for
-                                                << " then " << option_id::candidate << " and "
-                                                << option_id::batch_dimension_for;
+    const option_sentence s = option_sentence()
+                              << "a {0} file named --batch: " << option_id::batch_dimension_for << " then "
+                              << option_id::candidate << " and " << option_id::batch_dimension_for;
     CHECK(s.spelled(flags) == "a {0} file named --batch: --batch then --index and --batch");
     CHECK(s.spelled(hookscope::option_name) ==
           "a {0} file named --batch: batch_dimension_for then candidate and batch_dimension_for");
@@ -142,9 +138,8 @@ TEST_CASE("option_sentence") {
 TEST_CASE("shape_engine refuses contradictory options") {
   const shape_engine e = two_calls();
   SECTION("infer_arguments: a stored call and avoid_specialization (the engine used to take the call)") {
-    const load_error refused = refusal_of([&] {
-      (void)e.infer_arguments({.candidate = std::size_t{1}, .avoid_specialization = true});
-    });
+    const load_error refused =
+        refusal_of([&] { (void)e.infer_arguments({.candidate = std::size_t{1}, .avoid_specialization = true}); });
     CHECK(refused.options() == std::vector{option_id::avoid_specialization, option_id::candidate});
     CHECK(e.infer_arguments({.candidate = std::size_t{1}}).call == std::optional<std::size_t>(1));
   }

@@ -222,7 +222,8 @@ TEST_CASE("dim_relation: evidence") {
     REQUIRE(ds.relations().size() == 1);
     CHECK(ds.relations()[0].text == "a_dim_0 = b_dim_0 + e_dim_0");
     bool warned = false;
-    for (const auto& w : ds.warnings()) warned = warned || w.sentence.find("b_dim_0 = 2*a_dim_0 - 64 held in every") != std::string::npos;
+    for (const auto& w : ds.warnings())
+      warned = warned || w.sentence.find("b_dim_0 = 2*a_dim_0 - 64 held in every") != std::string::npos;
     CHECK(warned);
     check_oracle(ds, st.calls);
   }
@@ -342,7 +343,8 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
     for (std::int64_t n = 1; n <= 5000; ++n) st.add({{"x", shape{n, 3}}, {"y", shape{n + 1, 3}}});
     const auto ds = st.engine.infer_dynamic_shapes();
     bool truncated = false;
-    for (const auto& w : ds.warnings()) truncated = truncated || w.sentence.find("more than 4096 distinct") != std::string::npos;
+    for (const auto& w : ds.warnings())
+      truncated = truncated || w.sentence.find("more than 4096 distinct") != std::string::npos;
     CHECK(truncated);
     REQUIRE(ds.tensorrt_profiles().size() == 1);
     CHECK(range_of(ds.tensorrt_profiles()[0], "x").min == shape{1, 3});
@@ -391,7 +393,8 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
       INFO("y = " << y);
       CHECK(ds.relations().empty());
       bool dropped = false;
-      for (const auto& w : ds.warnings()) dropped = dropped || w.sentence.find("y_dim_1 = x_dim_1 held in every kept") != std::string::npos;
+      for (const auto& w : ds.warnings())
+        dropped = dropped || w.sentence.find("y_dim_1 = x_dim_1 held in every kept") != std::string::npos;
       CHECK(dropped == (y == 6002));
       // Every call covered, and x, no longer tied to y, keeps its own extremes (the bound on widening).
       REQUIRE(ds.tensorrt_profiles().size() == 1);

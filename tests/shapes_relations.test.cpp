@@ -145,7 +145,8 @@ TEST_CASE("explicit labels that contradict the observations get a warning") {
   const auto ds = e.infer_dynamic_shapes({.dim_labels = {{"a", 1, "n"}, {"b", 1, "n"}}});
   CHECK(ds.to_json() == R"({"a":{"1":"n"},"b":{"1":"n"}})");  // kept: the user asked for them
   bool warned = false;
-  for (const auto& w : ds.warnings()) warned = warned || w.sentence.find("the label n is given to") != std::string::npos;
+  for (const auto& w : ds.warnings())
+    warned = warned || w.sentence.find("the label n is given to") != std::string::npos;
   CHECK(warned);
 }
 
@@ -189,9 +190,8 @@ TEST_CASE("avoid_specialization") {
         R"({"shape":[2,5],"dtype":"int64"})");
   CHECK(e.infer_arguments({.avoid_specialization = true}).arguments == chosen.arguments);
   // The default stays the reference's choice: call 0.
-  CHECK(
-      hookscope::to_json(e.infer_arguments().arguments).rfind(R"({"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],)", 0) ==
-      0);
+  CHECK(hookscope::to_json(e.infer_arguments().arguments)
+            .rfind(R"({"dict":[["input_ids",{"shape":[1,7],"dtype":"int64"}],)", 0) == 0);
   CHECK(e.infer_arguments().call == std::optional<std::size_t>(0));
   CHECK(e.infer_arguments().warnings.empty());
   CHECK_THROWS_AS(decoder(hookscope::unlimited, false).infer_arguments({.avoid_specialization = true}).arguments,

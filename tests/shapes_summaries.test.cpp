@@ -94,7 +94,8 @@ std::string inferred(const shape_engine& e) {
   }
   attempt("batch", [&] { return e.infer_dynamic_shapes({.batch_dimension_for_all = true}).to_json(); });
   attempt("args", [&] { return hookscope::to_json(e.infer_arguments().arguments); });
-  attempt("args as args/kwargs", [&] { return hookscope::to_json(e.infer_arguments({.as_args_kwargs = true}).arguments); });
+  attempt("args as args/kwargs",
+          [&] { return hookscope::to_json(e.infer_arguments({.as_args_kwargs = true}).arguments); });
   const auto info = e.info();
   out += "seen " + std::to_string(info.calls_seen) + " ignored " + std::to_string(info.calls_ignored) + "\n";
   return out;
@@ -291,8 +292,9 @@ TEST_CASE("shape_engine::from_summary_json") {
     text.erase(at + 24, comma + 1 - (at + 24));  // drops the first dim
     CHECK_THROWS_WITH(
         shape_engine::from_summary_json(text),
-        Catch::Matches(R"(hookscope: \$\.arguments\[\d+\]\.leaves\[\d+\]\.last_tensor: \[[0-9,]*\] is not of rank \d+ and )"
-                       R"(no rank_conflict is given)"));
+        Catch::Matches(
+            R"(hookscope: \$\.arguments\[\d+\]\.leaves\[\d+\]\.last_tensor: \[[0-9,]*\] is not of rank \d+ and )"
+            R"(no rank_conflict is given)"));
   }
   SECTION("property: random damage gives a format_error or an engine that infers, never a crash") {
     // Integers set to a neighbour, 0, a huge value or a negative one, one to four at a time (ranks, counts, sizes,
@@ -354,13 +356,15 @@ TEST_CASE("shape_engine::from_summary_json") {
   SECTION("text that is not JSON: where the parser stopped, by line and column") {
     // A summary may span lines (jq .): the line counts, and the column is counted within it.
     CHECK_THROWS_WITH(shape_engine::from_summary_json("{"), "hookscope: not JSON: incomplete JSON at line 1, column 2");
-    CHECK_THROWS_WITH(shape_engine::from_summary_json(good + "\n" + good), "hookscope: not JSON: extra data at line 2, column 1");
+    CHECK_THROWS_WITH(shape_engine::from_summary_json(good + "\n" + good),
+                      "hookscope: not JSON: extra data at line 2, column 1");
     std::string pretty = good;
     const std::size_t version = pretty.find("\"version\":1,");
     REQUIRE(version != std::string::npos);
     pretty.insert(version, "\n\n  ");
     pretty.replace(pretty.find("\"version\":1,") + 11, 0, ",");  // "version":1,, on line 3
-    CHECK_THROWS_WITH(shape_engine::from_summary_json(pretty), "hookscope: not JSON: syntax error at line 3, column 15");
+    CHECK_THROWS_WITH(shape_engine::from_summary_json(pretty),
+                      "hookscope: not JSON: syntax error at line 3, column 15");
     CHECK_THROWS_WITH(shape_engine::from_summary_json(R"({"calls":NaN})"),
                       "hookscope: not JSON: syntax error at line 1, column 10");
   }

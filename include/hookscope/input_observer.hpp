@@ -168,16 +168,15 @@ class input_observer {
     for (auto& [key, v] : state_->missing) {
       if (key.is_position()) {
         if (key.position() >= names.size()) {
-          throw inference_error("input_observer::value_if_missing: position " +
-                                std::to_string(key.position()) + " is out of the signature of '" +
-                                std::string(state_->function->name) + "', which has " + std::to_string(names.size()) +
-                                " parameters");
+          throw inference_error("input_observer::value_if_missing: position " + std::to_string(key.position()) +
+                                " is out of the signature of '" + std::string(state_->function->name) +
+                                "', which has " + std::to_string(names.size()) + " parameters");
         }
         key = input_key(std::string(names[key.position()]));
       } else if (std::find(names.begin(), names.end(), key.name()) == names.end()) {
         // A C++ signature has no **kwargs to absorb an unknown name: say so now, not from inside a call.
-        throw inference_error("input_observer::value_if_missing: '" + key.name() +
-                              "' is not a parameter of '" + std::string(state_->function->name) + "'");
+        throw inference_error("input_observer::value_if_missing: '" + key.name() + "' is not a parameter of '" +
+                              std::string(state_->function->name) + "'");
       }
       state_->engine.value_if_missing(key, std::move(v));
     }

@@ -195,22 +195,22 @@ struct tensorrt_profile {
 /// the words); `sentence` says it, and the message is text(): the library's prefix, then the sentence.
 struct inference_warning {
   enum class kind : std::uint8_t {
-    unknown_input,                  ///< an option names `input`, which no call gave and no parameter has
-    label_given_twice,              ///< dim_labels labels `dim` of `input` twice, differently: the first is kept
-    label_names_no_dim,             ///< a dim_labels entry for `dim` of `input` names no dynamic dimension
-    well_known_name_not_taken,      ///< `dim` of `input` does not take its well-known name
-    label_joins_differing_dims,     ///< one label for dims whose observed values differ (`input`, `dim`: the second)
-    dims_untracked,                 ///< dims given in some calls only, beyond those tracked, share no name
-    dim_seen_below_two,             ///< dynamic `dim` of `input` only seen as 0 or 1 (torch.export specialises)
-    distinct_values_truncated,      ///< `dim` of `input` took more distinct values than are counted
-    shapes_seen_truncated,          ///< `input` took more distinct shapes than are listed
-    batch_dimension_unobserved,     ///< a batch dimension asked for `input`, which no call gave as a tensor
-    combinations_truncated,         ///< more distinct combinations of shapes than relations are checked on
-    dtype_changed,                  ///< `input` changed dtype between calls
-    relation_not_listed,            ///< a relation held in every kept distinct call but is not listed
-    relation_outside_profile,       ///< a relation no profile point can satisfy (`phase`: the profile's)
-    specialization_not_avoided,     ///< avoid_specialization: no stored call has every dynamic dimension >= 2
-    export_dim_below_one,           ///< an exporter takes no size below 1: `dim` of `input` (torch-tensorrt)
+    unknown_input,               ///< an option names `input`, which no call gave and no parameter has
+    label_given_twice,           ///< dim_labels labels `dim` of `input` twice, differently: the first is kept
+    label_names_no_dim,          ///< a dim_labels entry for `dim` of `input` names no dynamic dimension
+    well_known_name_not_taken,   ///< `dim` of `input` does not take its well-known name
+    label_joins_differing_dims,  ///< one label for dims whose observed values differ (`input`, `dim`: the second)
+    dims_untracked,              ///< dims given in some calls only, beyond those tracked, share no name
+    dim_seen_below_two,          ///< dynamic `dim` of `input` only seen as 0 or 1 (torch.export specialises)
+    distinct_values_truncated,   ///< `dim` of `input` took more distinct values than are counted
+    shapes_seen_truncated,       ///< `input` took more distinct shapes than are listed
+    batch_dimension_unobserved,  ///< a batch dimension asked for `input`, which no call gave as a tensor
+    combinations_truncated,      ///< more distinct combinations of shapes than relations are checked on
+    dtype_changed,               ///< `input` changed dtype between calls
+    relation_not_listed,         ///< a relation held in every kept distinct call but is not listed
+    relation_outside_profile,    ///< a relation no profile point can satisfy (`phase`: the profile's)
+    specialization_not_avoided,  ///< avoid_specialization: no stored call has every dynamic dimension >= 2
+    export_dim_below_one,        ///< an exporter takes no size below 1: `dim` of `input` (torch-tensorrt)
   };
   kind type = kind::unknown_input;
   std::string input{};               ///< the input concerned (tensor_input::name, or as the option named it)
@@ -324,8 +324,8 @@ void check_options(const argument_options& options);
 
 /// Representative arguments, the call they start from, and what could not be done as asked.
 struct inferred_arguments {
-  value arguments{};                    ///< in the record value encoding's structure (argument_options decide which)
-  std::optional<std::size_t> call{};    ///< the recorded call chosen (its index); none for new inputs given
+  value arguments{};                  ///< in the record value encoding's structure (argument_options decide which)
+  std::optional<std::size_t> call{};  ///< the recorded call chosen (its index); none for new inputs given
   std::vector<inference_warning> warnings{};  ///< e.g. avoid_specialization could not avoid every 0/1
 };
 

@@ -113,18 +113,18 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
   for (const constant_set& set : s.constant_sets) {  // B2
     if (constants_equal(set.values, best.constants)) continue;
     consider(set.first_call, 1, [&] {
-      return "two calls were made with different constant values, " + constants_text(set.values) +
-             " (call " + std::to_string(set.first_call) + ") != " + constants_text(best.constants) +
-             " (best candidate, call " + std::to_string(best.index) + ")";
+      return "two calls were made with different constant values, " + constants_text(set.values) + " (call " +
+             std::to_string(set.first_call) + ") != " + constants_text(best.constants) + " (best candidate, call " +
+             std::to_string(best.index) + ")";
     });
   }
   for (const slot& sl : slots) {  // B4
     const key_summary& k = s.keys[sl.key];
     if (!k.count_conflict) continue;
     consider(k.count_conflict->first, 2, [&] {
-      return slot_text(sl) + " has " + std::to_string(k.count_conflict->second) +
-             " flattened leaves in call " + std::to_string(k.count_conflict->first) + " but previously got " +
-             std::to_string(k.leaf_count) + "; inference is impossible in that case";
+      return slot_text(sl) + " has " + std::to_string(k.count_conflict->second) + " flattened leaves in call " +
+             std::to_string(k.count_conflict->first) + " but previously got " + std::to_string(k.leaf_count) +
+             "; inference is impossible in that case";
     });
   }
   if (first) throw inference_error(first->message);
@@ -132,8 +132,8 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
     const key_summary& k = s.keys[sl.key];
     const std::size_t best_count = sl.best_value->leaf_count();
     if (k.provided == 0 || k.leaf_count == best_count) continue;
-    throw inference_error("the calls do not align on the best candidate (call " +
-                          std::to_string(best.index) + "): " + slot_text(sl) + " has " + std::to_string(k.leaf_count) +
+    throw inference_error("the calls do not align on the best candidate (call " + std::to_string(best.index) +
+                          "): " + slot_text(sl) + " has " + std::to_string(k.leaf_count) +
                           " flattened leaves in the calls that give it but " + std::to_string(best_count) +
                           " in the best candidate, which leaves it out");
   }

@@ -23,9 +23,9 @@ call_ptr new_candidate(const recorded_state& s, const call_inputs& inputs) {
   }
   s.sort_by_signature(c->constants);
   if (!constants_equal(c->constants, s.best->constants)) {
-    throw inference_error("two calls were made with different constant values, " +
-                          constants_text(c->constants) + " (new inputs) != " + constants_text(s.best->constants) +
-                          " (best candidate, call " + std::to_string(s.best->index) + ")");
+    throw inference_error("two calls were made with different constant values, " + constants_text(c->constants) +
+                          " (new inputs) != " + constants_text(s.best->constants) + " (best candidate, call " +
+                          std::to_string(s.best->index) + ")");
   }
   return c;
 }
@@ -190,9 +190,11 @@ call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& sl
   if (best && !best_low.empty()) {
     std::string list;
     for (const std::string& x : best_low) list += (list.empty() ? "" : ", ") + x;
-    warnings.push_back(inference_warning{.type = inference_warning::kind::specialization_not_avoided, .sentence = "avoid_specialization: no stored call has every dynamic dimension >= 2; call " +
-                       std::to_string(best->index) + " has the most, but there " + list +
-                       ": torch.export specialises sizes 0 and 1"});
+    warnings.push_back(
+        inference_warning{.type = inference_warning::kind::specialization_not_avoided,
+                          .sentence = "avoid_specialization: no stored call has every dynamic dimension >= 2; call " +
+                                      std::to_string(best->index) + " has the most, but there " + list +
+                                      ": torch.export specialises sizes 0 and 1"});
   }
   return best ? best : s.best;
 }

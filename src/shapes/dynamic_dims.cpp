@@ -231,7 +231,11 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
               const bool differ =
                   r.slot != untracked_dim && std::any_of(g->members.begin(), g->members.end(),
                                                          [&](std::uint32_t m) { return pairs.ever_differ(m, r.slot); });
-              notes.push_back(inference_warning{.type = inference_warning::kind::well_known_name_not_taken, .input = inputs[tensor_of[f]].name, .dim = dd.dim, .sentence = where(f, dd.dim) + " is not named " + name + " (its well-known name): " +
+              notes.push_back(inference_warning{
+                  .type = inference_warning::kind::well_known_name_not_taken,
+                  .input = inputs[tensor_of[f]].name,
+                  .dim = dd.dim,
+                  .sentence = where(f, dd.dim) + " is not named " + name + " (its well-known name): " +
                               (differ ? "its values differ from those of " + g->holder + ", which has that name"
                                       : "no call gives it together with " + g->holder +
                                             ", which has that name, or it is not tracked") +
@@ -287,8 +291,11 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
       if (!fresh && slot != untracked_dim && std::any_of(u->members.begin(), u->members.end(), [&](std::uint32_t m) {
             return pairs.ever_differ(m, slot);
           })) {
-        notes.push_back(inference_warning{.type = inference_warning::kind::label_joins_differing_dims, .input = inputs[tensor_of[f]].name, .dim = dd.dim, .sentence = "the label " + dd.label + " is given to " + u->holder + " and to " +
-                        where(f, dd.dim) +
+        notes.push_back(inference_warning{
+            .type = inference_warning::kind::label_joins_differing_dims,
+            .input = inputs[tensor_of[f]].name,
+            .dim = dd.dim,
+            .sentence = "the label " + dd.label + " is given to " + u->holder + " and to " + where(f, dd.dim) +
                         ", whose observed values differ: torch.export and TensorRT will take "
                         "them as equal"});
       }
@@ -304,7 +311,9 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
     }
   }
   if (untracked > 0) {
-    notes.push_back(inference_warning{.type = inference_warning::kind::dims_untracked, .sentence = std::to_string(untracked) +
+    notes.push_back(inference_warning{
+        .type = inference_warning::kind::dims_untracked,
+        .sentence = std::to_string(untracked) +
                     " dynamic dims given in only some calls share no name: which dims are equal where both are given "
                     "is tracked for the " +
                     std::to_string(max_label_dims) +
@@ -314,7 +323,7 @@ void name_dims(std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& 
 
 // C5.
 std::vector<inference_warning> warnings(const std::vector<tensor_input>& inputs, const std::vector<flat_leaf>& flat,
-                                  const std::vector<std::size_t>& tensor_of) {
+                                        const std::vector<std::size_t>& tensor_of) {
   std::vector<inference_warning> out;
   for (std::size_t f = 0; f < flat.size(); ++f) {
     if (tensor_of[f] == no_tensor) continue;
@@ -323,19 +332,30 @@ std::vector<inference_warning> warnings(const std::vector<tensor_input>& inputs,
     for (const dynamic_dim& dd : t.dynamic_dims) {
       if (dd.only_zero_or_one()) {
         const std::string seen = dd.min == dd.max ? std::to_string(dd.min) : "0 and 1";
-        out.push_back(inference_warning{.type = inference_warning::kind::dim_seen_below_two, .input = t.name, .dim = dd.dim, .sentence = "dimension " + std::to_string(dd.dim) + " of '" + t.name + "' (" + dd.label +
-                      ") is dynamic but was only seen as " + seen +
-                      ": torch.export specialises sizes 0 and 1, so record a call where it is at least 2"});
+        out.push_back(inference_warning{
+            .type = inference_warning::kind::dim_seen_below_two,
+            .input = t.name,
+            .dim = dd.dim,
+            .sentence = "dimension " + std::to_string(dd.dim) + " of '" + t.name + "' (" + dd.label +
+                        ") is dynamic but was only seen as " + seen +
+                        ": torch.export specialises sizes 0 and 1, so record a call where it is at least 2"});
       }
       if (l.dims[dd.dim].counts_truncated) {
-        out.push_back(inference_warning{.type = inference_warning::kind::distinct_values_truncated, .input = t.name, .dim = dd.dim, .sentence = "dimension " + std::to_string(dd.dim) + " of '" + t.name + "' took more than " +
-                      std::to_string(max_distinct_values) + " distinct values: its opt counts the " +
-                      std::to_string(max_distinct_values) + " smallest only"});
+        out.push_back(inference_warning{.type = inference_warning::kind::distinct_values_truncated,
+                                        .input = t.name,
+                                        .dim = dd.dim,
+                                        .sentence = "dimension " + std::to_string(dd.dim) + " of '" + t.name +
+                                                    "' took more than " + std::to_string(max_distinct_values) +
+                                                    " distinct values: its opt counts the " +
+                                                    std::to_string(max_distinct_values) + " smallest only"});
       }
     }
     if (t.shapes_seen_truncated) {
-      out.push_back(inference_warning{.type = inference_warning::kind::shapes_seen_truncated, .input = t.name, .sentence = "'" + t.name + "' took more than " + std::to_string(max_shapes_seen) +
-                    " distinct shapes: shapes_seen lists the " + std::to_string(max_shapes_seen) + " smallest only"});
+      out.push_back(inference_warning{.type = inference_warning::kind::shapes_seen_truncated,
+                                      .input = t.name,
+                                      .sentence = "'" + t.name + "' took more than " + std::to_string(max_shapes_seen) +
+                                                  " distinct shapes: shapes_seen lists the " +
+                                                  std::to_string(max_shapes_seen) + " smallest only"});
     }
   }
   return out;
@@ -378,9 +398,10 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
     notes.push_back(inference_warning{
         .type = inference_warning::kind::batch_dimension_unobserved,
         .input = slots[i].name,
-        .sentence = "a batch dimension is asked for '" + slots[i].name + "', which " +
-                    (placeholder ? "every call gave only as its value_if_missing placeholder" : "no call gave as a tensor") +
-                    ": it gets no dynamic batch dimension"});
+        .sentence =
+            "a batch dimension is asked for '" + slots[i].name + "', which " +
+            (placeholder ? "every call gave only as its value_if_missing placeholder" : "no call gave as a tensor") +
+            ": it gets no dynamic batch dimension"});
   }
   name_dims(r.inputs, flat, tensor_of, slots, s, o, notes);
   r.warnings = warnings(r.inputs, flat, tensor_of);
@@ -398,18 +419,22 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
   r.relations = find_relations(r.inputs, rows, differ, r.warnings);
   r.profiles = make_profiles(r.inputs, rows, r.relations, o.profile_phases, !s.combos_truncated, r.warnings);
   if (s.combos_truncated) {
-    r.warnings.push_back(inference_warning{.type = inference_warning::kind::combinations_truncated, .sentence = "the calls took more than " + std::to_string(max_combinations) +
-                         " distinct combinations of shapes: relations are found and checked on " +
-                         std::to_string(max_combinations) +
-                         " of them (those of smallest hash: the same whatever the calls' order or split); the "
-                         "profiles' min and max still cover every call"});
+    r.warnings.push_back(inference_warning{
+        .type = inference_warning::kind::combinations_truncated,
+        .sentence = "the calls took more than " + std::to_string(max_combinations) +
+                    " distinct combinations of shapes: relations are found and checked on " +
+                    std::to_string(max_combinations) +
+                    " of them (those of smallest hash: the same whatever the calls' order or split); the "
+                    "profiles' min and max still cover every call"});
   }
   for (const tensor_input& t : r.inputs) {
     if (t.dtypes_seen.size() < 2) continue;
     std::string list;
     for (const hookscope::dtype d : t.dtypes_seen) list += (list.empty() ? "" : ", ") + std::string(to_string(d));
-    r.warnings.push_back(inference_warning{.type = inference_warning::kind::dtype_changed, .input = t.name, .sentence = "'" + t.name + "' changed dtype between calls (" + list +
-                         "): an exported model takes one dtype per input"});
+    r.warnings.push_back(inference_warning{.type = inference_warning::kind::dtype_changed,
+                                           .input = t.name,
+                                           .sentence = "'" + t.name + "' changed dtype between calls (" + list +
+                                                       "): an exported model takes one dtype per input"});
   }
   r.sequences.resize(r.inputs.size());
   for (std::size_t f = 0; f < flat.size(); ++f) {

@@ -116,8 +116,12 @@ void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_
             std::find_if(o.dim_labels.begin(), o.dim_labels.begin() + static_cast<std::ptrdiff_t>(i), same);
         first != o.dim_labels.begin() + static_cast<std::ptrdiff_t>(i)) {
       if (first->label != l.label) {
-        warnings.push_back(inference_warning{.type = inference_warning::kind::label_given_twice, .input = key, .dim = l.dim, .sentence = "dimension " + std::to_string(l.dim) + " of '" + key + "' is given the label '" +
-                           first->label + "' and then '" + l.label + "': the first is kept"});
+        warnings.push_back(inference_warning{.type = inference_warning::kind::label_given_twice,
+                                             .input = key,
+                                             .dim = l.dim,
+                                             .sentence = "dimension " + std::to_string(l.dim) + " of '" + key +
+                                                         "' is given the label '" + first->label + "' and then '" +
+                                                         l.label + "': the first is kept"});
       }
       continue;
     }
@@ -131,10 +135,14 @@ void warn_unknown_inputs(const detail::shapes::recorded_state& s, const dynamic_
       const bool both_kinds = std::any_of(o.dim_labels.begin(), o.dim_labels.end(), [&](const dim_label& m) {
         return m.input.is_position() != l.input.is_position();
       });
-      warnings.push_back(inference_warning{.type = inference_warning::kind::label_names_no_dim, .input = key, .dim = l.dim, .sentence = "the label '" + l.label + "' names no dimension: dimension " +
-                         std::to_string(l.dim) + " of '" + key + "' is static, or past the rank, in every call" +
-                         (both_kinds ? " (or the argument's entries by position win over those by name)" : "") +
-                         ": it changes nothing"});
+      warnings.push_back(inference_warning{
+          .type = inference_warning::kind::label_names_no_dim,
+          .input = key,
+          .dim = l.dim,
+          .sentence = "the label '" + l.label + "' names no dimension: dimension " + std::to_string(l.dim) + " of '" +
+                      key + "' is static, or past the rank, in every call" +
+                      (both_kinds ? " (or the argument's entries by position win over those by name)" : "") +
+                      ": it changes nothing"});
     }
   }
 }

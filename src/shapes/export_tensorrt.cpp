@@ -144,14 +144,19 @@ std::vector<std::vector<torch_trt_range>> torch_trt_ranges(const std::vector<ten
       for (std::size_t d = 0; d < r.min.size(); ++d) {
         if (r.min[d] >= 1) continue;
         if (warnings) {
-          warnings->push_back(inference_warning{.type = inference_warning::kind::export_dim_below_one, .input = inputs[i].name, .dim = d, .phase = profiles[p].phase, .sentence = std::string("torch-tensorrt: dimension ") + std::to_string(d) + " of '" +
-                              inputs[i].name + "' has min " + std::to_string(r.min[d]) + " in profile " +
-                              std::to_string(p) + " (" + profiles[p].phase +
-                              "); Torch-TensorRT wants every min >= 1, so it is raised to 1 and the calls with an "
-                              "empty '" +
-                              inputs[i].name +
-                              "' are outside the engine's range: give them one masked position, or an engine of "
-                              "their own"});
+          warnings->push_back(inference_warning{
+              .type = inference_warning::kind::export_dim_below_one,
+              .input = inputs[i].name,
+              .dim = d,
+              .phase = profiles[p].phase,
+              .sentence = std::string("torch-tensorrt: dimension ") + std::to_string(d) + " of '" + inputs[i].name +
+                          "' has min " + std::to_string(r.min[d]) + " in profile " + std::to_string(p) + " (" +
+                          profiles[p].phase +
+                          "); Torch-TensorRT wants every min >= 1, so it is raised to 1 and the calls with an "
+                          "empty '" +
+                          inputs[i].name +
+                          "' are outside the engine's range: give them one masked position, or an engine of "
+                          "their own"});
         }
         r.min[d] = at_least_one(r.min[d]);
         r.opt[d] = at_least_one(r.opt[d]);

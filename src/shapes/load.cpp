@@ -224,8 +224,8 @@ std::string read_summary_text(const std::string& source) {
 void check_for_summaries(const load_options& o) {
   const auto refuse = [](option_sentence sentence) { throw load_error(std::move(sentence)); };
   if (o.store_n_calls && *o.store_n_calls != unlimited) {
-    refuse(option_sentence() << option_id::store_n_calls << ": summaries hold every call ("
-                             << option_id::store_n_calls << " all)");
+    refuse(option_sentence() << option_id::store_n_calls << ": summaries hold every call (" << option_id::store_n_calls
+                             << " all)");
   }
   if (!o.values_if_missing.empty()) {
     refuse(option_sentence() << option_id::values_if_missing << " applies when summarising: the summaries hold theirs");
@@ -355,8 +355,7 @@ class call_feeder {
     // A1: the calls beyond store_n_calls were read (and checked) but are not used: say so.
     if (const std::size_t kept = loaded_.engine.num_obs(); loaded_.calls_read > kept) {
       warn("kept the first " + std::to_string(kept) + " of " + std::to_string(loaded_.calls_read) + " calls of " +
-           loaded_.function + "; " + std::string(options_.spelling(option_id::store_n_calls)) +
-           " all uses every call");
+           loaded_.function + "; " + std::string(options_.spelling(option_id::store_n_calls)) + " all uses every call");
     }
     remove_inputs(loaded_, options_);
     return std::move(loaded_);

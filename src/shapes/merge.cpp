@@ -12,9 +12,7 @@ namespace detail::shapes {
 
 namespace {
 
-[[noreturn]] void refuse(merge_error::reason reason, const std::string& why) {
-  throw merge_error(reason, why);
-}
+[[noreturn]] void refuse(merge_error::reason reason, const std::string& why) { throw merge_error(reason, why); }
 
 std::string if_missing_text(const std::vector<std::pair<input_key, value>>& entries) {
   std::string out;

@@ -330,7 +330,8 @@ std::size_t phase_split(const std::vector<value_class>& cls) {
 // `warnings`. Then each class is split into the groups of members still tied (one label, or a listed equality), so
 // that a dim no relation ties to the others keeps its own extremes (the bound on widening).
 std::vector<value_class> untied_classes(const std::vector<tensor_input>& inputs, std::vector<value_class> cls,
-                                        std::vector<dim_relation>& relations, std::vector<inference_warning>& warnings) {
+                                        std::vector<dim_relation>& relations,
+                                        std::vector<inference_warning>& warnings) {
   const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
   const auto var_of = [&](const dim_relation::dim_ref& d) -> std::optional<dim_var> {
     const std::size_t i = input_index(inputs, d.input);
@@ -358,11 +359,13 @@ std::vector<value_class> untied_classes(const std::vector<tensor_input>& inputs,
       ++r;
       continue;
     }
-    warnings.push_back(inference_warning{.type = inference_warning::kind::relation_not_listed, .sentence = rel.text +
-                       " held in every kept distinct call but is not listed: no profile point covering every observed "
-                       "value satisfies it (computed from its term's extremes over every call it spans " +
-                       std::to_string(x_lo) + ".." + std::to_string(x_hi) + ", which does not cover the observed " +
-                       std::to_string(t_lo) + ".." + std::to_string(t_hi) + ": a call not kept broke it)"});
+    warnings.push_back(inference_warning{
+        .type = inference_warning::kind::relation_not_listed,
+        .sentence = rel.text +
+                    " held in every kept distinct call but is not listed: no profile point covering every observed "
+                    "value satisfies it (computed from its term's extremes over every call it spans " +
+                    std::to_string(x_lo) + ".." + std::to_string(x_hi) + ", which does not cover the observed " +
+                    std::to_string(t_lo) + ".." + std::to_string(t_hi) + ": a call not kept broke it)"});
     relations.erase(relations.begin() + static_cast<std::ptrdiff_t>(r));
   }
   // Members tied: the same label, or a listed equality between them (union-find over the dims, linear in them).
@@ -515,10 +518,13 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
             ".." + std::to_string(ghi[e.target]) + ": a call not kept broke it";
     }
     if (!failed) return out;
-    warnings.push_back(inference_warning{.type = inference_warning::kind::relation_outside_profile, .phase = failed_phase, .sentence = relations[*failed].text +
-                       " held in every kept distinct call but is not listed: no profile point covering every observed "
-                       "value satisfies it (" +
-                       why + ")"});
+    warnings.push_back(inference_warning{
+        .type = inference_warning::kind::relation_outside_profile,
+        .phase = failed_phase,
+        .sentence = relations[*failed].text +
+                    " held in every kept distinct call but is not listed: no profile point covering every observed "
+                    "value satisfies it (" +
+                    why + ")"});
     relations.erase(relations.begin() + static_cast<std::ptrdiff_t>(*failed));
   }
 }

@@ -163,13 +163,13 @@ bool given_by_position(const recorded_state& s, const call_inputs& in, std::stri
 
 void apply_missing_position(const recorded_state& s, call_inputs& in, std::size_t k, const value& v) {
   if (k >= s.sig.size()) {
-    throw inference_error("value_if_missing position " + std::to_string(k) +
-                          " is beyond the observed signature " + s.signature_text());
+    throw inference_error("value_if_missing position " + std::to_string(k) + " is beyond the observed signature " +
+                          s.signature_text());
   }
   if (k >= in.args.size()) {
-    throw inference_error("value_if_missing position " + std::to_string(k) +
-                          " is not given in this call: only " + std::to_string(in.args.size()) +
-                          " positional arguments were given (signature " + s.signature_text() + ")");
+    throw inference_error("value_if_missing position " + std::to_string(k) + " is not given in this call: only " +
+                          std::to_string(in.args.size()) + " positional arguments were given (signature " +
+                          s.signature_text() + ")");
   }
   in.args[k] = v;
 }

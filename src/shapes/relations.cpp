@@ -229,16 +229,20 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
   // call says so, even where the breaking sizes lie inside both dims' extremes.
   const auto broken = [&](const dim_relation& r, const dim_var& a, const dim_var& b) {
     if (!differ(a, b)) return false;
-    warnings.push_back(inference_warning{.type = inference_warning::kind::relation_not_listed, .sentence = relation_text(r) + " held in every kept distinct call but is not listed: a " +
-                       "call not kept gave " + r.target.input + " dim " + std::to_string(r.target.dim) + " and " +
-                       r.terms[0].input + " dim " + std::to_string(r.terms[0].dim) + " different sizes"});
+    warnings.push_back(inference_warning{
+        .type = inference_warning::kind::relation_not_listed,
+        .sentence = relation_text(r) + " held in every kept distinct call but is not listed: a " +
+                    "call not kept gave " + r.target.input + " dim " + std::to_string(r.target.dim) + " and " +
+                    r.terms[0].input + " dim " + std::to_string(r.terms[0].dim) + " different sizes"});
     return true;
   };
   const auto cyclic = [&](const dim_relation& r) {
-    warnings.push_back(inference_warning{.type = inference_warning::kind::relation_not_listed, .sentence = relation_text(r) + " held in every kept distinct call but is not listed: " +
-                       "the dims it names are already computed from " + r.target.label + " (" + r.target.input +
-                       " dim " + std::to_string(r.target.dim) +
-                       "), so listing it would define that dim through itself, which no profile can be solved for"});
+    warnings.push_back(inference_warning{
+        .type = inference_warning::kind::relation_not_listed,
+        .sentence = relation_text(r) + " held in every kept distinct call but is not listed: " +
+                    "the dims it names are already computed from " + r.target.label + " (" + r.target.input + " dim " +
+                    std::to_string(r.target.dim) +
+                    "), so listing it would define that dim through itself, which no profile can be solved for"});
   };
 
   // 1. Dims of one class (equal in every row) under different labels: one free parameter, so two distinct values.

@@ -85,8 +85,7 @@ std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& nam
     const input_key k = input_key::parse(text);
     const std::optional<std::size_t> index = k.is_position() ? std::optional(k.position()) : s.signature_index(text);
     if (index && *index < s.sig.size() && s.sig[*index].kind != parameter_kind::positional_or_keyword) {
-      throw inference_error("remove_inputs: cannot remove the variadic parameter '" + s.sig[*index].name +
-                            "'");
+      throw inference_error("remove_inputs: cannot remove the variadic parameter '" + s.sig[*index].name + "'");
     }
     if (index && *index < s.n_named) positions.push_back(*index);
     if (!k.is_position()) removed.push_back(text);

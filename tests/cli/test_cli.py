@@ -584,9 +584,8 @@ def test_batch_leaves_an_input_only_ever_a_placeholder_static(hookscope_shapes, 
         encoding="utf-8")
     missing = ["--value-if-missing", 'pixel_values={"shape":[0,3,8,8],"dtype":"float32"}']
     want = '{"input_ids":{"0":"DYNAMIC"},"pixel_values":{}}\n'
-    warning = ("hookscope-shapes: warning: a batch dimension is asked for 'pixel_values' (set_batch_dimension_for, "
-               "--batch), which every call gave only as its value_if_missing placeholder: it gets no dynamic batch "
-               "dimension\n")
+    warning = ("hookscope-shapes: warning: a batch dimension is asked for 'pixel_values', which every call gave only "
+               "as its value_if_missing placeholder: it gets no dynamic batch dimension\n")
     done = shapes(hookscope_shapes, ["infer", "decode.jsonl", "--batch", "pixel_values,input_ids"] + missing,
                   cwd=tmp_path)
     expect("--batch naming it", (done.returncode, done.stdout, done.stderr), (0, want, warning))
