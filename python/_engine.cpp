@@ -221,7 +221,6 @@ hookscope::load_options load_options_of(std::optional<std::string> function, std
     o.stored_call_option = hookscope::find_option(stored_call_option);
     if (!o.stored_call_option) throw py::value_error("hookscope: no option named '" + stored_call_option + "'");
   }
-  o.spelling = front_door_spelling;
   return o;
 }
 
@@ -253,7 +252,8 @@ hookscope::argument_options argument_options_of(const py::object& candidate, boo
   }
   if (py::isinstance<py::int_>(candidate)) {
     if (candidate.cast<long long>() < 0) {
-      throw py::value_error("candidate: a stored call's index is >= 0, got " + std::string(py::repr(candidate)));
+      throw py::value_error("hookscope: candidate: a stored call's index is >= 0, got " +
+                            std::string(py::repr(candidate)));
     }
     o.candidate = candidate.cast<std::size_t>();
   } else if (py::isinstance<py::str>(candidate)) {
@@ -345,7 +345,7 @@ std::vector<std::int64_t> shape_of(PyObject* shape) {
   for (Py_ssize_t i = 0; i < n; ++i) {
     const long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
     if (d == -1 && PyErr_Occurred()) throw py::error_already_set();
-    if (d < 0) throw py::value_error("a negative dimension in a shape");
+    if (d < 0) throw py::value_error("hookscope: a negative dimension in a shape");
     out[static_cast<std::size_t>(i)] = d;
   }
   return out;
@@ -450,8 +450,8 @@ void bind_shape_engine(py::module_& m) {
                                std::string(py::str(py::type::of(into).attr("__name__"))));
         }
         if (static_cast<std::size_t>(py::len(shapes)) != t.tensors) {
-          throw py::value_error("add_call_shapes: " + std::to_string(py::len(shapes)) + " shapes for a template of " +
-                                std::to_string(t.tensors) + " tensors");
+          throw py::value_error("hookscope: add_call_shapes: " + std::to_string(py::len(shapes)) +
+                                " shapes for a template of " + std::to_string(t.tensors) + " tensors");
         }
         std::size_t next = 0;
         hookscope::call_inputs in;
@@ -525,7 +525,12 @@ void bind_loading(py::module_& m) {
           "engine", [](LE& l) -> hookscope::shape_engine& { return l.engine; },
           py::return_value_policy::reference_internal)
       .def_property_readonly("function", [](const LE& l) { return text_of(l.function); })
-      .def_property_readonly("warnings", [](const LE& l) { return texts_of(l.warnings); })
+      .def_property_readonly("warnings",
+                             [](const LE& l) {
+                               py::list out;
+                               for (const auto& w : l.warnings) out.append(text_of(w.spelled(front_door_spelling)));
+                               return out;
+                             })
       .def_property_readonly("dropped_records", [](const LE& l) { return dropped_of(l.dropped_records); })
       .def_readonly("calls_read", &LE::calls_read)
       .def_readonly("from_summaries", &LE::from_summaries);
@@ -536,11 +541,15 @@ void bind_loading(py::module_& m) {
          std::optional<std::size_t> store_n_calls,
          const std::vector<std::pair<py::object, std::string>>& values_if_missing,
          std::optional<std::string> signature_from, std::vector<std::string> remove_inputs,
-         const std::string& stored_call_option, bool for_summary, std::function<void(py::str)> on_warning) {
+         const std::string& stored_call_option, bool for_summary, std::function<void(py::str, py::list)> on_warning) {
         hookscope::load_options o =
             load_options_of(std::move(function), store_n_calls, values_if_missing, std::move(signature_from),
                             std::move(remove_inputs), stored_call_option, for_summary);
-        if (on_warning) o.on_warning = [on_warning](const std::string& w) { on_warning(text_of(w)); };
+        if (on_warning) {
+          o.on_warning = [on_warning](const hookscope::option_sentence& w) {
+            on_warning(text_of(w.spelled(front_door_spelling)), hookscope_python::pieces_of(w));
+          };
+        }
         return hookscope::load_engine(sources, o);
       },
       py::arg("sources"), py::kw_only(), py::arg("function") = py::none(), py::arg("store_n_calls") = py::none(),
@@ -548,8 +557,9 @@ void bind_loading(py::module_& m) {
       py::arg("signature_from") = py::none(), py::arg("remove_inputs") = std::vector<std::string>{},
       py::arg("stored_call_option") = "", py::arg("for_summary") = false, py::arg("on_warning") = py::none(),
       "hookscope::load_engine: the sources (record files or summaries) read into one engine, as hookscope-shapes "
-      "reads them. store_n_calls=None: not given (3 for records); UNLIMITED: every call. on_warning(sentence) is "
-      "called as each warning is met (before a later source fails).");
+      "reads them. store_n_calls=None: not given (3 for records); UNLIMITED: every call. on_warning(sentence, pieces) "
+      "is "
+      "called as each warning is met (before a later source fails), pieces as a refusal's.");
   m.def(
       "load_summaries",
       [](const std::vector<std::pair<std::string, std::string>>& named, std::optional<std::string> function,

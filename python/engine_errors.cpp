@@ -14,12 +14,7 @@ void set_option_facts(py::object& error, const hookscope::load_error& e) {
   py::list options;
   for (hookscope::option_id id : e.options()) options.append(text_of(hookscope::option_name(id)));
   error.attr("options") = py::tuple(options);
-  if (e.option_parts() == nullptr) return;
-  py::list pieces;
-  for (const auto& [text, id] : e.option_parts()->pieces()) {
-    pieces.append(py::make_tuple(text_of(text), id ? py::object(text_of(hookscope::option_name(*id))) : py::none()));
-  }
-  error.attr("pieces") = pieces;
+  if (e.option_parts() != nullptr) error.attr("pieces") = pieces_of(*e.option_parts());
 }
 
 const char* load_error_kind_name(hookscope::load_error_kind k) {
@@ -39,13 +34,19 @@ const char* load_error_kind_name(hookscope::load_error_kind k) {
 
 }  // namespace
 
+py::list pieces_of(const hookscope::option_sentence& sentence) {
+  py::list pieces;
+  for (const auto& [text, id] : sentence.pieces()) {
+    pieces.append(py::make_tuple(text_of(text), id ? py::object(text_of(hookscope::option_name(*id))) : py::none()));
+  }
+  return pieces;
+}
+
 // A warning as Python holds it: its message (a str, as it always was) carrying its kind and fields as attributes
 // (hookscope._errors.InferenceWarning), so that Python code acts on the facts and prints the text.
 py::object warning_to_py(const hookscope::inference_warning& w) {
-  static PyObject* type = py::module_::import("hookscope._errors")
-                              .attr("InferenceWarning")
-                              .inc_ref()
-                              .ptr();  // lives as long as the process
+  // One reference kept on purpose: the type lives as long as the process.
+  static PyObject* type = py::object(py::module_::import("hookscope._errors").attr("InferenceWarning")).release().ptr();
   return py::reinterpret_borrow<py::object>(type)(text_of(w.text()), text_of(hookscope::kind_name(w.type)),
                                                   text_of(w.input), w.dim ? py::object(py::int_(*w.dim)) : py::none(),
                                                   text_of(w.phase));

@@ -26,6 +26,9 @@ inline py::str text_of(std::string_view text) {
 /// keywords. The one table: Python reads it (front_door_keywords) to spell the refusals it gets.
 std::string_view front_door_spelling(hookscope::option_id id) noexcept;
 
+/// A sentence that names options as Python holds it: (text, None) and ("", the option's library name) pieces.
+py::list pieces_of(const hookscope::option_sentence& sentence);
+
 /// The warnings of an inference as Python holds them.
 py::list warnings_to_py(const std::vector<hookscope::inference_warning>& warnings);
 

@@ -78,7 +78,7 @@ py::tuple parameters_of(const Extra&... extra) {
   constexpr auto types = parameter_types(static_cast<Types*>(nullptr));
   py::list out;
   std::size_t i = 0;
-  const auto add = [&](const auto& e) {
+  [[maybe_unused]] const auto add = [&](const auto& e) {
     if constexpr (std::is_base_of_v<py::arg, std::remove_cvref_t<decltype(e)>>) {
       out.append(py::make_tuple(e.name, types[i < types.size() - 1 ? i : types.size() - 1]));
       ++i;

@@ -29,6 +29,13 @@ using hookscope::value;
 
 namespace {
 
+// The load's warnings as text, the options by their library names.
+std::vector<std::string> texts(const std::vector<hookscope::option_sentence>& warnings) {
+  std::vector<std::string> out;
+  for (const auto& w : warnings) out.push_back(w.text());
+  return out;
+}
+
 namespace fs = std::filesystem;
 
 // A directory of its own per test run, removed at the end.
@@ -138,19 +145,21 @@ TEST_CASE("load_engine") {
     std::mt19937 rng(8);
     const std::string file = dir.write("calls.jsonl", lines(random_records(rng, 5), 0, 5));
     std::vector<std::string> met;
-    const auto loaded = load_engine({file}, {.on_warning = [&](const std::string& w) { met.push_back(w); }});
+    const auto loaded =
+        load_engine({file}, {.on_warning = [&](const hookscope::option_sentence& w) { met.push_back(w.text()); }});
     CHECK(loaded.engine.num_obs() == 3);
     CHECK(loaded.calls_read == 5);
     REQUIRE(loaded.warnings.size() == 1);
-    CHECK_THAT(loaded.warnings[0], StartsWith("kept the first 3 of 5 calls of Model::forward"));
-    CHECK(met == loaded.warnings);
+    CHECK_THAT(loaded.warnings[0].text(), StartsWith("kept the first 3 of 5 calls of Model::forward"));
+    CHECK(loaded.warnings[0].options() == std::vector{hookscope::option_id::store_n_calls});  // spelled by front ends
+    CHECK(met == texts(loaded.warnings));
   }
   SECTION("a warning met before a later source fails is not lost") {
     const std::string cut = dir.write("cut.jsonl", record_line + "\n" + R"({"function":"f","args":[)");
     std::vector<std::string> met;
     CHECK(kind_of([&] {
             (void)load_engine({cut, dir.path("missing.jsonl")},
-                              {.on_warning = [&](const std::string& w) { met.push_back(w); }});
+                              {.on_warning = [&](const hookscope::option_sentence& w) { met.push_back(w.text()); }});
           }) == load_error_kind::unreadable);
     REQUIRE(met.size() == 1);
     CHECK_THAT(met[0], Contains("cut.jsonl:2: the last line is cut"));
@@ -176,15 +185,16 @@ TEST_CASE("load_engine") {
     const std::string b = dir.write("b.jsonl", lines(records, 4, 6) + note("Model::forward", 4) + lines(records, 6, 8));
     const std::string plain = dir.write("plain.jsonl", lines(records, 0, 8));
     std::vector<std::string> met;
-    const auto loaded = load_engine(
-        {a, b}, {.store_n_calls = hookscope::unlimited, .on_warning = [&](const std::string& w) { met.push_back(w); }});
+    const auto loaded =
+        load_engine({a, b}, {.store_n_calls = hookscope::unlimited,
+                             .on_warning = [&](const hookscope::option_sentence& w) { met.push_back(w.text()); }});
     CHECK(loaded.dropped_records == hookscope::dropped_record_counts{{"Model::forward", 7}, {"g", 2}});
     CHECK(loaded.calls_read == 8);
     CHECK(loaded.function == "Model::forward");  // a note names no function of the records
     REQUIRE(loaded.warnings.size() == 3);
     CHECK(loaded.warnings[0] == a + ":1: the writer dropped 3 records of 'Model::forward' (buffer_full)");
     CHECK(loaded.warnings[2] == b + ":3: the writer dropped 4 records of 'Model::forward' (buffer_full)");
-    CHECK(met == loaded.warnings);
+    CHECK(met == texts(loaded.warnings));
     const auto without = load_engine({plain}, {.store_n_calls = hookscope::unlimited});
     CHECK(without.dropped_records.empty());
     CHECK(every_answer(loaded.engine) == every_answer(without.engine));
@@ -194,7 +204,7 @@ TEST_CASE("load_engine") {
     const auto warnings = hookscope::for_each_record(
         {a, b}, [&](const call_record&) { ++seen; }, &dropped);
     CHECK(seen == 8);
-    CHECK(warnings == loaded.warnings);
+    CHECK(warnings == texts(loaded.warnings));
     CHECK(dropped == loaded.dropped_records);
   }
   SECTION("remove_inputs applies once every call is read") {

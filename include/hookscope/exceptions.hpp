@@ -162,6 +162,11 @@ class option_sentence {
   }
   /// The sentence with each option spelled by `spell`.
   std::string spelled(option_spelling spell) const;
+  /// The sentence with the options' library names (option_name).
+  std::string text() const { return spelled(option_name); }
+  /// A sentence of text alone.
+  static option_sentence of(std::string_view text) { return std::move(option_sentence() << text); }
+  friend bool operator==(const option_sentence& s, std::string_view text) { return s.text() == text; }
   /// The options the sentence names, in order (each once).
   std::vector<option_id> options() const;
   /// The sentence's pieces in order: text, or an option to spell (then the text is empty).

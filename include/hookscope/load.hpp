@@ -4,7 +4,7 @@
 //
 // ```cpp
 // hookscope::loaded_engine loaded = hookscope::load_engine({"forward.jsonl"}, {.function = "Model::forward"});
-// for (const auto& w : loaded.warnings) std::cerr << w << '\n';
+// for (const auto& w : loaded.warnings) std::cerr << w.text() << '\n';
 // std::cout << loaded.engine.infer_dynamic_shapes({.dim_names = true}).to_json();
 // ```
 #pragma once
@@ -47,10 +47,9 @@ struct load_options {
   /// For a summary (`summarize`): every call is kept, and with `function` given, sources without its calls give an
   /// empty engine (a shard without it summarises to nothing) instead of an error.
   bool for_summary = false;
-  /// Called with each warning as it is met (before a later source fails, say); every warning is also returned.
-  std::function<void(const std::string&)> on_warning{};
-  /// How the front end spells the options the warnings name (the command's "--store-n-calls").
-  option_spelling spelling = option_name;
+  /// Called with each warning as it is met (before a later source fails, say); every warning is also returned. A
+  /// warning that names an option keeps it apart (option_sentence), for each front end to spell.
+  std::function<void(const option_sentence&)> on_warning{};
 };
 
 /// An engine with every call of the sources, and what was met reading them.
@@ -58,8 +57,8 @@ struct loaded_engine {
   shape_engine engine;
   std::string function{};  ///< the function whose calls the engine holds ("" when none)
   /// The readers' warnings ("<source>:<line>: ...") in reading order, then "kept the first 3 of 5 calls of F; ..."
-  /// when store_n_calls left calls out.
-  std::vector<std::string> warnings{};
+  /// when store_n_calls left calls out (`text()`: with the options' library names; `spelled()`: a front end's).
+  std::vector<option_sentence> warnings{};
   /// The records the writers dropped, per function (every function's, not only the chosen one's): the notes' counts
   /// summed (record_reader::dropped_records); empty for summaries.
   dropped_record_counts dropped_records{};

@@ -21,10 +21,10 @@ from ._arguments import ArgumentTypeError, ArgumentValueError
 from ._engine import (DynamicShapes, FormatError, InferenceError, LoadError, RecordError, ShapeEngine,
                       ValueKindError, output_formats)
 
-# The compiled classes' methods refuse with hookscope's sentences (their binding's own would be pybind11's); the
-# errors about what an argument says (not JSON, not an option) name the method and the arguments given.
-_arguments.guard_binding(ShapeEngine, (FormatError, LoadError), _engine.ArgumentsDoNotFit)
-_arguments.guard_binding(DynamicShapes, (FormatError, LoadError), _engine.ArgumentsDoNotFit)
+# The compiled classes' methods refuse with hookscope's sentences (their binding's own would be pybind11's); an
+# argument's text that is no valid encoding (FormatError) is refused naming the method and the arguments given.
+_arguments.guard_binding(ShapeEngine, (FormatError,), _engine.ArgumentsDoNotFit)
+_arguments.guard_binding(DynamicShapes, (FormatError,), _engine.ArgumentsDoNotFit)
 
 __all__ = [
     "FormatError",
@@ -124,7 +124,12 @@ def decode_text(encoded: Any) -> str:
 class RecordWarning(UserWarning):
     """What the readers accepted with a doubt (a last line cut short, ...) or left out (a line longer than the record
     format's limit, calls beyond ``store_n_calls``, records a writer dropped and counted in a note): the warnings
-    ``hookscope-shapes`` prints on standard error."""
+    ``hookscope-shapes`` prints on standard error. One that names an option names it by this front door's keyword
+    and carries its sentence as ``pieces``, as a refusal does (empty when it names none)."""
+
+    def __init__(self, message: str, pieces: list | None = None):
+        super().__init__(message)
+        self.pieces = pieces or []
 
 
 class _Default(int):
@@ -231,7 +236,7 @@ def _load(paths: Paths, *, function: str | None = None, store_n_calls: Any = _ST
         values_if_missing=[(k, _value_json(k, v)) for k, v in (value_if_missing or {}).items()],
         signature_from=None if signature_from is None else os.fsencode(signature_from),
         remove_inputs=_names("remove_inputs", remove_inputs), stored_call_option=stored_call_option,
-        for_summary=for_summary, on_warning=lambda w: _warnings.warn(RecordWarning(w), stacklevel=4))
+        for_summary=for_summary, on_warning=lambda w, pieces: _warnings.warn(RecordWarning(w, pieces), stacklevel=4))
     return loaded
 
 

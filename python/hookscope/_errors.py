@@ -21,7 +21,7 @@ def spelled(error: BaseException, keywords: Mapping[str, str]) -> BaseException:
         return error
     sentence = "".join(text if option is None else keywords.get(option, option) for text, option in pieces)
     respelled = type(error)(f"hookscope: {sentence}")
-    respelled.kind, respelled.pieces = getattr(error, "kind", None), pieces
+    respelled.kind, respelled.pieces, respelled.sentence = getattr(error, "kind", None), pieces, sentence
     respelled.options = tuple(keywords.get(o, o) for o in error.options)
     return respelled
 

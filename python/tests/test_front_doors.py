@@ -43,7 +43,7 @@ def run_python(call, cwd=DATA):
             result, error = None, e
         finally:
             os.chdir(here)
-    return result, [str(w.message) for w in caught if issubclass(w.category, hookscope.RecordWarning)], error
+    return result, [w.message for w in caught if issubclass(w.category, hookscope.RecordWarning)], error
 
 
 def sentence(text: str) -> str:
@@ -84,7 +84,7 @@ def arguments_answer(a):
 def assert_same_answer(done, answer, python_warnings, error):
     """The command's stdout, stderr and status against the Python call's answer ((text, warnings)), its warnings
     issued, or its exception. The warnings met before a refusal are printed and issued alike."""
-    warned = [f"{PROGRAM}: warning: {sentence(w)}" for w in python_warnings]
+    warned = [f"{PROGRAM}: warning: {as_the_command_says(w)}" for w in python_warnings]
     lines = done.stderr.splitlines()
     if done.returncode != 0:
         assert error is not None, f"the command refused ({done.stderr!r}) and Python answered {answer!r}"

@@ -116,8 +116,8 @@ def test_compiled_methods_name_their_parameters_from_the_binding():
     e.begin_recording()
     with pytest.raises(TypeError, match=r"^hookscope: ShapeEngine\.add_call: call_json: expected a str, got bytes"):
         e.add_call(b"{}")
-    with pytest.raises(TypeError, match=r"^hookscope: ShapeEngine\.add_call\(call_json\): the arguments do not fit"):
-        e.add_call(["not", "text"])
+    with pytest.raises(TypeError, match=r"^hookscope: ShapeEngine\.remove_inputs\(names\): the arguments do not fit"):
+        e.remove_inputs(5)
     with pytest.raises(hookscope.FormatError) as bad:
         e.add_call("{not json")
     assert str(bad.value).startswith("hookscope: ShapeEngine.add_call(call_json='{not json'): ")

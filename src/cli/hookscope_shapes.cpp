@@ -47,9 +47,10 @@ hookscope::load_options load_options_of(const options& o) {
   if (o.index) l.stored_call_option = hookscope::option_id::candidate;
   if (o.avoid_specialization) l.stored_call_option = hookscope::option_id::avoid_specialization;
   l.for_summary = o.what == command::summarize;
-  l.spelling = option_spelling;
   // The load's warnings go out as they are met, before a later file's error.
-  l.on_warning = [](const std::string& warning) { std::cerr << program << ": warning: " << warning << '\n'; };
+  l.on_warning = [](const hookscope::option_sentence& warning) {
+    std::cerr << program << ": warning: " << warning.spelled(option_spelling) << '\n';
+  };
   return l;
 }
 

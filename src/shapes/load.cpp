@@ -242,9 +242,9 @@ void check_for_summaries(const load_options& o) {
 }
 
 // A warning met while loading: given as it comes (load_options::on_warning), and returned.
-void add_warning(loaded_engine& loaded, const load_options& o, const std::string& warning) {
+void add_warning(loaded_engine& loaded, const load_options& o, option_sentence warning) {
   if (o.on_warning) o.on_warning(warning);
-  loaded.warnings.push_back(warning);
+  loaded.warnings.push_back(std::move(warning));
 }
 
 // remove_inputs: a name that is no parameter and that no call gave (a typo) removes nothing; a warning says so. A
@@ -264,8 +264,8 @@ void remove_inputs(loaded_engine& loaded, const load_options& o) {
       rest.push_back(name);
     } else if (engine.remove_inputs({name}) == 0) {
       add_warning(loaded, o,
-                  std::string(o.spelling(option_id::remove_inputs)) + ": no call gave an input named '" + shown(name) +
-                      "' and no parameter has that name: " + "nothing removed for it");
+                  option_sentence() << option_id::remove_inputs << ": no call gave an input named '" << shown(name)
+                                    << "' and no parameter has that name: nothing removed for it");
     }
   }
   if (!rest.empty()) engine.remove_inputs(rest);
@@ -328,7 +328,8 @@ class call_feeder {
     }
   }
 
-  void warn(const std::string& warning) { add_warning(loaded_, options_, warning); }
+  void warn(const std::string& warning) { add_warning(loaded_, options_, option_sentence::of(warning)); }
+  void warn(option_sentence warning) { add_warning(loaded_, options_, std::move(warning)); }
 
   // The engine with every call, once the function chosen is known to be the only one, or the one asked for.
   loaded_engine finish(const std::vector<std::string>& sources) {
@@ -354,8 +355,9 @@ class call_feeder {
     }
     // A1: the calls beyond store_n_calls were read (and checked) but are not used: say so.
     if (const std::size_t kept = loaded_.engine.num_obs(); loaded_.calls_read > kept) {
-      warn("kept the first " + std::to_string(kept) + " of " + std::to_string(loaded_.calls_read) + " calls of " +
-           loaded_.function + "; " + std::string(options_.spelling(option_id::store_n_calls)) + " all uses every call");
+      warn(option_sentence() << "kept the first " << std::to_string(kept) << " of "
+                             << std::to_string(loaded_.calls_read) << " calls of " << loaded_.function << "; "
+                             << option_id::store_n_calls << " all uses every call");
     }
     remove_inputs(loaded_, options_);
     return std::move(loaded_);
