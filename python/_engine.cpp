@@ -251,9 +251,13 @@ hookscope::argument_options argument_options_of(const py::object& candidate, boo
     throw py::type_error("hookscope: candidate: a stored call's index (int) or a call's JSON (str), got a bool");
   }
   if (py::isinstance<py::int_>(candidate)) {
-    if (candidate.cast<long long>() < 0) {
-      throw py::value_error("hookscope: candidate: a stored call's index is >= 0, got " +
-                            std::string(py::repr(candidate)));
+    const auto index = py::reinterpret_borrow<py::int_>(candidate);
+    if (index < py::int_(0)) {
+      throw py::value_error("hookscope: candidate: a stored call's index is >= 0, got " + std::string(py::repr(index)));
+    }
+    if (index >= py::int_(hookscope::unlimited)) {  // no engine keeps that many calls; a size_t cannot hold more
+      throw py::value_error("hookscope: candidate: a stored call's index is below 2**64 - 1, got " +
+                            std::string(py::repr(index)));
     }
     o.candidate = candidate.cast<std::size_t>();
   } else if (py::isinstance<py::str>(candidate)) {
