@@ -254,7 +254,7 @@ void check_summarize(const options& o, bool format_given) {
   }
 }
 
-// What one command accepts and the other does not, and options that exclude each other.
+// What one command accepts and the other does not (the rules on the options themselves are the library's).
 void check_combinations(options& o, bool format_given) {
   if (o.files.empty()) throw usage_error("no input file (give FILE.jsonl..., or - for standard input)");
   if (o.what == command::summarize) return check_summarize(o, format_given);

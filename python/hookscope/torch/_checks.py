@@ -7,6 +7,7 @@ import inspect
 import warnings
 from typing import Any
 
+from .. import _engine
 from .._arguments import ArgumentTypeError, ArgumentValueError, _shown, count, key, keys, mapping
 
 
@@ -19,7 +20,10 @@ def value_if_missing(value: Any) -> dict:
 
 
 def store_n_calls(value: Any, name: str = "store_n_calls") -> int:
-    return count(name, value, minimum=1)
+    """A count (its type and range here); at least 1 is the library's rule (check_options)."""
+    n = count(name, value)
+    _engine.check_store_n_calls(n)
+    return n
 
 
 def _accepts(parameters: list[inspect.Parameter], k: str | int) -> str | None:
