@@ -81,8 +81,9 @@ py::list texts_of(const std::vector<std::string>& texts) {
 // position, any other text a name); a bool or a float is neither.
 hookscope::input_key to_key(const py::handle& key) {
   if (py::isinstance<py::bool_>(key) || !(py::isinstance<py::int_>(key) || py::isinstance<py::str>(key))) {
-    throw py::type_error("hookscope: an input key is a parameter name (str) or a position (int), got " +
-                         std::string(py::str(py::type::of(key).attr("__name__"))) + " " + std::string(py::repr(key)));
+    throw hookscope_python::binding_type_error(
+        "hookscope: an input key is a parameter name (str) or a position (int), got " +
+        std::string(py::str(py::type::of(key).attr("__name__"))) + " " + std::string(py::repr(key)));
   }
   if (py::isinstance<py::str>(key)) {
     const std::string text = key.cast<std::string>();
@@ -248,7 +249,8 @@ hookscope::argument_options argument_options_of(const py::object& candidate, boo
                                                 bool avoid_specialization) {
   hookscope::argument_options o;
   if (py::isinstance<py::bool_>(candidate)) {
-    throw py::type_error("hookscope: candidate: a stored call's index (int) or a call's JSON (str), got a bool");
+    throw hookscope_python::binding_type_error(
+        "hookscope: candidate: a stored call's index (int) or a call's JSON (str), got a bool");
   }
   if (py::isinstance<py::int_>(candidate)) {
     const auto index = py::reinterpret_borrow<py::int_>(candidate);
@@ -263,8 +265,9 @@ hookscope::argument_options argument_options_of(const py::object& candidate, boo
   } else if (py::isinstance<py::str>(candidate)) {
     o.candidate = hookscope::parse_call(candidate.cast<std::string>()).inputs;
   } else if (!candidate.is_none()) {
-    throw py::type_error("hookscope: candidate: a stored call's index (int) or a call's JSON (str), got " +
-                         std::string(py::str(py::type::of(candidate).attr("__name__"))));
+    throw hookscope_python::binding_type_error(
+        "hookscope: candidate: a stored call's index (int) or a call's JSON (str), got " +
+        std::string(py::str(py::type::of(candidate).attr("__name__"))));
   }
   o.flat = flat;
   o.as_args_kwargs = as_args_kwargs;
@@ -343,7 +346,8 @@ std::size_t count_tensors(const hookscope::value& v) {
 }
 
 std::vector<std::int64_t> shape_of(PyObject* shape) {
-  if (!PyTuple_Check(shape)) throw py::type_error("hookscope: a shape is a tuple of ints (torch.Size)");
+  if (!PyTuple_Check(shape))
+    throw hookscope_python::binding_type_error("hookscope: a shape is a tuple of ints (torch.Size)");
   const Py_ssize_t n = PyTuple_GET_SIZE(shape);
   std::vector<std::int64_t> out(static_cast<std::size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -377,7 +381,7 @@ struct shapes_filler {
   }
 
   hookscope::value operator()(hookscope::value_node::tensor t) const {
-    hookscope::tensor_spec filled{.shape = shape_of(PyList_GET_ITEM(shapes, static_cast<Py_ssize_t>(next))),
+    hookscope::tensor_spec filled{.shape = shape_of(PyTuple_GET_ITEM(shapes, static_cast<Py_ssize_t>(next))),
                                   .dtype = t.spec.dtype};
     ++next;
     return hookscope::value(std::move(filled));
@@ -450,22 +454,24 @@ void bind_shape_engine(py::module_& m) {
       cls, "add_call_shapes",
       [](SE& e, const call_template& t, const py::list& shapes, const py::object& keep, const py::object& into) {
         if (!into.is_none() && !PyList_Check(into.ptr())) {  // refused before the engine keeps anything
-          throw py::type_error("hookscope: add_call_shapes: into is a list or None, not " +
-                               std::string(py::str(py::type::of(into).attr("__name__"))));
+          throw hookscope_python::binding_type_error("hookscope: add_call_shapes: into is a list or None, not " +
+                                                     std::string(py::str(py::type::of(into).attr("__name__"))));
         }
-        if (static_cast<std::size_t>(py::len(shapes)) != t.tensors) {
-          throw py::value_error("hookscope: add_call_shapes: " + std::to_string(py::len(shapes)) +
+        // A snapshot: the list is the caller's, and reading a dimension (__index__) runs Python code that may change it.
+        const py::tuple frozen(shapes);
+        if (static_cast<std::size_t>(py::len(frozen)) != t.tensors) {
+          throw py::value_error("hookscope: add_call_shapes: " + std::to_string(py::len(frozen)) +
                                 " shapes for a template of " + std::to_string(t.tensors) + " tensors");
         }
         std::size_t next = 0;
         hookscope::call_inputs in;
         in.args.reserve(t.record.inputs.args.size());
-        for (const hookscope::value& a : t.record.inputs.args) in.args.push_back(with_shapes(a, shapes.ptr(), next));
+        for (const hookscope::value& a : t.record.inputs.args) in.args.push_back(with_shapes(a, frozen.ptr(), next));
         in.kwargs.reserve(t.record.inputs.kwargs.size());
         for (const auto& [name, v] : t.record.inputs.kwargs) {
-          in.kwargs.emplace_back(name, with_shapes(v, shapes.ptr(), next));
+          in.kwargs.emplace_back(name, with_shapes(v, frozen.ptr(), next));
         }
-        const bool kept = t.record.result ? e.add_call(std::move(in), with_shapes(*t.record.result, shapes.ptr(), next))
+        const bool kept = t.record.result ? e.add_call(std::move(in), with_shapes(*t.record.result, frozen.ptr(), next))
                                           : e.add_call(std::move(in));
         // Appended here, not by the caller: no Python code (a signal handler, which may raise) runs between the
         // engine's keeping the call and the list's, so that the two never disagree.

@@ -14,7 +14,7 @@ void set_option_facts(py::object& error, const hookscope::load_error& e) {
   py::list options;
   for (hookscope::option_id id : e.options()) options.append(text_of(hookscope::option_name(id)));
   error.attr("options") = py::tuple(options);
-  if (e.option_parts() != nullptr) error.attr("pieces") = pieces_of(*e.option_parts());
+  error.attr("pieces") = e.option_parts() != nullptr ? pieces_of(*e.option_parts()) : py::list();
 }
 
 const char* load_error_kind_name(hookscope::load_error_kind k) {
@@ -90,8 +90,8 @@ void bind_errors(py::module_& m) {
   static PyObject* load_error = py::exception<hookscope::load_error>(m, "LoadError", PyExc_ValueError).inc_ref().ptr();
   static PyObject* value_error =
       py::exception<hookscope::value_error>(m, "ValueKindError", PyExc_TypeError).inc_ref().ptr();
-  // Arguments that fit none of a compiled method's parameter types (its catch-all overload, bind_method).
-  py::register_exception<arguments_do_not_fit>(m, "ArgumentsDoNotFit", PyExc_TypeError);
+  // The binding's own refusals of an argument's type (binding_type_error).
+  py::register_exception<binding_type_error>(m, "BindingTypeError", PyExc_TypeError);
   // Each carries its sentence (what() after the library's prefix), for a message that quotes it.
   py::register_exception_translator([](std::exception_ptr p) {
     auto raise = [](PyObject* type, const auto& e) {
@@ -120,6 +120,7 @@ void bind_errors(py::module_& m) {
       error.attr("sentence") = text_of(e.what());
       error.attr("kind") = "unreadable";
       error.attr("options") = py::tuple();
+      error.attr("pieces") = py::list();
       PyErr_SetObject(load_error, error.ptr());
     }
   });

@@ -9,6 +9,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -32,10 +33,12 @@ py::list pieces_of(const hookscope::option_sentence& sentence);
 /// The warnings of an inference as Python holds them.
 py::list warnings_to_py(const std::vector<hookscope::inference_warning>& warnings);
 
-/// Thrown by a compiled method's catch-all overload: the arguments fit none of its parameter types (Python's guard,
-/// hookscope/_arguments.py, names the parameters).
-struct arguments_do_not_fit : std::exception {
-  const char* what() const noexcept override { return "the arguments do not fit the parameters' types"; }
+/// The binding's own refusal of an argument's type, its message a hookscope sentence: Python's
+/// hookscope._engine.BindingTypeError, a TypeError. So a TypeError of no subclass out of a compiled method is
+/// pybind11's refusal of the arguments, which Python's guard (hookscope/_arguments.py) turns into a sentence naming
+/// the parameters: decided by the exception's type, never by its text.
+struct binding_type_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// Registers the exception types and their translation, and front_door_keywords().

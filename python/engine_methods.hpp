@@ -1,8 +1,8 @@
 // hookscope._engine's methods bound with what Python's guard of them (hookscope/_arguments.py) needs, recorded where
-// they are bound rather than read back from docstrings or error texts: each method's parameters (the names of its
-// py::arg declarations, and which take a bool or a str, into which pybind11 would convert other values), kept on the
-// class as __hookscope_parameters__; and, after the method's own overload, a catch-all one that raises
-// ArgumentsDoNotFit for arguments that fit none of its parameter types. Private to the extension (python/).
+// they are bound rather than read back from docstrings: each method's parameters (the names of its py::arg
+// declarations, and which take a bool or a str, into which pybind11 would convert other values), kept on the class as
+// __hookscope_parameters__. (Arguments pybind11 cannot convert raise a plain TypeError, which the binding's own
+// refusals never are: binding_type_error.) Private to the extension (python/).
 #pragma once
 
 #include "engine_errors.hpp"
@@ -96,13 +96,12 @@ py::dict parameter_table(Class& cls) {
 
 }  // namespace detail
 
-/// cls.def(name, f, extra...), its parameters recorded, and the catch-all overload after it.
+/// cls.def(name, f, extra...), its parameters recorded.
 template <class Class, class F, class... Extra>
 Class& bind_method(Class& cls, const char* name, F&& f, const Extra&... extra) {
   using types = typename detail::method_parameters<std::decay_t<F>>::types;
   detail::parameter_table(cls)[name] = detail::parameters_of<types>(extra...);
   cls.def(name, std::forward<F>(f), extra...);
-  cls.def(name, [](const py::args&, const py::kwargs&) -> py::object { throw arguments_do_not_fit(); });
   return cls;
 }
 
@@ -112,8 +111,6 @@ Class& bind_init(Class& cls, Factory&& factory, const Extra&... extra) {
   using types = typename detail::factory_parameters<decltype(&std::decay_t<Factory>::operator())>::types;
   detail::parameter_table(cls)["__init__"] = detail::parameters_of<types>(extra...);
   cls.def(py::init(std::forward<Factory>(factory)), extra...);
-  using bound = typename Class::type;
-  cls.def(py::init([](const py::args&, const py::kwargs&) -> bound* { throw arguments_do_not_fit(); }));
   return cls;
 }
 

@@ -103,7 +103,7 @@ std::string describe_exception(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& ex) {
-    return ex.what();
+    return std::string(sentence_of(ex));  // quoted after "hookscope: ...": the library's own, without their prefix
   } catch (...) {
     return "an exception not derived from std::exception";
   }

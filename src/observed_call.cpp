@@ -24,7 +24,7 @@ constinit left_calls left_log;
 void throw_omitted_arg(const erased_call& call, std::size_t i, omitted_access access) {
   const std::string index = std::to_string(i);
   const std::string name(call.arg_name(i));
-  std::string what = "hookscope: call_context::";
+  std::string what = "call_context::";  // value_error puts the library's prefix before it
   switch (access) {
     case omitted_access::by_index: what += "arg<" + index + ">()"; break;
     case omitted_access::by_name: what += "arg<\"" + name + "\">()"; break;

@@ -86,6 +86,10 @@ TEST_CASE("call_context::has_arg, find_arg and arg with omitted arguments") {
                               Contains("'defaults::scale' omitted argument 2 ('times')") && Contains("has_arg"));
     CHECK_THAT(errors[1], Contains("hookscope: call_context::arg<2>()") && Contains("('times')"));
     CHECK_THAT(errors[2], Contains("hookscope: call_context::args()") && Contains("argument 2 ('times')"));
+    for (const std::string& e : errors) {  // the library's prefix once, at the start
+      CHECK(e.rfind("hookscope: call_context::", 0) == 0);
+      CHECK(e.find("hookscope: ", 1) == std::string::npos);
+    }
     errors.clear();
     defaults::scale(1.0, 2.0, 3);  // nothing omitted: nothing thrown
     CHECK(errors.empty());

@@ -160,6 +160,16 @@ TEST_CASE("callback exceptions are logged and the remaining callbacks still run"
         "hookscope: a callback of observer 'on_numbers' threw: an exception not derived from std::exception");
 }
 
+TEST_CASE("a logged exception of the library is quoted by its sentence") {
+  captured_log log;
+  hookscope::observer<int> numbers{"on_numbers"};
+  auto reading = numbers.add([](int) { throw hookscope::value_error("value: expected tensor, found int"); });
+  CHECK_NOTHROW(numbers.observe(0));
+  const auto lines = log.lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "hookscope: a callback of observer 'on_numbers' threw: value: expected tensor, found int");
+}
+
 TEST_CASE("set_rethrow_callback_exceptions propagates callback exceptions") {
   captured_log log;
   hookscope::rethrow_callback_exceptions_scope rethrow;

@@ -23,8 +23,8 @@ from ._engine import (DynamicShapes, FormatError, InferenceError, LoadError, Rec
 
 # The compiled classes' methods refuse with hookscope's sentences (their binding's own would be pybind11's); an
 # argument's text that is no valid encoding (FormatError) is refused naming the method and the arguments given.
-_arguments.guard_binding(ShapeEngine, (FormatError,), _engine.ArgumentsDoNotFit)
-_arguments.guard_binding(DynamicShapes, (FormatError,), _engine.ArgumentsDoNotFit)
+_arguments.guard_binding(ShapeEngine, (FormatError,))
+_arguments.guard_binding(DynamicShapes, (FormatError,))
 
 __all__ = [
     "FormatError",

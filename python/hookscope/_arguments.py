@@ -133,18 +133,18 @@ def callable_(name: str, value: Any, optional: bool = False):
     return value
 
 
-def guard_binding(cls: type, errors: tuple[type, ...], does_not_fit: type) -> None:
+def guard_binding(cls: type, errors: tuple[type, ...]) -> None:
     """Replaces each method of a compiled class by one whose refusals start with ``hookscope:`` and name the
     parameters, from what the binding recorded of each method (``__hookscope_parameters__``: names, and which take a
     bool or a str): a bool or a str parameter given another type is refused before the call (pybind11 would convert
-    it); arguments that fit no parameter type (the binding's ``does_not_fit``) become a TypeError listing what was
-    given; the library's ``errors`` are raised again naming the method and the arguments before their sentence."""
+    it); a TypeError of no subclass is pybind11's refusal of the arguments (the binding's own are BindingTypeError)
+    and becomes one listing what was given; the library's ``errors`` are raised again naming the method and the
+    arguments before their sentence."""
     for name, parameters in cls.__dict__.get("__hookscope_parameters__", {}).items():
-        setattr(cls, name, _guarded(cls.__name__, name, getattr(cls, name), list(parameters), errors, does_not_fit))
+        setattr(cls, name, _guarded(cls.__name__, name, getattr(cls, name), list(parameters), errors))
 
 
-def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], errors: tuple[type, ...],
-             does_not_fit: type):
+def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], errors: tuple[type, ...]):
     where = f"{owner}.{name}" if name != "__init__" else owner
     names = [n for n, _ in parameters]
     # What each checked parameter must be exactly (a subclass goes through the full check).
@@ -168,12 +168,16 @@ def _guarded(owner: str, name: str, fn, parameters: list[tuple[str, str]], error
             return fn(self, *args, **kwargs)
         except errors as e:
             shown = ", ".join(f"{n}={_shown(v)}" for n, v in given(args, kwargs).items())
-            error = type(e)(f"hookscope: {where}({shown}): {e.sentence}")
-            for fact in ("sentence", "kind", "options", "pieces"):
+            sentence = f"{where}({shown}): {e.sentence}"
+            error = type(e)(f"hookscope: {sentence}")
+            for fact in ("kind", "options", "pieces"):
                 if hasattr(e, fact):
                     setattr(error, fact, getattr(e, fact))
+            error.sentence = sentence
             raise error from None
-        except does_not_fit:
+        except TypeError as e:
+            if type(e) is not TypeError:  # the binding's own refusal (BindingTypeError), or ValueKindError
+                raise
             values = given(args, kwargs)
             shown = ", ".join(f"{n}={_shown(v)}" for n, v in values.items())
             types = ", ".join(f"{n}: {type(v).__name__}" for n, v in values.items())

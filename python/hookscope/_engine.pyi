@@ -28,8 +28,8 @@ class LoadError(ValueError):
 class ValueKindError(TypeError):
     sentence: str
 
-class ArgumentsDoNotFit(TypeError):
-    """Arguments that fit none of a compiled method's parameter types."""
+class BindingTypeError(TypeError):
+    """The binding's own refusal of an argument's type (a plain TypeError out of a method is pybind11's)."""
 
 class DynamicShapes:
     def write(self, format: str = "torch", typed: bool = False) -> str: ...

@@ -126,3 +126,62 @@ def test_compiled_methods_name_their_parameters_from_the_binding():
         warnings.simplefilter("error")
         with pytest.raises(TypeError, match="do not fit"):
             hookscope.ShapeEngine(store_n_calls="three")
+
+
+def test_compiled_methods_convert_what_pybind11_converts():
+    """A value pybind11 converts (a numpy int for an int) still goes through: the binding's own refusals are
+    BindingTypeError, so only a TypeError of no subclass is a refusal of the arguments."""
+    numpy = pytest.importorskip("numpy")
+    e = hookscope.ShapeEngine(store_n_calls=numpy.int64(3))
+    e.set_parameters(json.dumps([{"name": "x"}]))
+    e.begin_recording()
+    for n in (2, 3):
+        e.add_call(json.dumps({"args": [{"shape": [n, 4], "dtype": "float32"}], "kwargs": []}))
+    ds = e.infer_dynamic_shapes(dim_labels=[("x", numpy.int64(0), "batch")])
+    assert ds.to_json() == '[{"0":"batch"}]'
+    with pytest.raises(_engine.BindingTypeError, match="^hookscope: candidate: "):
+        e.infer_arguments(candidate=True)
+
+
+def test_a_shape_list_changed_while_it_is_read_does_not_crash():
+    template = _engine.CallTemplate(json.dumps({"args": [{"shape": [1], "dtype": "float32"}] * 2, "kwargs": []}))
+    e = hookscope.ShapeEngine()
+    e.set_parameters(json.dumps([{"name": "a"}, {"name": "b"}]))
+    e.begin_recording()
+    shapes = []
+
+    class Clearing:
+        def __index__(self):
+            shapes.clear()
+            return 2
+
+    shapes.extend([(Clearing(),), (3,)])
+    assert e.add_call_shapes(template, shapes)  # read from a snapshot of the list
+    with pytest.raises(TypeError, match=r"^hookscope: ShapeEngine\.add_call_shapes\(template, shapes, keep, into\)"):
+        e.add_call_shapes(template, [(2.5,), (3,)])
+
+
+def test_a_quoted_refusal_keeps_its_sentence_and_its_facts():
+    with pytest.raises(hookscope.FormatError) as bad:
+        hookscope.ShapeEngine().add_call("{bad")
+    assert str(bad.value) == "hookscope: " + bad.value.sentence
+    with pytest.raises(hookscope.LoadError) as missing:
+        hookscope.infer(["/nonexistent.jsonl"])
+    assert missing.value.options == () and missing.value.pieces == []
+
+
+def test_a_recording_warning_quotes_a_sentence_once():
+    torch = pytest.importorskip("torch", reason="torch is installed by tools/python_env.sh")
+    from hookscope.torch import InputObserver
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    model, observer = Model(), InputObserver()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with observer(model):
+            model(torch.ones(2, dtype=torch.complex64))
+    texts = [str(w.message) for w in caught if "recording a call" in str(w.message)]
+    assert texts and all(t.count("hookscope: ") == 1 for t in texts), texts

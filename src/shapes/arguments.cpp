@@ -157,8 +157,8 @@ call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& sl
                             std::vector<inference_warning>& warnings) {
   if (!s.options.keep_calls) {
     throw inference_error(
-        "infer_arguments: avoid_specialization needs stored calls (keep_calls is false; "
-        "on the command line use --store-n-calls N, not all)");
+        "infer_arguments: avoid_specialization needs stored calls (keep_calls is false: the engine keeps the "
+        "summaries of every call, no call itself)");
   }
   const std::vector<flat_leaf> flat = flatten_slots(s, slots);
   const std::vector<std::vector<value>> observed = observed_calls(s, slots);

@@ -341,7 +341,7 @@ class call_feeder {
     loaded_.function = options_.function ? *options_.function : functions_.empty() ? std::string() : functions_.first();
     const bool none = loaded_.calls_read == 0;
     if (none && options_.for_summary && options_.function) {  // a shard without the function: it merges as nothing
-      warn("no record of '" + loaded_.function + "': the summary is empty");
+      warn("no record of '" + shown(loaded_.function) + "': the summary is empty");
       return std::move(loaded_);
     }
     if (none && options_.function && !functions_.empty()) {
@@ -472,10 +472,11 @@ class summary_merger {
     try {
       loaded_.engine.merge(part);
     } catch (const merge_error& e) {
-      const std::string why(e.detail());
-      const bool signature = e.why() == merge_error::reason::signatures_differ;
-      fail(kind_of(e.why()),
-           name + ": cannot merge: " + why + (signature ? "; summarize such a part with --signature-from FILE" : ""));
+      option_sentence why = option_sentence() << name << ": cannot merge: " << e.detail();
+      if (e.why() == merge_error::reason::signatures_differ) {
+        why << "; summarize such a part with " << option_id::signature_from << " FILE";
+      }
+      throw load_error(kind_of(e.why()), std::move(why));
     }
   }
 

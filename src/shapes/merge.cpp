@@ -24,8 +24,7 @@ std::string if_missing_text(const std::vector<std::pair<input_key, value>>& entr
 // same signature (it decides what positions name and which keywords are constants), the same value_if_missing.
 void check_every_call(const recorded_state& into, const recorded_state& later) {
   if (into.options.store_n_calls != unlimited || later.options.store_n_calls != unlimited) {
-    refuse(merge_error::reason::not_every_call,
-           "only states recording every call merge (store_n_calls = unlimited, --store-n-calls all)");
+    refuse(merge_error::reason::not_every_call, "only states recording every call merge (store_n_calls = unlimited)");
   }
 }
 

@@ -4,6 +4,8 @@
 #include "hookscope/load.hpp"
 #include "hookscope/shapes.hpp"
 
+#include "../shown_name.hpp"
+
 #include <algorithm>
 #include <string>
 #include <variant>
@@ -67,7 +69,8 @@ void check_options(const dynamic_shapes_options& o) {
                      option_id::batch_dimension_for_all);
   for (const dim_label& l : o.dim_labels) {
     if (!is_dim_label(l.label)) {
-      refuse(option_sentence() << option_id::dim_labels << ": the label '" << l.label << "' is not an identifier");
+      refuse(option_sentence() << option_id::dim_labels << ": the label '" << detail::shown(l.label)
+                               << "' is not an identifier");
     }
   }
 }

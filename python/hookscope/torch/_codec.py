@@ -41,8 +41,8 @@ class Unrecordable(TypeError):
     """A value the record format cannot hold; ``path`` names where it is (``kwargs.past.0``)."""
 
     def __init__(self, message: str, path: str):
-        super().__init__(f"hookscope: {path}: {message}")
-        self.path = path
+        self.path, self.sentence = path, f"{path}: {message}"
+        super().__init__(f"hookscope: {self.sentence}")
 
 
 def _key_name(key, i: int) -> str:

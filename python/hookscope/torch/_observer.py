@@ -165,7 +165,8 @@ class InputObserver:
 
     def _warn(self, error: BaseException, consequence: str) -> None:
         """One warning per reason (not one per call), naming the function."""
-        text = f"hookscope: recording a call of {self._function}: {error} ({consequence})"
+        # The library's errors and the codec's carry their sentence, quoted without their own prefix.
+        text = f"hookscope: recording a call of {self._function}: {getattr(error, 'sentence', error)} ({consequence})"
         if text not in self._warned:
             self._warned.add(text)
             try:

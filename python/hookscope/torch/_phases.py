@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import torch
 
+from .._errors import InferenceWarning
 from ._engines import new_engine
 
 
@@ -94,7 +95,8 @@ def phases(observer: Any, set_batch_dimension_for=None, dim_names=None) -> list[
         ds = sub.infer_dynamic_shapes(set_batch_dimension_for, dim_names)
         for w in sub.shape_warnings(set_batch_dimension_for, dim_names):
             if w.kind == "batch_dimension_unobserved":  # the user named it: say why it is static
-                warnings.warn(f"{w} (phase {profile['phase']})", stacklevel=3)
+                warnings.warn(InferenceWarning(f"{w} (phase {profile['phase']})", w.kind, w.input, w.dim,
+                                               profile["phase"]), stacklevel=3)
         backed = sub.needs_backed_size_oblivious(_as_named(sub, args, kwargs, ds), ds)
         out.append(Phase(_phase_name(profile, len(profiles)), profile["phase"], members[p], sub, args,
                          kwargs, ds, backed))
