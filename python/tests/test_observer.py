@@ -100,7 +100,7 @@ def test_unregistered_class_is_left_out_with_a_sentence():
             return x
 
     m, obs = M(), InputObserver()
-    with pytest.warns(UserWarning, match=r"M\.forward: hookscope: args\.1: .*register it as a pytree node"):
+    with pytest.warns(UserWarning, match=r"M\.forward: args\.1: .*register it as a pytree node"):
         with obs(m):
             out = m(torch.ones(2), Opaque())  # the model's call still returns
     assert torch.equal(out, torch.ones(2)) and obs.num_obs == 0
