@@ -213,3 +213,19 @@ TEST_CASE("inference_warning") {
     }
   }
 }
+
+TEST_CASE("check_options: the unnamed dimension's label is no option's") {
+  const load_error e = refusal_of([] {
+    hookscope::check_options(
+        dynamic_shapes_options{.dim_labels = {{"x", 0, std::string(hookscope::unnamed_dim_label)}}});
+  });
+  CHECK(e.options() == std::vector{option_id::dim_labels});
+  CHECK(e.sentence() ==
+        "dim_labels: the label 'DYNAMIC' is what an unnamed dynamic dimension is called; choose another");
+  CHECK_NOTHROW(hookscope::check_options(dynamic_shapes_options{.dim_labels = {{"x", 0, "dynamic"}}}));
+}
+
+TEST_CASE("shape_engine: store_n_calls 0 is refused when the engine is made") {
+  CHECK(refusal_of([] { (void)shape_engine(engine_options{.store_n_calls = 0}); }).options() ==
+        std::vector{option_id::store_n_calls});
+}

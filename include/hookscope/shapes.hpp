@@ -112,10 +112,13 @@ struct dynamic_shapes_options {
 /// a front end may check them before it reads any source.
 void check_options(const dynamic_shapes_options& options);
 
+/// The label of a dynamic dimension no label names (torch.export's Dim.DYNAMIC); no option may give it.
+inline constexpr std::string_view unnamed_dim_label = "DYNAMIC";
+
 /// What was seen of one dynamic dimension.
 struct dynamic_dim {
   std::size_t dim = 0;
-  std::string label;        ///< "DYNAMIC", or a name from dim_names / dim_labels
+  std::string label;        ///< unnamed_dim_label, or a name from dim_names / dim_labels
   std::string shared_name;  ///< one name for dims equal in every call giving both (batch across inputs), always set
   std::int64_t min = 0;     ///< observed
   std::int64_t max = 0;

@@ -51,7 +51,7 @@ tensor_input describe(const flat_leaf& f, const leaf_summary& l, bool forced) {
     if (!s.varies && !(d == 0 && forced)) continue;
     dynamic_dim dd;
     dd.dim = d;
-    dd.label = "DYNAMIC";
+    dd.label = unnamed_dim_label;
     dd.min = s.min;
     dd.max = s.max;
     dd.opt = s.opt();
@@ -124,7 +124,7 @@ std::string label_for(const slot& s, const dynamic_dim& dd, const dynamic_shapes
     }
     if (!o.dim_names) return bases.label(s.label_name, dd.dim);
   }
-  return o.dim_names ? dd.shared_name : "DYNAMIC";
+  return o.dim_names ? dd.shared_name : std::string(unnamed_dim_label);
 }
 
 // C3. shared_name: the automatic algorithm, always; label: explicit, automatic or "DYNAMIC" per the options. Dims

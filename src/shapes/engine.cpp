@@ -47,7 +47,17 @@ struct shape_engine::impl {
   }
 };
 
-shape_engine::shape_engine(engine_options options) : impl_(std::make_unique<impl>(options)) {}
+namespace {
+
+// The options, once the library's rules have checked them (a recording keeps at least one call).
+engine_options checked(engine_options options) {
+  check_options(options);
+  return options;
+}
+
+}  // namespace
+
+shape_engine::shape_engine(engine_options options) : impl_(std::make_unique<impl>(checked(options))) {}
 shape_engine::~shape_engine() = default;
 shape_engine::shape_engine(shape_engine&&) noexcept = default;
 shape_engine& shape_engine::operator=(shape_engine&&) noexcept = default;
@@ -179,7 +189,7 @@ dynamic_shapes shape_engine::infer_dynamic_shapes(const dynamic_shapes_options& 
               // Both in every call: equal sequences over different calls are not equal dims (C3).
               if (sequences[i][j] != out.sequences[o][d] || sequences[i][j].second != state.n_calls) continue;
               od.shared_name = ds.inputs_[i].dynamic_dims[j].shared_name;
-              if (od.label != "DYNAMIC") od.label = ds.inputs_[i].dynamic_dims[j].label;
+              if (od.label != unnamed_dim_label) od.label = ds.inputs_[i].dynamic_dims[j].label;
               break;
             }
           }

@@ -140,7 +140,7 @@ std::string dynamic_shapes::to_onnx() const {
         detail::append_json_string(out, std::to_string(d.dim));
         out += ':';
         // "DYNAMIC" for every dim would tell the exporter they are all one symbol: the shared name instead.
-        detail::append_json_string(out, d.label == "DYNAMIC" ? d.shared_name : d.label);
+        detail::append_json_string(out, d.label == unnamed_dim_label ? d.shared_name : d.label);
       }
       out += '}';
     }

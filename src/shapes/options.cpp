@@ -68,6 +68,10 @@ void check_options(const dynamic_shapes_options& o) {
   exclude_each_other(!o.batch_dimension_for.empty(), option_id::batch_dimension_for, o.batch_dimension_for_all,
                      option_id::batch_dimension_for_all);
   for (const dim_label& l : o.dim_labels) {
+    if (l.label == unnamed_dim_label) {  // it would read as a dimension no label names
+      refuse(option_sentence() << option_id::dim_labels << ": the label '" << l.label
+                               << "' is what an unnamed dynamic dimension is called; choose another");
+    }
     if (!is_dim_label(l.label)) {
       refuse(option_sentence() << option_id::dim_labels << ": the label '" << detail::shown(l.label)
                                << "' is not an identifier");
