@@ -81,7 +81,10 @@ std::string find_refused(const value& v, std::string& path) {
   const std::size_t length = path.size();
   const auto in_items = [&](const std::vector<value>& items) -> std::string {
     for (std::size_t i = 0; i < items.size(); ++i) {
-      path += "[" + std::to_string(i) + "]";
+      // Appended piece by piece: GCC 12's -O3 -Wrestrict misreads `"[" + std::string&&` as an overlapping copy.
+      path += '[';
+      path += std::to_string(i);
+      path += ']';
       if (std::string why = find_refused(items[i], path); !why.empty()) return why;
       path.resize(length);
     }
@@ -91,7 +94,8 @@ std::string find_refused(const value& v, std::string& path) {
     std::unordered_set<std::string_view> names;
     for (const auto& [name, field] : fields) {
       if (!names.insert(name).second) return "the key \"" + name + "\" given twice";
-      path += "." + name;
+      path += '.';
+      path += name;
       if (std::string why = find_refused(field, path); !why.empty()) return why;
       path.resize(length);
     }

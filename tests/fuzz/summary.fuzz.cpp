@@ -30,7 +30,7 @@ void infer_everything(const hookscope::shape_engine& e) {
   } catch (const hookscope::inference_error&) {
   }
   try {
-    (void)hookscope::to_json(e.infer_arguments());
+    (void)hookscope::to_json(e.infer_arguments().arguments);
   } catch (const hookscope::inference_error&) {
   }
   (void)e.info();
