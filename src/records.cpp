@@ -13,6 +13,7 @@
 
 #include "json_reader.hpp"
 #include "record_parts.hpp"
+#include "record_templates.hpp"
 #include "shown_name.hpp"
 #include "tensor_contents.hpp"
 
@@ -309,6 +310,10 @@ class record_parser {
 
   alignas(std::max_align_t) unsigned char first_block_[16 * 1024];
   json::parser parser_;
+
+ public:
+  call_record parsed;          // a record the full parse read (record_reader's)
+  record_templates templates;  // the structures met, for the lines that repeat one
 };
 
 }  // namespace detail
@@ -464,6 +469,18 @@ void record_reader::skip_long_line(bool whole) {
 }
 
 bool record_reader::next(call_record& out) {
+  record_view view;
+  if (!next(view)) return false;
+  if (view.record == &parser_->parsed) {
+    std::swap(out, parser_->parsed);
+  } else {
+    out = *view.record;
+  }
+  return true;
+}
+
+bool record_reader::next(record_view& view) {
+  call_record& out = parser_->parsed;
   for (;;) {
     // Room beside the record for a byte-order mark and a CR, which are no part of it.
     const std::size_t cap = std::max(max_line_bytes_, max_line_bytes_ + byte_order_mark.size() + 1);
@@ -484,6 +501,10 @@ bool record_reader::next(call_record& out) {
       continue;
     }
     if (is_blank(text)) continue;
+    if (const auto read = parser_->templates.match(text)) {
+      view = {&read->from->record(), read->structure, false, read->from->sizes()};
+      return true;
+    }
     detail::dropped_note note;
     bool record = true;
     try {
@@ -502,6 +523,11 @@ bool record_reader::next(call_record& out) {
       continue;
     }
     check_signature(out);
+    if (const auto made = parser_->templates.learn(text, out)) {
+      view = {&made->from->record(), made->structure, true, made->from->sizes()};
+    } else {
+      view = {&out, std::nullopt, false, {}};
+    }
     return true;
   }
   if (in_->bad()) {

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -55,6 +56,19 @@ parameter_list parse_signature(std::string_view text);
 
 /// The records not written, per function's name: what the notes of a record stream count (record_reader).
 using dropped_record_counts = std::map<std::string, std::uint64_t, std::less<>>;
+
+/// A record as record_reader::next(record_view&) gives it, without copying it: valid until the reader's next call.
+/// Records alike in every byte but their tensors' sizes and their latency share a structure, whose record the
+/// reader keeps and writes each one's sizes into: a consumer that knows the structure reads only `sizes`.
+struct record_view {
+  const call_record* record = nullptr;
+  /// The reader's number for the record's structure (at most 64 are held at once; a number is reused when its
+  /// structure is replaced, and `new_structure` says so), or none for a record read on its own.
+  std::optional<std::size_t> structure;
+  bool new_structure = false;
+  /// Every tensor's sizes, in leaf order: the args', the kwargs', then the result's (a structure's records only).
+  std::span<const std::int64_t> sizes;
+};
 
 namespace detail {
 class record_parser;  // Boost.JSON's parser and memory, reused from line to line (records.cpp)
@@ -84,6 +98,8 @@ class record_reader {
   /// record_error on a bad line (a note of another form than docs/record_format.md's "Notes" too), std::system_error
   /// when the stream fails to read.
   bool next(call_record& out);
+  /// Reads the next record without copying it (record_view); the fastest way through a long recording.
+  bool next(record_view& out);
 
   /// What was accepted with a doubt or left out, as sentences naming the source and line: a last line cut short (no
   /// newline, not JSON), which a writer stopped mid-line leaves; a line longer than the limit, skipped (its length
