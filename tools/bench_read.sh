@@ -43,8 +43,9 @@ bench_read() {
   local status=0
   echo "### reading records: hookscope against the parsing floor"
   echo
+  # Repetitions shuffled: on a busy machine, slow phases then hurt every row alike, and the ratios hold.
   HOOKSCOPE_READ_BENCH_FILE=$data/decoder.jsonl HOOKSCOPE_READ_BENCH_SHARDS=$data/shards \
-    python3 tools/bench_table.py "$build/bench/read_bench" "$@" || status=$?
+    python3 tools/bench_table.py "$build/bench/read_bench" --interleave on "$@" || status=$?
   echo
   echo "### peak RSS reading 1 GB, --store-n-calls all (target <= 20 MiB)"
   echo
