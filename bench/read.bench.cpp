@@ -32,14 +32,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
