@@ -23,6 +23,9 @@ call must cost what the plain one does: their ratio is checked against 1.00 with
 Record reading and streaming inference (bench/shapes.bench.cpp, benchmarks named shapes_*): records/s and the
 peak RSS before and after 100 k and 1 M records, checked against ">= 200 k records/s, memory flat".
 
+Reading a file against the parsing floor (bench/read.bench.cpp, benchmarks named read_*; tools/read_table.py):
+records/s and MB/s of hookscope, simdjson on demand and Boost.JSON's basic_parser, ratios to the floor.
+
 Standard library only.
 """
 
@@ -32,6 +35,8 @@ import os
 import statistics
 import subprocess
 import sys
+
+import read_table
 
 BASELINE = "plain_call"
 SIGC = "libsigc++"
@@ -545,6 +550,9 @@ def report(data, args):
     context = data.get("context", {})
     enabled = context.get("hookscope_hooks") != "disabled"
     shuffled = ran_shuffled(data)
+
+    if read_table.is_read_run(order):
+        return read_table.report(data, args.time, describe(context, args.time, repetitions, shuffled), print_targets)
 
     if is_shapes_run(order):
         print("\n".join(shapes_table(shapes_counters(data))))

@@ -15,7 +15,8 @@ ensure_packages() {
 
 # What building and testing hookscope needs (benchmark peers included, so `meson test` builds everything;
 # cmake for the CMake package and its downstream test; python3-pytest for the pytest modules of tests/;
-# systemtap-sdt-dev for the USDT probes (<sys/sdt.h>), gdb and bpftrace for their tests).
+# systemtap-sdt-dev for the USDT probes (<sys/sdt.h>), gdb and bpftrace for their tests; libsimdjson-dev for the
+# parsing floor of bench/read.bench.cpp, the benchmarks' only: the library never uses it).
 HOOKSCOPE_BUILD_PACKAGES=(meson ninja-build g++ pkg-config python3 python3-pytest catch2 libboost1.81-dev
                           libbenchmark-dev libsigc++-3.0-dev libeigen3-dev cmake clang-format
-                          systemtap-sdt-dev gdb bpftrace)
+                          systemtap-sdt-dev gdb bpftrace libsimdjson-dev)
