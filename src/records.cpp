@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <istream>
 #include <limits>
 #include <optional>
@@ -353,6 +354,17 @@ void record_reader::open(std::istream& in, std::string source) {
   in_ = &in;
   source_ = std::move(source);
   line_ = 0;
+  begin_ = end_ = 0;
+  ended_ = false;
+}
+
+// After a long line: the memory it took goes back; the bytes read after it stay (the next block is allocated at its
+// usual size).
+void record_reader::release_buffer() {
+  std::string rest(buffer_, begin_, end_ - begin_);
+  buffer_ = std::move(rest);
+  begin_ = 0;
+  end_ = buffer_.size();
 }
 
 void record_reader::fail(const std::string& message) const { throw record_error(source_, line_, message); }
@@ -364,31 +376,8 @@ bool is_blank(std::string_view line) {
 
 constexpr std::string_view byte_order_mark = "\xEF\xBB\xBF";
 
-enum class line_status { line, end, too_long };
-
-// std::getline without its unbounded growth: reads in chunks and stops once the line is past `cap` bytes, with its
-// start in `out` and the rest unread (too_long). After a line, eof() says whether it ended at the end of the stream
-// rather than at a newline.
-line_status read_line(std::istream& in, std::string& out, std::size_t cap) {
-  out.clear();
-  char chunk[1 << 16];
-  for (;;) {
-    in.getline(chunk, sizeof chunk);
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (in.bad()) return line_status::end;
-    if (!in.fail() && !in.eof()) {  // stopped at a newline, which gcount() counts
-      out.append(chunk, got - 1);
-      return line_status::line;
-    }
-    if (in.eof()) {
-      out.append(chunk, got);
-      return out.empty() && got == 0 ? line_status::end : line_status::line;
-    }
-    out.append(chunk, got);  // the chunk is full: the line goes on
-    in.clear(in.rdstate() & ~std::ios::failbit);
-    if (out.size() > cap) return line_status::too_long;
-  }
-}
+// Lines are read from blocks of this size (larger while a line is longer): a line costs a memchr, not a copy.
+constexpr std::size_t block_bytes = std::size_t{1} << 18;
 
 // A byte that JSON text never holds: a control character other than tab, newline and CR (strings escape them), or
 // a byte UTF-8 never uses.
@@ -428,10 +417,48 @@ class long_line_check {
 
 }  // namespace
 
-// The line in buffer_ is longer than the limit: `whole`, it is all there; else the rest is still to read. It is
-// skipped with a warning naming its length, unless it cannot be a record (an error: a binary stream, /dev/zero).
-void record_reader::skip_long_line(bool whole) {
-  std::string_view start = buffer_;
+// The next line in buffer_, read by blocks (at most `cap` bytes of it: a longer line is `too_long`, its start given and
+// the rest still in the stream); `unterminated` when it ends at the end of the stream rather than at a newline. A
+// stream that fails mid-line gives `end`, the partial line dropped (next() then reports the failure).
+std::string_view record_reader::next_line(line_status& status, bool& unterminated, std::size_t cap) {
+  for (;;) {
+    const char* from = buffer_.data() + begin_;
+    const std::size_t held = end_ - begin_;
+    if (const void* newline = held == 0 ? nullptr : std::memchr(from, '\n', held)) {
+      const auto length = static_cast<std::size_t>(static_cast<const char*>(newline) - from);
+      begin_ += length + 1;
+      status = line_status::line;
+      unterminated = false;
+      return {from, length};
+    }
+    if (ended_ || held > cap) {
+      begin_ = end_;
+      status = held == 0 ? line_status::end : held > cap ? line_status::too_long : line_status::line;
+      unterminated = true;
+      return {from, held};
+    }
+    std::memmove(buffer_.data(), from, held);  // the line so far to the front, and more bytes after it
+    begin_ = 0;
+    end_ = held;
+    if (buffer_.size() < block_bytes || end_ == buffer_.size()) {
+      buffer_.resize(std::min(std::max(block_bytes, 2 * buffer_.size()), std::max(block_bytes, cap + 2)));
+    }
+    in_->read(buffer_.data() + end_, static_cast<std::streamsize>(buffer_.size() - end_));
+    end_ += static_cast<std::size_t>(in_->gcount());
+    if (in_->bad()) {
+      begin_ = end_ = 0;
+      ended_ = true;
+      status = line_status::end;
+      return {};
+    }
+    ended_ = !*in_;  // a short read: the end of the stream
+  }
+}
+
+// `start`, the first bytes of a line, is longer than the limit: `whole`, it is the whole line; else the rest is still
+// in the stream. It is skipped with a warning naming its length, unless it cannot be a record (an error: a binary
+// stream, /dev/zero).
+void record_reader::skip_long_line(std::string_view start, bool whole) {
   const bool marked = line_ == 1 && start.starts_with(byte_order_mark);
   if (marked) start.remove_prefix(byte_order_mark.size());
   long_line_check check;
@@ -439,8 +466,7 @@ void record_reader::skip_long_line(bool whole) {
   char last = start.empty() ? '\0' : start.back();
   auto fail_if = [&](const std::optional<std::string>& problem) {
     if (!problem) return;
-    buffer_.clear();
-    buffer_.shrink_to_fit();
+    release_buffer();
     fail(*problem + ", and is longer than " + std::to_string(max_line_bytes_) +
          " bytes, the reader's limit: not a record file");
   };
@@ -461,8 +487,7 @@ void record_reader::skip_long_line(bool whole) {
     }
   }
   if (last == '\r') --length;  // a CR before the newline is no part of the record
-  buffer_.clear();
-  buffer_.shrink_to_fit();
+  release_buffer();
   warnings_.push_back(source_ + ":" + std::to_string(line_) + ": skipped a line of " + std::to_string(length) +
                       " bytes, longer than the reader's limit of " + std::to_string(max_line_bytes_) +
                       " (hookscope::max_record_line_bytes, which hookscope's writers keep to)");
@@ -484,20 +509,21 @@ bool record_reader::next(record_view& view) {
   for (;;) {
     // Room beside the record for a byte-order mark and a CR, which are no part of it.
     const std::size_t cap = std::max(max_line_bytes_, max_line_bytes_ + byte_order_mark.size() + 1);
-    const line_status status = read_line(*in_, buffer_, cap);
+    line_status status = line_status::end;
+    bool unterminated = false;
+    const std::string_view line = next_line(status, unterminated, cap);
     if (status == line_status::end) break;
     ++line_;
     if (status == line_status::too_long) {
-      skip_long_line(false);
+      skip_long_line(line, false);
       continue;
     }
-    const bool unterminated = in_->eof();  // getline stopped at the end, not at a newline
-    std::string_view text = buffer_;
+    std::string_view text = line;
     // A byte-order mark some editors (Windows Notepad, PowerShell's Out-File) put before a file's first line.
     if (line_ == 1 && text.starts_with(byte_order_mark)) text.remove_prefix(byte_order_mark.size());
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     if (text.size() > max_line_bytes_) {
-      skip_long_line(true);
+      skip_long_line(line, true);
       continue;
     }
     if (is_blank(text)) continue;

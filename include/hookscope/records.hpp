@@ -94,7 +94,8 @@ class record_reader {
   /// signatures seen so far still bind; line numbers restart at 1 under the new `source`.
   void open(std::istream& in, std::string source);
 
-  /// Reads the next record into `out` (reusing its memory), past the notes; false at the end of the stream. Throws
+  /// Reads the next record into `out` (reusing its memory), past the notes; false at the end of the stream. The stream
+  /// is read ahead by blocks: what follows the last record read is consumed from it. Throws
   /// record_error on a bad line (a note of another form than docs/record_format.md's "Notes" too), std::system_error
   /// when the stream fails to read.
   bool next(call_record& out);
@@ -129,15 +130,21 @@ class record_reader {
     std::optional<parameter_list> parameters;  // as given by the function's first record
     std::string where;                         // "source:line" of that record
   };
+  enum class line_status { line, end, too_long };
   [[noreturn]] void fail(const std::string& message) const;
   void check_signature(const call_record& record);
-  void skip_long_line(bool whole);
+  std::string_view next_line(line_status& status, bool& unterminated, std::size_t cap);
+  void skip_long_line(std::string_view start, bool whole);
+  void release_buffer();
   void add_note(const detail::dropped_note& note);
 
   std::istream* in_;
   std::string source_;
   std::size_t line_ = 0;
-  std::string buffer_;  // the current line; its capacity is reused
+  std::string buffer_;     // a block of the stream read ahead: the current line and what follows it
+  std::size_t begin_ = 0;  // the bytes of buffer_ not yet read as lines: [begin_, end_)
+  std::size_t end_ = 0;
+  bool ended_ = false;  // the stream gave its last byte
   std::size_t max_line_bytes_ = default_max_line_bytes;
   std::unique_ptr<detail::record_parser> parser_;
   std::vector<std::string> warnings_;
