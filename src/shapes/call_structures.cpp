@@ -75,9 +75,10 @@ void structure_part::keep_prepared(const recorded_state& s, const prepared_call&
       tensors_of(in.args[i], targets_);
     }
   }
-  for (const auto& [name, v] : original_.kwargs) {
-    if (tensor_count(v) == 0) continue;  // a keyword A3 drops, whose name a placeholder may then take, has none
-    const auto it = std::find_if(in.kwargs.begin(), in.kwargs.end(), [&](const auto& f) { return f.first == name; });
+  for (const auto& kw : original_.kwargs) {
+    if (tensor_count(kw.second) == 0) continue;  // a keyword A3 drops, whose name a placeholder may then take, has none
+    const auto it =
+        std::find_if(in.kwargs.begin(), in.kwargs.end(), [&](const auto& f) { return f.first == kw.first; });
     tensors_of(it->second, targets_);
   }
   epoch_ = epoch;

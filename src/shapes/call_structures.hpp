@@ -17,6 +17,12 @@ namespace detail::shapes {
 class structure_part {
  public:
   explicit structure_part(call_inputs original);
+  // A copy's targets would point into the original's prepared call; a move keeps the containers' storage, and them.
+  structure_part(const structure_part&) = delete;
+  structure_part& operator=(const structure_part&) = delete;
+  structure_part(structure_part&&) noexcept = default;
+  structure_part& operator=(structure_part&&) noexcept = default;
+  ~structure_part() = default;
   /// How many sizes a call gives: the ranks of the original's tensor leaves, summed.
   std::size_t sizes() const noexcept { return sizes_; }
   /// Exactly add_call(s, the original with its tensors' shapes taken from `sizes`, in leaf order). The first call
