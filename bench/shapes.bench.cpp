@@ -10,6 +10,8 @@
 // `shapes_read` adds the record reader (value trees, checks); `shapes_read_infer` adds the streaming engine.
 // `shapes_summarize_shard` and `shapes_merge_summaries` are the same inference as a map-reduce over 100 shards.
 // `shapes_optional_*`: 5,000 distinct calls with an optional input, inferred (placeholders for every distinct call).
+// `shapes_add_call_sizes` records LLM calls of two structures from their sizes (shape_engine::add_structure) beside
+// `shapes_add_call_whole`, the same calls given as value trees (add_call of a copy: what a caller holding a tree pays).
 #include "hookscope/records.hpp"
 #include "hookscope/shapes.hpp"
 
@@ -283,6 +285,80 @@ void shapes_optional_infer_arguments(benchmark::State& state) {
   }
 }
 
+// forward() calls of two structures (a prefill without a cache, decode steps with a DynamicCache of 4 layers), 256
+// distinct ones in turn: after the first round every call repeats a distinct call (the usual case of long recordings).
+struct llm_calls {
+  std::vector<hookscope::call_inputs> calls;
+  std::vector<std::vector<std::int64_t>> sizes;  // each call's tensors' sizes, in leaf order
+};
+
+llm_calls forward_calls() {
+  llm_calls out;
+  for (std::int64_t i = 0; i < 256; ++i) {
+    const std::int64_t batch = 1 + i % 2, past = i % 16 == 0 ? 0 : 8 + i, seq = past == 0 ? 8 + i % 64 : 1;
+    const auto t = [](std::vector<std::int64_t> shape, hookscope::dtype type) {
+      return hookscope::value(hookscope::tensor_spec{std::move(shape), type});
+    };
+    hookscope::value_fields kw{{"input_ids", t({batch, seq}, hookscope::dtype::int64)},
+                               {"attention_mask", t({batch, past + seq}, hookscope::dtype::int64)},
+                               {"position_ids", t({batch, seq}, hookscope::dtype::int64)}};
+    std::vector<std::int64_t> sizes{batch, seq, batch, past + seq, batch, seq};
+    if (past > 0) {
+      hookscope::value_fields cache;
+      for (int l = 0; l < layers; ++l) {
+        for (const char* kind : {"key_", "value_"}) {
+          cache.emplace_back(kind + std::to_string(l), t({batch, 8, past, 64}, hookscope::dtype::float16));
+          sizes.insert(sizes.end(), {batch, 8, past, 64});
+        }
+      }
+      kw.emplace_back("past_key_values", hookscope::value::structure("DynamicCache", std::move(cache)));
+    }
+    kw.emplace_back("use_cache", hookscope::value(true));
+    out.calls.push_back({{}, std::move(kw)});
+    out.sizes.push_back(std::move(sizes));
+  }
+  return out;
+}
+
+hookscope::shape_engine forward_engine() {
+  hookscope::shape_engine engine({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+  engine.set_parameters({{"input_ids"},
+                         {"attention_mask"},
+                         {"position_ids"},
+                         {"past_key_values", hookscope::parameter_kind::positional_or_keyword, hookscope::value()},
+                         {"use_cache", hookscope::parameter_kind::positional_or_keyword, hookscope::value(true)}});
+  engine.begin_recording();
+  return engine;
+}
+
+constexpr std::size_t forward_calls_per_engine = 4096;
+
+void shapes_add_call_whole(benchmark::State& state) {
+  const llm_calls in = forward_calls();
+  for (auto _ : state) {
+    hookscope::shape_engine engine = forward_engine();
+    for (std::size_t i = 0; i < forward_calls_per_engine; ++i) engine.add_call(in.calls[i % in.calls.size()]);
+    if (engine.num_obs() != forward_calls_per_engine) state.SkipWithError("calls lost");
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * forward_calls_per_engine));
+}
+
+void shapes_add_call_sizes(benchmark::State& state) {
+  const llm_calls in = forward_calls();
+  for (auto _ : state) {
+    hookscope::shape_engine engine = forward_engine();
+    // One structure per distinct structure (as a record reader recognises them): the prefill's and the decode's.
+    const hookscope::call_structure prefill = engine.add_structure(in.calls[0]);
+    const hookscope::call_structure decode = engine.add_structure(in.calls[1]);
+    for (std::size_t i = 0; i < forward_calls_per_engine; ++i) {
+      const std::vector<std::int64_t>& sizes = in.sizes[i % in.sizes.size()];
+      engine.add_call(sizes.size() == prefill.sizes ? prefill : decode, sizes);
+    }
+    if (engine.num_obs() != forward_calls_per_engine) state.SkipWithError("calls lost");
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * forward_calls_per_engine));
+}
+
 }  // namespace
 
 // 100 k then 1 M records in one process: equal peaks after both mean memory does not grow with the input.
@@ -296,5 +372,8 @@ BENCHMARK(shapes_merge_summaries)->Arg(100)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_record)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_infer_dynamic_shapes)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_infer_arguments)->Unit(benchmark::kMillisecond);
+// 4,096 LLM calls recorded: as value trees, then from their sizes (items per second: calls).
+BENCHMARK(shapes_add_call_whole)->Unit(benchmark::kMicrosecond);
+BENCHMARK(shapes_add_call_sizes)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

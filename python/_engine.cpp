@@ -7,6 +7,7 @@
 // exceptions become Python exceptions with the same message (what()); a load_error's kind becomes `.kind`.
 //
 // Every function takes its options by keyword only; `_engine.pyi` gives their types.
+#include "call_templates.hpp"
 #include "engine_errors.hpp"
 #include "engine_methods.hpp"
 #include "hookscope/errors.hpp"
@@ -35,6 +36,7 @@ namespace {
 using hookscope_python::bind_errors;
 using hookscope_python::bind_init;
 using hookscope_python::bind_method;
+using hookscope_python::call_template;
 using hookscope_python::front_door_spelling;
 using hookscope_python::text_of;
 using hookscope_python::warnings_to_py;
@@ -331,94 +333,10 @@ void bind_inferred_arguments(py::module_& m) {
       .def_property_readonly("warnings", [](const IA& a) { return warnings_to_py(a.warnings); });
 }
 
-// A call parsed once, whose tensors' shapes each later call of the same structure fills in: InputObserver's hot
-// path hands the engine shapes, with no JSON text written and parsed per call. Everything but the shapes (the
-// structure, names, dtypes, scalars) is the template's.
-struct call_template {
-  hookscope::call_record record;
-  std::size_t tensors = 0;
-};
-
-std::size_t count_tensors(const hookscope::value& v) {
-  std::size_t n = 0;
-  hookscope::for_each_leaf(v, [&](const hookscope::value& leaf) { n += leaf.is_tensor() ? 1 : 0; });
-  return n;
-}
-
-std::vector<std::int64_t> shape_of(PyObject* shape) {
-  if (!PyTuple_Check(shape))
-    throw hookscope_python::binding_type_error("hookscope: a shape is a tuple of ints (torch.Size)");
-  const Py_ssize_t n = PyTuple_GET_SIZE(shape);
-  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    const long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-    if (d == -1 && PyErr_Occurred()) throw py::error_already_set();
-    if (d < 0) throw py::value_error("hookscope: a negative dimension in a shape");
-    out[static_cast<std::size_t>(i)] = d;
-  }
-  return out;
-}
-
-hookscope::value with_shapes(const hookscope::value& v, PyObject* shapes, std::size_t& next);
-
-// with_shapes' cases: a tensor takes the next shape, a container its children's, any other leaf is the template's.
-struct shapes_filler {
-  const hookscope::value& v;
-  PyObject* shapes;
-  std::size_t& next;
-
-  std::vector<hookscope::value> items(const std::vector<hookscope::value>& children) const {
-    std::vector<hookscope::value> out;
-    out.reserve(children.size());
-    for (const hookscope::value& x : children) out.push_back(with_shapes(x, shapes, next));
-    return out;
-  }
-  hookscope::value_fields fields(const hookscope::value_fields& children) const {
-    hookscope::value_fields out;
-    out.reserve(children.size());
-    for (const auto& [name, x] : children) out.emplace_back(name, with_shapes(x, shapes, next));
-    return out;
-  }
-
-  hookscope::value operator()(hookscope::value_node::tensor t) const {
-    hookscope::tensor_spec filled{.shape = shape_of(PyTuple_GET_ITEM(shapes, static_cast<Py_ssize_t>(next))),
-                                  .dtype = t.spec.dtype};
-    ++next;
-    return hookscope::value(std::move(filled));
-  }
-  hookscope::value operator()(hookscope::value_node::tuple t) const { return hookscope::value::tuple(items(t.items)); }
-  hookscope::value operator()(hookscope::value_node::list l) const { return hookscope::value::list(items(l.items)); }
-  hookscope::value operator()(hookscope::value_node::dict d) const { return hookscope::value::dict(fields(d.entries)); }
-  hookscope::value operator()(hookscope::value_node::structure s) const {
-    return hookscope::value::structure(s.name, fields(s.fields));
-  }
-  hookscope::value operator()(hookscope::value_node::variant x) const {
-    return hookscope::value::variant(x.index, with_shapes(x.alternative, shapes, next));
-  }
-  hookscope::value operator()(hookscope::value_node::none) const { return v; }
-  hookscope::value operator()(hookscope::value_node::integer) const { return v; }
-  hookscope::value operator()(hookscope::value_node::floating) const { return v; }
-  hookscope::value operator()(hookscope::value_node::boolean) const { return v; }
-  hookscope::value operator()(hookscope::value_node::string) const { return v; }
-  hookscope::value operator()(hookscope::value_node::bytes) const { return v; }
-  hookscope::value operator()(hookscope::value_node::opaque) const { return v; }
-};
-
-// v with its tensors' shapes taken, in order, from shapes[next...].
-hookscope::value with_shapes(const hookscope::value& v, PyObject* shapes, std::size_t& next) {
-  return hookscope::visit(v, shapes_filler{v, shapes, next});
-}
-
 void bind_shape_engine(py::module_& m) {
   using SE = hookscope::shape_engine;
   py::class_<call_template>(m, "CallTemplate")
-      .def(py::init([](const std::string& call_json) {
-             call_template t{hookscope::parse_call(call_json), 0};
-             for (const hookscope::value& a : t.record.inputs.args) t.tensors += count_tensors(a);
-             for (const auto& kw : t.record.inputs.kwargs) t.tensors += count_tensors(kw.second);
-             if (t.record.result) t.tensors += count_tensors(*t.record.result);
-             return t;
-           }),
+      .def(py::init([](const std::string& call_json) { return call_template(hookscope::parse_call(call_json)); }),
            py::arg("call_json"), "A call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}) parsed once.")
       .def_readonly("tensors", &call_template::tensors);
   py::class_<SE> cls(m, "ShapeEngine");
@@ -452,7 +370,7 @@ void bind_shape_engine(py::module_& m) {
       "Adds one call ({\"args\":[...],\"kwargs\":[...],\"result\":V?}); False once the recording is full.");
   bind_method(
       cls, "add_call_shapes",
-      [](SE& e, const call_template& t, const py::list& shapes, const py::object& keep, const py::object& into) {
+      [](SE& e, call_template& t, const py::list& shapes, const py::object& keep, const py::object& into) {
         if (!into.is_none() && !PyList_Check(into.ptr())) {  // refused before the engine keeps anything
           throw hookscope_python::binding_type_error("hookscope: add_call_shapes: into is a list or None, not " +
                                                      std::string(py::str(py::type::of(into).attr("__name__"))));
@@ -463,16 +381,7 @@ void bind_shape_engine(py::module_& m) {
           throw py::value_error("hookscope: add_call_shapes: " + std::to_string(py::len(frozen)) +
                                 " shapes for a template of " + std::to_string(t.tensors) + " tensors");
         }
-        std::size_t next = 0;
-        hookscope::call_inputs in;
-        in.args.reserve(t.record.inputs.args.size());
-        for (const hookscope::value& a : t.record.inputs.args) in.args.push_back(with_shapes(a, frozen.ptr(), next));
-        in.kwargs.reserve(t.record.inputs.kwargs.size());
-        for (const auto& [name, v] : t.record.inputs.kwargs) {
-          in.kwargs.emplace_back(name, with_shapes(v, frozen.ptr(), next));
-        }
-        const bool kept = t.record.result ? e.add_call(std::move(in), with_shapes(*t.record.result, frozen.ptr(), next))
-                                          : e.add_call(std::move(in));
+        const bool kept = hookscope_python::add_call_shapes(e, t, frozen.ptr());
         // Appended here, not by the caller: no Python code (a signal handler, which may raise) runs between the
         // engine's keeping the call and the list's, so that the two never disagree.
         if (kept && !into.is_none() && PyList_Append(into.ptr(), keep.ptr()) != 0) throw py::error_already_set();

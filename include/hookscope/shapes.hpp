@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -348,6 +349,13 @@ struct engine_info {
   std::size_t calls_ignored = 0;  ///< calls left out because store_n_calls was reached (add_call returned false)
 };
 
+/// A call's structure, prepared once by shape_engine::add_structure: a later call of that structure gives only its
+/// tensors' sizes (shape_engine::add_call(call_structure, sizes)).
+struct call_structure {
+  std::size_t id = 0;     ///< the engine's own number for it (no other engine's structure has it)
+  std::size_t sizes = 0;  ///< how many sizes a call of it gives: the ranks of its tensors, summed
+};
+
 /// The C++ InputObserver's engine: records calls (value trees), then infers.
 class shape_engine {
  public:
@@ -370,6 +378,19 @@ class shape_engine {
   bool add_call(call_inputs inputs);
   /// Same, with the call's return value: dynamic_shapes::outputs() is inferred from these (named `result`, ...).
   bool add_call(call_inputs inputs, value result);
+
+  /// Prepares the structure of `inputs` (and of `result`, when the calls give one): records no call. Every tensor leaf
+  /// of the inputs (args, then kwargs, each depth-first in leaf order, as for_each_leaf visits them), then of the
+  /// result, takes its sizes from add_call(structure, sizes); everything else (names, dtypes, scalars, None) is the
+  /// structure's. Never throws inference_error: a structure add_call would refuse is refused by each of its calls.
+  call_structure add_structure(const call_inputs& inputs, const value* result = nullptr);
+  /// Exactly add_call(inputs[, result]) of the structure's call with every tensor's shape taken, in order, from
+  /// `sizes` (structure.sizes of them): the same state, the same errors on the same calls. After the first call of a
+  /// structure (and the first after set_parameters, value_if_missing, remove_inputs or merge), no value tree is built:
+  /// the sizes are written into the prepared call in place, and copied only where the engine keeps a call. Throws
+  /// std::invalid_argument (naming both counts) for a size count that differs, and for an unknown structure;
+  /// inference_error for a negative size (nothing recorded).
+  bool add_call(call_structure structure, std::span<const std::int64_t> sizes);
 
   /// Number of calls kept (or summarised).
   std::size_t num_obs() const noexcept;

@@ -317,3 +317,33 @@ def test_the_engine_and_the_stored_calls_agree_whatever_a_signal_handler_raises(
     with pytest.raises(TypeError, match="hookscope: add_call_shapes: into is a list or None, not str"):
         unbounded.add_call_shapes(template, [(5, 3)], "third", "not a list")
     assert unbounded.num_obs == 0  # refused before the engine kept it
+
+
+def test_add_call_shapes_records_what_add_call_of_the_filled_call_records():
+    # The engine prepares a template's structure once per engine and per ranks (shape_engine::add_structure) and is
+    # handed the sizes alone afterwards: the same summary as the call in JSON, with ranks that change (beyond the
+    # template's structures, whose calls then go as value trees), one template for several engines, a result.
+    from hookscope import _engine
+
+    def call(shapes):
+        x, m, r = ({"shape": list(s), "dtype": d} for s, d in zip(shapes, ("float32", "int64", "float32")))
+        return {"args": [x], "kwargs": [["m", {"tuple": [m, {"int": 3}]}]], "result": r}
+
+    def engine():
+        e = _engine.ShapeEngine(store_n_calls=None, keep_calls=False)
+        e.set_parameters('[{"name": "x"}, {"name": "m"}]')
+        e.begin_recording()
+        return e
+
+    template = _engine.CallTemplate(json.dumps(call([(), (), ()])))
+    assert template.tensors == 3
+    by_shapes, other, by_json = engine(), engine(), engine()
+    calls = [[(2, 3), (2,), (2, 3)], [(4, 3), (4,), (4, 3)]] * 3
+    calls += [[(n,) * (1 + n % 12), (n,), (n, 1)] for n in range(1, 30)]
+    for shapes in calls:
+        assert by_shapes.add_call_shapes(template, shapes)
+        assert other.add_call_shapes(template, shapes)
+        assert by_json.add_call(json.dumps(call(shapes)))
+    expected = by_json.to_summary_json(function="f")
+    assert by_shapes.to_summary_json(function="f") == expected
+    assert other.to_summary_json(function="f") == expected

@@ -1,9 +1,11 @@
 // shape_engine (hookscope/shapes.hpp): a thin facade over the recorded state (engine_state.hpp). Recording forwards to
 // recording.cpp and remove_inputs.cpp; inference reads the state through a const reference and changes nothing.
 // Also input_key.
+#include "call_structures.hpp"
 #include "engine_state.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -37,10 +39,34 @@ bool is_dim_label(std::string_view label) noexcept {
 
 //=== shape_engine ===//
 
+namespace {
+
+// A structure's id: its engine's serial (high half) and its index (low half), so that no engine takes another's.
+static_assert(sizeof(std::size_t) >= 8, "hookscope: call_structure ids need a 64-bit std::size_t");
+constexpr unsigned structure_index_bits = 32;
+std::atomic<std::uint32_t> next_engine_serial{1};
+
+// The result of a call, as the one argument of a call of `(result)`.
+call_inputs as_result_call(value result) {
+  call_inputs r;
+  r.kwargs.emplace_back("result", std::move(result));
+  return r;
+}
+
+}  // namespace
+
 struct shape_engine::impl {
   detail::shapes::recorded_state state;
   // The results of the kept calls, as calls of a function `(result)`: outputs() is inferred from them as inputs are.
   detail::shapes::recorded_state results;
+  // Call structures (add_structure): their parts prepared for `state` and `results`, valid while `epoch` is theirs.
+  struct structure {
+    detail::shapes::structure_part inputs;
+    std::optional<detail::shapes::structure_part> result;
+  };
+  std::vector<std::unique_ptr<structure>> structures;
+  std::uint64_t epoch = 0;  // changes with everything that changes how a call is prepared or renumbers the keys
+  std::uint32_t serial = next_engine_serial.fetch_add(1, std::memory_order_relaxed);
   explicit impl(engine_options o) : state(o), results(engine_options{.store_n_calls = unlimited, .keep_calls = false}) {
     detail::shapes::set_parameters(results, {{"result"}});
     detail::shapes::begin_recording(results);
@@ -63,12 +89,14 @@ shape_engine::shape_engine(shape_engine&&) noexcept = default;
 shape_engine& shape_engine::operator=(shape_engine&&) noexcept = default;
 
 void shape_engine::set_parameters(parameter_list parameters) {
+  ++impl_->epoch;
   detail::shapes::set_parameters(impl_->state, std::move(parameters));
 }
 
 const parameter_list& shape_engine::parameters() const noexcept { return impl_->state.sig; }
 
 void shape_engine::value_if_missing(input_key key, value v) {
+  ++impl_->epoch;
   detail::shapes::value_if_missing(impl_->state, std::move(key), std::move(v));
 }
 
@@ -78,15 +106,48 @@ bool shape_engine::add_call(call_inputs inputs) { return detail::shapes::add_cal
 
 bool shape_engine::add_call(call_inputs inputs, value result) {
   if (!detail::shapes::add_call(impl_->state, std::move(inputs))) return false;
-  call_inputs r;
-  r.kwargs.emplace_back("result", std::move(result));
-  detail::shapes::add_call(impl_->results, std::move(r));
+  detail::shapes::add_call(impl_->results, as_result_call(std::move(result)));
+  return true;
+}
+
+call_structure shape_engine::add_structure(const call_inputs& inputs, const value* result) {
+  const std::size_t index = impl_->structures.size();
+  if (index >> structure_index_bits) throw std::length_error("hookscope: add_structure: too many call structures");
+  auto& s = *impl_->structures.emplace_back(
+      std::make_unique<impl::structure>(impl::structure{detail::shapes::structure_part(inputs), std::nullopt}));
+  if (result) s.result.emplace(as_result_call(*result));
+  return {(std::size_t{impl_->serial} << structure_index_bits) | index,
+          s.inputs.sizes() + (s.result ? s.result->sizes() : 0)};
+}
+
+bool shape_engine::add_call(call_structure structure, std::span<const std::int64_t> sizes) {
+  const std::size_t index = structure.id & ((std::size_t{1} << structure_index_bits) - 1);
+  if ((structure.id >> structure_index_bits) != impl_->serial || index >= impl_->structures.size()) {
+    throw std::invalid_argument("hookscope: add_call: call structure " + std::to_string(structure.id) +
+                                " is not one of this engine's (add_structure)");
+  }
+  impl::structure& s = *impl_->structures[index];
+  const std::size_t inputs = s.inputs.sizes();
+  const std::size_t expected = inputs + (s.result ? s.result->sizes() : 0);
+  if (sizes.size() != expected) {
+    throw std::invalid_argument("hookscope: add_call: " + std::to_string(sizes.size()) +
+                                " sizes given for a call structure of " + std::to_string(expected) + " sizes");
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 0) {
+      throw inference_error("add_call: size " + std::to_string(i) + " is negative (" + std::to_string(sizes[i]) +
+                            "): a dimension's size is 0 or more");
+    }
+  }
+  if (!s.inputs.add_call(impl_->state, sizes.first(inputs), impl_->epoch)) return false;
+  if (s.result) s.result->add_call(impl_->results, sizes.subspan(inputs), impl_->epoch);
   return true;
 }
 
 std::size_t shape_engine::num_obs() const noexcept { return impl_->state.n_calls; }
 
 std::size_t shape_engine::remove_inputs(const std::vector<std::string>& names) {
+  ++impl_->epoch;
   return detail::shapes::remove_inputs(impl_->state, names);
 }
 
@@ -226,6 +287,7 @@ shape_engine shape_engine::from_summary_json(std::string_view summary, std::stri
 }
 
 void shape_engine::merge(const shape_engine& later) {
+  ++impl_->epoch;
   detail::shapes::merge(impl_->state, later.impl_->state);
   detail::shapes::merge(impl_->results, later.impl_->results);
 }

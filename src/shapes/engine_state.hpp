@@ -3,6 +3,7 @@
 // InputObserver):
 //
 //   recording.cpp        A1-A7  add_call: split_kwargs, value_if_missing, ordering, the summaries, the kept calls
+//   call_structures.cpp  A1-A7  a call structure's calls from their sizes: prepared once, observed per call
 //   alignment.cpp        B1-B5  the best candidate's slots, check_alignment, align; info()
 //   dynamic_dims.cpp     C1-C3, C5  ranks, the dynamic dims, their labels, the warnings
 //   dim_pairs.cpp        C3     which dims may share a label: per pair, given together / different (bounded)
@@ -164,7 +165,36 @@ struct recorded_state {
 void set_parameters(recorded_state& s, parameter_list sig);
 void value_if_missing(recorded_state& s, input_key key, value v);
 void begin_recording(recorded_state& s);
+/// prepare_call, key_call and observe_call of one call (A1-A7): the one path every call takes.
 bool add_call(recorded_state& s, call_inputs&& in);
+
+/// A call as the observation reads it: its inputs after A3-A5 (split_kwargs, value_if_missing, order_kwargs).
+struct prepared_call {
+  call_inputs inputs;
+  value_fields constants{};         // constant scalar keyword values, apart (A3)
+  std::vector<input_key> filled{};  // the arguments value_if_missing gave it (C2)
+  std::size_t leaf_count = 0;
+};
+/// A1: true (the call counted as ignored) once the recording's limit is reached.
+bool at_limit(recorded_state& s);
+/// A3-A5 on c.inputs: reads the signature and value_if_missing, changes no state. Throws inference_error for a
+/// value_if_missing key the call does not allow.
+void prepare_call(const recorded_state& s, prepared_call& c);
+/// The arguments' keys (created on first use), A6's check of an argument given twice (throws), C2's count.
+void key_call(recorded_state& s, const prepared_call& c);
+/// What key_call found for a call: valid for every call of the same structure while the keys stay (remove_inputs and
+/// merge renumber them; set_parameters and value_if_missing change what a call is prepared to).
+struct call_keys {
+  std::vector<std::size_t> kwargs;  // recorded_state::kwarg_keys
+  std::vector<std::size_t> filled;  // the keys of prepared_call::filled
+};
+/// After key_call(s, c).
+call_keys keys_of(const recorded_state& s, const prepared_call& c);
+/// key_call with the keys an earlier call of the same structure found: no name looked up, no allocation.
+void key_call(recorded_state& s, const prepared_call& c, const call_keys& keys);
+/// A6-A7: the summaries, the distinct calls, the pairs of dims, the kept calls; the call is counted. `owned`: c
+/// itself when its inputs may be moved into a kept call (else they are copied where one is kept).
+void observe_call(recorded_state& s, const prepared_call& c, prepared_call* owned);
 /// Recomputes what the signature decides (n_named) and forgets position_keys.
 void on_signature(recorded_state& s);
 std::size_t call_leaf_count(const call_inputs& in);

@@ -1,6 +1,8 @@
 // Recording (rules A1-A7, docs/input_observer_rules.md): the signature, value_if_missing, and add_call, which
-// splits the constant keyword values apart, applies value_if_missing, orders the keywords, updates the summaries and
-// keeps the calls the inference needs (the best candidate, the first call of each argument count pair).
+// splits the constant keyword values apart, applies value_if_missing, orders the keywords (prepare_call), finds the
+// arguments' keys (key_call), updates the summaries and keeps the calls the inference needs (observe_call: the best
+// candidate, the first call of each argument count pair). A call of a known structure (call_structures.cpp) takes the
+// same steps, preparing once.
 #include "engine_state.hpp"
 
 #include <algorithm>
@@ -205,8 +207,7 @@ void count_if_missing(recorded_state& s, const std::vector<input_key>& filled) {
 }
 
 // A5: keyword arguments in signature order, the others (absorbed by **kwargs) after them in call order.
-void order_kwargs(recorded_state& s, call_inputs& in) {
-  s.kwarg_keys.clear();
+void order_kwargs(const recorded_state& s, call_inputs& in) {
   bool sorted = true;
   std::size_t previous = 0;
   for (const auto& [name, v] : in.kwargs) {
@@ -215,6 +216,11 @@ void order_kwargs(recorded_state& s, call_inputs& in) {
     previous = k;
   }
   if (!sorted) s.sort_by_signature(in.kwargs);
+}
+
+// A5: the keywords' keys (created on first use), in the order of the (ordered) keyword arguments.
+void key_kwargs(recorded_state& s, const call_inputs& in) {
+  s.kwarg_keys.clear();
   for (const auto& [name, v] : in.kwargs) s.kwarg_keys.push_back(intern_name(s, name));
 }
 
@@ -274,15 +280,18 @@ void evict_largest_combo(recorded_state& s) {
   }
 }
 
-// A7 (first call with the strictly largest leaf count) and D1 (first call with the best's argument counts).
-void keep(recorded_state& s, call_inputs&& in, value_fields&& constants, std::size_t leaves) {
-  const bool new_best = !s.best || leaves > s.best->leaf_count;
-  const count_pair counts{in.args.size(), in.kwargs.size()};
+// A7 (first call with the strictly largest leaf count) and D1 (first call with the best's argument counts). `owned`:
+// the call's own inputs and constants, moved into the kept call rather than copied.
+void keep(recorded_state& s, const prepared_call& c, prepared_call* owned) {
+  const bool new_best = !s.best || c.leaf_count > s.best->leaf_count;
+  const count_pair counts{c.inputs.args.size(), c.inputs.kwargs.size()};
   const bool new_counts =
       s.first_by_counts.size() < max_count_pairs && std::none_of(s.first_by_counts.begin(), s.first_by_counts.end(),
                                                                  [&](const auto& e) { return e.first == counts; });
   if (!new_best && !new_counts && !s.options.keep_calls) return;
-  auto call = std::make_shared<stored_call>(stored_call{s.n_calls, std::move(in), std::move(constants), leaves});
+  auto call = owned ? std::make_shared<stored_call>(
+                          stored_call{s.n_calls, std::move(owned->inputs), std::move(owned->constants), c.leaf_count})
+                    : std::make_shared<stored_call>(stored_call{s.n_calls, c.inputs, c.constants, c.leaf_count});
   if (new_best) s.best = call;
   if (new_counts) s.first_by_counts.emplace_back(counts, call);
   if (s.options.keep_calls) s.calls.push_back(std::move(call));
@@ -338,29 +347,60 @@ void rebuild_combos(recorded_state& s) {
   }
 }
 
-bool add_call(recorded_state& s, call_inputs&& in) {
-  if (s.n_calls >= s.limit) {  // A1
-    ++s.n_ignored;
-    return false;
+void prepare_call(const recorded_state& s, prepared_call& c) {
+  c.constants = split_kwargs(s, c.inputs);
+  c.filled.clear();
+  apply_if_missing(s, c.inputs, c.filled);
+  order_kwargs(s, c.inputs);
+  c.leaf_count = call_leaf_count(c.inputs);
+}
+
+void key_call(recorded_state& s, const prepared_call& c) {
+  key_kwargs(s, c.inputs);
+  check_names(s, c.inputs);
+  count_if_missing(s, c.filled);
+}
+
+call_keys keys_of(const recorded_state& s, const prepared_call& c) {
+  call_keys out{s.kwarg_keys, {}};
+  for (const input_key& key : c.filled) {
+    out.filled.push_back(*(key.is_position() ? s.find_position(key.position()) : s.find_name(key.name())));
   }
-  value_fields constants = split_kwargs(s, in);
-  std::vector<input_key> filled;
-  apply_if_missing(s, in, filled);
-  order_kwargs(s, in);
-  check_names(s, in);
-  count_if_missing(s, filled);
-  const std::size_t leaves = call_leaf_count(in);
-  summarise(s, in, constants);
-  const std::uint64_t h = call_hash(in);
-  if (const auto i = find_combo(s, h, in, constants)) {
+  return out;
+}
+
+void key_call(recorded_state& s, const prepared_call& c, const call_keys& keys) {
+  s.kwarg_keys.assign(keys.kwargs.begin(), keys.kwargs.end());  // within its capacity after the first call
+  check_names(s, c.inputs);
+  for (const std::size_t k : keys.filled) ++s.keys[k].if_missing;
+}
+
+void observe_call(recorded_state& s, const prepared_call& c, prepared_call* owned) {
+  summarise(s, c.inputs, c.constants);
+  const std::uint64_t h = call_hash(c.inputs);
+  if (const auto i = find_combo(s, h, c.inputs, c.constants)) {
     ++s.combos[*i].count;
   } else {
     // A call equal to a combination kept changes no pair of dims: only the others are observed (C3).
-    observe_pairs(s, in);
-    add_combo(s, {std::make_shared<stored_call>(stored_call{s.n_calls, in, constants, leaves}), 1, h});
+    observe_pairs(s, c.inputs);
+    add_combo(s, {std::make_shared<stored_call>(stored_call{s.n_calls, c.inputs, c.constants, c.leaf_count}), 1, h});
   }
-  keep(s, std::move(in), std::move(constants), leaves);
+  keep(s, c, owned);
   ++s.n_calls;
+}
+
+bool at_limit(recorded_state& s) {
+  if (s.n_calls < s.limit) return false;
+  ++s.n_ignored;  // A1
+  return true;
+}
+
+bool add_call(recorded_state& s, call_inputs&& in) {
+  if (at_limit(s)) return false;
+  prepared_call c{std::move(in), {}, {}, 0};
+  prepare_call(s, c);
+  key_call(s, c);
+  observe_call(s, c, &c);
   return true;
 }
 
