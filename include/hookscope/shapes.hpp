@@ -391,6 +391,9 @@ class shape_engine {
   /// std::invalid_argument (naming both counts) for a size count that differs, and for an unknown structure;
   /// inference_error for a negative size (nothing recorded).
   bool add_call(call_structure structure, std::span<const std::int64_t> sizes);
+  /// Forgets a structure, whose prepared call's memory goes back: a reader holding a bounded number of structures
+  /// says so when it replaces one. add_call refuses its id afterwards (std::invalid_argument), as it does an unknown one.
+  void remove_structure(call_structure structure);
 
   /// Number of calls kept (or summarised).
   std::size_t num_obs() const noexcept;

@@ -64,7 +64,8 @@ struct shape_engine::impl {
     detail::shapes::structure_part inputs;
     std::optional<detail::shapes::structure_part> result;
   };
-  std::vector<std::unique_ptr<structure>> structures;
+  std::vector<std::unique_ptr<structure>> structures;  // by index; null once removed
+  std::unique_ptr<structure>& find(call_structure id, const char* who);
   std::uint64_t epoch = 0;  // changes with everything that changes how a call is prepared or renumbers the keys
   std::uint32_t serial = next_engine_serial.fetch_add(1, std::memory_order_relaxed);
   explicit impl(engine_options o) : state(o), results(engine_options{.store_n_calls = unlimited, .keep_calls = false}) {
@@ -120,13 +121,21 @@ call_structure shape_engine::add_structure(const call_inputs& inputs, const valu
           s.inputs.sizes() + (s.result ? s.result->sizes() : 0)};
 }
 
-bool shape_engine::add_call(call_structure structure, std::span<const std::int64_t> sizes) {
+// The structure `structure` names, or std::invalid_argument naming `who`. A removed structure's slot stays empty (its
+// index is never given again), so that an id never names another structure.
+std::unique_ptr<shape_engine::impl::structure>& shape_engine::impl::find(call_structure structure, const char* who) {
   const std::size_t index = structure.id & ((std::size_t{1} << structure_index_bits) - 1);
-  if ((structure.id >> structure_index_bits) != impl_->serial || index >= impl_->structures.size()) {
-    throw std::invalid_argument("hookscope: add_call: call structure " + std::to_string(structure.id) +
-                                " is not one of this engine's (add_structure)");
+  if ((structure.id >> structure_index_bits) != serial || index >= structures.size() || !structures[index]) {
+    throw std::invalid_argument(std::string("hookscope: ") + who + ": call structure " + std::to_string(structure.id) +
+                                " is not one of this engine's (add_structure), or was removed");
   }
-  impl::structure& s = *impl_->structures[index];
+  return structures[index];
+}
+
+void shape_engine::remove_structure(call_structure structure) { impl_->find(structure, "remove_structure").reset(); }
+
+bool shape_engine::add_call(call_structure structure, std::span<const std::int64_t> sizes) {
+  impl::structure& s = *impl_->find(structure, "add_call");
   const std::size_t inputs = s.inputs.sizes();
   const std::size_t expected = inputs + (s.result ? s.result->sizes() : 0);
   if (sizes.size() != expected) {

@@ -312,15 +312,15 @@ class call_feeder {
     return o.for_summary ? unlimited : o.store_n_calls.value_or(3);
   }
 
-  void add(call_record& record, const record_reader& where) {
+  void add(const record_view& view, const record_reader& where) {
+    const call_record& record = *view.record;
     functions_.note(record.function);
     if (record.function != chosen()) return;
     if (loaded_.calls_read == 0) start(record);
     ++loaded_.calls_read;
     if (full_) return;  // later calls are still read, so that the whole input is checked
     try {
-      full_ = record.result ? !loaded_.engine.add_call(std::move(record.inputs), std::move(*record.result))
-                            : !loaded_.engine.add_call(std::move(record.inputs));
+      full_ = !add_call(view);
     } catch (const merge_error&) {
       throw;
     } catch (const inference_error& e) {
@@ -379,9 +379,31 @@ class call_feeder {
     loaded_.engine.begin_recording();
   }
 
+  // A record read by one of the reader's templates gives the engine its sizes only, once the structure repeats (the
+  // engine prepares it on that first repeat); the others, the line that makes a template among them, are given whole.
+  // Structures that never repeat cost the engine nothing; one the reader replaces is removed.
+  bool add_call(const record_view& view) {
+    const call_record& record = *view.record;
+    if (view.structure && view.new_structure && *view.structure < structures_.size()) {
+      if (auto& replaced = structures_[*view.structure]) {
+        loaded_.engine.remove_structure(*replaced);
+        replaced.reset();
+      }
+    }
+    if (!view.structure || view.new_structure) {
+      return record.result ? loaded_.engine.add_call(record.inputs, *record.result)
+                           : loaded_.engine.add_call(record.inputs);
+    }
+    if (structures_.size() <= *view.structure) structures_.resize(*view.structure + 1);
+    std::optional<call_structure>& structure = structures_[*view.structure];
+    if (!structure) structure = loaded_.engine.add_structure(record.inputs, record.result ? &*record.result : nullptr);
+    return loaded_.engine.add_call(*structure, view.sizes);
+  }
+
   const load_options& options_;
   loaded_engine loaded_;
   function_names functions_;
+  std::vector<std::optional<call_structure>> structures_;  // the engine's, by the reader's structure number
   bool full_ = false;
 };
 
@@ -399,7 +421,7 @@ dropped_record_counts read_records(const std::vector<std::string>& sources, OnRe
       reader.emplace(in, name);
     }
     const std::size_t warned = reader->warnings().size();  // the reader's warnings about earlier sources are out
-    call_record record;
+    record_view record;
     while (reader->next(record)) on_record(record, *reader);
     for (std::size_t i = warned; i < reader->warnings().size(); ++i) on_warning(reader->warnings()[i]);
   };
@@ -427,7 +449,7 @@ loaded_engine load_records(const std::vector<std::string>& sources, const load_o
   if (o.signature_from && *o.signature_from != standard_input) (void)open_source(*o.signature_from);  // said up front
   call_feeder feeder(o);
   dropped_record_counts dropped = read_records(
-      sources, [&](call_record& record, const record_reader& where) { feeder.add(record, where); },
+      sources, [&](const record_view& record, const record_reader& where) { feeder.add(record, where); },
       [&](const std::string& warning) { feeder.warn(warning); });
   loaded_engine loaded = feeder.finish(sources);
   loaded.dropped_records = std::move(dropped);
@@ -523,7 +545,7 @@ std::vector<std::string> for_each_record(const std::vector<std::string>& sources
                                          dropped_record_counts* dropped_records) {
   std::vector<std::string> warnings;
   dropped_record_counts dropped = read_records(
-      sources, [&](const call_record& record, const record_reader&) { f(record); },
+      sources, [&](const record_view& record, const record_reader&) { f(*record.record); },
       [&](const std::string& warning) { warnings.push_back(warning); });
   if (dropped_records != nullptr) *dropped_records = std::move(dropped);
   return warnings;
