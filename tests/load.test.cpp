@@ -12,6 +12,7 @@
 #include <fstream>
 #include <random>
 #include <span>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -212,6 +213,38 @@ TEST_CASE("load_engine") {
     const std::string file = dir.write("calls.jsonl", lines(random_records(rng, 6), 0, 6));
     const auto loaded = load_engine({file}, {.remove_inputs = {"attention_mask"}});
     CHECK(loaded.engine.infer_dynamic_shapes().to_json().find("attention_mask") == std::string::npos);
+  }
+}
+
+TEST_CASE("load_engine records read by the reader's templates") {
+  scratch dir;
+  // More structures than the reader holds (a constant that changes makes another structure), met again after being
+  // replaced, interleaved with the decoder's repeating ones: the engine holds what add_call of every parsed line gives.
+  std::mt19937 rng(11);
+  std::vector<call_record> records = random_records(rng, 400);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    records[i].inputs.kwargs.emplace_back("step", value::list({value(static_cast<std::int64_t>(i % 3 ? 0 : i % 97))}));
+  }
+  records[0].parameters->push_back({"step", hookscope::parameter_kind::positional_or_keyword, value()});
+  const std::string text = lines(records, 0, records.size());
+  dir.write("calls.jsonl", text);
+  for (const std::size_t store : {std::size_t{3}, hookscope::unlimited}) {
+    const hookscope::loaded_engine loaded = hookscope::load_engine({dir.path("calls.jsonl")}, {.store_n_calls = store});
+    hookscope::shape_engine expected({.store_n_calls = store, .keep_calls = store != hookscope::unlimited});
+    expected.set_parameters(*records[0].parameters);
+    expected.begin_recording();
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      const call_record r = hookscope::parse_record(line);
+      if (r.result) {
+        expected.add_call(r.inputs, *r.result);
+      } else {
+        expected.add_call(r.inputs);
+      }
+    }
+    CHECK(loaded.engine.to_summary_json() == expected.to_summary_json());
+    CHECK(every_answer(loaded.engine) == every_answer(expected));
   }
 }
 

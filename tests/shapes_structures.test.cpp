@@ -329,6 +329,19 @@ TEST_CASE("shape_engine::add_call(call_structure, sizes)") {
         Catch::Matchers::Message("hookscope: add_call: size 1 is negative (-2): a dimension's size is 0 or more"));
     CHECK(e.num_obs() == 0);
   }
+  SECTION("remove_structure: the structure's id is refused afterwards, the others and what was recorded stay") {
+    const std::vector<std::int64_t> three{1, 2, 3};
+    const hookscope::call_structure kept = e.add_structure({{t({5, 6}), value(3)}, {{"m", value::tuple({t({7})})}}});
+    CHECK(e.add_call(s, three));
+    e.remove_structure(s);
+    CHECK_THROWS_WITH(e.add_call(s, three), Contains("or was removed"));
+    CHECK_THROWS_AS(e.remove_structure(s), std::invalid_argument);
+    CHECK(e.add_call(kept, three));
+    const hookscope::call_structure again = e.add_structure({{t({1, 2}), value(3)}, {{"m", value::tuple({t({4})})}}});
+    CHECK(again.id != s.id);  // a removed structure's id never names another
+    CHECK(e.add_call(again, three));
+    CHECK(e.num_obs() == 3);
+  }
   SECTION("the engine moved: its structures go with it") {
     const std::vector<std::int64_t> three{1, 2, 3};
     CHECK(e.add_call(s, three));

@@ -100,11 +100,15 @@ void write_summary_file(const std::string& output, std::string_view text, const 
     const int why = errno;
     struct stat link {};
     if (why == ELOOP) throw input_error(output + ": cannot write: a loop of symbolic links");
-    if (why == ENOENT && ::lstat(output.c_str(), &link) == 0) {
+    const bool now_there = why == ENOENT && ::lstat(output.c_str(), &link) == 0;
+    if (now_there && S_ISLNK(link.st_mode)) {
       throw input_error(output + ": cannot write: a symbolic link to a file that does not exist");
     }
     if (why != ENOENT) throw input_error(output + ": cannot write: " + errno_text());
-    return write_replacing(output, text, nullptr);
+    // Another writer of the same output (a concurrent summarize) may have put its file there since: that file is
+    // what is replaced then.
+    if (!now_there) return write_replacing(output, text, nullptr);
+    st = link;
   }
   if (S_ISDIR(st.st_mode)) throw input_error(output + ": cannot write: it is a directory");
   for (const std::string& input : inputs) {
