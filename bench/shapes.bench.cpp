@@ -9,6 +9,7 @@
 // `shapes_json_parse` is the baseline: Boost.JSON parsing the same lines, no conversion, no inference.
 // `shapes_read` adds the record reader (value trees, checks); `shapes_read_infer` adds the streaming engine.
 // `shapes_summarize_shard` and `shapes_merge_summaries` are the same inference as a map-reduce over 100 shards.
+// `shapes_many_inputs_record`: 1,600 keyword inputs per call, recorded.
 // `shapes_optional_*`: 5,000 distinct calls with an optional input, inferred (placeholders for every distinct call).
 #include "hookscope/records.hpp"
 #include "hookscope/shapes.hpp"
@@ -283,6 +284,45 @@ void shapes_optional_infer_arguments(benchmark::State& state) {
   }
 }
 
+// 1,600 one-dim keyword inputs x 400 calls, given in reverse signature order: every per-call lookup of a name (its
+// signature position, its default, its key) must cost O(1), or recording grows with the square of the inputs.
+constexpr std::size_t many_inputs = 1600;
+
+// Appended rather than "x" + std::to_string(i), which GCC 12's -O3 -Wrestrict misreads.
+std::string input_name(std::size_t i) {
+  std::string name = "x";
+  name += std::to_string(i);
+  return name;
+}
+
+std::vector<hookscope::call_inputs> many_input_calls(std::size_t inputs, std::size_t calls) {
+  std::vector<hookscope::call_inputs> out;
+  for (std::size_t c = 0; c < calls; ++c) {
+    hookscope::value_fields kw;
+    for (std::size_t i = inputs; i-- > 0;) {
+      kw.emplace_back(input_name(i), hookscope::tensor_spec{{static_cast<std::int64_t>(1 + (c + i % 3) % 5)},
+                                                            hookscope::dtype::int64});
+    }
+    out.push_back({{}, std::move(kw)});
+  }
+  return out;
+}
+
+void shapes_many_inputs_record(benchmark::State& state) {
+  const auto calls = many_input_calls(many_inputs, static_cast<std::size_t>(state.range(0)));
+  hookscope::parameter_list sig;
+  for (std::size_t i = 0; i < many_inputs; ++i) sig.push_back({input_name(i)});
+  for (auto _ : state) {
+    hookscope::shape_engine engine({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+    engine.set_parameters(sig);
+    engine.begin_recording();
+    for (const auto& c : calls) engine.add_call(c);
+    benchmark::DoNotOptimize(engine.num_obs());
+  }
+  state.counters["calls_per_s"] =
+      benchmark::Counter(static_cast<double>(calls.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 }  // namespace
 
 // 100 k then 1 M records in one process: equal peaks after both mean memory does not grow with the input.
@@ -296,5 +336,7 @@ BENCHMARK(shapes_merge_summaries)->Arg(100)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_record)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_infer_dynamic_shapes)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_infer_arguments)->Unit(benchmark::kMillisecond);
+// 1,600 one-dim keyword inputs, 400 calls: recording linear in the number of inputs.
+BENCHMARK(shapes_many_inputs_record)->Arg(400)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
