@@ -11,7 +11,16 @@ namespace detail::shapes {
 
 //=== the signature and the keys ===//
 
+// A short signature is scanned (cheaper than hashing the name); a long one is looked up in sig_index.
+constexpr std::size_t scanned_signature = 16;
+
 std::optional<std::size_t> recorded_state::signature_index(std::string_view name) const {
+  if (sig.size() <= scanned_signature) {
+    for (std::size_t i = 0; i < sig.size(); ++i) {
+      if (sig[i].name == name) return i;
+    }
+    return std::nullopt;
+  }
   const auto it = sig_index.find(name);
   if (it == sig_index.end()) return std::nullopt;
   return it->second.index;
@@ -25,6 +34,12 @@ const parameter* recorded_state::variadic(parameter_kind kind) const {
 }
 
 const value* recorded_state::scalar_default(std::string_view name) const {
+  if (sig.size() <= scanned_signature) {
+    for (const parameter& p : sig) {
+      if (p.name == name && p.default_value && is_scalar(*p.default_value)) return &*p.default_value;
+    }
+    return nullptr;
+  }
   const auto it = sig_index.find(name);
   if (it == sig_index.end() || !it->second.scalar_default) return nullptr;
   return &*sig[*it->second.scalar_default].default_value;
@@ -53,6 +68,12 @@ void recorded_state::sort_by_signature(value_fields& fields) const {
 }
 
 std::optional<std::size_t> recorded_state::find_name(std::string_view name) const {
+  if (name_keys.size() <= scanned_signature) {  // as for signatures: a few names are scanned, not hashed
+    for (const auto& [key_name, key] : name_keys) {
+      if (key_name == name) return key;
+    }
+    return std::nullopt;
+  }
   const auto it = name_keys.find(name);
   if (it == name_keys.end()) return std::nullopt;
   return it->second;
