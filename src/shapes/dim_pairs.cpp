@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
@@ -193,11 +194,11 @@ void index_pairs(recorded_state& s) {
     }
   }
   // A dim the summaries no longer have (a merge kept another rank for its leaf, whose inference fails) goes.
-  std::vector<dim_id> alive;
-  for (const dim_id& id : s.pairs.dims) {
-    if (find_dim(s, id) != nullptr) alive.push_back(id);
-  }
-  if (alive.size() != s.pairs.dims.size()) {
+  // (Checked before copying any id: after a merge every dim is usually alive.)
+  const auto is_alive = [&](const dim_id& id) { return find_dim(s, id) != nullptr; };
+  if (!std::all_of(s.pairs.dims.begin(), s.pairs.dims.end(), is_alive)) {
+    std::vector<dim_id> alive;
+    std::copy_if(s.pairs.dims.begin(), s.pairs.dims.end(), std::back_inserter(alive), is_alive);
     dim_pairs old = std::move(s.pairs);
     s.pairs = sorted_with(std::move(alive), old.truncated);
     fold(s.pairs, old);
