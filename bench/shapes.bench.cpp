@@ -9,6 +9,8 @@
 // `shapes_json_parse` is the baseline: Boost.JSON parsing the same lines, no conversion, no inference.
 // `shapes_read` adds the record reader (value trees, checks); `shapes_read_infer` adds the streaming engine.
 // `shapes_summarize_shard` and `shapes_merge_summaries` are the same inference as a map-reduce over 100 shards.
+// `shapes_merge_wide_shards`: merging alone, 1,000 shards with max_label_dims dims tracked each.
+// `shapes_many_inputs_record`: 1,600 keyword inputs per call, recorded.
 // `shapes_optional_*`: 5,000 distinct calls with an optional input, inferred (placeholders for every distinct call).
 // `shapes_add_call_sizes` records LLM calls of two structures from their sizes (shape_engine::add_structure) beside
 // `shapes_add_call_whole`, the same calls given as value trees (add_call of a copy: what a caller holding a tree pays).
@@ -211,12 +213,14 @@ void shapes_summarize_shard(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(shard_records), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// The driver's part: read N summaries of 10 k records each (made beforehand, as the workers would), merge them in
-// order, infer. With N = 100 it covers the 1 M records of shapes_read_infer/1000000, the one pass to compare with.
+// The driver's part: read N summaries of R records each (made beforehand, as the workers would), merge them in
+// order, infer. N = 100, R = 10 k covers the 1 M records of shapes_read_infer/1000000, the one pass to compare with;
+// N = 1,000, R = 200 is a thousand-shard merge of 200 k records.
 void shapes_merge_summaries(benchmark::State& state) {
   const auto shards = static_cast<std::size_t>(state.range(0));
+  const auto records = static_cast<std::size_t>(state.range(1));
   std::vector<std::string> summaries;
-  for (std::size_t i = 0; i < shards; ++i) summaries.push_back(summarize_records(i * shard_records, shard_records));
+  for (std::size_t i = 0; i < shards; ++i) summaries.push_back(summarize_records(i * records, records));
   for (auto _ : state) {
     hookscope::shape_engine merged({.store_n_calls = hookscope::unlimited, .keep_calls = false});
     for (const std::string& s : summaries) merged.merge(hookscope::shape_engine::from_summary_json(s));
@@ -224,10 +228,10 @@ void shapes_merge_summaries(benchmark::State& state) {
     options.batch_dimension_for = {"input_ids"};
     const std::string ds = merged.infer_dynamic_shapes(options).to_json();
     benchmark::DoNotOptimize(ds.data());
-    if (merged.num_obs() != shards * shard_records) state.SkipWithError("calls lost");
+    if (merged.num_obs() != shards * records) state.SkipWithError("calls lost");
   }
   state.counters["records_per_s"] =
-      benchmark::Counter(static_cast<double>(shards * shard_records), benchmark::Counter::kIsIterationInvariantRate);
+      benchmark::Counter(static_cast<double>(shards * records), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // 5,000 distinct calls with an optional input (the cache, absent at every prefill): every distinct call needs its
@@ -283,6 +287,75 @@ void shapes_optional_infer_arguments(benchmark::State& state) {
     const hookscope::value args = engine.infer_arguments().arguments;
     benchmark::DoNotOptimize(&args);
   }
+}
+
+// 1,600 one-dim keyword inputs x 400 calls, given in reverse signature order: every per-call lookup of a name (its
+// signature position, its default, its key) must cost O(1), or recording grows with the square of the inputs.
+constexpr std::size_t many_inputs = 1600;
+
+// Appended rather than "x" + std::to_string(i), which GCC 12's -O3 -Wrestrict misreads.
+std::string input_name(std::size_t i) {
+  std::string name = "x";
+  name += std::to_string(i);
+  return name;
+}
+
+std::vector<hookscope::call_inputs> many_input_calls(std::size_t inputs, std::size_t calls) {
+  std::vector<hookscope::call_inputs> out;
+  for (std::size_t c = 0; c < calls; ++c) {
+    hookscope::value_fields kw;
+    for (std::size_t i = inputs; i-- > 0;) {
+      kw.emplace_back(input_name(i), hookscope::tensor_spec{{static_cast<std::int64_t>(1 + (c + i % 3) % 5)},
+                                                            hookscope::dtype::int64});
+    }
+    out.push_back({{}, std::move(kw)});
+  }
+  return out;
+}
+
+void shapes_many_inputs_record(benchmark::State& state) {
+  const auto calls = many_input_calls(many_inputs, static_cast<std::size_t>(state.range(0)));
+  hookscope::parameter_list sig;
+  for (std::size_t i = 0; i < many_inputs; ++i) sig.push_back({input_name(i)});
+  for (auto _ : state) {
+    hookscope::shape_engine engine({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+    engine.set_parameters(sig);
+    engine.begin_recording();
+    for (const auto& c : calls) engine.add_call(c);
+    benchmark::DoNotOptimize(engine.num_obs());
+  }
+  state.counters["calls_per_s"] =
+      benchmark::Counter(static_cast<double>(calls.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Merging alone, on summaries read beforehand (from_summary_json): 1,000 shards of 4 calls, each call 260 rank-4
+// inputs whose sizes vary, so that max_label_dims (1,024) dims have their pairs tracked and merged in every shard.
+void shapes_merge_wide_shards(benchmark::State& state) {
+  const auto shards = static_cast<std::size_t>(state.range(0));
+  hookscope::parameter_list sig;
+  for (std::size_t i = 0; i < 260; ++i) sig.push_back({input_name(i)});
+  std::vector<hookscope::shape_engine> parts;
+  for (std::size_t s = 0; s < shards; ++s) {
+    hookscope::shape_engine part({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+    part.set_parameters(sig);
+    part.begin_recording();
+    for (std::size_t c = 0; c < 4; ++c) {
+      hookscope::value_fields kw;
+      for (std::size_t i = 0; i < sig.size(); ++i) {
+        const auto n = static_cast<std::int64_t>(1 + (s * 4 + c + i) % 9);
+        kw.emplace_back(sig[i].name, hookscope::tensor_spec{{n, 2, n + 1, 3}, hookscope::dtype::int64});
+      }
+      part.add_call({{}, std::move(kw)});
+    }
+    parts.push_back(hookscope::shape_engine::from_summary_json(part.to_summary_json()));
+  }
+  for (auto _ : state) {
+    hookscope::shape_engine merged({.store_n_calls = hookscope::unlimited, .keep_calls = false});
+    for (const auto& part : parts) merged.merge(part);
+    benchmark::DoNotOptimize(merged.num_obs());
+  }
+  state.counters["merges_per_s"] =
+      benchmark::Counter(static_cast<double>(shards), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // forward() calls of two structures (a prefill without a cache, decode steps with a DynamicCache of 4 layers), 256
@@ -367,13 +440,13 @@ BENCHMARK(shapes_read)->Arg(100'000)->Arg(1'000'000)->Iterations(1)->Unit(benchm
 BENCHMARK(shapes_read_infer)->Arg(100'000)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
 // The map-reduce of summaries: one shard's summary, then merging 100 of them beside the one pass above.
 BENCHMARK(shapes_summarize_shard)->Unit(benchmark::kMillisecond);
-BENCHMARK(shapes_merge_summaries)->Arg(100)->Unit(benchmark::kMillisecond);
+BENCHMARK(shapes_merge_summaries)->Args({100, shard_records})->Args({1000, 200})->Unit(benchmark::kMillisecond);
+BENCHMARK(shapes_merge_wide_shards)->Arg(1000)->Iterations(1)->Unit(benchmark::kMillisecond);
 // 5,000 distinct calls with an optional input: recording alone, then each inference on top of it.
 BENCHMARK(shapes_optional_record)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_infer_dynamic_shapes)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_infer_arguments)->Unit(benchmark::kMillisecond);
-// 4,096 LLM calls recorded: as value trees, then from their sizes (items per second: calls).
-BENCHMARK(shapes_add_call_whole)->Unit(benchmark::kMicrosecond);
-BENCHMARK(shapes_add_call_sizes)->Unit(benchmark::kMicrosecond);
+// 1,600 one-dim keyword inputs, 400 calls: recording linear in the number of inputs.
+BENCHMARK(shapes_many_inputs_record)->Arg(400)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

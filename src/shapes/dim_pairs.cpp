@@ -12,6 +12,8 @@
 #include <boost/json.hpp>  // compiled into the library by src/boost_json.cpp
 
 #include <algorithm>
+#include <bit>
+#include <iterator>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
@@ -98,19 +100,32 @@ void track(recorded_state& s, dim_summary& d, dim_id id) {
   p.differ.resize(p.dims.size() * words);
 }
 
-// The pairs of `from` into `out` (whose dims are sorted), OR-ed.
+// The pairs of `from` into `out` (whose dims are sorted), OR-ed. When `from`'s slots are `out`'s (shards with the same
+// dims, read in dim_id order), rows are OR-ed a word at a time; else only the set bits of `from` are visited.
 void fold(dim_pairs& out, const dim_pairs& from) {
-  std::vector<std::size_t> to(from.dims.size(), out.dims.size());
+  const std::size_t none = out.dims.size();
+  std::vector<std::size_t> to(from.dims.size(), none);
+  bool same_slots = true;
   for (std::size_t i = 0; i < from.dims.size(); ++i) {
     const auto it = std::lower_bound(out.dims.begin(), out.dims.end(), from.dims[i]);
     if (it != out.dims.end() && *it == from.dims[i]) to[i] = static_cast<std::size_t>(it - out.dims.begin());
+    same_slots = same_slots && to[i] == i;
   }
-  for (std::size_t i = 0; i < from.dims.size(); ++i) {
-    if (to[i] == out.dims.size()) continue;
-    for (std::size_t j = 0; j < from.dims.size(); ++j) {
-      if (to[j] == out.dims.size()) continue;
-      if (dim_pairs::bit(from.together, i, j)) set_bit(out.together, to[i], to[j]);
-      if (dim_pairs::bit(from.differ, i, j)) set_bit(out.differ, to[i], to[j]);
+  for (const auto& [into_m, from_m] :
+       {std::pair{&out.together, &from.together}, std::pair{&out.differ, &from.differ}}) {
+    for (std::size_t i = 0; i < from.dims.size(); ++i) {
+      if (to[i] == none) continue;
+      const std::size_t row = i * words;
+      if (same_slots) {  // bits beyond from.dims.size() are never set
+        for (std::size_t w = 0; w < words; ++w) (*into_m)[row + w] |= (*from_m)[row + w];
+        continue;
+      }
+      for (std::size_t w = 0; w < words; ++w) {
+        for (std::uint64_t b = (*from_m)[row + w]; b != 0; b &= b - 1) {
+          const std::size_t j = w * 64 + static_cast<std::size_t>(std::countr_zero(b));
+          if (j < to.size() && to[j] != none) set_bit(*into_m, to[i], to[j]);
+        }
+      }
     }
   }
 }
@@ -179,11 +194,11 @@ void index_pairs(recorded_state& s) {
     }
   }
   // A dim the summaries no longer have (a merge kept another rank for its leaf, whose inference fails) goes.
-  std::vector<dim_id> alive;
-  for (const dim_id& id : s.pairs.dims) {
-    if (find_dim(s, id) != nullptr) alive.push_back(id);
-  }
-  if (alive.size() != s.pairs.dims.size()) {
+  // (Checked before copying any id: after a merge every dim is usually alive.)
+  const auto is_alive = [&](const dim_id& id) { return find_dim(s, id) != nullptr; };
+  if (!std::all_of(s.pairs.dims.begin(), s.pairs.dims.end(), is_alive)) {
+    std::vector<dim_id> alive;
+    std::copy_if(s.pairs.dims.begin(), s.pairs.dims.end(), std::back_inserter(alive), is_alive);
     dim_pairs old = std::move(s.pairs);
     s.pairs = sorted_with(std::move(alive), old.truncated);
     fold(s.pairs, old);
@@ -200,6 +215,21 @@ void merge_pairs(recorded_state& into, const recorded_state& later) {
     const dim_summary* d = find_dim(other, id);
     return d == nullptr || d->pair_slot != untracked_dim;
   };
+  // Shards of one recording mostly track the same dims, each read in dim_id order: then the union is those dims in
+  // the same slots, and merging is OR-ing the matrices word by word (what the general path below gives).
+  const auto strictly_sorted = [](const std::vector<dim_id>& d) {
+    return std::adjacent_find(d.begin(), d.end(), [](const dim_id& a, const dim_id& b) { return !(a < b); }) == d.end();
+  };
+  if (into.pairs.dims == later.pairs.dims && strictly_sorted(into.pairs.dims) &&
+      std::all_of(into.pairs.dims.begin(), into.pairs.dims.end(),
+                  [&](const dim_id& id) { return known_in(later, id) && known_in(into, id); })) {
+    dim_pairs& p = into.pairs;
+    for (std::size_t w = 0; w < p.together.size(); ++w) p.together[w] |= later.pairs.together[w];
+    for (std::size_t w = 0; w < p.differ.size(); ++w) p.differ[w] |= later.pairs.differ[w];
+    p.truncated = p.truncated || later.pairs.truncated;
+    p.largest.reset();
+    return;
+  }
   std::vector<dim_id> dims;
   for (const dim_id& id : into.pairs.dims) {
     if (known_in(later, id)) dims.push_back(id);

@@ -112,11 +112,28 @@ struct dim_pairs {
 
 //=== the recorded state ===//
 
+/// Hashes a name from a std::string or a std::string_view alike, so that maps keyed by std::string are searched
+/// with a view without building a string (heterogeneous lookup).
+struct name_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view name) const noexcept { return std::hash<std::string_view>{}(name); }
+};
+template <class T>
+using name_map = std::unordered_map<std::string, T, name_hash, std::equal_to<>>;
+
+/// A parameter name's place in the signature: its first position, and the first parameter of that name with a scalar
+/// default (A2), what signature_index and scalar_default answer in O(1) per call.
+struct signature_entry {
+  std::size_t index = 0;
+  std::optional<std::size_t> scalar_default;
+};
+
 struct recorded_state {
   engine_options options;
   parameter_list sig;
   bool sig_set = false;
-  std::size_t n_named = 0;  // leading positional-or-keyword parameters: what positions name
+  std::size_t n_named = 0;              // leading positional-or-keyword parameters: what positions name
+  name_map<signature_entry> sig_index;  // by parameter name; rebuilt by on_signature with n_named
   std::vector<std::pair<input_key, value>> if_missing;
 
   std::size_t n_calls = 0;
@@ -129,7 +146,7 @@ struct recorded_state {
 
   std::vector<key_summary> keys;
   dim_pairs pairs;
-  std::unordered_map<std::string, std::size_t> name_keys;  // keys by parameter / keyword name (not positions)
+  name_map<std::size_t> name_keys;  // keys by parameter / keyword name (not positions)
   std::vector<constant_set> constant_sets;
   call_ptr best;
   std::vector<std::pair<count_pair, call_ptr>> first_by_counts;
@@ -195,7 +212,7 @@ void key_call(recorded_state& s, const prepared_call& c, const call_keys& keys);
 /// A6-A7: the summaries, the distinct calls, the pairs of dims, the kept calls; the call is counted. `owned`: c
 /// itself when its inputs may be moved into a kept call (else they are copied where one is kept).
 void observe_call(recorded_state& s, const prepared_call& c, prepared_call* owned);
-/// Recomputes what the signature decides (n_named) and forgets position_keys.
+/// Recomputes what the signature decides (n_named, sig_index) and forgets position_keys.
 void on_signature(recorded_state& s);
 std::size_t call_leaf_count(const call_inputs& in);
 std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& names);

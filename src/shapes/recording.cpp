@@ -13,11 +13,19 @@ namespace detail::shapes {
 
 //=== the signature and the keys ===//
 
+// A short signature is scanned (cheaper than hashing the name); a long one is looked up in sig_index.
+constexpr std::size_t scanned_signature = 16;
+
 std::optional<std::size_t> recorded_state::signature_index(std::string_view name) const {
-  for (std::size_t i = 0; i < sig.size(); ++i) {
-    if (sig[i].name == name) return i;
+  if (sig.size() <= scanned_signature) {
+    for (std::size_t i = 0; i < sig.size(); ++i) {
+      if (sig[i].name == name) return i;
+    }
+    return std::nullopt;
   }
-  return std::nullopt;
+  const auto it = sig_index.find(name);
+  if (it == sig_index.end()) return std::nullopt;
+  return it->second.index;
 }
 
 const parameter* recorded_state::variadic(parameter_kind kind) const {
@@ -28,10 +36,15 @@ const parameter* recorded_state::variadic(parameter_kind kind) const {
 }
 
 const value* recorded_state::scalar_default(std::string_view name) const {
-  for (const parameter& p : sig) {
-    if (p.name == name && p.default_value && is_scalar(*p.default_value)) return &*p.default_value;
+  if (sig.size() <= scanned_signature) {
+    for (const parameter& p : sig) {
+      if (p.name == name && p.default_value && is_scalar(*p.default_value)) return &*p.default_value;
+    }
+    return nullptr;
   }
-  return nullptr;
+  const auto it = sig_index.find(name);
+  if (it == sig_index.end() || !it->second.scalar_default) return nullptr;
+  return &*sig[*it->second.scalar_default].default_value;
 }
 
 std::string recorded_state::signature_text() const {
@@ -43,14 +56,27 @@ std::string recorded_state::signature_text() const {
   return out + ")";
 }
 
+// Each field's position looked up once (not twice per comparison), then a stable sort by it.
 void recorded_state::sort_by_signature(value_fields& fields) const {
-  std::stable_sort(fields.begin(), fields.end(), [&](const auto& a, const auto& b) {
-    return signature_index(a.first).value_or(sig.size()) < signature_index(b.first).value_or(sig.size());
-  });
+  std::vector<std::pair<std::size_t, std::size_t>> order;  // (signature position, field)
+  order.reserve(fields.size());
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    order.emplace_back(signature_index(fields[i].first).value_or(sig.size()), i);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  value_fields sorted;
+  sorted.reserve(fields.size());
+  for (const auto& entry : order) sorted.push_back(std::move(fields[entry.second]));
+  fields = std::move(sorted);
 }
 
 std::optional<std::size_t> recorded_state::find_name(std::string_view name) const {
-  const auto it = name_keys.find(std::string(name));
+  if (name_keys.size() <= scanned_signature) {  // as for signatures: a few names are scanned, not hashed
+    for (const auto& [key_name, key] : name_keys) {
+      if (key_name == name) return key;
+    }
+    return std::nullopt;
+  }
+  const auto it = name_keys.find(name);
   if (it == name_keys.end()) return std::nullopt;
   return it->second;
 }
@@ -68,6 +94,12 @@ std::optional<std::size_t> recorded_state::find_position(std::size_t p) const {
 void on_signature(recorded_state& s) {
   s.n_named = 0;
   while (s.n_named < s.sig.size() && s.sig[s.n_named].kind == parameter_kind::positional_or_keyword) ++s.n_named;
+  s.sig_index.clear();
+  for (std::size_t i = 0; i < s.sig.size(); ++i) {
+    const parameter& p = s.sig[i];
+    signature_entry& e = s.sig_index.try_emplace(p.name, signature_entry{i, std::nullopt}).first->second;
+    if (!e.scalar_default && p.default_value && is_scalar(*p.default_value)) e.scalar_default = i;
+  }
   s.position_keys.clear();
 }
 
@@ -113,7 +145,7 @@ namespace {
 std::size_t intern_name(recorded_state& s, std::string_view name) {
   if (const auto k = s.find_name(name)) return *k;
   s.keys.emplace_back().name = std::string(name);
-  s.name_keys.emplace(std::string(name), s.keys.size() - 1);
+  s.name_keys.emplace(s.keys.back().name, s.keys.size() - 1);
   return s.keys.size() - 1;
 }
 

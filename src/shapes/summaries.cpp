@@ -32,13 +32,16 @@ std::uint64_t pow_mod(std::uint64_t base, std::uint64_t exponent) noexcept {
   return out;
 }
 
+// sequence_hash::append(size), local so that observe_dim inlines it (one call per dim of every call).
+std::uint64_t appended(std::uint64_t hash, std::int64_t size) noexcept {
+  return reduce(mul_mod(hash, hash_base) + reduce(mix(static_cast<std::uint64_t>(size) + 0x9e3779b97f4a7c15ULL)));
+}
+
 }  // namespace
 
-//=== sequence_hash (defined before its callers, which the compiler then inlines it into) ===//
+//=== sequence_hash ===//
 
-void sequence_hash::append(std::int64_t size) noexcept {
-  value = reduce(mul_mod(value, hash_base) + reduce(mix(static_cast<std::uint64_t>(size) + 0x9e3779b97f4a7c15ULL)));
-}
+void sequence_hash::append(std::int64_t size) noexcept { value = appended(value, size); }
 
 void sequence_hash::append(sequence_hash later, std::uint64_t later_length) noexcept {
   value = reduce(mul_mod(value, pow_mod(hash_base, later_length)) + later.value);
@@ -50,13 +53,25 @@ namespace {
 
 using count_entry = std::pair<std::int64_t, std::uint64_t>;
 
-// Adds `n` calls of size `v` to the ascending counts.
+// Adds `n` calls of size `v` to the ascending counts. Consecutive calls mostly repeat a size or step to the next
+// one (a growing sequence): the last size counted and the one after it are tried before a binary search.
 void count_value(dim_summary& s, std::int64_t v, std::uint64_t n) {
   auto& counts = s.counts;
-  auto it = std::lower_bound(counts.begin(), counts.end(), v,
-                             [](const count_entry& e, std::int64_t x) { return e.first < x; });
+  for (std::size_t h = s.count_hint; h < counts.size() && h <= std::size_t{s.count_hint} + 1; ++h) {
+    if (counts[h].first == v) {
+      counts[h].second += n;
+      s.count_hint = static_cast<std::uint32_t>(h);
+      return;
+    }
+  }
+  auto it = counts.end();
+  if (!counts.empty() && !(counts.back().first < v)) {
+    it = std::lower_bound(counts.begin(), counts.end(), v,
+                          [](const count_entry& e, std::int64_t x) { return e.first < x; });
+  }
   if (it != counts.end() && it->first == v) {
     it->second += n;
+    s.count_hint = static_cast<std::uint32_t>(it - counts.begin());
     return;
   }
   if (counts.size() == max_distinct_values) {
@@ -64,21 +79,45 @@ void count_value(dim_summary& s, std::int64_t v, std::uint64_t n) {
     if (it == counts.end()) return;  // larger than every kept size
     counts.pop_back();
   }
+  s.count_hint = static_cast<std::uint32_t>(it - counts.begin());
   counts.insert(it, {v, n});
 }
 
-// Adds a distinct shape: when full, the largest of the kept ones and the new one goes.
+// Shapes are short: an inline loop beats std::vector's == (a memcmp call) and <.
+bool same_shape(const shape_t& a, const shape_t& b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+// Lexicographic <, as std::vector's.
+bool shape_less(const shape_t& a, const shape_t& b) noexcept {
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return a[i] < b[i];
+  }
+  return a.size() < b.size();
+}
+
+// Adds a distinct shape: when full, the largest of the kept ones and the new one goes. Once full, a shape not below
+// the largest kept one is either that one or not kept: one comparison before any search.
 void remember_shape(leaf_summary& l, const shape_t& shape) {
   auto& seen = l.shapes_seen;
-  if (!seen.empty() && seen.back() == shape) return;  // the usual case: same as last time
-  if (std::find(seen.begin(), seen.end(), shape) != seen.end()) return;
-  if (seen.size() < max_shapes_seen) {
+  if (!seen.empty() && same_shape(seen.back(), shape)) return;  // the usual case: same as last time
+  const bool full = seen.size() == max_shapes_seen;
+  if (full && !shape_less(shape, seen[l.largest_seen])) {
+    if (!same_shape(shape, seen[l.largest_seen])) l.shapes_truncated = true;
+    return;
+  }
+  if (std::any_of(seen.begin(), seen.end(), [&](const shape_t& s) { return same_shape(s, shape); })) return;
+  if (!full) {
     seen.push_back(shape);
     if (seen.size() == max_shapes_seen) index_largest_shape(l);
     return;
   }
   l.shapes_truncated = true;
-  if (!(shape < seen[l.largest_seen])) return;
   seen.erase(seen.begin() + static_cast<std::ptrdiff_t>(l.largest_seen));
   seen.push_back(shape);
   index_largest_shape(l);
@@ -94,8 +133,12 @@ void observe_dim(dim_summary& s, std::int64_t v, bool first_time) {
     s.min = std::min(s.min, v);
     s.max = std::max(s.max, v);
   }
-  s.sequence.append(v);
-  count_value(s, v, 1);
+  s.sequence.value = appended(s.sequence.value, v);
+  if (s.count_hint < s.counts.size() && s.counts[s.count_hint].first == v) {  // count_value's first try, inlined
+    ++s.counts[s.count_hint].second;
+  } else {
+    count_value(s, v, 1);
+  }
 }
 
 void observe_leaf(leaf_summary& l, const value& leaf, std::size_t call) {
@@ -203,7 +246,7 @@ void key_summary::observe(const value& v, std::size_t call) {
   ++present;
   if (!truthy(v)) return;
   ++provided;
-  const std::size_t n = v.leaf_count();
+  const std::size_t n = is_container(v) ? v.leaf_count() : 1;  // a leaf is its own only leaf
   if (provided == 1) {
     leaf_count = n;
     first_provided_call = call;
@@ -212,6 +255,7 @@ void key_summary::observe(const value& v, std::size_t call) {
     if (!count_conflict) count_conflict = std::pair{call, n};
     return;
   }
+  if (!is_container(v)) return observe_leaf(leaves[0], v, call);  // no walk for the usual single tensor
   std::size_t j = 0;
   for_each_leaf(v, [&](const value& leaf) { observe_leaf(leaves[j++], leaf, call); });
 }

@@ -45,6 +45,7 @@ struct dim_summary {
   sequence_hash sequence;  // of the values in call order: equal sequences share a name (rule C3)
   std::vector<std::pair<std::int64_t, std::uint64_t>> counts;  // value -> calls, ascending value, the smallest kept
   std::uint32_t pair_slot = untracked_dim;  // its row in recorded_state::pairs (rebuilt from them, never written)
+  std::uint32_t count_hint = 0;             // recording's cache: where in counts the last size counted is
 
   /// The most frequent value, the smallest on a tie (counts are in ascending value order).
   std::int64_t opt() const noexcept;
