@@ -447,6 +447,10 @@ BENCHMARK(shapes_optional_record)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_infer_dynamic_shapes)->Unit(benchmark::kMillisecond);
 BENCHMARK(shapes_optional_infer_arguments)->Unit(benchmark::kMillisecond);
 // 1,600 one-dim keyword inputs, 400 calls: recording linear in the number of inputs.
+// 4,096 LLM calls recorded: as value trees, then from their sizes (items per second: calls).
+BENCHMARK(shapes_add_call_whole)->Unit(benchmark::kMicrosecond);
+BENCHMARK(shapes_add_call_sizes)->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(shapes_many_inputs_record)->Arg(400)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
