@@ -206,7 +206,7 @@ Word load(const char* p) noexcept {
   return w;
 }
 
-bool same_bytes(const char* a, const char* b, std::size_t n) noexcept {
+[[gnu::always_inline]] inline bool same_bytes(const char* a, const char* b, std::size_t n) noexcept {
   if (n >= 8) {
     for (std::size_t i = 0; i + 8 < n; i += 8) {
       if (load<std::uint64_t>(a + i) != load<std::uint64_t>(b + i)) return false;

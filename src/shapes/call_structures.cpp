@@ -4,6 +4,7 @@
 #include "call_structures.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
@@ -81,6 +82,11 @@ void structure_part::keep_prepared(const recorded_state& s, const prepared_call&
         std::find_if(in.kwargs.begin(), in.kwargs.end(), [&](const auto& f) { return f.first == kw.first; });
     tensors_of(it->second, targets_);
   }
+  hash_ = hash_program(prepared_.inputs);
+  every_target_ = std::none_of(targets_.begin(), targets_.end(), [](const tensor_spec* t) { return t == nullptr; });
+  // A tag of its own (across engines and threads): its calls' combinations are compared by their sizes alone.
+  static std::atomic<std::uint64_t> next_tag{1};
+  prepared_.structure = next_tag.fetch_add(1, std::memory_order_relaxed);
   epoch_ = epoch;
 }
 
@@ -96,6 +102,19 @@ bool structure_part::add_call(recorded_state& s, std::span<const std::int64_t> s
     return true;
   }
   write_sizes(targets_, ranks_, sizes);
+  prepared_.sizes = sizes;
+  if (!every_target_) {  // the sizes of tensors value_if_missing replaced are no part of the call
+    effective_.clear();
+    std::size_t at = 0;
+    for (std::size_t t = 0; t < targets_.size(); ++t) {
+      if (targets_[t])
+        effective_.insert(effective_.end(), sizes.begin() + static_cast<std::ptrdiff_t>(at),
+                          sizes.begin() + static_cast<std::ptrdiff_t>(at + ranks_[t]));
+      at += ranks_[t];
+    }
+    prepared_.sizes = effective_;
+  }
+  prepared_.hash = hash_.run();
   key_call(s, prepared_, keys_);
   observe_call(s, prepared_, nullptr);
   return true;

@@ -42,6 +42,9 @@ class structure_part {
   prepared_call prepared_{};
   call_keys keys_{};
   std::vector<tensor_spec*> targets_;  // per tensor leaf of original_: its tensor in prepared_, or null (a placeholder)
+  bool every_target_ = true;           // no null among targets_: a call's sizes are all the prepared call's
+  std::vector<std::int64_t> effective_;  // else the sizes of the targets, for prepared_.sizes
+  call_hash_program hash_;               // call_hash of prepared_, reading its sizes in place
 };
 
 }  // namespace detail::shapes

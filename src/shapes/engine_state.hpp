@@ -39,6 +39,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <span>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -74,6 +75,10 @@ struct combination {
   call_ptr call;  // index: its first call
   std::uint64_t count = 0;
   std::uint64_t hash = 0;
+  // When its call was a call structure's (call_structures.hpp): the structure's prepared call's tag and its tensors'
+  // sizes. A call of the same tag equals it exactly when its sizes do (everything else is the prepared call's).
+  std::uint64_t structure = 0;
+  std::vector<std::int64_t> sizes{};
 };  // (positional, keyword) argument counts of a call
 
 //=== pairs of dims, for shared labels (dim_pairs.cpp; rule C3) ===//
@@ -191,6 +196,11 @@ struct prepared_call {
   value_fields constants{};         // constant scalar keyword values, apart (A3)
   std::vector<input_key> filled{};  // the arguments value_if_missing gave it (C2)
   std::size_t leaf_count = 0;
+  // A call structure's call: its prepared call's tag (never 0, never reused), and the sizes of its tensors that came
+  // from the call (in its order): two calls of one tag differ only there.
+  std::uint64_t structure = 0;
+  std::span<const std::int64_t> sizes{};
+  std::optional<std::uint64_t> hash{};  // call_hash(inputs), when the structure computed it
 };
 /// A1: true (the call counted as ignored) once the recording's limit is reached.
 bool at_limit(recorded_state& s);
@@ -217,11 +227,28 @@ void on_signature(recorded_state& s);
 std::size_t call_leaf_count(const call_inputs& in);
 std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& names);
 std::uint64_t call_hash(const call_inputs& in);
+/// call_hash of a call whose structure stays and whose sizes change in place: its steps, each a constant or a size read
+/// through a pointer into the call (which must outlive the program and keep its tensors' ranks).
+struct call_hash_program {
+  struct step {
+    std::uint64_t constant = 0;
+    const std::int64_t* size = nullptr;  // when set, the step mixes *size instead of the constant
+  };
+  std::uint64_t start = 0;
+  std::vector<step> steps;
+  std::uint64_t run() const noexcept {
+    std::uint64_t h = start;
+    for (const step& s : steps) h = mix(h + (s.size ? static_cast<std::uint64_t>(*s.size) : s.constant));
+    return h;
+  }
+};
+call_hash_program hash_program(const call_inputs& in);
 /// After remove_inputs changed the combinations' calls: rehashed, those now equal merged.
 void rebuild_combos(recorded_state& s);
 /// The combination equal to a call (its inputs after A3-A5 and its constants), found by the call's hash.
 std::optional<std::size_t> find_combo(const recorded_state& s, std::uint64_t h, const call_inputs& in,
-                                      const value_fields& constants);
+                                      const value_fields& constants, std::uint64_t structure = 0,
+                                      std::span<const std::int64_t> sizes = {});
 /// A combination not among s.combos (bounded: the smallest (hash, first call) stay).
 void add_combo(recorded_state& s, combination c);
 /// Folds `later`, a state over calls that came after `into`'s, into `into`: the result infers as one state given

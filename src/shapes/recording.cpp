@@ -287,13 +287,27 @@ void summarise(recorded_state& s, const call_inputs& in, const value_fields& con
   // Beyond the bound, two distinct sets are already known: the error is reported from those (earlier) calls.
 }
 
-void hash_tree(const value& v, std::uint64_t& h) {
+// call_hash's walk: each step mixes a constant, or a tensor's size read where the call holds it. call_hash runs it at
+// once; a call structure keeps it as a program (hash_program), which reads the sizes written into its prepared call.
+template <class Step>
+void hash_leaves(const value& v, Step& step) {
   for_each_leaf(v, [&](const value& leaf) {
-    h = mix(h + static_cast<std::uint64_t>(leaf.type()) + 0x9e3779b97f4a7c15ULL);
+    step(static_cast<std::uint64_t>(leaf.type()) + 0x9e3779b97f4a7c15ULL, nullptr);
     if (!leaf.is_tensor()) return;
-    for (const std::int64_t d : leaf.as_tensor().shape) h = mix(h + static_cast<std::uint64_t>(d));
-    h = mix(h + static_cast<std::uint64_t>(leaf.as_tensor().dtype));
+    for (const std::int64_t& d : leaf.as_tensor().shape) step(0, &d);
+    step(static_cast<std::uint64_t>(leaf.as_tensor().dtype), nullptr);
   });
+}
+
+template <class Step>
+void hash_walk(const call_inputs& in, Step&& step) {
+  for (const value& a : in.args) hash_leaves(a, step);
+  for (const auto& [name, v] : in.kwargs) {
+    std::uint64_t fnv = 0xcbf29ce484222325ULL;  // FNV-1a, not std::hash: the same in every build
+    for (const char c : name) fnv = (fnv ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    step(fnv, nullptr);
+    hash_leaves(v, step);
+  }
 }
 
 void index_combo(recorded_state& s, std::size_t i) {
@@ -332,9 +346,14 @@ void keep(recorded_state& s, const prepared_call& c, prepared_call* owned) {
 }  // namespace
 
 std::optional<std::size_t> find_combo(const recorded_state& s, std::uint64_t h, const call_inputs& in,
-                                      const value_fields& constants) {
+                                      const value_fields& constants, std::uint64_t structure,
+                                      std::span<const std::int64_t> sizes) {
   auto it = std::lower_bound(s.combo_index.begin(), s.combo_index.end(), std::pair{h, std::size_t{0}});
   for (; it != s.combo_index.end() && it->first == h; ++it) {
+    if (const combination& c = s.combos[it->second]; structure != 0 && c.structure == structure) {
+      if (std::equal(sizes.begin(), sizes.end(), c.sizes.begin(), c.sizes.end())) return it->second;
+      continue;
+    }
     const stored_call& c = *s.combos[it->second].call;
     if (c.inputs == in && constants_equal(c.constants, constants)) return it->second;
   }
@@ -355,14 +374,16 @@ void add_combo(recorded_state& s, combination c) {
 // Deterministic across builds and machines: summaries written on one are merged on another (merge.cpp).
 std::uint64_t call_hash(const call_inputs& in) {
   std::uint64_t h = in.args.size();
-  for (const value& a : in.args) hash_tree(a, h);
-  for (const auto& [name, v] : in.kwargs) {
-    std::uint64_t fnv = 0xcbf29ce484222325ULL;  // FNV-1a, not std::hash: the same in every build
-    for (const char c : name) fnv = (fnv ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    h = mix(h + fnv);
-    hash_tree(v, h);
-  }
+  hash_walk(in, [&](std::uint64_t constant, const std::int64_t* size) {
+    h = mix(h + (size ? static_cast<std::uint64_t>(*size) : constant));
+  });
   return h;
+}
+
+call_hash_program hash_program(const call_inputs& in) {
+  call_hash_program p{in.args.size(), {}};
+  hash_walk(in, [&](std::uint64_t constant, const std::int64_t* size) { p.steps.push_back({constant, size}); });
+  return p;
 }
 
 void rebuild_combos(recorded_state& s) {
@@ -371,6 +392,8 @@ void rebuild_combos(recorded_state& s) {
   s.combo_index.clear();
   for (combination& c : old) {
     c.hash = call_hash(c.call->inputs);
+    c.structure = 0;  // its call changed: compared whole from now on
+    c.sizes.clear();
     if (const auto i = find_combo(s, c.hash, c.call->inputs, c.call->constants)) {
       s.combos[*i].count += c.count;
       continue;
@@ -409,13 +432,14 @@ void key_call(recorded_state& s, const prepared_call& c, const call_keys& keys) 
 
 void observe_call(recorded_state& s, const prepared_call& c, prepared_call* owned) {
   summarise(s, c.inputs, c.constants);
-  const std::uint64_t h = call_hash(c.inputs);
-  if (const auto i = find_combo(s, h, c.inputs, c.constants)) {
+  const std::uint64_t h = c.hash ? *c.hash : call_hash(c.inputs);
+  if (const auto i = find_combo(s, h, c.inputs, c.constants, c.structure, c.sizes)) {
     ++s.combos[*i].count;
   } else {
     // A call equal to a combination kept changes no pair of dims: only the others are observed (C3).
     observe_pairs(s, c.inputs);
-    add_combo(s, {std::make_shared<stored_call>(stored_call{s.n_calls, c.inputs, c.constants, c.leaf_count}), 1, h});
+    add_combo(s, {std::make_shared<stored_call>(stored_call{s.n_calls, c.inputs, c.constants, c.leaf_count}), 1, h,
+                  c.structure, std::vector<std::int64_t>(c.sizes.begin(), c.sizes.end())});
   }
   keep(s, c, owned);
   ++s.n_calls;
