@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string_view>
+#include <unordered_map>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail::shapes {
@@ -76,11 +78,12 @@ void structure_part::keep_prepared(const recorded_state& s, const prepared_call&
       tensors_of(in.args[i], targets_);
     }
   }
+  std::unordered_map<std::string_view, const value*> prepared_kwargs;  // by name: linear in the keywords
+  prepared_kwargs.reserve(in.kwargs.size());
+  for (const auto& [name, v] : in.kwargs) prepared_kwargs.emplace(name, &v);
   for (const auto& kw : original_.kwargs) {
     if (tensor_count(kw.second) == 0) continue;  // a keyword A3 drops, whose name a placeholder may then take, has none
-    const auto it =
-        std::find_if(in.kwargs.begin(), in.kwargs.end(), [&](const auto& f) { return f.first == kw.first; });
-    tensors_of(it->second, targets_);
+    tensors_of(*prepared_kwargs.at(kw.first), targets_);
   }
   hash_ = hash_program(prepared_.inputs);
   every_target_ = std::none_of(targets_.begin(), targets_.end(), [](const tensor_spec* t) { return t == nullptr; });
