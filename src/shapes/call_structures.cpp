@@ -86,6 +86,7 @@ void structure_part::keep_prepared(const recorded_state& s, const prepared_call&
     tensors_of(*prepared_kwargs.at(kw.first), targets_);
   }
   hash_ = hash_program(prepared_.inputs);
+  known_combos_.clear();
   every_target_ = std::none_of(targets_.begin(), targets_.end(), [](const tensor_spec* t) { return t == nullptr; });
   // A tag of its own (across engines and threads): its calls' combinations are compared by their sizes alone.
   static std::atomic<std::uint64_t> next_tag{1};
@@ -117,7 +118,8 @@ bool structure_part::add_call(recorded_state& s, std::span<const std::int64_t> s
     }
     prepared_.sizes = effective_;
   }
-  prepared_.hash = hash_.run();
+  prepared_.hash_program = &hash_;  // set here, not when prepared: a structure_part may have moved since
+  prepared_.known_combos = &known_combos_;
   key_call(s, prepared_, keys_);
   observe_call(s, prepared_, nullptr);
   return true;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -43,8 +44,9 @@ class structure_part {
   call_keys keys_{};
   std::vector<tensor_spec*> targets_;  // per tensor leaf of original_: its tensor in prepared_, or null (a placeholder)
   bool every_target_ = true;           // no null among targets_: a call's sizes are all the prepared call's
-  std::vector<std::int64_t> effective_;  // else the sizes of the targets, for prepared_.sizes
-  call_hash_program hash_;               // call_hash of prepared_, reading its sizes in place
+  std::vector<std::int64_t> effective_;                          // else the sizes of the targets, for prepared_.sizes
+  call_hash_program hash_;                                       // call_hash of prepared_, reading its sizes in place
+  std::unordered_map<std::uint64_t, std::size_t> known_combos_;  // prepared_call::known_combos
 };
 
 }  // namespace detail::shapes

@@ -190,6 +190,23 @@ void begin_recording(recorded_state& s);
 /// prepare_call, key_call and observe_call of one call (A1-A7): the one path every call takes.
 bool add_call(recorded_state& s, call_inputs&& in);
 
+/// call_hash of a call whose structure stays and whose sizes change in place: its steps, each a constant or a size read
+/// through a pointer into the call (which must outlive the program and keep its tensors' ranks).
+struct call_hash_program {
+  struct step {
+    std::uint64_t constant = 0;
+    const std::int64_t* size = nullptr;  // when set, the step mixes *size instead of the constant
+  };
+  std::uint64_t start = 0;
+  std::vector<step> steps;
+  std::uint64_t run() const noexcept {
+    std::uint64_t h = start;
+    for (const step& s : steps) h = mix(h + (s.size ? static_cast<std::uint64_t>(*s.size) : s.constant));
+    return h;
+  }
+};
+call_hash_program hash_program(const call_inputs& in);
+
 /// A call as the observation reads it: its inputs after A3-A5 (split_kwargs, value_if_missing, order_kwargs).
 struct prepared_call {
   call_inputs inputs;
@@ -200,7 +217,10 @@ struct prepared_call {
   // from the call (in its order): two calls of one tag differ only there.
   std::uint64_t structure = 0;
   std::span<const std::int64_t> sizes{};
-  std::optional<std::uint64_t> hash{};  // call_hash(inputs), when the structure computed it
+  const call_hash_program* hash_program = nullptr;  // the structure's: call_hash(inputs) without a walk
+  // The structure's distinct calls met before, by a hash of their sizes: a repeated call is counted without its
+  // call_hash (an entry is checked against the combination it names, which merges and evictions may have moved).
+  std::unordered_map<std::uint64_t, std::size_t>* known_combos = nullptr;
 };
 /// A1: true (the call counted as ignored) once the recording's limit is reached.
 bool at_limit(recorded_state& s);
@@ -227,22 +247,7 @@ void on_signature(recorded_state& s);
 std::size_t call_leaf_count(const call_inputs& in);
 std::size_t remove_inputs(recorded_state& s, const std::vector<std::string>& names);
 std::uint64_t call_hash(const call_inputs& in);
-/// call_hash of a call whose structure stays and whose sizes change in place: its steps, each a constant or a size read
-/// through a pointer into the call (which must outlive the program and keep its tensors' ranks).
-struct call_hash_program {
-  struct step {
-    std::uint64_t constant = 0;
-    const std::int64_t* size = nullptr;  // when set, the step mixes *size instead of the constant
-  };
-  std::uint64_t start = 0;
-  std::vector<step> steps;
-  std::uint64_t run() const noexcept {
-    std::uint64_t h = start;
-    for (const step& s : steps) h = mix(h + (s.size ? static_cast<std::uint64_t>(*s.size) : s.constant));
-    return h;
-  }
-};
-call_hash_program hash_program(const call_inputs& in);
+
 /// After remove_inputs changed the combinations' calls: rehashed, those now equal merged.
 void rebuild_combos(recorded_state& s);
 /// The combination equal to a call (its inputs after A3-A5 and its constants), found by the call's hash.

@@ -430,17 +430,51 @@ void key_call(recorded_state& s, const prepared_call& c, const call_keys& keys) 
   for (const std::size_t k : keys.filled) ++s.keys[k].if_missing;
 }
 
+namespace {
+
+// A hash of a structure's call's sizes for its table of distinct calls: independent steps (no chain), checked on use.
+std::uint64_t sizes_key(std::span<const std::int64_t> sizes) noexcept {
+  std::uint64_t key = sizes.size();
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    key += (static_cast<std::uint64_t>(sizes[i]) ^ (i * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+  }
+  return mix(key);
+}
+
+// The combination `c` is, through its structure's table, when the entry still names it.
+std::optional<std::size_t> known_combo(const recorded_state& s, const prepared_call& c, std::uint64_t key) {
+  const auto it = c.known_combos->find(key);
+  if (it == c.known_combos->end() || it->second >= s.combos.size()) return std::nullopt;
+  const combination& known = s.combos[it->second];
+  if (known.structure != c.structure ||
+      !std::equal(c.sizes.begin(), c.sizes.end(), known.sizes.begin(), known.sizes.end())) {
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+}  // namespace
+
 void observe_call(recorded_state& s, const prepared_call& c, prepared_call* owned) {
   summarise(s, c.inputs, c.constants);
-  const std::uint64_t h = c.hash ? *c.hash : call_hash(c.inputs);
-  if (const auto i = find_combo(s, h, c.inputs, c.constants, c.structure, c.sizes)) {
-    ++s.combos[*i].count;
-  } else {
-    // A call equal to a combination kept changes no pair of dims: only the others are observed (C3).
-    observe_pairs(s, c.inputs);
-    add_combo(s, {std::make_shared<stored_call>(stored_call{s.n_calls, c.inputs, c.constants, c.leaf_count}), 1, h,
-                  c.structure, std::vector<std::int64_t>(c.sizes.begin(), c.sizes.end())});
+  const std::uint64_t key = c.known_combos ? sizes_key(c.sizes) : 0;
+  std::optional<std::size_t> combo = c.known_combos ? known_combo(s, c, key) : std::nullopt;
+  if (!combo) {
+    const std::uint64_t h = c.hash_program ? c.hash_program->run() : call_hash(c.inputs);
+    combo = find_combo(s, h, c.inputs, c.constants, c.structure, c.sizes);
+    if (!combo) {
+      // A call equal to a combination kept changes no pair of dims: only the others are observed (C3).
+      observe_pairs(s, c.inputs);
+      add_combo(s, {std::make_shared<stored_call>(stored_call{s.n_calls, c.inputs, c.constants, c.leaf_count}), 0, h,
+                    c.structure, std::vector<std::int64_t>(c.sizes.begin(), c.sizes.end())});
+      if (!s.combos.empty() && s.combos.back().call->index == s.n_calls) combo = s.combos.size() - 1;
+    }
+    if (combo && c.known_combos) {
+      if (c.known_combos->size() >= 2 * max_combinations) c.known_combos->clear();  // stale entries go
+      (*c.known_combos)[key] = *combo;
+    }
   }
+  if (combo) ++s.combos[*combo].count;
   keep(s, c, owned);
   ++s.n_calls;
 }
