@@ -278,6 +278,33 @@ TEST_CASE("shape_engine::add_structure") {
     }
   }
 
+  SECTION("more distinct calls than the engine counts jointly, met again after evictions: the same summary") {
+    // 6,000 distinct calls of one structure (past 0..5999), then each again in another order: the engine keeps 4,096
+    // combinations, evicting and renumbering them, while the structure's table of distinct calls still names them.
+    const engine_options o{.store_n_calls = hookscope::unlimited, .keep_calls = false};
+    shape_engine whole(o), sized(o);
+    for (shape_engine* e : {&whole, &sized}) {
+      e->set_parameters(signature());
+      e->begin_recording();
+    }
+    const call_inputs in{{}, {{"input_ids", t({1, 1}, dtype::int64)}, {"attention_mask", t({1, 1}, dtype::int64)}}};
+    const hookscope::call_structure s = sized.add_structure(in);
+    std::mt19937 rng(5);
+    std::vector<std::int64_t> pasts(6000);
+    for (std::size_t i = 0; i < pasts.size(); ++i) pasts[i] = static_cast<std::int64_t>(i);
+    for (int round = 0; round < 2; ++round) {
+      for (const std::int64_t past : pasts) {
+        const std::int64_t batch = 1 + past % 3;
+        whole.add_call(
+            {{}, {{"input_ids", t({batch, 1}, dtype::int64)}, {"attention_mask", t({batch, past + 1}, dtype::int64)}}});
+        const std::vector<std::int64_t> sizes{batch, 1, batch, past + 1};
+        sized.add_call(s, sizes);
+      }
+      std::shuffle(pasts.begin(), pasts.end(), rng);
+    }
+    CHECK(sized.to_summary_json() == whole.to_summary_json());
+    CHECK(sized.infer_dynamic_shapes().to_json() == whole.infer_dynamic_shapes().to_json());
+  }
   SECTION("the prepared call does not leak into kept calls: later sizes leave earlier kept calls as they were") {
     shape_engine e({.store_n_calls = hookscope::unlimited});
     e.set_parameters(signature());
