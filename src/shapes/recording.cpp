@@ -432,11 +432,12 @@ void key_call(recorded_state& s, const prepared_call& c, const call_keys& keys) 
 
 namespace {
 
-// A hash of a structure's call's sizes for its table of distinct calls: independent steps (no chain), checked on use.
+// A hash of a structure's call's sizes for its table of distinct calls: each size mixed on its own (independent steps,
+// not call_hash's chain), the mixes summed; an entry is checked on use.
 std::uint64_t sizes_key(std::span<const std::int64_t> sizes) noexcept {
   std::uint64_t key = sizes.size();
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    key += (static_cast<std::uint64_t>(sizes[i]) ^ (i * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+    key += mix(static_cast<std::uint64_t>(sizes[i]) + i * 0x9e3779b97f4a7c15ULL);
   }
   return mix(key);
 }
