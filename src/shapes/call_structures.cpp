@@ -37,7 +37,9 @@ void write_sizes(const std::vector<tensor_spec*>& targets, const std::vector<std
                  std::span<const std::int64_t> sizes) {
   std::size_t at = 0;
   for (std::size_t t = 0; t < targets.size(); ++t) {
-    if (targets[t]) std::copy_n(sizes.begin() + static_cast<std::ptrdiff_t>(at), ranks[t], targets[t]->shape.begin());
+    if (targets[t]) {
+      for (std::size_t d = 0; d < ranks[t]; ++d) targets[t]->shape[d] = sizes[at + d];  // a few: no memmove call
+    }
     at += ranks[t];
   }
 }

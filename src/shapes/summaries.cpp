@@ -149,7 +149,11 @@ void observe_leaf(leaf_summary& l, const value& leaf, std::size_t call) {
   const shape_t& shape = leaf.as_tensor().shape;
   remember_shape(l, shape);
   l.has_tensor = true;
-  l.last_tensor.shape.assign(shape.begin(), shape.end());  // reuses the capacity: no allocation per call
+  if (l.last_tensor.shape.size() == shape.size()) {  // the usual case: a few sizes copied in a loop, no memmove call
+    for (std::size_t d = 0; d < shape.size(); ++d) l.last_tensor.shape[d] = shape[d];
+  } else {
+    l.last_tensor.shape.assign(shape.begin(), shape.end());  // reuses the capacity: no allocation per call
+  }
   l.last_tensor.dtype = leaf.as_tensor().dtype;
   if (std::find(l.dtypes.begin(), l.dtypes.end(), l.last_tensor.dtype) == l.dtypes.end()) {
     l.dtypes.push_back(l.last_tensor.dtype);
