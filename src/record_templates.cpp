@@ -276,9 +276,11 @@ std::optional<template_read> record_templates::match(std::string_view line) {
   if (held_[last_]->match(line)) return template_read{held_[last_].get(), last_, false};
   if (before_last_ != last_ && held_[before_last_]->match(line)) return now(before_last_);
   const auto it = by_skeleton_.find(skeleton_hash(line));
-  if (it == by_skeleton_.end() || it->second == last_ || it->second == before_last_ || !held_[it->second]->match(line))
-    return std::nullopt;
-  return now(it->second);
+  if (it == by_skeleton_.end()) return std::nullopt;
+  for (const std::size_t structure : it->second) {
+    if (structure != last_ && structure != before_last_ && held_[structure]->match(line)) return now(structure);
+  }
+  return std::nullopt;
 }
 
 template_read record_templates::now(std::size_t structure) {
@@ -287,25 +289,44 @@ template_read record_templates::now(std::size_t structure) {
   return template_read{held_[structure].get(), structure, false};
 }
 
-std::optional<template_read> record_templates::learn(std::string_view line, const call_record& record) {
-  std::unique_ptr<record_template> made = record_template::of(line, record);
-  if (!made) return std::nullopt;
-  const std::uint64_t h = skeleton_hash(line);
+std::size_t record_templates::free_structure(std::uint64_t skeleton) {
+  std::vector<std::size_t>& same = by_skeleton_[skeleton];
   std::size_t structure = 0;
-  if (const auto it = by_skeleton_.find(h); it != by_skeleton_.end()) {
-    structure = it->second;  // the same bytes but digits: other constants, say; the newer line is the likelier
+  if (same.size() == per_skeleton) {  // the oldest of its skeleton goes
+    structure = same.front();
+    same.erase(same.begin());
   } else if (held_.size() < capacity) {
     structure = held_.size();
     held_.emplace_back();
-    skeleton_of_.push_back(0);
-  } else {
+    skeleton_of_.push_back(skeleton);
+  } else {  // the next in turn goes, and leaves its skeleton's list
     structure = next_replaced_;
     next_replaced_ = (next_replaced_ + 1) % capacity;
-    by_skeleton_.erase(skeleton_of_[structure]);
+    if (skeleton_of_[structure] != skeleton) {
+      std::vector<std::size_t>& before = by_skeleton_[skeleton_of_[structure]];
+      before.erase(std::find(before.begin(), before.end(), structure));
+      if (before.empty()) by_skeleton_.erase(skeleton_of_[structure]);
+    } else {
+      same.erase(std::find(same.begin(), same.end(), structure));
+    }
   }
+  skeleton_of_[structure] = skeleton;
+  by_skeleton_[skeleton].push_back(structure);
+  return structure;
+}
+
+std::optional<template_read> record_templates::learn(std::string_view line, const call_record& record) {
+  if (line.size() > longest_line) return std::nullopt;
+  const std::uint64_t h = skeleton_hash(line);
+  if (!by_skeleton_.contains(h) && sighted_.insert(h).second) {
+    if (sighted_.size() > 4 * 1024) sighted_.clear();  // bounded: a skeleton met long ago waits for another sighting
+    return std::nullopt;
+  }
+  std::unique_ptr<record_template> made = record_template::of(line, record);
+  if (!made) return std::nullopt;
+  sighted_.erase(h);
+  const std::size_t structure = free_structure(h);
   held_[structure] = std::move(made);
-  skeleton_of_[structure] = h;
-  by_skeleton_[h] = structure;
   before_last_ = last_;
   last_ = structure;
   return template_read{held_[structure].get(), structure, true};

@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -68,10 +69,14 @@ struct template_read {
   bool fresh = false;         // made from this line (a structure not held before in that slot)
 };
 
-/// The templates of one reader: at most `capacity` of them, found by the bytes of a line with its digits left out.
+/// The templates of one reader: at most `capacity` of them, of lines at most `longest_line` bytes long (so that what
+/// they hold stays small), found by the bytes of a line with its digits left out (its skeleton). A line makes a
+/// template the second time its skeleton is met: a recording whose lines never repeat a structure makes none.
 class record_templates {
  public:
   static constexpr std::size_t capacity = 64;
+  static constexpr std::size_t longest_line = 8 * 1024;
+  static constexpr std::size_t per_skeleton = 16;  // names that differ only in digits: `layers.3.forward`
 
   /// The template `line` matches, if one does.
   std::optional<template_read> match(std::string_view line);
@@ -80,14 +85,16 @@ class record_templates {
 
  private:
   static std::uint64_t skeleton_hash(std::string_view line) noexcept;
-  template_read now(std::size_t structure);  // the structure a line matched becomes the last one
+  template_read now(std::size_t structure);            // the structure a line matched becomes the last one
+  std::size_t free_structure(std::uint64_t skeleton);  // the number a new template of `skeleton` takes
 
-  std::vector<std::unique_ptr<record_template>> held_;  // by structure number
-  std::unordered_map<std::uint64_t, std::size_t> by_skeleton_;
-  std::vector<std::uint64_t> skeleton_of_;  // by structure number
-  std::size_t last_ = 0;                    // the structure the last line matched: tried first
-  std::size_t before_last_ = 0;             // and the one before, second
-  std::size_t next_replaced_ = 0;           // once full, templates are replaced in turn
+  std::vector<std::unique_ptr<record_template>> held_;                       // by structure number
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_skeleton_;  // oldest first
+  std::vector<std::uint64_t> skeleton_of_;                                   // by structure number
+  std::unordered_set<std::uint64_t> sighted_;  // skeletons met once, without a template yet (bounded)
+  std::size_t last_ = 0;                       // the structure the last line matched: tried first
+  std::size_t before_last_ = 0;                // and the one before, second
+  std::size_t next_replaced_ = 0;              // once full, templates are replaced in turn
 };
 
 }  // namespace detail

@@ -356,6 +356,7 @@ void record_reader::open(std::istream& in, std::string source) {
   line_ = 0;
   begin_ = end_ = 0;
   ended_ = false;
+  failed_ = false;
 }
 
 // After a long line: the memory it took goes back; the bytes read after it stay (the next block is allocated at its
@@ -431,6 +432,11 @@ std::string_view record_reader::next_line(line_status& status, bool& unterminate
       unterminated = false;
       return {from, length};
     }
+    if (failed_) {  // the lines read before the failure were given; the one it cut is dropped, next() says why
+      begin_ = end_;
+      status = line_status::end;
+      return {};
+    }
     if (ended_ || held > cap) {
       begin_ = end_;
       status = held == 0 ? line_status::end : held > cap ? line_status::too_long : line_status::line;
@@ -440,19 +446,36 @@ std::string_view record_reader::next_line(line_status& status, bool& unterminate
     std::memmove(buffer_.data(), from, held);  // the line so far to the front, and more bytes after it
     begin_ = 0;
     end_ = held;
-    if (buffer_.size() < block_bytes || end_ == buffer_.size()) {
-      buffer_.resize(std::min(std::max(block_bytes, 2 * buffer_.size()), std::max(block_bytes, cap + 2)));
+    if (buffer_.size() < block_bytes || buffer_.size() - end_ < 2) {
+      // Doubled while a line fills it, up to what the longest line takes (cap + 1 bytes shows a line is longer);
+      // saturating: a limit of SIZE_MAX means none.
+      const std::size_t most = std::max(block_bytes, cap > buffer_.max_size() - 2 ? buffer_.max_size() : cap + 2);
+      const std::size_t doubled = buffer_.size() > buffer_.max_size() / 2 ? buffer_.max_size() : 2 * buffer_.size();
+      buffer_.resize(std::min(std::max(block_bytes, doubled), most));
     }
-    in_->read(buffer_.data() + end_, static_cast<std::streamsize>(buffer_.size() - end_));
-    end_ += static_cast<std::size_t>(in_->gcount());
-    if (in_->bad()) {
-      begin_ = end_ = 0;
-      ended_ = true;
-      status = line_status::end;
-      return {};
-    }
-    ended_ = !*in_;  // a short read: the end of the stream
+    read_more();
   }
+}
+
+// Reads what the stream holds without waiting for more (a file: up to a block), or else waits for the rest of one
+// line, as getline would: records that come through a pipe are read as they come. A failing stream (bad) keeps what
+// it gave before failing.
+void record_reader::read_more() {
+  char* to = buffer_.data() + end_;
+  const auto room = static_cast<std::streamsize>(buffer_.size() - end_);
+  std::streamsize got = in_->readsome(to, room);
+  if (got == 0 && in_->good()) {
+    in_->getline(to, room);
+    got = in_->gcount();
+    if (got > 0 && !in_->fail() && !in_->eof()) {
+      to[got - 1] = '\n';  // getline took the newline and stored a NUL in its place
+    } else if (in_->fail() && !in_->eof() && !in_->bad()) {
+      in_->clear(in_->rdstate() & ~std::ios::failbit);  // the room is full: the line goes on
+    }
+  }
+  end_ += static_cast<std::size_t>(got);
+  if (in_->bad()) failed_ = true;
+  if (in_->bad() || in_->eof() || (got == 0 && !in_->good())) ended_ = true;
 }
 
 // `start`, the first bytes of a line, is longer than the limit: `whole`, it is the whole line; else the rest is still

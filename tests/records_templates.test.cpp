@@ -3,6 +3,8 @@
 // parse_record, which parses every line in full.
 #include "hookscope/records.hpp"
 
+#include "../src/record_templates.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "random_values.hpp"
@@ -171,28 +173,67 @@ TEST_CASE("record_reader::next(record_view)") {
         first + " ",                                                    // a blank after the record
         first + "}",                                                    // a byte after the record
     };
+    // The first line twice: its skeleton met a second time makes it a template, which each line below then meets.
+    const std::string twice = first + "\n" + first + "\n";
     for (const std::string& line : lines) {
       INFO(line);
-      const read_outcome got = read_views(first + "\n" + line + "\n");
+      const read_outcome got = read_views(twice + line + "\n");
       const std::string refused = records_test::parse_error(line);
       if (refused.empty()) {
         REQUIRE(got.error.empty());
-        REQUIRE(got.records.size() == 2);
-        CHECK(got.records[1] == hookscope::to_record_line(hookscope::parse_record(line)));
+        REQUIRE(got.records.size() == 3);
+        CHECK(got.records[2] == hookscope::to_record_line(hookscope::parse_record(line)));
       } else {
-        CHECK(got.error == "in.jsonl:2: " + refused);
+        CHECK(got.error == "in.jsonl:3: " + refused);
       }
     }
-    // The first line was a template: a line of sizes only was read by it.
-    CHECK(read_views(first + "\n" + lines[0] + "\n").by_template == 1);
+    // A line of other sizes only was read by the template.
+    CHECK(read_views(twice + lines[0] + "\n").by_template == 1);
   }
 
   SECTION("a structure met again after other ones, and a last line cut after a template") {
     const std::string a = R"({"function":"f","args":[{"shape":[1],"dtype":"int64"}],"kwargs":[]})";
     const std::string b = R"({"function":"f","args":[null],"kwargs":[]})";
-    const read_outcome got = read_views(a + "\n" + b + "\n" + a + "\n" + b + "\n" + a.substr(0, 30));
+    const std::string ab = a + "\n" + b + "\n";
+    const read_outcome got = read_views(ab + ab + ab + a.substr(0, 30));
     CHECK(got.error.empty());
-    CHECK(got.records.size() == 4);
-    CHECK(got.by_template == 2);
+    CHECK(got.records.size() == 6);
+    CHECK(got.by_template == 2);  // a and b each made a template the second time, read by it the third
+  }
+  SECTION("names that differ only in digits, in turn: each read by its own template") {
+    std::string text;
+    for (int round = 0; round < 5; ++round) {
+      for (int layer = 0; layer < 12; ++layer) {
+        text += R"({"function":"model.layers.)" + std::to_string(layer) + R"(.forward","args":[{"shape":[)" +
+                std::to_string(round + 1) + R"(,4],"dtype":"float32"}],"kwargs":[]})" + "\n";
+      }
+    }
+    const read_outcome got = read_views(text);
+    CHECK(got.error.empty());
+    CHECK(got.by_template >= 36);  // from the third round on, every line (12 names in turn, one skeleton)
+  }
+  SECTION("a line longer than longest_line is read in full every time: templates hold little") {
+    const std::string long_line = R"({"function":"f","args":[{"shape":[1],"dtype":"int64"},{"str":")" +
+                                  std::string(hookscope::detail::record_templates::longest_line, 'x') +
+                                  R"("}],"kwargs":[]})";
+    std::istringstream in(long_line + "\n" + long_line + "\n" + long_line + "\n");
+    hookscope::record_reader reader(in, "in.jsonl");
+    record_view view;
+    std::size_t read = 0;
+    while (reader.next(view)) {
+      CHECK_FALSE(view.structure);
+      ++read;
+    }
+    CHECK(read == 3);
+  }
+  SECTION("lines that never repeat a structure make no template") {
+    std::string text;
+    for (int i = 0; i < 100; ++i)
+      text += R"({"function":"f","args":[{"str":"v)" + std::string(1, 'a' + i % 26) +
+              std::string(static_cast<std::size_t>(i / 26), 'z') + R"("}],"kwargs":[]})" + "\n";
+    std::istringstream in(text);
+    hookscope::record_reader reader(in, "in.jsonl");
+    record_view view;
+    while (reader.next(view)) CHECK_FALSE(view.structure);
   }
 }

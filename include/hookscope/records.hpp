@@ -95,7 +95,8 @@ class record_reader {
   void open(std::istream& in, std::string source);
 
   /// Reads the next record into `out` (reusing its memory), past the notes; false at the end of the stream. The stream
-  /// is read ahead by blocks: what follows the last record read is consumed from it. Throws
+  /// is read ahead by what it holds (a file: by blocks; a pipe: what has come, never waiting past a line), so what
+  /// follows the last record read may be consumed from it. Throws
   /// record_error on a bad line (a note of another form than docs/record_format.md's "Notes" too), std::system_error
   /// when the stream fails to read.
   bool next(call_record& out);
@@ -134,6 +135,7 @@ class record_reader {
   [[noreturn]] void fail(const std::string& message) const;
   void check_signature(const call_record& record);
   std::string_view next_line(line_status& status, bool& unterminated, std::size_t cap);
+  void read_more();
   void skip_long_line(std::string_view start, bool whole);
   void release_buffer();
   void add_note(const detail::dropped_note& note);
@@ -144,7 +146,8 @@ class record_reader {
   std::string buffer_;     // a block of the stream read ahead: the current line and what follows it
   std::size_t begin_ = 0;  // the bytes of buffer_ not yet read as lines: [begin_, end_)
   std::size_t end_ = 0;
-  bool ended_ = false;  // the stream gave its last byte
+  bool ended_ = false;   // the stream gave its last byte
+  bool failed_ = false;  // and then failed (bad): the line it cut is not given
   std::size_t max_line_bytes_ = default_max_line_bytes;
   std::unique_ptr<detail::record_parser> parser_;
   std::vector<std::string> warnings_;
