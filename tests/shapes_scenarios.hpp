@@ -103,4 +103,20 @@ inline shape_engine two_positional() {
   return e;
 }
 
+/// Appends `what: ` and f()'s text, or `what failed: ` and the inference_error's message: an inference as text, so
+/// that two engines' answers (or refusals) compare as one string.
+inline void append_attempt(std::string& out, const char* what, const std::function<std::string()>& f) {
+  try {
+    out += std::string(what) + ": " + f() + "\n";
+  } catch (const hookscope::inference_error& error) {
+    out += std::string(what) + " failed: " + error.what() + "\n";
+  }
+}
+
+/// One call of a random stream: its inputs and, when the stream records results, its result.
+struct recorded_call {
+  call_inputs inputs;
+  std::optional<value> result;
+};
+
 }  // namespace shapes_test

@@ -15,10 +15,7 @@ using shapes_test::t;
 
 namespace {
 
-struct call {
-  call_inputs inputs;
-  std::optional<value> result;
-};
+using call = shapes_test::recorded_call;
 
 // Decoder-like calls of a few structures per stream (as a model's calls are): positional or keyword ids, keywords out
 // of signature order, None and scalar keywords (equal to their default, or constants), a nested cache of one or two
@@ -95,11 +92,7 @@ std::string structure_of(const call& c, std::vector<std::int64_t>& sizes) {
 std::string state_of(const shape_engine& e) {
   std::string out;
   const auto attempt = [&](const char* what, const std::function<std::string()>& f) {
-    try {
-      out += std::string(what) + ": " + f() + "\n";
-    } catch (const hookscope::inference_error& error) {
-      out += std::string(what) + " failed: " + error.what() + "\n";
-    }
+    shapes_test::append_attempt(out, what, f);
   };
   for (const bool names : {false, true}) {
     attempt("shapes", [&] {

@@ -14,10 +14,7 @@ using shapes_test::t;
 
 namespace {
 
-struct call {
-  call_inputs inputs;
-  std::optional<value> result;
-};
+using call = shapes_test::recorded_call;
 
 // Decoder-like calls with what makes summaries hard: positional and keyword arguments, absent and None inputs, a
 // cache whose length changes (a leaf-count conflict when `conflicts`), constants, results, several phases.
@@ -75,11 +72,7 @@ void add(shape_engine& e, const std::vector<call>& calls, std::size_t from, std:
 std::string inferred(const shape_engine& e) {
   std::string out;
   const auto attempt = [&](const char* what, const std::function<std::string()>& f) {
-    try {
-      out += std::string(what) + ": " + f() + "\n";
-    } catch (const hookscope::inference_error& error) {
-      out += std::string(what) + " failed: " + error.what() + "\n";
-    }
+    shapes_test::append_attempt(out, what, f);
   };
   for (const bool names : {false, true}) {
     for (const bool phases : {false, true}) {
