@@ -235,6 +235,27 @@ TEST_CASE("shape_engine::merge") {
     empty.merge(a);
     CHECK(inferred(empty) == inferred(all));
   }
+  SECTION("an engine merged into an empty one shares none of its kept calls: remove_inputs there leaves it as it was") {
+    const hookscope::parameter_list parameters{{"x", hookscope::parameter_kind::positional_or_keyword, value(2)},
+                                               {"y", hookscope::parameter_kind::positional_or_keyword, value(0)}};
+    const hookscope::engine_options o{.store_n_calls = hookscope::unlimited};
+    shape_engine later(o);
+    later.set_parameters(parameters);
+    later.begin_recording();
+    later.add_call({{value::dict({{"k0", value(1)}}), value()}, {}});
+    const std::string before = later.to_summary_json();
+    std::string merged[2];
+    for (std::string& out : merged) {
+      shape_engine e(o);
+      e.set_parameters(parameters);
+      e.begin_recording();
+      e.merge(later);
+      e.remove_inputs({"x"});
+      out = e.to_summary_json();
+    }
+    CHECK(later.to_summary_json() == before);
+    CHECK(merged[0] == merged[1]);
+  }
 }
 
 TEST_CASE("shape_engine::from_summary_json") {

@@ -85,6 +85,16 @@ void merge_constant_sets(recorded_state& into, const recorded_state& later, std:
   }
 }
 
+// A copied state's kept calls, copied in turn (one copy per call, however many places keep it): an engine shares no
+// stored call with another, since remove_inputs rewrites its calls in place.
+void own_calls(recorded_state& s) {
+  shifted_calls copy(0);
+  for (combination& c : s.combos) c.call = copy(c.call);
+  if (s.best) s.best = copy(s.best);
+  for (auto& entry : s.first_by_counts) entry.second = copy(entry.second);
+  for (call_ptr& c : s.calls) c = copy(c);
+}
+
 void merge_calls(recorded_state& into, const recorded_state& later, shifted_calls& shift) {
   for (const combination& c : later.combos) {  // in first-call order: add_combo keeps combos so
     if (const auto i = find_combo(into, c.hash, c.call->inputs, c.call->constants)) {
@@ -118,6 +128,7 @@ void merge(recorded_state& into, const recorded_state& later) {
   if (into.n_calls == 0 && into.n_ignored == 0) {
     const engine_options options = into.options;
     into = later;
+    own_calls(into);
     into.options.keep_calls = options.keep_calls && later.options.keep_calls;
     if (!into.options.keep_calls) into.calls.clear();
     return;
