@@ -77,7 +77,8 @@ def failure_line(build, entry):
     out = ANSI_ESCAPE.sub("", entry.get("stdout") or "")
     cases = re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.MULTILINE)
     named = f" ({', '.join(cases)})" if cases else ""
-    return f"{build}: FAILED {entry.get('name', '?')}{named}"
+    timed_out = " after its timeout" if entry.get("result") == "TIMEOUT" else ""
+    return f"{build}: FAILED {entry.get('name', '?')}{timed_out}{named}"
 
 
 def count_pytest(path):

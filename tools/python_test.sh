@@ -11,4 +11,4 @@ if ! bash tools/python_env.sh "$build"; then
   echo '<testsuite name="python_env" tests="1" failures="1" errors="0" skipped="0"><testcase name="python_env"><failure message="tools/python_env.sh failed"/></testcase></testsuite>' >"$build/pytest.xml"
   exit 1
 fi
-HOOKSCOPE_BUILD_DIR=$build "$build/pyenv/bin/python" -m pytest python/tests -rs --junitxml="$build/pytest.xml" "$@"
+HOOKSCOPE_BUILD_DIR=$build "$build/pyenv/bin/python" -m pytest python/tests -rfEs --junitxml="$build/pytest.xml" "$@"

@@ -1,6 +1,7 @@
 """tools/ci_summary.py: how it counts the results of a Meson test log (Catch2 executables, pytest modules, others)."""
 import importlib.util
 import json
+import re
 
 import pytest
 
@@ -87,11 +88,22 @@ def test_main_names_each_failed_test_and_its_failed_cases(tmp_path, capsys, monk
     log = [{"name": "ok", "command": PYTEST, "result": "OK", "stdout": "3 passed in 1.00s\n"},
            {"name": "pipes", "command": PYTEST, "result": "FAIL",
             "stdout": "FAILED t.py::test_a - AssertionError\nERROR t.py::test_b\n1 failed, 1 error in 2.00s\n"},
-           {"name": "unit", "result": "FAIL", "stdout": "crashed\n"}]
+           {"name": "unit", "result": "FAIL", "stdout": "crashed\n"},
+           {"name": "slow", "command": PYTEST, "result": "TIMEOUT", "stdout": "..."}]
     (tmp_path / "meson-logs" / "testlog.json").write_text("".join(json.dumps(e) + "\n" for e in log))
     monkeypatch.setattr("sys.argv", ["ci_summary.py", str(tmp_path)])
     assert ci_summary.main() == 1
     err = capsys.readouterr().err.splitlines()
     assert f"{tmp_path}: FAILED pipes (t.py::test_a, t.py::test_b)" in err
     assert f"{tmp_path}: FAILED unit" in err
+    assert f"{tmp_path}: FAILED slow after its timeout" in err
     assert not any(" FAILED ok" in line for line in err)
+
+
+def test_pytest_runs_name_their_failed_cases():
+    """ci_summary names failed cases from pytest's short summary, which lists them only when `-r` asks for f and E."""
+    texts = [(SOURCE_ROOT / "tests" / "pytest.ini").read_text(), (SOURCE_ROOT / "tests" / "meson.build").read_text(),
+             (SOURCE_ROOT / "tools" / "python_test.sh").read_text()]
+    for text in texts:
+        flags = re.findall(r"(?<=[\s'])-r([a-zA-Z]+)(?=[\s'])", text)
+        assert flags and all("f" in f and "E" in f for f in flags), text[:200]
