@@ -92,11 +92,34 @@ constinit std::atomic<bool> fatal_signal_seen{false};  // the handlers said thei
 constinit std::atomic<std::uint32_t> wake_count{0};    // a futex word: the flusher sleeps on it
 std::array<struct sigaction, std::size(fatal_signals)> previous_actions{};
 
+constinit fixed_list<void (*)() noexcept> last_exit_actions;
+constinit std::atomic<bool> last_exit_started{false};
+constinit bool last_exit_handler_registered = false;
+constinit thread_local bool runs_last_exit = false;
+
 void run_exit_actions() noexcept {
   exit_started.store(true, std::memory_order_release);
   // A sanitizer's or another library's handler may still call exit() after a fatal signal: written already.
   if (fatal_signal_seen.load(std::memory_order_acquire)) return;
   exit_actions.for_each([](const exit_action& a) { a.at_exit(); });
+}
+
+// The seq_cst store pairs with the load in writes_withheld: a thread that takes a file's lock after the actions took
+// it sees the flag and leaves the writing to this thread.
+void run_last_exit_actions() noexcept {
+  runs_last_exit = true;
+  last_exit_started.store(true);
+  if (fatal_signal_seen.load(std::memory_order_acquire)) return;
+  last_exit_actions.for_each([](void (*action)() noexcept) { action(); });
+}
+
+// Priority 101, the first a program may use: registered before the static initialisers of the library and of the
+// program make their objects (their destructors, and exit()'s actions, run before it). Only for HOOKSCOPE_RECORD,
+// the one feature that needs it: without it a process registers nothing.
+__attribute__((constructor(101))) void register_last_exit_actions() noexcept {
+  if (std::getenv("HOOKSCOPE_RECORD") == nullptr) return;
+  last_exit_handler_registered =
+      std::atexit(&run_last_exit_actions) == 0 && std::at_quick_exit(&run_last_exit_actions) == 0;
 }
 
 void on_fatal_signal(int sig) noexcept {
@@ -163,6 +186,16 @@ void add_exit_action(exit_action action) noexcept {
   if (exit_actions.count.load(std::memory_order_relaxed) == 0) install_process_handlers();
   if (!exit_actions.add(action)) log_line("hookscope: more than 8 exit actions; one is not installed");
 }
+
+void add_last_exit_action(void (*action)() noexcept) noexcept {
+  pin_this_module();
+  const std::lock_guard lock(lifecycle_mutex);
+  if (!last_exit_actions.add(action)) log_line("hookscope: more than 8 last exit actions; one is not installed");
+}
+
+bool last_exit_registered() noexcept { return last_exit_handler_registered; }
+
+bool writes_withheld() noexcept { return last_exit_started.load() && !runs_last_exit; }
 
 bool lifecycle_lock_held_here() noexcept { return lifecycle_lock::held_by_this_thread(); }
 

@@ -221,23 +221,23 @@ void record_file::append_lines(std::string_view lines) {
 void record_file::append_lines_locked(std::string_view lines) {
   std::size_t size = size_.load(std::memory_order_relaxed);
   if (size + lines.size() > capacity) {
+    if (writes_withheld()) return withhold(lines);
     write_locked(buffer_.get(), size);
     size = 0;
   }
-  if (size == 0 && lines.size() >= capacity / 2) {  // a writer's whole batch: its own write, not a copy first
+  if (size == 0 && lines.size() >= capacity / 2 && !writes_withheld()) {  // a writer's batch: its own write, no copy
     write_locked(lines.data(), lines.size());
     return;
   }
   std::memcpy(buffer_.get() + size, lines.data(), lines.size());
   size_.store(size + lines.size(), std::memory_order_release);
-  if (exiting() || (!flushing() && monotonic_ns() - last_write_ns_ >= flush_interval_ns)) {
-    write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
-  }
+  write_if_due();
 }
 
 void record_file::append_locked(std::string_view line) {
   std::size_t size = size_.load(std::memory_order_relaxed);
   if (size + line.size() + 1 > capacity) {
+    if (writes_withheld()) return withhold(line);
     write_locked(buffer_.get(), size);
     size = 0;
     if (line.size() + 1 > capacity) {  // a line longer than the buffer: its own write, newline included
@@ -252,15 +252,23 @@ void record_file::append_locked(std::string_view line) {
   buffer_[size + line.size()] = '\n';
   size_.store(size + line.size() + 1, std::memory_order_release);
   // Without the background thread (exiting, or in a forked child), calls write what is due as they come.
+  write_if_due();
+}
+
+void record_file::write_if_due() noexcept {
+  if (writes_withheld()) return;
   if (exiting() || (!flushing() && monotonic_ns() - last_write_ns_ >= flush_interval_ns)) {
     write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
   }
 }
 
+// Lines that do not fit once the exiting thread alone writes: left out and counted, as the process ends under them.
+void record_file::withhold(std::string_view lines) noexcept { unwritten_calls_.fetch_add(calls_in_lines(lines)); }
+
 void record_file::flush() noexcept {
   const std::lock_guard lock(mutex_);
   const busy_scope busy(busy_);
-  if (busy) write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
+  if (busy && !writes_withheld()) write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
 }
 
 bool record_file::holds(dev_t device, ino_t inode) noexcept {

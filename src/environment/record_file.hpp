@@ -75,6 +75,8 @@ class record_file {
  private:
   record_file(std::string path, int fd, dev_t device, ino_t inode);
   void append_locked(std::string_view line);
+  void write_if_due() noexcept;
+  void withhold(std::string_view lines) noexcept;
   void append_lines_locked(std::string_view lines);
   void write_locked(const char* data, std::size_t size) noexcept;
   void report(const char* what, int error) noexcept;

@@ -191,7 +191,16 @@ void drain_and_flush() noexcept {
   record_file::flush_all();
 }
 
+// At exit() (the static destructors' calls are still to come, and other threads may still record) and again as the
+// process's last word, when only this thread writes: the counts of calls not written are reported by the last.
 void drain_and_flush_at_exit() noexcept {
+  const recording_path_scope path;
+  drain_buffers(true);
+  record_file::flush_all();
+  if (!last_exit_registered()) record_file::report_unwritten_all();
+}
+
+void drain_and_flush_last() noexcept {
   const recording_path_scope path;
   drain_buffers(true);
   record_file::flush_all();
@@ -347,6 +356,7 @@ void install_record_writer() noexcept {
       ::mmap(nullptr, signal_line_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   signal_line = room == MAP_FAILED ? nullptr : static_cast<char*>(room);
   add_exit_action({&drain_and_flush_at_exit, &write_from_signal_handler});
+  add_last_exit_action(&drain_and_flush_last);
   add_periodic_flush(&drain_and_flush);
   add_fork_handlers(
       &fork_prepare, []() noexcept { fork_release(false); }, []() noexcept { fork_release(true); });

@@ -261,14 +261,31 @@ int calls_then(int n) {
 // A thread calls std::exit while the main thread keeps making recorded and traced calls.
 // std::exit from a thread once the main thread has made n calls (however slowly a loaded machine runs it), while
 // the main thread goes on calling.
+// With `line_bytes` > 0 the main thread records text() of that many bytes instead, each line many pages, and the exit
+// lasts 30 ms more after the library's exit actions (slow_end, as a static destructor would): the main thread writes
+// meanwhile, and a process ending while it still wrote would stop a write in the middle of a line.
 std::atomic<int> main_calls{0};
-[[noreturn]] void exit_from_thread(int n) {
+std::atomic<bool> slow_end_wanted{false};
+void slow_end() {
+  if (slow_end_wanted.load()) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+}
+// Registered after the library's last exit actions (priority 101) and before its exit actions (the static
+// initialisers), so that it runs between them (atexit: last registered, first run).
+__attribute__((constructor(102))) void register_slow_end() { std::atexit(&slow_end); }
+
+[[noreturn]] void exit_from_thread(int n, std::size_t line_bytes = 0) {
+  slow_end_wanted.store(line_bytes > 0);
   std::thread([n] {
     while (main_calls.load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::exit(0);
   }).detach();
+  const std::string long_text(line_bytes, 'x');
   for (int i = 0;; ++i) {
-    (void)work(i);
+    if (line_bytes > 0) {
+      (void)text(long_text);
+    } else {
+      (void)work(i);
+    }
     main_calls.fetch_add(1);
   }
 }
@@ -457,6 +474,7 @@ int main(int argc, char** argv) {
     throw std::runtime_error("escaping main");
   }
   if (mode == "exit_from_thread") exit_from_thread(n);
+  if (mode == "exit_from_thread_long_lines") exit_from_thread(n, 100'000);
   if (mode == "sigterm") sigterm_while_calling(n);
   if (mode == "fork_while_threads_call") calls = fork_while_threads_call(n);
   if (mode == "refused_in_recursion") calls = refused_in_recursion(n);
