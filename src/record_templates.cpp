@@ -1,6 +1,8 @@
 // Record templates (record_templates.hpp): made from a line the full parse read, matched by comparing bytes.
 #include "record_templates.hpp"
 
+#include "fnv1a.hpp"
+
 #include "hookscope/value.hpp"
 
 #include <algorithm>
@@ -28,10 +30,23 @@ struct scanned_line {
 };
 
 // A token that reads as a size the way a slot reads it: digits only, no leading zero, at most 18 of them.
+// A slot's token: "0", or a digit 1-9 and at most 17 more digits (a plain non-negative count that an int64_t holds).
+// Reads it from `at`, which it moves past the digits; false when no such token starts there. What may follow is the
+// caller's to check: a template compares the bytes after it, which never start with a digit.
+[[gnu::always_inline]] inline bool read_count(const char*& at, const char* end, std::int64_t& n) noexcept {
+  if (at == end || *at < '0' || *at > '9') return false;
+  n = *at++ - '0';
+  if (n == 0) return true;
+  const char* const most = at + std::min<std::ptrdiff_t>(17, end - at);
+  while (at != most && *at >= '0' && *at <= '9') n = n * 10 + (*at++ - '0');
+  return at == end || *at < '0' || *at > '9';  // not a 19th digit
+}
+
 bool plain_count(std::string_view token) {
-  if (token.empty() || token.size() > 18) return false;
-  if (!std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
-  return token.size() == 1 || token[0] != '0';
+  const char* at = token.data();
+  const char* const end = at + token.size();
+  std::int64_t n = 0;
+  return read_count(at, end, n) && at == end;
 }
 
 // Walks a line the full parse accepted (so valid JSON: no error to look for) and finds the tensor objects of the
@@ -231,15 +246,8 @@ bool record_template::match(std::string_view line) {
     if (static_cast<std::size_t>(end - at) < same || !same_bytes(at, text_.data() + from, same)) return false;
     at += same;
     from = s.end;
-    // A size token: "0", or a digit 1-9 and at most 17 more digits. What follows it is compared with the template's
-    // next bytes, which never start with a digit (a token ends where its digits do).
-    if (at == end || *at < '0' || *at > '9') return false;
-    std::int64_t n = *at++ - '0';
-    if (n != 0) {
-      const char* const most = at + std::min<std::ptrdiff_t>(17, end - at);
-      while (at != most && *at >= '0' && *at <= '9') n = n * 10 + (*at++ - '0');
-      if (at != end && *at >= '0' && *at <= '9') return false;  // a 19th digit
-    }
+    std::int64_t n = 0;
+    if (!read_count(at, end, n)) return false;
     if (s.what == role::size) {
       sizes_[s.index] = n;
     } else {
@@ -262,10 +270,9 @@ void record_template::write_sizes() {
 //=== record_templates ===//
 
 std::uint64_t record_templates::skeleton_hash(std::string_view line) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over every byte but digits
+  std::uint64_t h = fnv1a_start;  // over every byte but digits
   for (const char c : line) {
-    if (c >= '0' && c <= '9') continue;
-    h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    if (c < '0' || c > '9') h = fnv1a_step(h, c);
   }
   return h;
 }

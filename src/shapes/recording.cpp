@@ -4,6 +4,7 @@
 // candidate, the first call of each argument count pair). A call of a known structure (call_structures.cpp) takes the
 // same steps, preparing once.
 #include "engine_state.hpp"
+#include "../fnv1a.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -303,9 +304,7 @@ template <class Step>
 void hash_walk(const call_inputs& in, Step&& step) {
   for (const value& a : in.args) hash_leaves(a, step);
   for (const auto& [name, v] : in.kwargs) {
-    std::uint64_t fnv = 0xcbf29ce484222325ULL;  // FNV-1a, not std::hash: the same in every build
-    for (const char c : name) fnv = (fnv ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    step(fnv, nullptr);
+    step(fnv1a(name), nullptr);
     hash_leaves(v, step);
   }
 }
