@@ -1,6 +1,6 @@
 // Reading the value encoding from a parsed Boost.JSON document: shared by value_from_json (value_json_reader.cpp) and
-// the record reader (records.cpp), so that one set of rules and messages serves both; the scans of the text that
-// Boost.JSON does not make (json_exact_doubles.cpp, json_key_checker.cpp). Internal to the library.
+// the record reader (records.cpp), so that one set of rules and messages serves both; where a key given twice is
+// (json_key_checker.cpp: the parse, json_document.hpp, finds that one is). Internal to the library.
 #pragma once
 
 #include "hookscope/value.hpp"
@@ -45,11 +45,6 @@ inline constexpr std::size_t max_value_json_levels = 125;
 std::size_t json_levels(const value& v);
 /// Throws format_error when `v`'s encoding nests deeper than max_value_json_levels.
 void check_json_levels(const value& v);
-
-/// Boost.JSON 1.81 parses some doubles 1 ulp off (its fast path has no exact mode): re-reads every double of the
-/// parsed document `doc` from its text with std::from_chars, so that the shortest round-trip form the writers print
-/// reads back to the same double. `text` is what `doc` was parsed from (valid JSON, no key given twice).
-void read_exact_doubles(boost::json::value& doc, std::string_view text);
 
 value read_json_value(const boost::json::value& j, const json_path& at);
 /// Program-supplied text: a JSON string, or {"base64":"..."} for bytes that are not UTF-8 (json_writer.hpp).

@@ -11,6 +11,7 @@
 
 #include "json_writer.hpp"
 
+#include "json_document.hpp"
 #include "json_reader.hpp"
 #include "record_parts.hpp"
 #include "record_templates.hpp"
@@ -243,7 +244,7 @@ struct cut_last_line {
 
 class record_parser {
  public:
-  record_parser() : parser_(json::storage_ptr(), options()) {}
+  record_parser() : parser_(options()) {}
 
   /// Parses the record line `line` into `out`, or into `note` when it is a note (`out` left as it was): true for a
   /// record. `unterminated`: the stream ended without a newline after it.
@@ -282,24 +283,26 @@ class record_parser {
     json::monotonic_resource memory(first_block_, sizeof first_block_);
     parser_.reset(&memory);
     boost::system::error_code ec;
-    const std::size_t used = parser_.write(line.data(), line.size(), ec);
+    const std::size_t used = parser_.write(line, ec);
+    const bool repeated_key = parser_.repeated_key();
+    if (ec || repeated_key) parser_.reset();  // drops the document while its memory is alive
     if (ec) {
-      parser_.reset();  // drops the partial document while its memory is alive
       const std::string what = ec.message() + " at column " + std::to_string(used + 1);
       if (unterminated) throw cut_last_line{"the last line is cut (no newline at the end, and not JSON: " + what + ")"};
       throw format_error("not JSON: " + what);
     }
-    if (const auto repeated = key_checker_.find(line)) {
-      if (repeated->depth == 1) throw format_error("$: duplicate key " + repeated->key + " in the record");
-      throw format_error("duplicate key " + repeated->key + " in the object that ends at column " +
-                         std::to_string(repeated->column));
-    }
-    json::value doc = parser_.release();
-    detail::read_exact_doubles(doc, line);
-    use(doc);
+    if (repeated_key) throw_repeated_key(line);
+    use(parser_.release());
   }
 
-  detail::json_key_checker key_checker_;  // the rule of value_from_json too
+  // Which key an object gives twice, and where: read again only when the parse found one.
+  [[noreturn]] static void throw_repeated_key(std::string_view line) {
+    const auto repeated = detail::json_key_checker().find(line);
+    if (!repeated) throw format_error("$: a key given twice");
+    if (repeated->depth == 1) throw format_error("$: duplicate key " + repeated->key + " in the record");
+    throw format_error("duplicate key " + repeated->key + " in the object that ends at column " +
+                       std::to_string(repeated->column));
+  }
 
   static json::parse_options options() {
     json::parse_options o;
@@ -310,7 +313,7 @@ class record_parser {
   }
 
   alignas(std::max_align_t) unsigned char first_block_[16 * 1024];
-  json::parser parser_;
+  detail::json_document_parser parser_;
 
  public:
   call_record parsed;          // a record the full parse read (record_reader's)

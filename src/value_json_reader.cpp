@@ -1,8 +1,9 @@
 // The value tree's JSON encoding, read: value_from_json, parsed with Boost.JSON (compiled in boost_json.cpp), and the
 // reader of parsed documents (json_reader.hpp) it shares with the record reader. (Its writer is value_json_writer.cpp;
-// the scans of the text Boost.JSON does not make are json_exact_doubles.cpp and json_key_checker.cpp.)
+// the text is parsed once by json_document.hpp, which applies the rules Boost.JSON does not.)
 #include "hookscope/value.hpp"
 
+#include "json_document.hpp"
 #include "json_reader.hpp"
 #include "json_writer.hpp"
 
@@ -354,12 +355,13 @@ value value_from_json(std::string_view text) {
   boost::system::error_code ec;
   json::parse_options options;
   options.max_depth = detail::max_value_json_levels;  // what a record can hold below its kwargs pairs
-  json::value j = json::parse(json::string_view(text.data(), text.size()), ec, {}, options);
+  detail::json_document_parser parser(options);
+  (void)parser.write(text, ec);
   if (ec) throw format_error("$: not JSON: " + ec.message());
-  if (const auto repeated = detail::json_key_checker().find(text)) {
-    throw format_error(repeated->path + ": duplicate key " + repeated->key);
+  if (parser.repeated_key()) {
+    const auto repeated = detail::json_key_checker().find(text);
+    throw format_error(repeated ? repeated->path + ": duplicate key " + repeated->key : "$: a key given twice");
   }
-  detail::read_exact_doubles(j, text);
-  return detail::read_json_value(j, detail::json_path{});
+  return detail::read_json_value(parser.release(), detail::json_path{});
 }
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -410,9 +410,9 @@ TEST_CASE("value::variant: an alternative index above INT64_MAX is refused by to
 }
 
 TEST_CASE("value_from_json: a key repeated under a \\u escape leaves the other floats of the document as written") {
-  // "\u0066loat" is "float": Boost.JSON keeps one of the two entries, the key check (which compares keys as written)
-  // lets it through, and read_exact_doubles, which pairs the document's doubles with the text's number tokens in
-  // order, then gives the second element the first object's second number.
+  // "\u0066loat" is "float": Boost.JSON keeps one of the two entries. A key check that compared keys as written would
+  // let it through, and exact doubles paired with the text's number tokens in order would then give the second
+  // element the first object's second number.
   const std::string json = R"({"tuple":[{"float":1.5,"\u0066loat":2.5},{"float":0.1}]})";
   value back;
   try {

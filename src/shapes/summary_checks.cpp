@@ -182,15 +182,18 @@ void check_stored_call(const recorded_state& s, const stored_call& c, const std:
     const leaf_summary* l = flat[f].summary;
     if (!leaves[f].is_tensor() || l == nullptr) continue;
     const tensor_spec& t = leaves[f].as_tensor();
-    const std::string where = "its tensor '" + join_path(flat[f].path) + "' " + text(t.shape);
-    if (l->observed == 0) fail(at, where + " is in no summary of its leaf");
+    // Spelled only for a call that fails: a summary keeps thousands of calls.
+    const auto fail_where = [&](const std::string& what) {
+      fail(at, "its tensor '" + join_path(flat[f].path) + "' " + text(t.shape) + what);
+    };
+    if (l->observed == 0) fail_where(" is in no summary of its leaf");
     if (std::find(l->dtypes.begin(), l->dtypes.end(), t.dtype) == l->dtypes.end()) {
-      fail(at, where + " has a dtype its leaf's summary does not list");
+      fail_where(" has a dtype its leaf's summary does not list");
     }
     if (t.shape.size() != l->rank) {
-      if (!l->rank_conflict_call) fail(at, where + " is not of its leaf's rank " + std::to_string(l->rank));
+      if (!l->rank_conflict_call) fail_where(" is not of its leaf's rank " + std::to_string(l->rank));
     } else if (!l->rank_conflict_call && !in_ranges(*l, t.shape)) {
-      fail(at, where + " lies outside its leaf's dims' [min, max]");
+      fail_where(" lies outside its leaf's dims' [min, max]");
     }
   }
 }

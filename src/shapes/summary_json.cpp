@@ -6,6 +6,7 @@
 #include "engine_state.hpp"
 #include "summary_checks.hpp"
 
+#include "../json_document.hpp"
 #include "../json_writer.hpp"
 #include "../record_parts.hpp"
 
@@ -600,9 +601,9 @@ void from_summary_json(std::string_view text, recorded_state& state, recorded_st
   // The document lives only in this function: its nodes come from one growing buffer, freed at once (a summary of
   // many calls is ~10^5 small nodes; merging a thousand of them spent a third of its time in malloc and free).
   json::monotonic_resource memory;
-  json::parser parser(json::storage_ptr(), options);
+  json_document_parser parser(options);
   parser.reset(&memory);
-  const std::size_t used = parser.write(text.data(), text.size(), ec);
+  const std::size_t used = parser.write(text, ec);
   if (ec) {
     // Where the parser stopped, as line:column: a summary spans lines once a pretty printer has been at it.
     const std::string_view read = text.substr(0, used);
@@ -611,11 +612,12 @@ void from_summary_json(std::string_view text, recorded_state& state, recorded_st
                        std::to_string(1 + std::count(read.begin(), read.end(), '\n')) + ", column " +
                        std::to_string(used - line_start + 1));
   }
-  json::value doc = parser.release();
-  if (const auto repeated = json_key_checker().find(text)) {
-    throw format_error(repeated->path + ": duplicate key " + repeated->key);
+  if (parser.repeated_key()) {
+    parser.reset();  // drops the document while its memory is alive
+    const auto repeated = json_key_checker().find(text);
+    throw format_error(repeated ? repeated->path + ": duplicate key " + repeated->key : "$: a key given twice");
   }
-  read_exact_doubles(doc, text);
+  json::value doc = parser.release();
   const json_path root;
   const members m(doc, root);
   if (const json::value* f = m.find("format"); f == nullptr || !f->is_string() || f->get_string() != format_name) {
