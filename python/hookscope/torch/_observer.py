@@ -20,7 +20,7 @@ from .. import _engine, _errors, shapes_options
 from .._arguments import callable_, flag
 from .._arguments import path as _path
 from . import _checks
-from ._codec import Unrecordable, build_template, decode, signature_json
+from ._codec import Unrecordable, build_template, decode, decode_call, signature_json
 from ._discrepancies import check_discrepancies as _check_discrepancies
 from ._engines import new_engine
 from ._export import (_with_input_types, specialised_dims, to_torch_dynamic_shapes, to_torch_tensorrt_inputs,
@@ -341,15 +341,7 @@ class InputObserver:
             shapes = [leaves[i].shape for i in candidate.tensor_index]
             chosen = engine.infer_arguments(candidate=candidate.fill(shapes) + "}", as_args_kwargs=True)
             snap_args, snap_kwargs = list(args), kwargs
-        by_name = dict(snap_kwargs)
-        for i, s in enumerate(snap_args):
-            if i < len(self._names):
-                by_name.setdefault(self._names[i], s)
-        value = json.loads(chosen.json)
-        args_v, kwargs_v = value["tuple"]
-        args = tuple(self._rebuild(x, snap_args[i] if i < len(snap_args) else None)
-                     for i, x in enumerate(args_v["tuple"]))
-        kwargs = {k: self._rebuild(x, by_name.get(k)) for k, x in kwargs_v["dict"]}
+        args, kwargs = decode_call(json.loads(chosen.json), snap_args, snap_kwargs, self._names, self._structs)
         if flat:
             return [t for t in _pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
         if as_args_kwargs:
