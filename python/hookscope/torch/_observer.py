@@ -86,7 +86,7 @@ class InputObserver:
         _OBSERVERS.add(self)
         self._store_limit = 0  # the engine keeps calls while num_obs < this (its begin_recording's rule)
         self._reserved = 0  # calls to be stored, counted before the model runs (their inputs are copied then)
-        self._warned: set[str] = set()
+        self._warned: set[tuple] = set()  # the reasons warned of (_warn)
         self._removed: set[str] = set()  # remove_inputs' names: info's candidates and signature leave them out
 
     # --- recording -------------------------------------------------------------------------------------------
@@ -165,14 +165,25 @@ class InputObserver:
 
     def _warn(self, error: BaseException, consequence: str) -> None:
         """One warning per reason (not one per call), naming the function."""
+        # The reason is the error's facts, never the words of the message: its type, the library's kind, the codec's
+        # path, the sentence it carries (else its arguments), and what is left out because of it.
+        sentence = getattr(error, "sentence", None)
+        reason: tuple = (consequence, type(error), getattr(error, "kind", None), getattr(error, "path", None),
+                         error.args if sentence is None else sentence)
+        try:
+            hash(reason)
+        except TypeError:  # arguments that cannot be keys: one warning per type of error
+            reason = reason[:4]
+        if reason in self._warned:
+            return
+        self._warned.add(reason)
         # The library's errors and the codec's carry their sentence, quoted without their own prefix.
-        text = f"hookscope: recording a call of {self._function}: {getattr(error, 'sentence', error)} ({consequence})"
-        if text not in self._warned:
-            self._warned.add(text)
-            try:
-                warnings.warn(text, stacklevel=4)
-            except Exception:  # warnings turned into errors (-W error): the model's call must still not fail
-                pass
+        quoted = error if sentence is None else sentence
+        text = f"hookscope: recording a call of {self._function}: {quoted} ({consequence})"
+        try:
+            warnings.warn(text, stacklevel=4)
+        except Exception:  # warnings turned into errors (-W error): the model's call must still not fail
+            pass
 
     def _take_inputs(self, args: tuple, kwargs: dict):
         """(the call's inputs flattened, their template) or None when the engine keeps no more calls; tensors are
