@@ -188,7 +188,8 @@ py::dict profile_to_py(const hookscope::tensorrt_profile& p) {
     split = dict_of("label", p.split->label, "input", p.split->input, "dim", p.split->dim, "equals_one",
                     p.split->equals_one);
   }
-  py::dict out = dict_of("phase", p.phase, "calls", p.calls, "shapes", list_of(p.shapes, range), "widened", p.widened);
+  py::dict out = dict_of("phase", p.phase, "calls", p.calls, "call_indexes", p.call_indexes, "shapes",
+                         list_of(p.shapes, range), "widened", p.widened);
   out["split"] = split;
   return out;
 }

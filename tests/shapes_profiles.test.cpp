@@ -121,6 +121,39 @@ void check_oracle(const hookscope::dynamic_shapes& ds, const std::vector<call_sh
     }
     CHECK(observed);
   }
+  // call_indexes (when the engine keeps the calls): every call in exactly one profile, ascending, on its phase's side
+  // of the split dim; with every distinct call kept, `calls` of them per profile, each fitting its profile whole.
+  std::size_t listed = 0;
+  for (const auto& p : profiles) listed += p.call_indexes.size();
+  if (listed != 0) {
+    const bool truncated = std::any_of(ds.warnings().begin(), ds.warnings().end(), [](const auto& w) {
+      return w.type == hookscope::inference_warning::kind::combinations_truncated;
+    });
+    CHECK(listed == calls.size());
+    std::vector<std::size_t> profile_of(calls.size(), profiles.size());
+    for (std::size_t q = 0; q < profiles.size(); ++q) {
+      const auto& p = profiles[q];
+      INFO("profile " << p.phase);
+      CHECK(std::is_sorted(p.call_indexes.begin(), p.call_indexes.end()));
+      if (!truncated) CHECK(p.call_indexes.size() == p.calls);
+      for (const std::size_t k : p.call_indexes) {
+        REQUIRE(k < calls.size());
+        CHECK(profile_of[k] == profiles.size());
+        profile_of[k] = q;
+        const auto split = p.split ? calls[k].find(p.split->input) : calls[k].end();
+        if (split != calls[k].end()) CHECK((split->second.at(p.split->dim) == 1) == p.split->equals_one);
+        if (truncated) continue;
+        for (const auto& given : calls[k]) {
+          const range& r = range_of(p, given.first);
+          for (std::size_t d = 0; d < given.second.size(); ++d) {
+            INFO("call " << k << ": " << given.first << " dim " << d << " = " << given.second[d]);
+            CHECK((r.min[d] <= given.second[d] && given.second[d] <= r.max[d]));
+          }
+        }
+      }
+    }
+    CHECK(std::count(profile_of.begin(), profile_of.end(), profiles.size()) == 0);
+  }
   // Every observed value lies within some profile (each profile, when there is one).
   for (const call_shapes& c : calls) {
     for (const auto& given : c) {
@@ -449,6 +482,13 @@ TEST_CASE("tensorrt_profile: solved from the relations") {
     const auto phased = st.engine.infer_dynamic_shapes({.dim_names = true, .profile_phases = true});
     CHECK(phased.tensorrt_profiles().size() == 2);
     check_oracle(phased, st.calls);
+    // Every stored call in the profile of its phase, those whose distinct call was not kept too (check_oracle).
+    for (const auto& p : phased.tensorrt_profiles()) {
+      INFO(p.phase);
+      CHECK(p.call_indexes.size() == 2500);  // the odd calls decode steps, the even ones prefills
+      REQUIRE(!p.call_indexes.empty());
+      CHECK(p.call_indexes[0] == (p.split && p.split->equals_one ? 1u : 0u));
+    }
     const value args = st.engine.infer_arguments({.candidate = std::size_t{0}}).arguments;  // the cache's placeholder
     CHECK(hookscope::to_json(args) == R"({"dict":[["input_ids",{"shape":[1,2],"dtype":"float32"}],)"
                                       R"(["attention_mask",{"shape":[1,2],"dtype":"float32"}],)"

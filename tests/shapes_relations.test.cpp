@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -116,6 +117,56 @@ TEST_CASE("relations and consistent profiles on the decoder") {
           std::string::npos);
     CHECK(ds.to_onnx().find(R"("result.0":{"0":"batch_size","1":"sequence_length"})") != std::string::npos);
     CHECK(ds.outputs()[1].dynamic_dims[1].label == "total_sequence_length");  // past + sequence, as the mask
+  }
+}
+
+TEST_CASE("tensorrt_profile::call_indexes: the stored calls each profile covers") {
+  // The decoder's calls: 0 and 4 prefills, the others decode steps.
+  using indexes = std::vector<std::size_t>;
+  const auto check = [](const shape_engine& e, const indexes& prefills, const indexes& decodes) {
+    const auto ds = e.infer_dynamic_shapes({.dim_names = true, .profile_phases = true});
+    REQUIRE(ds.tensorrt_profiles().size() == 2);
+    const auto& prefill = ds.tensorrt_profiles()[0];
+    const auto& decode = ds.tensorrt_profiles()[1];
+    CHECK(prefill.phase == "sequence_length > 1");
+    CHECK(prefill.call_indexes == prefills);
+    CHECK(decode.call_indexes == decodes);
+    // Each stored call in exactly one profile, `calls` of them in each.
+    CHECK(prefill.calls == prefills.size());
+    CHECK(decode.calls == decodes.size());
+    indexes every = prefill.call_indexes;
+    every.insert(every.end(), decode.call_indexes.begin(), decode.call_indexes.end());
+    std::sort(every.begin(), every.end());
+    indexes expected(e.info().calls.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) expected[i] = i;
+    CHECK(every == expected);
+  };
+  SECTION("two phases; one profile lists every call") {
+    const shape_engine e = decoder();
+    check(e, {0, 4}, {1, 2, 3, 5, 6, 7});
+    const auto all = e.infer_dynamic_shapes({.dim_names = true});
+    REQUIRE(all.tensorrt_profiles().size() == 1);
+    CHECK(all.tensorrt_profiles()[0].call_indexes == indexes{0, 1, 2, 3, 4, 5, 6, 7});
+  }
+  SECTION("a merge: the later engine's calls after the earlier one's, repeated calls each listed") {
+    shape_engine e = decoder();
+    e.merge(decoder());
+    check(e, {0, 4, 8, 12}, {1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15});
+  }
+  SECTION("remove_inputs rewrites the stored calls and merges their distinct calls: the calls stay in their phase") {
+    shape_engine e = decoder();
+    CHECK(e.remove_inputs({"pixel_values"}) > 0);
+    check(e, {0, 4}, {1, 2, 3, 5, 6, 7});
+  }
+  SECTION("store_n_calls: the stored calls only") { check(decoder(6), {0, 4}, {1, 2, 3, 5}); }
+  SECTION("calls not kept: no index, the counts unchanged") {
+    const auto ds =
+        decoder(hookscope::unlimited, false).infer_dynamic_shapes({.dim_names = true, .profile_phases = true});
+    REQUIRE(ds.tensorrt_profiles().size() == 2);
+    CHECK(ds.tensorrt_profiles()[0].call_indexes.empty());
+    CHECK(ds.tensorrt_profiles()[1].call_indexes.empty());
+    CHECK(ds.tensorrt_profiles()[0].calls == 2);
+    CHECK(ds.tensorrt_profiles()[1].calls == 6);
   }
 }
 

@@ -178,6 +178,12 @@ struct tensorrt_profile {
   /// "all calls", or the phase's constant dims, e.g. "sequence_length = 1" / "sequence_length > 1".
   std::string phase{};
   std::size_t calls = 0;  ///< how many (kept) calls fall in this phase
+  /// The stored calls this phase covers: their indexes among the stored calls (engine_info::calls, the index
+  /// infer_arguments' candidate takes), ascending. Every stored call is in exactly one profile, and `calls` of them
+  /// are in this one, unless more distinct calls were seen than are kept (combinations_truncated): a stored call
+  /// whose distinct call was left out is placed by its split dim's value. Empty when the engine keeps no calls
+  /// (engine_options::keep_calls false, as in an engine read from a summary).
+  std::vector<std::size_t> call_indexes{};
   /// The dimension the calls were split on (none for "all calls"): its label, an input and dim that give it, and
   /// which side of 1 this phase holds.
   struct split_dim {

@@ -226,6 +226,36 @@ def test_a_failure_inside_recording_leaves_the_call_out(monkeypatch):
     assert obs.num_obs == 1
 
 
+def test_repeated_warnings_are_one_per_reason_by_its_facts_not_its_words():
+    # A reason is the error's type, kind, path, sentence (else its arguments) and what is left out because of it.
+    from hookscope.torch._codec import Unrecordable
+    from hookscope import _engine
+    obs = InputObserver()
+    obs._function = "M.forward"
+
+    def refused():  # the library's error: its sentence, no path
+        try:
+            _engine.ShapeEngine().add_call("not json")
+        except Exception as e:
+            return e
+        raise AssertionError("the engine took a call that is not JSON")
+
+    assert getattr(refused(), "sentence", None)
+    reasons = [(lambda: Unrecordable("cannot record a value of type X", "args.0"), "the call is not recorded"),
+               (lambda: Unrecordable("cannot record a value of type X", "args.1"), "the call is not recorded"),
+               (lambda: RuntimeError("the encoder broke"), "the call is not recorded"),
+               (lambda: ValueError("the encoder broke"), "the call is not recorded"),  # the same words, another type
+               (lambda: RuntimeError("the encoder broke"), "the results of M.forward are not recorded"),
+               (refused, "the call is not recorded")]
+    with pytest.warns(UserWarning) as record:
+        for _ in range(3):  # a new error object every time: one warning per reason
+            for error, consequence in reasons:
+                obs._warn(error(), consequence)
+    assert len(record) == len(reasons), [str(w.message) for w in record]
+    assert str(record[0].message) == ("hookscope: recording a call of M.forward: args.0: cannot record a value of "
+                                      "type X (the call is not recorded)")
+
+
 # --- random pytrees ---------------------------------------------------------------------------------------------
 def new_slot(dims: dict) -> int:
     slots = dims.setdefault("slots", [])

@@ -100,6 +100,35 @@ def test_profiles_say_which_dimension_split_them():
         assert p["phase"].startswith(p["split"]["label"])
 
 
+def decoder_engine(steps, **options):
+    """A decoder's calls, (batch, sequence, past) each: the cache absent at the prefills."""
+    def t(*shape):
+        return {"shape": list(shape), "dtype": "float32"}
+
+    e = hookscope.ShapeEngine(**options)
+    e.set_parameters(json.dumps([{"name": "input_ids"}, {"name": "attention_mask"}, {"name": "past", "default": None}]))
+    e.begin_recording()
+    for b, s, p in steps:
+        kwargs = [["input_ids", t(b, s)], ["attention_mask", t(b, p + s)]] + ([["past", t(b, 2, p, 4)]] if p else [])
+        e.add_call(json.dumps({"args": [], "kwargs": kwargs}))
+    return e
+
+
+def test_profiles_name_the_stored_calls_they_cover():
+    steps = [(1, 5, 0), (1, 1, 5), (1, 1, 6), (2, 4, 0), (2, 1, 4)]
+    e = decoder_engine(steps, store_n_calls=None)
+    profiles = e.infer_dynamic_shapes(profile_phases=True, dim_names=True).tensorrt_profiles
+    assert [(p["split"]["equals_one"], p["call_indexes"], p["calls"]) for p in profiles] == [
+        (False, [0, 3], 2), (True, [1, 2, 4], 3)]
+    (every,) = e.infer_dynamic_shapes().tensorrt_profiles
+    assert every["call_indexes"] == [0, 1, 2, 3, 4] and every["calls"] == 5
+    # The indexes are the stored calls' (infer_arguments' candidate): none when the engine keeps no call.
+    assert e.infer_arguments(candidate=profiles[0]["call_indexes"][1]).call == 3
+    unkept = decoder_engine(steps, store_n_calls=None, keep_calls=False)
+    profiles = unkept.infer_dynamic_shapes(profile_phases=True, dim_names=True).tensorrt_profiles
+    assert [(p["call_indexes"], p["calls"]) for p in profiles] == [([], 2), ([], 3)]
+
+
 def test_every_exception_has_the_prefix_once_and_its_sentence():
     with pytest.raises(hookscope.RecordError) as e:
         hookscope.read_records([DATA / "bad_not_json.jsonl"])

@@ -105,6 +105,21 @@ def test_rebuilding_the_cpp_kinds():
     assert rebuild({"dict": [[{"base64": "/w=="}, {"int": 1}]]}, None) == {"\udcff": 1}
 
 
+def test_decoding_a_call_keeps_the_observed_objects_by_position_and_by_name():
+    # infer_arguments' (args, kwargs) encoding, decoded in _codec: a positional argument of the observed call also
+    # stands for its parameter given by keyword; the engine's placeholders become new objects.
+    from hookscope.torch._codec import decode_call
+    x, mask = torch.ones(2, 3), torch.zeros(2, 5)
+    encoded = {"tuple": [{"tuple": [{"shape": [2, 3], "dtype": "float32"}]},
+                         {"dict": [["mask", {"shape": [2, 5], "dtype": "float32"}], ["n", {"int": 4}],
+                                   ["cache", {"shape": [2, 0], "dtype": "float32"}]]}]}
+    args, kwargs = decode_call(encoded, [x], {}, ["x", "mask"], {})
+    assert args[0] is x and kwargs["n"] == 4 and kwargs["cache"].shape == (2, 0)
+    args, kwargs = decode_call(encoded, [x, mask], {}, ["x", "mask"], {})
+    assert kwargs["mask"] is mask
+    assert decode_call({"tuple": [{"tuple": []}, {"dict": []}]}, [], {}, [], {}) == ((), {})
+
+
 @pytest.mark.parametrize("spelled, expected", [("nan", math.nan), ("inf", math.inf), ("-inf", -math.inf)])
 def test_rebuilding_a_non_finite_float_gives_a_float(spelled, expected):
     # The record format writes NaN and the infinities as strings ({"float": "nan"}); Python's value is the float.

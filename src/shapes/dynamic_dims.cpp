@@ -406,7 +406,8 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
   name_dims(r.inputs, flat, tensor_of, slots, s, o, notes);
   r.warnings = warnings(r.inputs, flat, tensor_of);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
-  const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs);
+  stored_rows stored;
+  const std::vector<joint_row> rows = joint_rows(s, slots, flat, tensor_of, r.inputs, stored);
   std::vector<std::vector<std::uint32_t>> pair_slot(r.inputs.size());  // per input and dim: its C3 pair slot
   for (std::size_t f = 0; f < flat.size(); ++f) {
     if (tensor_of[f] == no_tensor) continue;
@@ -417,7 +418,7 @@ shapes_result infer_dynamic_shapes(const recorded_state& s, const dynamic_shapes
     return i != untracked_dim && j != untracked_dim && s.pairs.ever_differ(i, j);
   };
   r.relations = find_relations(r.inputs, rows, differ, r.warnings);
-  r.profiles = make_profiles(r.inputs, rows, r.relations, o.profile_phases, !s.combos_truncated, r.warnings);
+  r.profiles = make_profiles(r.inputs, rows, stored, r.relations, o.profile_phases, !s.combos_truncated, r.warnings);
   if (s.combos_truncated) {
     r.warnings.push_back(inference_warning{
         .type = inference_warning::kind::combinations_truncated,

@@ -21,7 +21,7 @@
 // parameter name, or a position without a parameter), not by the best candidate's flattened slots, because the best
 // candidate may change with every call; a slot of the best candidate is mapped to its argument's summary only when
 // inferring. The same code runs whether calls are kept or not (engine_options::keep_calls), so both give identical
-// results.
+// results, apart from what names the stored calls (info(), the profiles' call_indexes).
 //
 // Only recording (add_call, set_parameters, value_if_missing, begin_recording, remove_inputs) changes a
 // recorded_state. Inference takes it `const` and caches nothing: infer_dynamic_shapes, infer_arguments and info
@@ -368,10 +368,18 @@ struct joint_row {
   std::uint64_t count = 0;
   std::size_t first_call = 0;
 };
+/// The stored calls (recorded_state::calls, keep_calls only) among the rows: per stored call, the index of its distinct
+/// call's row; rows.size() + i for a call whose distinct call was not kept (beyond max_combinations), own[i] being its
+/// row (its count 1).
+struct stored_rows {
+  std::vector<std::size_t> row;
+  std::vector<joint_row> own;
+};
+/// One row per distinct call (recorded_state::combos, in order); `stored` receives where the stored calls are.
 /// `inputs`' shared names decide the placeholders' dims: each takes its name's value in the call where a tensor gives it.
 std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slot>& slots,
                                   const std::vector<flat_leaf>& flat, const std::vector<std::size_t>& tensor_of,
-                                  const std::vector<tensor_input>& inputs);
+                                  const std::vector<tensor_input>& inputs, stored_rows& stored);
 
 inline constexpr std::int64_t max_relation_value = std::int64_t{1} << 40;  // larger sizes take no part in relations
 
@@ -403,9 +411,10 @@ std::vector<dim_relation> find_relations(const std::vector<tensor_input>& inputs
                                          std::vector<inference_warning>& warnings);
 /// C6 (profiles.cpp): the profiles, solved from the relations; a relation no profile point covering every call can
 /// satisfy is removed from `relations` and named in `warnings`. `every_call_kept`: no distinct call was left out
-/// (recorded_state::combos_truncated is false).
+/// (recorded_state::combos_truncated is false). `stored` (joint_rows') decides each profile's call_indexes.
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
-                                            std::vector<dim_relation>& relations, bool phases, bool every_call_kept,
+                                            const stored_rows& stored, std::vector<dim_relation>& relations,
+                                            bool phases, bool every_call_kept,
                                             std::vector<inference_warning>& warnings);
 
 }  // namespace detail::shapes

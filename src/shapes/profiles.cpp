@@ -15,24 +15,22 @@ namespace detail::shapes {
 
 std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slot>& slots,
                                   const std::vector<flat_leaf>& flat, const std::vector<std::size_t>& tensor_of,
-                                  const std::vector<tensor_input>& inputs) {
+                                  const std::vector<tensor_input>& inputs, stored_rows& stored) {
   const std::size_t n_inputs = inputs.size();
   // Per shared name, its dims: a placeholder's dim takes the value its name has in the call (below).
   std::unordered_map<std::string_view, std::vector<dim_var>> by_name;
   for (std::size_t i = 0; i < n_inputs; ++i) {
     for (const dynamic_dim& dd : inputs[i].dynamic_dims) by_name[dd.shared_name].push_back({i, dd.dim});
   }
-  std::vector<joint_row> rows;
   const std::vector<std::vector<value>> observed = observed_calls(s, slots);
   const placeholder_sources sources(flat, observed);
-  for (std::size_t i = 0; i < s.combos.size(); ++i) {
-    const combination& c = s.combos[i];
+  // A call's row from its leaves aligned on the best candidate.
+  const auto row_of = [&](std::vector<value> leaves, std::uint64_t count, std::size_t first_call) {
     joint_row r;
-    r.count = c.count;
-    r.first_call = c.call->index;
+    r.count = count;
+    r.first_call = first_call;
     r.shapes.resize(n_inputs);
     r.filled.resize(n_inputs);
-    std::vector<value> leaves = observed[i];
     const auto take = [&](std::vector<std::optional<shape_t>>& into) {
       for (std::size_t f = 0; f < flat.size() && f < leaves.size(); ++f) {
         if (tensor_of[f] == no_tensor || !leaves[f].is_tensor()) continue;
@@ -60,7 +58,23 @@ std::vector<joint_row> joint_rows(const recorded_state& s, const std::vector<slo
         }
       }
     }
-    rows.push_back(std::move(r));
+    return r;
+  };
+  std::vector<joint_row> rows;
+  rows.reserve(s.combos.size());
+  for (std::size_t i = 0; i < s.combos.size(); ++i) {
+    rows.push_back(row_of(observed[i], s.combos[i].count, s.combos[i].call->index));
+  }
+  // Each stored call is the distinct call equal to it; one beyond those kept gets a row of its own.
+  stored.row.clear();
+  stored.own.clear();
+  for (const call_ptr& c : s.calls) {
+    if (const auto combo = find_combo(s, call_hash(c->inputs), c->inputs, c->constants)) {
+      stored.row.push_back(*combo);
+      continue;
+    }
+    stored.row.push_back(rows.size() + stored.own.size());
+    stored.own.push_back(row_of(align(s, *c, slots, false), 1, c->index));
   }
   return rows;
 }
@@ -423,10 +437,37 @@ std::vector<value_class> untied_classes(const std::vector<tensor_input>& inputs,
   return out;
 }
 
+// Each stored call in its phase's profile (`out` one per phase, in the order of `ps`): the phase of its distinct
+// call's row; a call with a row of its own (its distinct call not kept) by its value of the split class, on the side
+// other than "= 1" when the call gives it nowhere.
+void place_stored_calls(std::vector<tensorrt_profile>& out, const std::vector<phase>& ps, std::size_t n_rows,
+                        const stored_rows& stored, const std::vector<value_class>& cls, std::size_t split) {
+  std::vector<std::size_t> phase_of(n_rows, 0);
+  for (std::size_t q = 0; q < ps.size(); ++q) {
+    for (const std::size_t r : ps[q].rows) phase_of[r] = q;
+  }
+  for (std::size_t k = 0; k < stored.row.size(); ++k) {
+    std::size_t q = 0;
+    if (stored.row[k] < n_rows) {
+      q = phase_of[stored.row[k]];
+    } else if (split != no_class) {
+      const joint_row& own = stored.own[stored.row[k] - n_rows];
+      std::optional<std::int64_t> v;
+      for (const dim_var& m : cls[split].members) {
+        if (!v && own.filled[m.input] && m.dim < own.filled[m.input]->size()) v = (*own.filled[m.input])[m.dim];
+      }
+      const bool one = v == std::optional<std::int64_t>(1);
+      while (q + 1 < ps.size() && (ps[q].is_one == std::optional<std::int64_t>(1)) != one) ++q;
+    }
+    out[q].call_indexes.push_back(k);
+  }
+}
+
 }  // namespace
 
 std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inputs, const std::vector<joint_row>& rows,
-                                            std::vector<dim_relation>& relations, bool phases, bool every_call_kept,
+                                            const stored_rows& stored, std::vector<dim_relation>& relations,
+                                            bool phases, bool every_call_kept,
                                             std::vector<inference_warning>& warnings) {
   const std::vector<value_class> cls = untied_classes(inputs, value_classes(inputs, rows), relations, warnings);
   const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
@@ -517,7 +558,10 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
             std::to_string(uhi[e.target]) + ", which does not cover the observed " + std::to_string(glo[e.target]) +
             ".." + std::to_string(ghi[e.target]) + ": a call not kept broke it";
     }
-    if (!failed) return out;
+    if (!failed) {
+      place_stored_calls(out, ps, rows.size(), stored, cls, split);
+      return out;
+    }
     warnings.push_back(inference_warning{
         .type = inference_warning::kind::relation_outside_profile,
         .phase = failed_phase,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import inspect
 import json
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import torch
 import torch.utils._pytree as _pytree
@@ -337,3 +337,19 @@ def decode(v: Any, obj: Any, structs: dict) -> Any:
         values = [decode(x, o, structs) for (_, x), o in zip(fields, objs)]
         return _pytree.SUPPORTED_NODES[node_type].unflatten_fn(values, context)
     raise ValueError(f"hookscope: unexpected value {v!r}")
+
+
+def decode_call(v: Any, args: Sequence, kwargs: Mapping[str, Any], names: Sequence[str],
+                structs: dict) -> tuple[tuple, dict]:
+    """The engine's arguments in their ``as_args_kwargs`` encoding (``{"tuple":[{"tuple":[...]},{"dict":[...]}]}``)
+    as ``(args, kwargs)`` objects (``decode`` of each). ``args``, ``kwargs``: the observed call they come from, whose
+    objects are kept where the encoding is theirs; ``names``: the parameters' names, by which a positional argument
+    of that call also stands for a keyword argument."""
+    by_name = dict(kwargs)
+    for i, a in enumerate(args):
+        if i < len(names):
+            by_name.setdefault(names[i], a)
+    args_v, kwargs_v = v["tuple"]
+    out_args = tuple(decode(x, args[i] if i < len(args) else None, structs) for i, x in enumerate(args_v["tuple"]))
+    out_kwargs = {k: decode(x, by_name.get(k), structs) for k, x in kwargs_v["dict"]}
+    return out_args, out_kwargs

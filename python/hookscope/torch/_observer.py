@@ -20,7 +20,7 @@ from .. import _engine, _errors, shapes_options
 from .._arguments import callable_, flag
 from .._arguments import path as _path
 from . import _checks
-from ._codec import Unrecordable, build_template, decode, signature_json
+from ._codec import Unrecordable, build_template, decode, decode_call, signature_json
 from ._discrepancies import check_discrepancies as _check_discrepancies
 from ._engines import new_engine
 from ._export import (_with_input_types, specialised_dims, to_torch_dynamic_shapes, to_torch_tensorrt_inputs,
@@ -86,7 +86,7 @@ class InputObserver:
         _OBSERVERS.add(self)
         self._store_limit = 0  # the engine keeps calls while num_obs < this (its begin_recording's rule)
         self._reserved = 0  # calls to be stored, counted before the model runs (their inputs are copied then)
-        self._warned: set[str] = set()
+        self._warned: set[tuple] = set()  # the reasons warned of (_warn)
         self._removed: set[str] = set()  # remove_inputs' names: info's candidates and signature leave them out
 
     # --- recording -------------------------------------------------------------------------------------------
@@ -165,14 +165,25 @@ class InputObserver:
 
     def _warn(self, error: BaseException, consequence: str) -> None:
         """One warning per reason (not one per call), naming the function."""
+        # The reason is the error's facts, never the words of the message: its type, the library's kind, the codec's
+        # path, the sentence it carries (else its arguments), and what is left out because of it.
+        sentence = getattr(error, "sentence", None)
+        reason: tuple = (consequence, type(error), getattr(error, "kind", None), getattr(error, "path", None),
+                         error.args if sentence is None else sentence)
+        try:
+            hash(reason)
+        except TypeError:  # arguments that cannot be keys: one warning per type of error
+            reason = reason[:4]
+        if reason in self._warned:
+            return
+        self._warned.add(reason)
         # The library's errors and the codec's carry their sentence, quoted without their own prefix.
-        text = f"hookscope: recording a call of {self._function}: {getattr(error, 'sentence', error)} ({consequence})"
-        if text not in self._warned:
-            self._warned.add(text)
-            try:
-                warnings.warn(text, stacklevel=4)
-            except Exception:  # warnings turned into errors (-W error): the model's call must still not fail
-                pass
+        quoted = error if sentence is None else sentence
+        text = f"hookscope: recording a call of {self._function}: {quoted} ({consequence})"
+        try:
+            warnings.warn(text, stacklevel=4)
+        except Exception:  # warnings turned into errors (-W error): the model's call must still not fail
+            pass
 
     def _take_inputs(self, args: tuple, kwargs: dict):
         """(the call's inputs flattened, their template) or None when the engine keeps no more calls; tensors are
@@ -341,15 +352,7 @@ class InputObserver:
             shapes = [leaves[i].shape for i in candidate.tensor_index]
             chosen = engine.infer_arguments(candidate=candidate.fill(shapes) + "}", as_args_kwargs=True)
             snap_args, snap_kwargs = list(args), kwargs
-        by_name = dict(snap_kwargs)
-        for i, s in enumerate(snap_args):
-            if i < len(self._names):
-                by_name.setdefault(self._names[i], s)
-        value = json.loads(chosen.json)
-        args_v, kwargs_v = value["tuple"]
-        args = tuple(self._rebuild(x, snap_args[i] if i < len(snap_args) else None)
-                     for i, x in enumerate(args_v["tuple"]))
-        kwargs = {k: self._rebuild(x, by_name.get(k)) for k, x in kwargs_v["dict"]}
+        args, kwargs = decode_call(json.loads(chosen.json), snap_args, snap_kwargs, self._names, self._structs)
         if flat:
             return [t for t in _pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
         if as_args_kwargs:

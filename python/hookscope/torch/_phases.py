@@ -1,17 +1,15 @@
 """observer.phases(): one export bundle per phase (e.g. a decoder's prefill and decode steps), the phases being the
-engine's (the split of tensorrt_profiles(phases=True): calls grouped by whether one dynamic dim is 1). The observer
-is handed in: this module never imports it."""
+engine's (the split of tensorrt_profiles(phases=True): calls grouped by whether one dynamic dim is 1), each profile
+naming the stored calls it covers (``call_indexes``). The observer is handed in: this module never imports it."""
 from __future__ import annotations
 
 import contextlib
-import json
 import warnings
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 
 from .._errors import InferenceWarning
-from ._engines import new_engine
 
 
 class Phase:
@@ -50,23 +48,6 @@ def _phase_name(profile: dict, n_phases: int) -> str:
     return profile["phase"]
 
 
-def _fits(profile: dict, shapes: Mapping[str, list[int]]) -> bool:
-    for r in profile["shapes"]:
-        shape = shapes.get(r["input"])
-        if shape is None or len(shape) != len(r["min"]):
-            continue
-        if any(not lo <= x <= hi for x, lo, hi in zip(shape, r["min"], r["max"])):
-            return False
-    return True
-
-
-def _call_shapes(observer: Any, call: dict) -> dict[str, list[int]]:
-    """The call's tensors as the engine names them (one engine over that call alone: the engine over every call gives
-    the shapes seen per tensor, not which call gave them, nor which phase a call falls in)."""
-    e, _ = new_engine(observer._signature, observer.value_if_missing, [json.dumps(call)], store_n_calls=1)
-    return {t["name"]: list(t["shapes_seen"][0]) for t in e.infer_dynamic_shapes().inputs if t["shapes_seen"]}
-
-
 def _as_named(observer: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
     """The arguments in the structure of the dynamic shapes (a dict by parameter name, or the positional tuple)."""
     if isinstance(dynamic_shapes, dict):
@@ -78,19 +59,12 @@ def phases(observer: Any, set_batch_dimension_for=None, dim_names=None) -> list[
     """observer.phases(...) of this InputObserver (its stored calls, and its subsets for the phases' bundles)."""
     engine = observer._check()
     profiles = engine.infer_dynamic_shapes(profile_phases=True).tensorrt_profiles
-    # The "= 1" side first: its split dim's range is exactly 1, so a call of the other side never fits it.
-    order = sorted(range(len(profiles)), key=lambda p: not (profiles[p]["split"] or {}).get("equals_one", False))
-    members: list[list[int]] = [[] for _ in profiles]
-    for i, stored in enumerate(observer._calls):
-        shapes = _call_shapes(observer, stored.call)
-        # Inputs the call lacks are not compared; a call fitting no profile (its split dim lacking) goes last.
-        p = next((p for p in order if _fits(profiles[p], shapes)), order[-1])
-        members[p].append(i)
     out = []
-    for p, profile in enumerate(profiles):
-        if not members[p]:
+    for profile in profiles:
+        members = profile["call_indexes"]  # the stored calls of its phase, as the engine split them
+        if not members:
             continue
-        sub = observer._subset([observer._calls[i] for i in members[p]])
+        sub = observer._subset([observer._calls[i] for i in members])
         args, kwargs = sub.infer_arguments(as_args_kwargs=True, avoid_specialization=True)
         ds = sub.infer_dynamic_shapes(set_batch_dimension_for, dim_names)
         for w in sub.shape_warnings(set_batch_dimension_for, dim_names):
@@ -98,6 +72,6 @@ def phases(observer: Any, set_batch_dimension_for=None, dim_names=None) -> list[
                 warnings.warn(InferenceWarning(f"{w} (phase {profile['phase']})", w.kind, w.input, w.dim,
                                                profile["phase"]), stacklevel=3)
         backed = sub.needs_backed_size_oblivious(_as_named(sub, args, kwargs, ds), ds)
-        out.append(Phase(_phase_name(profile, len(profiles)), profile["phase"], members[p], sub, args,
+        out.append(Phase(_phase_name(profile, len(profiles)), profile["phase"], members, sub, args,
                          kwargs, ds, backed))
     return out
