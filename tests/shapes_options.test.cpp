@@ -163,6 +163,12 @@ TEST_CASE("exceptions: the library's prefix, once") {
   const hookscope::record_error record("a.jsonl", 3, "$.args: not a list");
   CHECK(std::string(record.what()) == "hookscope: a.jsonl:3: $.args: not a list");
   CHECK(hookscope::sentence_of(record) == "a.jsonl:3: $.args: not a list");
+  const hookscope::argument_error argument("add_call: 2 sizes given for a call structure of 3 sizes");
+  CHECK(std::string(argument.what()) == "hookscope: add_call: 2 sizes given for a call structure of 3 sizes");
+  CHECK(hookscope::sentence_of(argument) == "add_call: 2 sizes given for a call structure of 3 sizes");
+  const hookscope::limit_error limit("add_structure: too many call structures");
+  CHECK(std::string(limit.what()) == "hookscope: add_structure: too many call structures");
+  CHECK(hookscope::sentence_of(limit) == "add_structure: too many call structures");
   const std::runtime_error other("hookscope: not ours");
   CHECK(hookscope::sentence_of(other) == "hookscope: not ours");  // only the library's own types are cut
   SECTION("a message that quotes another quotes its sentence") {

@@ -388,17 +388,18 @@ class shape_engine {
   /// `sizes` (structure.sizes of them): the same state, the same errors on the same calls. After the first call of a
   /// structure (and the first after set_parameters, value_if_missing, remove_inputs or merge), no value tree is built:
   /// the sizes are written into the prepared call in place, and copied only where the engine keeps a call. Throws
-  /// std::invalid_argument (naming both counts) for a size count that differs, and for an unknown structure;
-  /// inference_error for a negative size (nothing recorded).
+  /// argument_error (a std::invalid_argument naming both counts) for a size count that differs, and for an unknown
+  /// structure; inference_error for a negative size (nothing recorded).
   bool add_call(call_structure structure, std::span<const std::int64_t> sizes);
   /// Forgets a structure, whose prepared call's memory goes back: a reader holding a bounded number of structures
-  /// says so when it replaces one. add_call refuses its id afterwards (std::invalid_argument), as it does an unknown one.
+  /// says so when it replaces one. add_call refuses its id afterwards (argument_error), as it does an unknown one.
   void remove_structure(call_structure structure);
 
   /// Number of calls kept (or summarised).
   std::size_t num_obs() const noexcept;
 
   dynamic_shapes infer_dynamic_shapes(const dynamic_shapes_options& options = {}) const;
+  /// Throws limit_error (a std::length_error) past 2**32 structures in one engine.
   /// Representative arguments with placeholders filled, in the record value encoding's structure (`.arguments`),
   /// with the call chosen and the warnings: what front ends print and return.
   inferred_arguments infer_arguments(const argument_options& options = {}) const;
