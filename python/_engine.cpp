@@ -296,7 +296,8 @@ std::string write_format(const hookscope::dynamic_shapes& ds, std::string_view n
 void bind_dynamic_shapes(py::module_& m) {
   using DS = hookscope::dynamic_shapes;
   py::class_<DS> cls(m, "DynamicShapes");
-  bind_method(cls, "write", &write_format, py::arg("format") = "torch", py::arg("typed") = false,
+  bind_method(cls, "write", &write_format, py::arg("format") = std::string(hookscope::default_output_format().name),
+              py::arg("typed") = false,
               "The shapes as the output format `format` writes them (output_formats()); typed: containers in the "
               "record encoding, where the format has that form.");
   bind_method(

@@ -2,6 +2,7 @@
 // each front end spells them its own way; the engine refusing contradictory options instead of preferring one; the
 // library's prefix on every exception; warnings that carry their kind and fields.
 #include "hookscope/load.hpp"
+#include "hookscope/output_formats.hpp"
 
 #include "shapes_scenarios.hpp"
 
@@ -104,6 +105,11 @@ TEST_CASE("check_options") {
         refusal_of([] { hookscope::check_options(hookscope::load_options{.store_n_calls = 3, .for_summary = true}); });
     CHECK(summary.sentence() == "summarize keeps every call: store_n_calls all, or leave it out");
   }
+}
+
+TEST_CASE("default_output_format: the table's first, the one both front ends write unasked") {
+  CHECK(&hookscope::default_output_format() == &hookscope::output_formats().front());
+  CHECK(hookscope::find_output_format(hookscope::default_output_format().name) == &hookscope::default_output_format());
 }
 
 TEST_CASE("option_sentence") {

@@ -9,7 +9,8 @@ namespace hookscope_shapes {
 
 namespace {
 
-// The help text; {format_names} and {format_lines} come from the table of output formats (output_formats.hpp).
+// The help text; {format_names}, {format_lines} and {typed_format_names} come from the table of output formats
+// (output_formats.hpp).
 constexpr std::string_view usage_template =
     R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format {format_names}]
                               [--typed] [--profiles 1|auto]
@@ -36,7 +37,7 @@ options:
   --dim-name KEY:DIM=LABEL  name dimension DIM of input KEY; repeatable
   --remove-inputs NAME,...  forget these inputs (as if no call had given them) before inferring
   --format FORMAT           infer: how the shapes are written, one of
-{format_lines}  --typed                   infer, torch format: containers in the record encoding ({"tuple":[...]}, ...)
+{format_lines}  --typed                   infer, {typed_format_names} format: containers in the record encoding ({"tuple":[...]}, ...)
   --profiles 1|auto         infer, trtexec/ort/torch-tensorrt/report: one consistent profile (default), or one per phase
   --avoid-specialization    args: the call with every dynamic dimension >= 2 if any (torch.export
                             specialises 0 and 1), else the one with the most; a warning names the others
@@ -70,6 +71,7 @@ std::string usage_text() {
   }
   replace(text, "{format_names}", names);
   replace(text, "{format_lines}", lines);
+  replace(text, "{typed_format_names}", hookscope::typed_output_format_names());
   return text;
 }
 
