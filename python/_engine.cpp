@@ -564,6 +564,16 @@ PYBIND11_MODULE(_engine, m) {
   m.def(
       "parse_profile_phases", [](const py::str& text) { return hookscope::parse_profile_phases(utf8_of(text)); },
       py::arg("text"), "profile_phases as text: '1' (False) or 'auto' (True); LoadError (bad_option) else.");
+  m.def(
+      "stored_call_option",
+      [](const py::object& candidate, bool flat, bool as_args_kwargs, bool avoid_specialization) -> py::object {
+        const std::optional<hookscope::option_id> id =
+            hookscope::stored_call_option(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
+        return id ? py::object(text_of(hookscope::option_name(*id))) : py::object(py::none());
+      },
+      py::kw_only(), py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
+      py::arg("avoid_specialization") = false,
+      "The option (its library name) of ShapeEngine.infer_arguments' options that needs stored calls, or None.");
   m.def("is_dim_label", &hookscope::is_dim_label, py::arg("label"),
         "Whether a label can name a dimension in every export format (an ASCII identifier).");
   m.def(

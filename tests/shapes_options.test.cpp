@@ -170,6 +170,26 @@ TEST_CASE("options' values read from text") {
   }
 }
 
+TEST_CASE("stored_call_option: the options that need stored calls") {
+  SECTION("a stored call's index, or avoid_specialization") {
+    CHECK(hookscope::stored_call_option(argument_options{.candidate = std::size_t{0}}) == option_id::candidate);
+    CHECK(hookscope::stored_call_option(argument_options{.avoid_specialization = true}) ==
+          option_id::avoid_specialization);
+  }
+  SECTION("none: no candidate, or a call given (not stored), whatever the shape of the arguments") {
+    CHECK_FALSE(hookscope::stored_call_option(argument_options{}).has_value());
+    CHECK_FALSE(hookscope::stored_call_option(argument_options{.candidate = call_inputs{}}).has_value());
+    CHECK_FALSE(hookscope::stored_call_option(argument_options{.flat = true, .as_args_kwargs = false}).has_value());
+  }
+  SECTION("what the load then refuses with every call summarised") {
+    const auto stored = hookscope::stored_call_option(argument_options{.candidate = std::size_t{1}});
+    CHECK(refusal_of([&] {
+            hookscope::check_options(
+                hookscope::load_options{.store_n_calls = hookscope::unlimited, .stored_call_option = stored});
+          }).options() == std::vector{option_id::candidate, option_id::store_n_calls});
+  }
+}
+
 TEST_CASE("default_output_format: the table's first, the one both front ends write unasked") {
   CHECK(&hookscope::default_output_format() == &hookscope::output_formats().front());
   CHECK(hookscope::find_output_format(hookscope::default_output_format().name) == &hookscope::default_output_format());

@@ -395,7 +395,8 @@ def infer_arguments(paths: Paths, *, function: str | None = None,
         _count("candidate", index)
     _engine_call(_engine.check_argument_options, candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,
                  avoid_specialization=avoid_specialization)  # the library's rules, before any source is read
-    stored = "candidate" if index is not None else "avoid_specialization" if avoid_specialization else ""
+    stored = _engine.stored_call_option(candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,
+                                        avoid_specialization=avoid_specialization) or ""
     loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
                    signature_from=signature_from, remove_inputs=remove_inputs, stored_call_option=stored)
     chosen = loaded.engine.infer_arguments(candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,

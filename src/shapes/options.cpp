@@ -134,6 +134,12 @@ bool parse_profile_phases(std::string_view text) {
   return text == "auto";
 }
 
+std::optional<option_id> stored_call_option(const argument_options& o) noexcept {
+  if (std::holds_alternative<std::size_t>(o.candidate)) return option_id::candidate;
+  if (o.avoid_specialization) return option_id::avoid_specialization;
+  return std::nullopt;
+}
+
 void check_options(const load_options& o) {
   if (o.store_n_calls) check_options(engine_options{.store_n_calls = *o.store_n_calls});
   if (o.for_summary) {
