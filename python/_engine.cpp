@@ -75,22 +75,33 @@ py::list texts_of(const std::vector<std::string>& texts) {
   return out;
 }
 
+// A Python str as UTF-8 text, never an error: a lone surrogate (text that came from bytes) passes as its bytes.
+std::string utf8_of(const py::str& text) {
+  const auto bytes = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(text.ptr(), "utf-8", "surrogatepass"));
+  if (!bytes) throw py::error_already_set();
+  return std::string(py::reinterpret_borrow<py::bytes>(bytes));
+}
+
 [[noreturn]] void bad_option(const std::string& message) {
   throw hookscope::load_error(hookscope::load_error_kind::bad_option, message);
 }
 
-// A key as Python gives it: an int is a position; a str is read as the command line reads a KEY ("2" is a
-// position, any other text a name); a bool or a float is neither.
-hookscope::input_key to_key(const py::handle& key) {
+// The option the library names `name` ("store_n_calls"), as Python hands it over.
+hookscope::option_id option_named(const std::string& name) {
+  if (const std::optional<hookscope::option_id> id = hookscope::find_option(name)) return *id;
+  throw py::value_error("hookscope: no option named '" + name + "'");
+}
+
+// A key given for `option` as Python gives it: an int is a position; a str is read as the command line reads a KEY
+// ("2" is a position, any other text a name; the library refuses an empty one); a bool or a float is neither.
+hookscope::input_key to_key(const py::handle& key, hookscope::option_id option) {
   if (py::isinstance<py::bool_>(key) || !(py::isinstance<py::int_>(key) || py::isinstance<py::str>(key))) {
     throw hookscope_python::binding_type_error(
         "hookscope: an input key is a parameter name (str) or a position (int), got " +
         std::string(py::str(py::type::of(key).attr("__name__"))) + " " + std::string(py::repr(key)));
   }
   if (py::isinstance<py::str>(key)) {
-    const std::string text = key.cast<std::string>();
-    if (text.empty()) bad_option("empty input name");
-    return hookscope::input_key::parse(text);
+    return hookscope::input_key::parse(key.cast<std::string>(), option);
   }
   const py::int_ n = py::reinterpret_borrow<py::int_>(key);
   if (n < py::int_(0) || n > py::int_(1 << 30)) {
@@ -103,7 +114,7 @@ std::vector<std::pair<hookscope::input_key, hookscope::value>> values_of(
     const std::vector<std::pair<py::object, std::string>>& values_if_missing) {
   std::vector<std::pair<hookscope::input_key, hookscope::value>> out;
   for (const auto& [key, json] : values_if_missing) {
-    hookscope::input_key k = to_key(key);
+    hookscope::input_key k = to_key(key, hookscope::option_id::values_if_missing);
     try {
       out.emplace_back(std::move(k), hookscope::value_from_json(json));
     } catch (const hookscope::format_error& e) {  // what the command says of --value-if-missing KEY=JSON
@@ -221,10 +232,7 @@ hookscope::load_options load_options_of(std::optional<std::string> function, std
   o.signature_from = std::move(signature_from);
   o.remove_inputs = std::move(remove_inputs);
   o.for_summary = for_summary;
-  if (!stored_call_option.empty()) {
-    o.stored_call_option = hookscope::find_option(stored_call_option);
-    if (!o.stored_call_option) throw py::value_error("hookscope: no option named '" + stored_call_option + "'");
-  }
+  if (!stored_call_option.empty()) o.stored_call_option = option_named(stored_call_option);
   return o;
 }
 
@@ -238,7 +246,7 @@ hookscope::dynamic_shapes_options shapes_options(
   o.batch_dimension_for_all = batch_all;
   o.dim_names = dim_names;
   for (const auto& [key, dim, label] : labels) {
-    o.dim_labels.push_back({to_key(key), dim, label});
+    o.dim_labels.push_back({to_key(key, hookscope::option_id::dim_labels), dim, label});
   }
   if (known) {
     o.known_dim_names.clear();
@@ -297,7 +305,8 @@ std::string write_format(const hookscope::dynamic_shapes& ds, std::string_view n
 void bind_dynamic_shapes(py::module_& m) {
   using DS = hookscope::dynamic_shapes;
   py::class_<DS> cls(m, "DynamicShapes");
-  bind_method(cls, "write", &write_format, py::arg("format") = "torch", py::arg("typed") = false,
+  bind_method(cls, "write", &write_format, py::arg("format") = std::string(hookscope::default_output_format().name),
+              py::arg("typed") = false,
               "The shapes as the output format `format` writes them (output_formats()); typed: containers in the "
               "record encoding, where the format has that form.");
   bind_method(
@@ -357,7 +366,8 @@ void bind_shape_engine(py::module_& m) {
   bind_method(
       cls, "value_if_missing",
       [](SE& e, const py::object& key, const std::string& value_json) {
-        e.value_if_missing(to_key(key), hookscope::value_from_json(value_json));
+        e.value_if_missing(to_key(key, hookscope::option_id::values_if_missing),
+                           hookscope::value_from_json(value_json));
       },
       py::arg("key"), py::arg("value_json"));
   bind_method(cls, "begin_recording", &SE::begin_recording);
@@ -541,6 +551,30 @@ PYBIND11_MODULE(_engine, m) {
         hookscope::check_options(hookscope::engine_options{.store_n_calls = store_n_calls});
       },
       py::arg("store_n_calls"), "The library's rule on store_n_calls (at least 1).");
+  // The values of options as the command line writes them, read by the library (its refusals name the option).
+  m.def(
+      "parse_count",
+      [](const std::string& option, const std::string& text) {
+        return hookscope::parse_count(option_named(option), text);
+      },
+      py::arg("option"), py::arg("text"),
+      "A count given for the option the library names `option`, as decimal text: LoadError (bad_option) unless a "
+      "non-negative integer below UNLIMITED.");
+  m.def("parse_store_n_calls", &hookscope::parse_store_n_calls, py::arg("text"),
+        "store_n_calls as text: 'all' (UNLIMITED) or a count; LoadError (bad_option) else.");
+  m.def(
+      "parse_profile_phases", [](const py::str& text) { return hookscope::parse_profile_phases(utf8_of(text)); },
+      py::arg("text"), "profile_phases as text: '1' (False) or 'auto' (True); LoadError (bad_option) else.");
+  m.def(
+      "stored_call_option",
+      [](const py::object& candidate, bool flat, bool as_args_kwargs, bool avoid_specialization) -> py::object {
+        const std::optional<hookscope::option_id> id =
+            hookscope::stored_call_option(argument_options_of(candidate, flat, as_args_kwargs, avoid_specialization));
+        return id ? py::object(text_of(hookscope::option_name(*id))) : py::object(py::none());
+      },
+      py::kw_only(), py::arg("candidate") = py::none(), py::arg("flat") = false, py::arg("as_args_kwargs") = false,
+      py::arg("avoid_specialization") = false,
+      "The option (its library name) of ShapeEngine.infer_arguments' options that needs stored calls, or None.");
   m.def("is_dim_label", &hookscope::is_dim_label, py::arg("label"),
         "Whether a label can name a dimension in every export format (an ASCII identifier).");
   m.def(

@@ -3,13 +3,13 @@
 
 #include "engine_errors.hpp"
 
+#include "hookscope/exceptions.hpp"
 #include "hookscope/value.hpp"
 
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -136,7 +136,7 @@ bool add_call_sizes(hookscope::shape_engine& e, call_template& t, PyObject* shap
   }
   try {
     return e.add_call(*structure, t.sizes);
-  } catch (const std::invalid_argument&) {
+  } catch (const hookscope::argument_error&) {
     // Not this engine's structure: another engine was made where one the template served was (the sizes always
     // match the structure prepared for their ranks). Prepared again for this one.
     std::erase_if(t.structures, [&](const call_template::prepared& p) { return p.engine == &e; });

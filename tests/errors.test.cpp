@@ -23,6 +23,8 @@ TEST_CASE("errors.hpp gives the exceptions of every layer") {
   STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, hookscope::inference_error>);
   STATIC_REQUIRE(std::is_base_of_v<hookscope::inference_error, hookscope::merge_error>);
   STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, hookscope::load_error>);
+  STATIC_REQUIRE(std::is_base_of_v<std::invalid_argument, hookscope::argument_error>);
+  STATIC_REQUIRE(std::is_base_of_v<std::length_error, hookscope::limit_error>);
   const hookscope::load_error bad(hookscope::load_error_kind::bad_option, "--index: not with summaries");
   CHECK(bad.kind() == hookscope::load_error_kind::bad_option);
   CHECK(std::string(bad.what()) == "hookscope: --index: not with summaries");  // the library's prefix, once

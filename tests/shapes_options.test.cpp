@@ -2,6 +2,7 @@
 // each front end spells them its own way; the engine refusing contradictory options instead of preferring one; the
 // library's prefix on every exception; warnings that carry their kind and fields.
 #include "hookscope/load.hpp"
+#include "hookscope/output_formats.hpp"
 
 #include "shapes_scenarios.hpp"
 
@@ -31,6 +32,9 @@ std::string_view flags(option_id id) noexcept {
     case option_id::batch_dimension_for_all: return "--batch-all";
     case option_id::candidate: return "--index";
     case option_id::avoid_specialization: return "--avoid-specialization";
+    case option_id::profile_phases: return "--profiles";
+    case option_id::values_if_missing: return "--value-if-missing";
+    case option_id::dim_labels: return "--dim-name";
     default: return "--other";
   }
 }
@@ -106,6 +110,91 @@ TEST_CASE("check_options") {
   }
 }
 
+// What the front ends hand over as text (the command's values, Python's str() of its keywords), read by the library
+// alone: each refusal names its option as data, for each front end to spell.
+TEST_CASE("options' values read from text") {
+  SECTION("parse_count: a non-negative decimal integer below unlimited") {
+    CHECK(hookscope::parse_count(option_id::candidate, "0") == 0);
+    CHECK(hookscope::parse_count(option_id::candidate, "42") == 42);
+    CHECK(hookscope::parse_count(option_id::dim_labels, "18446744073709551614") == hookscope::unlimited - 1);
+  }
+  SECTION("parse_count: anything else is refused, naming the option") {
+    for (const char* text : {"", "-1", "+1", " 1", "1 ", "1x", "0x10", "1.0", "18446744073709551615",
+                             "18446744073709551616", "1180591620717411303424"}) {
+      INFO(text);
+      const load_error e = refusal_of([&] { (void)hookscope::parse_count(option_id::candidate, text); });
+      CHECK(e.kind() == load_error_kind::bad_option);
+      CHECK(e.options() == std::vector{option_id::candidate});
+      CHECK(e.sentence() == "candidate: expected a non-negative integer, got '" + std::string(text) + "'");
+      CHECK(e.spelled(flags) == "--index: expected a non-negative integer, got '" + std::string(text) + "'");
+    }
+    CHECK(refusal_of([] { (void)hookscope::parse_count(option_id::dim_labels, "b"); }).spelled(flags) ==
+          "--dim-name: expected a non-negative integer, got 'b'");
+  }
+  SECTION("parse_store_n_calls: all, or a count") {
+    CHECK(hookscope::parse_store_n_calls("all") == hookscope::unlimited);
+    CHECK(hookscope::parse_store_n_calls("5") == 5);
+    CHECK(hookscope::parse_store_n_calls("0") == 0);  // check_options' to refuse
+    CHECK(hookscope::parse_store_n_calls("18446744073709551614") == hookscope::unlimited - 1);
+  }
+  SECTION("parse_store_n_calls: the count that means all is too large; any other text is no count") {
+    const load_error large = refusal_of([] { (void)hookscope::parse_store_n_calls("18446744073709551615"); });
+    CHECK(large.options() == std::vector{option_id::store_n_calls});
+    CHECK(large.sentence() == "store_n_calls: 18446744073709551615 is too large (all keeps every call)");
+    for (const char* text : {"many", "ALL", "", "-1", "18446744073709551616"}) {
+      INFO(text);
+      const load_error e = refusal_of([&] { (void)hookscope::parse_store_n_calls(text); });
+      CHECK(e.options() == std::vector{option_id::store_n_calls});
+      CHECK(e.sentence() == "store_n_calls: expected a non-negative integer, got '" + std::string(text) + "'");
+    }
+  }
+  SECTION("parse_profile_phases: 1 or auto") {
+    CHECK_FALSE(hookscope::parse_profile_phases("1"));
+    CHECK(hookscope::parse_profile_phases("auto"));
+    for (const char* text : {"2", "", "Auto", "01", "True", "1.0"}) {
+      INFO(text);
+      const load_error e = refusal_of([&] { (void)hookscope::parse_profile_phases(text); });
+      CHECK(e.options() == std::vector{option_id::profile_phases});
+      CHECK(e.spelled(flags) == "--profiles: expected 1 or auto, got '" + std::string(text) + "'");
+    }
+  }
+  SECTION("input_key::parse for an option: a name or a position; an empty text names no input") {
+    CHECK(hookscope::input_key::parse("x", option_id::values_if_missing) == hookscope::input_key("x"));
+    CHECK(hookscope::input_key::parse("2", option_id::dim_labels) == hookscope::input_key(std::size_t{2}));
+    const load_error e = refusal_of([] { (void)hookscope::input_key::parse("", option_id::values_if_missing); });
+    CHECK(e.options() == std::vector{option_id::values_if_missing});
+    CHECK(e.sentence() == "values_if_missing: empty input name");
+    CHECK(e.spelled(flags) == "--value-if-missing: empty input name");
+    CHECK(refusal_of([] { (void)hookscope::input_key::parse("", option_id::dim_labels); }).spelled(flags) ==
+          "--dim-name: empty input name");
+  }
+}
+
+TEST_CASE("stored_call_option: the options that need stored calls") {
+  SECTION("a stored call's index, or avoid_specialization") {
+    CHECK(hookscope::stored_call_option(argument_options{.candidate = std::size_t{0}}) == option_id::candidate);
+    CHECK(hookscope::stored_call_option(argument_options{.avoid_specialization = true}) ==
+          option_id::avoid_specialization);
+  }
+  SECTION("none: no candidate, or a call given (not stored), whatever the shape of the arguments") {
+    CHECK_FALSE(hookscope::stored_call_option(argument_options{}).has_value());
+    CHECK_FALSE(hookscope::stored_call_option(argument_options{.candidate = call_inputs{}}).has_value());
+    CHECK_FALSE(hookscope::stored_call_option(argument_options{.flat = true, .as_args_kwargs = false}).has_value());
+  }
+  SECTION("what the load then refuses with every call summarised") {
+    const auto stored = hookscope::stored_call_option(argument_options{.candidate = std::size_t{1}});
+    CHECK(refusal_of([&] {
+            hookscope::check_options(
+                hookscope::load_options{.store_n_calls = hookscope::unlimited, .stored_call_option = stored});
+          }).options() == std::vector{option_id::candidate, option_id::store_n_calls});
+  }
+}
+
+TEST_CASE("default_output_format: the table's first, the one both front ends write unasked") {
+  CHECK(&hookscope::default_output_format() == &hookscope::output_formats().front());
+  CHECK(hookscope::find_output_format(hookscope::default_output_format().name) == &hookscope::default_output_format());
+}
+
 TEST_CASE("option_sentence") {
   SECTION("text stays text, whatever it holds; options are spelled where they are") {
     const option_sentence s = option_sentence()
@@ -163,6 +252,12 @@ TEST_CASE("exceptions: the library's prefix, once") {
   const hookscope::record_error record("a.jsonl", 3, "$.args: not a list");
   CHECK(std::string(record.what()) == "hookscope: a.jsonl:3: $.args: not a list");
   CHECK(hookscope::sentence_of(record) == "a.jsonl:3: $.args: not a list");
+  const hookscope::argument_error argument("add_call: 2 sizes given for a call structure of 3 sizes");
+  CHECK(std::string(argument.what()) == "hookscope: add_call: 2 sizes given for a call structure of 3 sizes");
+  CHECK(hookscope::sentence_of(argument) == "add_call: 2 sizes given for a call structure of 3 sizes");
+  const hookscope::limit_error limit("add_structure: too many call structures");
+  CHECK(std::string(limit.what()) == "hookscope: add_structure: too many call structures");
+  CHECK(hookscope::sentence_of(limit) == "add_structure: too many call structures");
   const std::runtime_error other("hookscope: not ours");
   CHECK(hookscope::sentence_of(other) == "hookscope: not ours");  // only the library's own types are cut
   SECTION("a message that quotes another quotes its sentence") {

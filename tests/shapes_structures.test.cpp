@@ -322,10 +322,10 @@ TEST_CASE("shape_engine::add_call(call_structure, sizes)") {
   e.begin_recording();
   const hookscope::call_structure s = e.add_structure({{t({1, 2}), value(3)}, {{"m", value::tuple({t({4})})}}});
   CHECK(s.sizes == 3);
-  SECTION("a size count that differs: std::invalid_argument naming both counts, nothing recorded") {
+  SECTION("a size count that differs: argument_error (a std::invalid_argument) naming both counts, nothing recorded") {
     const std::vector<std::int64_t> two{1, 2}, four{1, 2, 3, 4};
     CHECK_THROWS_MATCHES(
-        e.add_call(s, two), std::invalid_argument,
+        e.add_call(s, two), hookscope::argument_error,
         Catch::Matchers::Message("hookscope: add_call: 2 sizes given for a call structure of 3 sizes"));
     CHECK_THROWS_AS(e.add_call(s, four), std::invalid_argument);
     CHECK(e.num_obs() == 0);

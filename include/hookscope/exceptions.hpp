@@ -1,7 +1,8 @@
 // hookscope/exceptions.hpp — every exception hookscope throws, declared in one place: value_error and format_error (a
 // value used as a kind it is not, text that is not a valid value encoding), record_error (a line that is not a valid
 // record), inference_error and merge_error (recorded calls that allow no inference, engine states that do not merge),
-// load_error (a source or an option the front door refuses). Each layer throws its own; the header depends on the
+// argument_error and limit_error (an argument no call takes, a bound of the library's reached), load_error (a source
+// or an option the front door refuses). Each layer throws its own; the header depends on the
 // standard library alone, so that any layer includes it. (What happens when a callback throws is callback_errors.hpp.)
 #pragma once
 
@@ -94,6 +95,23 @@ class merge_error : public inference_error {
  private:
   static constexpr std::string_view merge_prefix = "merge: ";
   reason reason_;
+};
+
+/// Thrown for an argument the function cannot take whatever was recorded (a call structure that is not the engine's,
+/// a count of sizes that differs from its structure's): the caller's mistake, so a std::invalid_argument.
+class argument_error : public std::invalid_argument {
+ public:
+  explicit argument_error(std::string_view sentence) : std::invalid_argument(detail::prefixed(sentence)) {}
+  /// what() after the library's prefix.
+  std::string_view sentence() const noexcept { return detail::after_prefix(what()); }
+};
+
+/// Thrown when a bound of the library's own is reached (an engine's number of call structures): a std::length_error.
+class limit_error : public std::length_error {
+ public:
+  explicit limit_error(std::string_view sentence) : std::length_error(detail::prefixed(sentence)) {}
+  /// what() after the library's prefix.
+  std::string_view sentence() const noexcept { return detail::after_prefix(what()); }
 };
 
 //=== the front door (load_engine) ===//
@@ -212,6 +230,8 @@ inline std::string_view sentence_of(const std::exception& e) noexcept {
   if (const auto* f = dynamic_cast<const format_error*>(&e)) return f->sentence();
   if (const auto* i = dynamic_cast<const inference_error*>(&e)) return i->sentence();
   if (const auto* l = dynamic_cast<const load_error*>(&e)) return l->sentence();
+  if (const auto* a = dynamic_cast<const argument_error*>(&e)) return a->sentence();
+  if (const auto* b = dynamic_cast<const limit_error*>(&e)) return b->sentence();
   return e.what();
 }
 

@@ -66,6 +66,10 @@ struct loaded_engine {
   bool from_summaries = false;
 };
 
+/// The option of `arguments` that will pick a stored call (load_options::stored_call_option): a candidate given as a
+/// stored call's index, or avoid_specialization; none otherwise (check_options refuses the two together).
+std::optional<option_id> stored_call_option(const argument_options& arguments) noexcept;
+
 /// Throws load_error (bad_option) for options that contradict each other whatever the sources: store_n_calls 0,
 /// a stored call asked for with every call summarised, a summary asked to keep fewer calls or to remove inputs.
 /// load_engine checks them; a front end may check them before it opens any source.

@@ -32,6 +32,9 @@ struct output_format {
 /// Every format, the default one ("torch") first.
 std::span<const output_format> output_formats() noexcept;
 
+/// The format written when none is named (the command without --format, Python's `write()`): the table's first.
+const output_format& default_output_format() noexcept;
+
 /// The format named `name`, or null.
 const output_format* find_output_format(std::string_view name) noexcept;
 

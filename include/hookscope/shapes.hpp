@@ -42,6 +42,9 @@ class input_key {
   input_key(int position);  // < 0 throws
   /// "input_ids" is a name, "2" a position (how the command line writes keys).
   static input_key parse(std::string_view text);
+  /// The key a front end gives for `option` (values_if_missing, dim_labels), read as parse(text) reads it; an empty
+  /// text names no input: load_error (bad_option) naming `option`.
+  static input_key parse(std::string_view text, option_id option);
 
   bool is_position() const noexcept { return std::holds_alternative<std::size_t>(key_); }
   const std::string& name() const { return std::get<std::string>(key_); }
@@ -63,6 +66,15 @@ struct engine_options {
 
 /// Throws load_error (bad_option) when store_n_calls is 0: a recording keeps at least one call.
 void check_options(const engine_options& options);
+
+/// A count a front end gives as text for `option` (store_n_calls' N, a dimension of dim_labels, a candidate's
+/// index): a non-negative integer in decimal, below `unlimited` (which no count reaches). Anything else is refused:
+/// load_error (bad_option) naming `option`.
+std::size_t parse_count(option_id option, std::string_view text);
+
+/// store_n_calls as a front end gives it as text: "all" (`unlimited`: every call) or a count (parse_count; the
+/// count that is `unlimited` itself is refused as too large). 0 is check_options' to refuse.
+std::size_t parse_store_n_calls(std::string_view text);
 
 /// An explicit label for one dimension of an argument (every tensor leaf of it).
 struct dim_label {
@@ -112,6 +124,10 @@ struct dynamic_shapes_options {
 /// batch_dimension_for_all) or a label that is not an identifier (is_dim_label). infer_dynamic_shapes checks them;
 /// a front end may check them before it reads any source.
 void check_options(const dynamic_shapes_options& options);
+
+/// profile_phases as a front end gives it as text: "1" (false: one profile over all calls) or "auto" (true: one per
+/// phase). Anything else is refused: load_error (bad_option) naming profile_phases.
+bool parse_profile_phases(std::string_view text);
 
 /// The label of a dynamic dimension no label names (torch.export's Dim.DYNAMIC); no option may give it.
 inline constexpr std::string_view unnamed_dim_label = "DYNAMIC";
@@ -389,16 +405,17 @@ class shape_engine {
   /// of the inputs (args, then kwargs, each depth-first in leaf order, as for_each_leaf visits them), then of the
   /// result, takes its sizes from add_call(structure, sizes); everything else (names, dtypes, scalars, None) is the
   /// structure's. Never throws inference_error: a structure add_call would refuse is refused by each of its calls.
+  /// Throws limit_error (a std::length_error) past 2**32 structures in one engine.
   call_structure add_structure(const call_inputs& inputs, const value* result = nullptr);
   /// Exactly add_call(inputs[, result]) of the structure's call with every tensor's shape taken, in order, from
   /// `sizes` (structure.sizes of them): the same state, the same errors on the same calls. After the first call of a
   /// structure (and the first after set_parameters, value_if_missing, remove_inputs or merge), no value tree is built:
   /// the sizes are written into the prepared call in place, and copied only where the engine keeps a call. Throws
-  /// std::invalid_argument (naming both counts) for a size count that differs, and for an unknown structure;
-  /// inference_error for a negative size (nothing recorded).
+  /// argument_error (a std::invalid_argument naming both counts) for a size count that differs, and for an unknown
+  /// structure; inference_error for a negative size (nothing recorded).
   bool add_call(call_structure structure, std::span<const std::int64_t> sizes);
   /// Forgets a structure, whose prepared call's memory goes back: a reader holding a bounded number of structures
-  /// says so when it replaces one. add_call refuses its id afterwards (std::invalid_argument), as it does an unknown one.
+  /// says so when it replaces one. add_call refuses its id afterwards (argument_error), as it does an unknown one.
   void remove_structure(call_structure structure);
 
   /// Number of calls kept (or summarised).

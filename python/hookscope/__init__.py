@@ -182,23 +182,21 @@ def _value_json(key: Any, v: Any) -> str:
 
 
 def _count(option: str, n: Any) -> int:
-    """A non-negative count as the command line reads one, for the option the library names ``option``."""
+    """A count for the option the library names ``option``: an int, read by the library as the command line's
+    digits are."""
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"hookscope: {_errors.FRONT_DOOR_KEYWORDS.get(option, option)}: expected an int, got {n!r}")
-    if n < 0 or n >= _engine.UNLIMITED:
-        raise _bad_option(option, f": expected a non-negative integer, got '{n}'")
-    return n
+    return _engine_call(_engine.parse_count, option, str(n))
 
 
 def _store_n_calls(n: Any) -> int | None:
-    """The engine's spelling: None when not given, UNLIMITED for every call."""
+    """The engine's spelling: None when not given, UNLIMITED for every call (None or "all" here)."""
     if n is _STORE_N_CALLS_DEFAULT:
         return None
-    if n is None or n == "all":
-        return _engine.UNLIMITED
-    if isinstance(n, bool) or not isinstance(n, int):
+    if n is not None and n != "all" and (isinstance(n, bool) or not isinstance(n, int)):
         raise TypeError(f"hookscope: store_n_calls: expected a positive int, None or 'all', got {n!r}")
-    _engine_call(_engine.check_store_n_calls, _count("store_n_calls", n))
+    n = _engine_call(_engine.parse_store_n_calls, "all" if n is None else str(n))
+    _engine_call(_engine.check_store_n_calls, n)
     return n
 
 
@@ -323,8 +321,7 @@ def shapes_options(batch: Collection[Key] | bool | None = None, batch_all: bool 
     """ShapeEngine.infer_dynamic_shapes' keywords from the Python spellings: ``batch`` names/positions or True (every
     input); ``dim_names`` False, True (automatic labels: batch_size, sequence_length, ...) or {input: {dim: label}};
     ``profiles`` 1 (one consistent TensorRT profile) or "auto" (one per phase, e.g. prefill and decode)."""
-    if isinstance(profiles, bool) or profiles not in (1, "1", "auto"):
-        raise _bad_option("profile_phases", f": expected 1 or auto, got '{profiles}'")
+    profile_phases = _engine_call(_engine.parse_profile_phases, str(profiles))  # 1 as the command's "1"
     batch_all = _arguments.flag("batch_all", batch_all)
     if batch is True:
         batch, batch_all = None, True
@@ -338,7 +335,7 @@ def shapes_options(batch: Collection[Key] | bool | None = None, batch_all: bool 
         "batch_all": bool(batch_all),
         "dim_names": dim_names is True,
         "dim_labels": _dim_labels(dim_names) if explicit else [],
-        "profile_phases": profiles == "auto",
+        "profile_phases": profile_phases,
     }
     _engine_call(_engine.check_shapes_options, **options)  # the library's rules, before any source is read
     return options
@@ -398,7 +395,8 @@ def infer_arguments(paths: Paths, *, function: str | None = None,
         _count("candidate", index)
     _engine_call(_engine.check_argument_options, candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,
                  avoid_specialization=avoid_specialization)  # the library's rules, before any source is read
-    stored = "candidate" if index is not None else "avoid_specialization" if avoid_specialization else ""
+    stored = _engine.stored_call_option(candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,
+                                        avoid_specialization=avoid_specialization) or ""
     loaded = _load(paths, function=function, store_n_calls=store_n_calls, value_if_missing=value_if_missing,
                    signature_from=signature_from, remove_inputs=remove_inputs, stored_call_option=stored)
     chosen = loaded.engine.infer_arguments(candidate=index, flat=flat, as_args_kwargs=as_args_kwargs,

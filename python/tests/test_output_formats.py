@@ -40,6 +40,12 @@ def test_write_torch_typed_is_the_typed_json(ds):
     assert ds.write() == ds.to_json()
 
 
+def test_write_unasked_writes_the_tables_first_format(ds):
+    """The default is the library's (default_output_format), as the command's without --format."""
+    assert ds.write() == ds.write(hookscope.output_formats()[0][0])
+    assert ds.write(typed=True) == ds.write(hookscope.output_formats()[0][0], typed=True)
+
+
 def test_warnings_for(ds):
     for name in ("torch", "trtexec", "ort", "onnx"):
         assert ds.warnings_for(name) == ds.warnings

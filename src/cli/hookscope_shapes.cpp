@@ -44,8 +44,7 @@ hookscope::load_options load_options_of(const options& o) {
   l.values_if_missing = o.values_if_missing;
   l.signature_from = o.signature_from;
   l.remove_inputs = o.remove_inputs;
-  if (o.index) l.stored_call_option = hookscope::option_id::candidate;
-  if (o.avoid_specialization) l.stored_call_option = hookscope::option_id::avoid_specialization;
+  l.stored_call_option = hookscope::stored_call_option(argument_options_of(o));
   l.for_summary = o.what == command::summarize;
   // The load's warnings go out as they are met, before a later file's error.
   l.on_warning = [](const hookscope::option_sentence& warning) {

@@ -2,14 +2,13 @@
 #include "options.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <system_error>
 
 namespace hookscope_shapes {
 
 namespace {
 
-// The help text; {format_names} and {format_lines} come from the table of output formats (output_formats.hpp).
+// The help text; {format_names}, {format_lines} and {typed_format_names} come from the table of output formats
+// (output_formats.hpp).
 constexpr std::string_view usage_template =
     R"(usage: hookscope-shapes infer FILE.jsonl... [options] [--format {format_names}]
                               [--typed] [--profiles 1|auto]
@@ -36,7 +35,7 @@ options:
   --dim-name KEY:DIM=LABEL  name dimension DIM of input KEY; repeatable
   --remove-inputs NAME,...  forget these inputs (as if no call had given them) before inferring
   --format FORMAT           infer: how the shapes are written, one of
-{format_lines}  --typed                   infer, torch format: containers in the record encoding ({"tuple":[...]}, ...)
+{format_lines}  --typed                   infer, {typed_format_names} format: containers in the record encoding ({"tuple":[...]}, ...)
   --profiles 1|auto         infer, trtexec/ort/torch-tensorrt/report: one consistent profile (default), or one per phase
   --avoid-specialization    args: the call with every dynamic dimension >= 2 if any (torch.export
                             specialises 0 and 1), else the one with the most; a warning names the others
@@ -70,6 +69,7 @@ std::string usage_text() {
   }
   replace(text, "{format_names}", names);
   replace(text, "{format_lines}", lines);
+  replace(text, "{typed_format_names}", hookscope::typed_output_format_names());
   return text;
 }
 
@@ -106,27 +106,17 @@ hookscope::argument_options argument_options_of(const options& o) {
 namespace {
 
 //=== the command line ===//
+// Each option's value is read by the library (parse_count, input_key::parse, ...), which refuses what it does not
+// take with a load_error naming the option; parse_options spells it as a usage error.
 
-std::size_t parse_count(std::string_view option, std::string_view text) {
-  std::size_t n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
-    throw usage_error(std::string(option) + ": expected a non-negative integer, got '" + std::string(text) + "'");
-  }
-  return n;
-}
-
-hookscope::input_key parse_key(std::string_view option, std::string_view text) {
-  if (text.empty()) throw usage_error(std::string(option) + ": empty input name");
-  return hookscope::input_key::parse(text);
-}
+using hookscope::option_id;
 
 void parse_value_if_missing(options& o, std::string_view text) {
   const std::size_t equal = text.find('=');
   if (equal == std::string_view::npos)
     throw usage_error("--value-if-missing: expected KEY=JSON, got '" + std::string(text) + "'");
   try {
-    o.values_if_missing.emplace_back(parse_key("--value-if-missing", text.substr(0, equal)),
+    o.values_if_missing.emplace_back(hookscope::input_key::parse(text.substr(0, equal), option_id::values_if_missing),
                                      hookscope::value_from_json(text.substr(equal + 1)));
   } catch (const hookscope::format_error& e) {
     throw usage_error("--value-if-missing " + std::string(text) + ": " + std::string(e.sentence()));
@@ -140,9 +130,9 @@ void parse_dim_name(options& o, std::string_view text) {
     throw usage_error("--dim-name: expected KEY:DIM=LABEL, got '" + std::string(text) + "'");
   }
   const std::string_view label = text.substr(equal + 1);
-  o.shapes.dim_labels.push_back({parse_key("--dim-name", text.substr(0, colon)),
-                                 parse_count("--dim-name", text.substr(colon + 1, equal - colon - 1)),
-                                 std::string(label)});
+  o.shapes.dim_labels.push_back(
+      {hookscope::input_key::parse(text.substr(0, colon), option_id::dim_labels),
+       hookscope::parse_count(option_id::dim_labels, text.substr(colon + 1, equal - colon - 1)), std::string(label)});
 }
 
 const hookscope::output_format* parse_format(std::string_view text) {
@@ -189,12 +179,8 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
   if (name == "--function") {
     o.function = std::string(value());
   } else if (name == "--store-n-calls") {
-    const std::string_view n = value();
-    o.store_n_calls = n == "all" ? hookscope::unlimited : parse_count(name, n);
+    o.store_n_calls = hookscope::parse_store_n_calls(value());
     o.store_n_calls_given = true;
-    if (o.store_n_calls == hookscope::unlimited && n != "all") {
-      throw usage_error("--store-n-calls: " + std::string(n) + " is too large (all keeps every call)");
-    }
   } else if (name == "--batch") {
     parse_list(o.shapes.batch_dimension_for, name, value());
   } else if (name == "--remove-inputs") {
@@ -204,9 +190,7 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
   } else if (name == "--avoid-specialization") {
     flag(o.avoid_specialization);
   } else if (name == "--profiles") {
-    const std::string_view p = value();
-    if (p != "1" && p != "auto") throw usage_error("--profiles: expected 1 or auto, got '" + std::string(p) + "'");
-    o.shapes.profile_phases = p == "auto";
+    o.shapes.profile_phases = hookscope::parse_profile_phases(value());
   } else if (name == "--batch-all") {
     flag(o.shapes.batch_dimension_for_all);
   } else if (name == "--value-if-missing") {
@@ -218,7 +202,7 @@ void parse_option(options& o, std::string_view name, std::optional<std::string_v
   } else if (name == "--format") {
     o.format = parse_format(value());
   } else if (name == "--index") {
-    o.index = parse_count(name, value());
+    o.index = hookscope::parse_count(option_id::candidate, value());
   } else if (name == "--as-args-kwargs") {
     flag(o.as_args_kwargs);
   } else if (name == "--flat") {
@@ -300,7 +284,11 @@ options parse_options(int argc, char** argv) {
     } else if (!options_ended && arg.size() > 1 && arg[0] == '-') {
       const std::size_t equal = arg.find('=');
       const std::string_view name = arg.substr(0, equal);
-      parse_option(o, name, equal == arg.npos ? std::nullopt : std::optional(arg.substr(equal + 1)), args);
+      try {
+        parse_option(o, name, equal == arg.npos ? std::nullopt : std::optional(arg.substr(equal + 1)), args);
+      } catch (const hookscope::load_error& e) {  // the library's refusal of the value, naming the option
+        throw usage_error(e.spelled(option_spelling));
+      }
       format_given = format_given || name == "--format";
     } else if (!command_seen) {
       if (arg != "infer" && arg != "args" && arg != "summarize") {

@@ -47,7 +47,7 @@ struct options {
   std::optional<std::string> signature_from;
   std::vector<std::pair<hookscope::input_key, hookscope::value>> values_if_missing;
   hookscope::dynamic_shapes_options shapes;
-  const hookscope::output_format* format = &hookscope::output_formats().front();
+  const hookscope::output_format* format = &hookscope::default_output_format();
   std::optional<std::size_t> index;
   bool as_args_kwargs = false;
   bool flat = false;

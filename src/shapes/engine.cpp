@@ -113,7 +113,7 @@ bool shape_engine::add_call(call_inputs inputs, value result) {
 
 call_structure shape_engine::add_structure(const call_inputs& inputs, const value* result) {
   const std::size_t index = impl_->structures.size();
-  if (index >> structure_index_bits) throw std::length_error("hookscope: add_structure: too many call structures");
+  if (index >> structure_index_bits) throw limit_error("add_structure: too many call structures");
   auto& s = *impl_->structures.emplace_back(
       std::make_unique<impl::structure>(impl::structure{detail::shapes::structure_part(inputs), std::nullopt}));
   if (result) s.result.emplace(as_result_call(*result));
@@ -121,13 +121,13 @@ call_structure shape_engine::add_structure(const call_inputs& inputs, const valu
           s.inputs.sizes() + (s.result ? s.result->sizes() : 0)};
 }
 
-// The structure `structure` names, or std::invalid_argument naming `who`. A removed structure's slot stays empty (its
+// The structure `structure` names, or argument_error naming `who`. A removed structure's slot stays empty (its
 // index is never given again), so that an id never names another structure.
 std::unique_ptr<shape_engine::impl::structure>& shape_engine::impl::find(call_structure structure, const char* who) {
   const std::size_t index = structure.id & ((std::size_t{1} << structure_index_bits) - 1);
   if ((structure.id >> structure_index_bits) != serial || index >= structures.size() || !structures[index]) {
-    throw std::invalid_argument(std::string("hookscope: ") + who + ": call structure " + std::to_string(structure.id) +
-                                " is not one of this engine's (add_structure), or was removed");
+    throw argument_error(std::string(who) + ": call structure " + std::to_string(structure.id) +
+                         " is not one of this engine's (add_structure), or was removed");
   }
   return structures[index];
 }
@@ -139,8 +139,8 @@ bool shape_engine::add_call(call_structure structure, std::span<const std::int64
   const std::size_t inputs = s.inputs.sizes();
   const std::size_t expected = inputs + (s.result ? s.result->sizes() : 0);
   if (sizes.size() != expected) {
-    throw std::invalid_argument("hookscope: add_call: " + std::to_string(sizes.size()) +
-                                " sizes given for a call structure of " + std::to_string(expected) + " sizes");
+    throw argument_error("add_call: " + std::to_string(sizes.size()) + " sizes given for a call structure of " +
+                         std::to_string(expected) + " sizes");
   }
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 0) {

@@ -1,5 +1,7 @@
 // The rules every front end's options follow, stated once: options that exclude each other, labels that every
-// export format can carry, counts that make sense. The command and Python only spell the options (option_spelling).
+// export format can carry, counts that make sense, the texts an option's value is read from (a count, "all", "1" or
+// "auto", an input's name), which options need stored calls. The command and Python only spell the options
+// (option_spelling) and hand their values over as text.
 #include "hookscope/exceptions.hpp"
 #include "hookscope/load.hpp"
 #include "hookscope/shapes.hpp"
@@ -7,7 +9,10 @@
 #include "../shown_name.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <string>
+#include <system_error>
 #include <variant>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -87,6 +92,52 @@ void check_options(const argument_options& o) {
 
 void check_options(const engine_options& o) {
   if (o.store_n_calls == 0) refuse(option_sentence() << option_id::store_n_calls << ": expected at least 1 (or all)");
+}
+
+namespace {
+
+// The count `text` writes in decimal (digits alone: no sign, no space), if it fits a size_t.
+std::optional<std::size_t> decimal(std::string_view text) {
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+std::size_t parse_count(option_id option, std::string_view text) {
+  const std::optional<std::size_t> n = decimal(text);
+  if (!n || *n == unlimited) {
+    refuse(option_sentence() << option << ": expected a non-negative integer, got '" << text << "'");
+  }
+  return *n;
+}
+
+std::size_t parse_store_n_calls(std::string_view text) {
+  if (text == "all") return unlimited;
+  if (decimal(text) == unlimited) {
+    refuse(option_sentence() << option_id::store_n_calls << ": " << text << " is too large (all keeps every call)");
+  }
+  return parse_count(option_id::store_n_calls, text);
+}
+
+input_key input_key::parse(std::string_view text, option_id option) {
+  if (text.empty()) refuse(option_sentence() << option << ": empty input name");
+  return parse(text);
+}
+
+bool parse_profile_phases(std::string_view text) {
+  if (text != "1" && text != "auto") {
+    refuse(option_sentence() << option_id::profile_phases << ": expected 1 or auto, got '" << text << "'");
+  }
+  return text == "auto";
+}
+
+std::optional<option_id> stored_call_option(const argument_options& o) noexcept {
+  if (std::holds_alternative<std::size_t>(o.candidate)) return option_id::candidate;
+  if (o.avoid_specialization) return option_id::avoid_specialization;
+  return std::nullopt;
 }
 
 void check_options(const load_options& o) {

@@ -37,6 +37,8 @@ const std::array<output_format, 6> formats{{
 
 std::span<const output_format> output_formats() noexcept { return formats; }
 
+const output_format& default_output_format() noexcept { return formats.front(); }
+
 const output_format* find_output_format(std::string_view name) noexcept {
   for (const output_format& f : formats) {
     if (f.name == name) return &f;
