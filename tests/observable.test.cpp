@@ -626,6 +626,12 @@ TEST_CASE("make_observable") {
     }
     hookscope::observable_function<int(int, double)> one_more("g", &third_party::compile_module);
     CHECK_THROWS_AS(one_more.function_pointer(), std::length_error);
+    try {
+      (void)one_more.function_pointer();
+    } catch (const hookscope::limit_error& e) {  // the library's one prefix, then its sentence
+      CHECK(std::string(e.what()) == "hookscope: " + std::string(e.sentence()));
+      CHECK(e.sentence().starts_with("observable_function::function_pointer: more than 16 function pointers"));
+    }
     many.pop_back();
     CHECK(one_more.function_pointer()(1, 2.0) == 3);
     CHECK(many.front()->function_pointer()(100, 0.0) == 100);  // the same pointer, still bound to it

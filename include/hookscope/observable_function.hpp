@@ -15,6 +15,7 @@
 #include "hookscope/detail/observable_state.hpp"
 #include "hookscope/detail/observed_call.hpp"
 #include "hookscope/detail/type_name.hpp"
+#include "hookscope/exceptions.hpp"
 #include "hookscope/function_info.hpp"
 #include "hookscope/observer_view.hpp"
 #include "hookscope/registry.hpp"
@@ -178,9 +179,9 @@ struct trampolines<R(A...)> {
         return entries[i];
       }
     }
-    throw std::length_error(
-        "hookscope: observable_function::function_pointer: more than 16 function pointers of "
-        "one signature are live; destroy unused observable_function objects");
+    throw limit_error(
+        "observable_function::function_pointer: more than 16 function pointers of one signature are live; destroy "
+        "unused observable_function objects");
   }
 
   static void release(const observable_function<R(A...)>* f) noexcept {
