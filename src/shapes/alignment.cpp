@@ -158,8 +158,10 @@ std::vector<flat_leaf> flatten_slots(const recorded_state& s, const std::vector<
 
 // B3, B4: leaves by slot; an argument left out (or falsy) becomes placeholders, except a falsy scalar where no call
 // gave a tensor.
-std::vector<value> align(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots, bool strict) {
-  std::vector<value> out;
+std::vector<const value*> aligned_leaves(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots,
+                                         bool strict) {
+  static const value placeholder;
+  std::vector<const value*> out;
   const kwarg_index kw = index_kwargs(c);
   for (const slot& sl : slots) {
     const value* v = find_value(s, c, kw, sl);
@@ -167,13 +169,13 @@ std::vector<value> align(const recorded_state& s, const stored_call& c, const st
     const key_summary& k = s.keys[sl.key];
     // A falsy number, bool or string where no call gave a tensor is the value the call was given, not an absence.
     if (v && !truthy(*v) && is_scalar(*v) && expected == 1 && !(k.leaves.size() == 1 && k.leaves.front().has_tensor)) {
-      out.push_back(*v);
+      out.push_back(v);
       continue;
     }
     if (v && truthy(*v)) {
       const std::size_t n = v->leaf_count();
       if (n == expected) {
-        for_each_leaf(*v, [&](const value& leaf) { out.push_back(leaf); });
+        for_each_leaf(*v, [&](const value& leaf) { out.push_back(&leaf); });
         continue;
       }
       if (strict) {
@@ -182,8 +184,16 @@ std::vector<value> align(const recorded_state& s, const stored_call& c, const st
             std::to_string(k.provided ? k.leaf_count : expected) + "; inference is impossible in that case");
       }
     }
-    out.resize(out.size() + expected);
+    out.insert(out.end(), expected, &placeholder);
   }
+  return out;
+}
+
+std::vector<value> align(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots, bool strict) {
+  const std::vector<const value*> leaves = aligned_leaves(s, c, slots, strict);
+  std::vector<value> out;
+  out.reserve(leaves.size());
+  for (const value* leaf : leaves) out.push_back(*leaf);
   return out;
 }
 

@@ -311,6 +311,9 @@ std::vector<flat_leaf> flatten_slots(const recorded_state& s, const std::vector<
 /// The call's leaves aligned on the best candidate, none where it leaves an argument out. `strict`: a leaf count
 /// that differs from the earlier calls' is an error (B4) rather than placeholders (info() never throws).
 std::vector<value> align(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots, bool strict);
+/// align's leaves without a copy: into `c`, or an empty value for a placeholder (valid while `c` lives).
+std::vector<const value*> aligned_leaves(const recorded_state& s, const stored_call& c, const std::vector<slot>& slots,
+                                         bool strict);
 std::string slot_text(const slot& s);
 engine_info info(const recorded_state& s);
 

@@ -172,16 +172,16 @@ void check_stored_call(const recorded_state& s, const stored_call& c, const std:
                        const std::vector<flat_leaf>& flat, const json_path& at) {
   // Strict: without a leaf-count conflict (check_calls returns before), every call that gives an argument gives it
   // with its leaf_count leaves, so a stored call with more or fewer contradicts the summary.
-  std::vector<value> leaves;
+  std::vector<const value*> leaves;
   try {
-    leaves = align(s, c, slots, true);
+    leaves = aligned_leaves(s, c, slots, true);
   } catch (const inference_error& e) {
     fail(at, std::string("it does not fit the summaries of the arguments: ") + std::string(e.sentence()));
   }
   for (std::size_t f = 0; f < leaves.size() && f < flat.size(); ++f) {
     const leaf_summary* l = flat[f].summary;
-    if (!leaves[f].is_tensor() || l == nullptr) continue;
-    const tensor_spec& t = leaves[f].as_tensor();
+    if (!leaves[f]->is_tensor() || l == nullptr) continue;
+    const tensor_spec& t = leaves[f]->as_tensor();
     // Spelled only for a call that fails: a summary keeps thousands of calls.
     const auto fail_where = [&](const std::string& what) {
       fail(at, "its tensor '" + join_path(flat[f].path) + "' " + text(t.shape) + what);
