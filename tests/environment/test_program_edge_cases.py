@@ -1,4 +1,4 @@
-"""The environment features against hostile programs (tests/environment/hostile_program.cpp, and record_program's
+"""The environment features against hostile programs (tests/environment/edge_case_program.cpp, and record_program's
 fork): calls that end without their post callback (a forced unwind, a refusal in rethrow mode), recursion deeper
 than any fixed stack, bytes that are not UTF-8 in arguments and thread names, a tensor the capture refuses, threads
 still tracing while the program exits, chdir(), fork(). Each case runs the real program and reads what it wrote:
@@ -27,7 +27,7 @@ def enabled(hooks_enabled):
                     "(test_record_env.py and test_stats_timeline.py check that)")
 
 
-def run_hostile(program, settings, *args, cwd=None):
+def run_edge_case(program, settings, *args, cwd=None):
     done = run([program, *map(str, args)], settings, timeout=120, cwd=cwd)
     return done.returncode, done.stdout, done.stderr.splitlines()
 
@@ -93,9 +93,9 @@ PAIRING = {
 
 
 @pytest.mark.parametrize("mode", sorted(PAIRING))
-def test_calls_ended_without_post(hostile_program, enabled, tmp_path, mode):
+def test_calls_ended_without_post(edge_case_program, enabled, tmp_path, mode):
     records, trace = tmp_path / "work.jsonl", tmp_path / "work.json"
-    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}", "HOOKSCOPE_STATS": "work",
+    code, out, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"work={records}", "HOOKSCOPE_STATS": "work",
                                                    "HOOKSCOPE_TIMELINE": f"work={trace}"}, mode, N)
     returned = PAIRING[mode]
     with Checks() as check:
@@ -108,10 +108,10 @@ def test_calls_ended_without_post(hostile_program, enabled, tmp_path, mode):
                      sorted(int(e["args"]["n"]) for e in events(strict_json(trace))), sorted(returned))
 
 
-def test_refused_calls_with_sampling(hostile_program, enabled, tmp_path):
+def test_refused_calls_with_sampling(edge_case_program, enabled, tmp_path):
     """every=2 leaves out calls whose pre callback still sees the address a refused call left its entry at."""
     records = tmp_path / "sampled.jsonl"
-    code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}[every=2]"}, "refused", N)
+    code, _, _ = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"work={records}[every=2]"}, "refused", N)
     pairs = [(r["kwargs"][0][1]["int"], r["result"]["int"]) for r in read_records(records)]
     expect("every=2 with refused calls: the sampled calls that returned, each with its own result", (code, pairs),
            (0, [(n, 10 * n) for n in range(N) if n % 2 == 0 and n % 3 != 0]))
@@ -120,9 +120,9 @@ def test_refused_calls_with_sampling(hostile_program, enabled, tmp_path):
 # --- recursion of any depth ---
 
 @pytest.mark.parametrize("depth", [127, 128, 129, 1000])
-def test_recursion_depth(hostile_program, enabled, tmp_path, depth):
+def test_recursion_depth(edge_case_program, enabled, tmp_path, depth):
     trace = tmp_path / "depth.json"
-    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_STATS": "depth", "HOOKSCOPE_TIMELINE":
+    code, out, err = run_edge_case(edge_case_program, {"HOOKSCOPE_STATS": "depth", "HOOKSCOPE_TIMELINE":
                                                    f"depth={trace}"}, "recursion", depth)
     slices = sorted(events(strict_json(trace)), key=lambda e: int(e["args"]["n"]))
     with Checks() as check:
@@ -138,14 +138,14 @@ def test_recursion_depth(hostile_program, enabled, tmp_path, depth):
 
 # --- the timeline is valid JSON, whatever the bytes ---
 
-# hostile_program's non_utf8 samples, each passed to text() and bytes_back().
+# edge_case_program's non_utf8 samples, each passed to text() and bytes_back().
 SAMPLES = [b"\xff\xfe", "caf\u00e9".encode(), b"cut \xe2\x82", b"\xed\xa0\x80 surrogate", b'quote " back \\ nul',
            b"a\0b", b"\xc0\xaf overlong"]
 
 
-def test_timeline_non_utf8(hostile_program, enabled, tmp_path):
+def test_timeline_non_utf8(edge_case_program, enabled, tmp_path):
     trace = tmp_path / "bytes.json"
-    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_TIMELINE": f"text,bytes_back={trace}"}, "non_utf8", 0)
+    code, _, err = run_edge_case(edge_case_program, {"HOOKSCOPE_TIMELINE": f"text,bytes_back={trace}"}, "non_utf8", 0)
     document = strict_json(trace)
     # Each byte that is not UTF-8 appears as the text \xNN: what Python's 'backslashreplace' gives. format_arg
     # quotes strings.
@@ -166,9 +166,9 @@ def text_of(encoded):
     return base64.b64decode(inner["base64"], validate=True) if isinstance(inner, dict) else inner.encode("utf-8")
 
 
-def test_record_non_utf8_round_trip(hostile_program, hookscope_shapes, enabled, tmp_path):
+def test_record_non_utf8_round_trip(edge_case_program, hookscope_shapes, enabled, tmp_path):
     records = tmp_path / "bytes.jsonl"
-    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"text={records},bytes_back={records}"},
+    code, _, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"text={records},bytes_back={records}"},
                                "non_utf8", 0)
     lines = read_records(records)
     with Checks() as check:
@@ -192,12 +192,12 @@ def same_float(a, b):
     return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
 
 
-def test_record_round_trip_random_arguments(hostile_program, hookscope_shapes, enabled, tmp_path):
+def test_record_round_trip_random_arguments(edge_case_program, hookscope_shapes, enabled, tmp_path):
     """A property: random strings of arbitrary bytes, inf/nan/-0, extreme ints, through HOOKSCOPE_RECORD, read back
     by Python's json and by the library's reader as the values the program passed."""
     seed = random.randrange(1 << 30)
     records = tmp_path / "random.jsonl"
-    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"mixed={records}"}, "random", seed)
+    code, out, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"mixed={records}"}, "random", seed)
     sent = []
     for line in out.splitlines()[:-1]:  # the last line is the count
         s, bits, i, *words = line.split(" ")
@@ -218,10 +218,10 @@ def test_record_round_trip_random_arguments(hostile_program, hookscope_shapes, e
 
 
 @pytest.mark.parametrize("attempt", range(10))
-def test_timeline_exit_while_threads_trace(hostile_program, enabled, tmp_path, attempt):
+def test_timeline_exit_while_threads_trace(edge_case_program, enabled, tmp_path, attempt):
     trace = tmp_path / "busy.json"
     # A ring of one event per thread, which each thread overwrites on every call while the file is written.
-    code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_TIMELINE": f"text,work={trace}[events=1]"},
+    code, _, _ = run_edge_case(edge_case_program, {"HOOKSCOPE_TIMELINE": f"text,work={trace}[events=1]"},
                              "exit_while_tracing", 8)
     document = strict_json(trace)
     texts = {e["args"]["s"] for e in events(document, "text")}
@@ -236,9 +236,9 @@ def test_timeline_exit_while_threads_trace(hostile_program, enabled, tmp_path, a
 
 # --- a call whose value cannot be captured is refused, once said, never written; the others are kept ---
 
-def test_record_refuses_uncapturable_tensor(hostile_program, hookscope_shapes, enabled, tmp_path):
+def test_record_refuses_uncapturable_tensor(edge_case_program, hookscope_shapes, enabled, tmp_path):
     records = tmp_path / "odd.jsonl"
-    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"odd={records}"}, "odd_tensors", 5)
+    code, out, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"odd={records}"}, "odd_tensors", 5)
     with Checks() as check:
         check.expect("odd tensors: the program is not disturbed", (code, out), (0, "calls 10\n"))
         check.expect("one message for the function, naming it and the fault", err,
@@ -251,11 +251,11 @@ def test_record_refuses_uncapturable_tensor(hostile_program, hookscope_shapes, e
 
 # --- paths are resolved at start-up; fork ---
 
-def test_relative_paths_resolved_at_start(hostile_program, enabled, tmp_path):
+def test_relative_paths_resolved_at_start(edge_case_program, enabled, tmp_path):
     start, later = tmp_path / "start", tmp_path / "later"
     start.mkdir()
     later.mkdir()
-    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": "work=r.jsonl", "HOOKSCOPE_STATS": "work=s.txt",
+    code, out, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": "work=r.jsonl", "HOOKSCOPE_STATS": "work=s.txt",
                                                    "HOOKSCOPE_TIMELINE": "work=t.json"},
                                  "chdir", 3, later, cwd=start)
     with Checks() as check:
@@ -334,14 +334,14 @@ def torn_lines(path):
     return work_lines(path)[1]
 
 
-def test_record_lines_whole_when_sigterm_arrives_while_threads_record(hostile_program, enabled, tmp_path):
+def test_record_lines_whole_when_sigterm_arrives_while_threads_record(edge_case_program, enabled, tmp_path):
     """docs/environment.md: "A call's line is complete or absent, never cut", with SIGTERM among the signals whose
     handler writes the buffer. Four threads record work() without pause when the process receives SIGTERM: the
     handler takes the files over and waits for a thread in the middle of an append, so no line is cut or spliced."""
     found = []
     for attempt in range(20):
         records = tmp_path / f"term-{attempt}.jsonl"
-        code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}"}, "sigterm", 4)
+        code, _, _ = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"work={records}"}, "sigterm", 4)
         torn = torn_lines(records)
         if code != -15 or torn:
             found.append((attempt, code, torn[:3]))
@@ -351,22 +351,22 @@ def test_record_lines_whole_when_sigterm_arrives_while_threads_record(hostile_pr
            "(attempt, exit code, first torn lines)", found, [])
 
 
-def test_timeline_whole_when_sigterm_arrives_while_threads_trace(hostile_program, enabled, tmp_path):
+def test_timeline_whole_when_sigterm_arrives_while_threads_trace(edge_case_program, enabled, tmp_path):
     for attempt in range(5):
         trace = tmp_path / f"term-{attempt}.json"
-        code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_TIMELINE": f"work={trace}[events=4]"}, "sigterm", 4)
+        code, _, _ = run_edge_case(edge_case_program, {"HOOKSCOPE_TIMELINE": f"work={trace}[events=4]"}, "sigterm", 4)
         expect(f"attempt {attempt}: SIGTERM while 4 threads trace: the signal kills, the timeline is strict JSON "
                "with the last events of each thread", (code, len(events(strict_json(trace))) > 0), (-15, True))
 
 
 @pytest.mark.parametrize("mode, exit_code", [("quick_exit", 0), ("escape", -6)])
-def test_calls_kept_when_program_ends_by_quick_exit_or_escaping_exception(hostile_program, enabled, tmp_path, mode,
+def test_calls_kept_when_program_ends_by_quick_exit_or_escaping_exception(edge_case_program, enabled, tmp_path, mode,
                                                                             exit_code):
     """quick_exit() and an exception escaping main (std::terminate, SIGABRT): records, statistics and the timeline
     all hold the N calls made before."""
     n = 7
     records, trace = tmp_path / "r.jsonl", tmp_path / "t.json"
-    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}", "HOOKSCOPE_STATS": "work",
+    code, out, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"work={records}", "HOOKSCOPE_STATS": "work",
                                                    "HOOKSCOPE_TIMELINE": f"work={trace}"}, mode, n)
     with Checks() as check:
         check.expect(f"{mode}: how the program ended", (code, out), (exit_code, f"calls {n}\n"))
@@ -377,21 +377,21 @@ def test_calls_kept_when_program_ends_by_quick_exit_or_escaping_exception(hostil
                                                                    events(strict_json(trace))), list(range(n)))
 
 
-def test_record_calls_from_static_destructor(hostile_program, enabled, tmp_path):
+def test_record_calls_from_static_destructor(edge_case_program, enabled, tmp_path):
     """docs/environment.md: "Calls made by static and thread-local destructors are recorded", here by an object
     constructed before the library's start-up (so destroyed after its exit actions ran)."""
     records = tmp_path / "r.jsonl"
-    code, out, _ = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}"}, "static_destructor", 6)
+    code, out, _ = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"work={records}"}, "static_destructor", 6)
     expect("calls from a static destructor: all recorded", (code, out, sorted(r["kwargs"][0][1]["int"] for r in
                                                                                read_records(records))),
            (0, "calls 6\n", list(range(6))))
 
 
 @pytest.mark.parametrize("attempt", range(3))
-def test_outputs_whole_when_a_thread_calls_exit(hostile_program, enabled, tmp_path, attempt):
+def test_outputs_whole_when_a_thread_calls_exit(edge_case_program, enabled, tmp_path, attempt):
     """std::exit from a thread while the main thread records and traces without pause."""
     records, trace = tmp_path / "r.jsonl", tmp_path / "t.json"
-    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}", "HOOKSCOPE_STATS": "work",
+    code, _, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"work={records}", "HOOKSCOPE_STATS": "work",
                                                  "HOOKSCOPE_TIMELINE": f"work={trace}[events=4]"},
                                "exit_from_thread", 30)
     with Checks() as check:
@@ -403,7 +403,7 @@ def test_outputs_whole_when_a_thread_calls_exit(hostile_program, enabled, tmp_pa
         check.expect("one statistics table", len(stats_tables(err)), 1)
 
 
-def test_record_lines_whole_when_a_thread_calls_exit_while_another_writes_long_lines(hostile_program, enabled,
+def test_record_lines_whole_when_a_thread_calls_exit_while_another_writes_long_lines(edge_case_program, enabled,
                                                                                     tmp_path):
     """The main thread records lines of 100 kB (25 pages each) without pause when another thread calls std::exit, and
     the exit lasts 30 ms after the library's exit actions: they write the buffers on the exiting thread, and no other
@@ -413,7 +413,7 @@ def test_record_lines_whole_when_a_thread_calls_exit_while_another_writes_long_l
     found = []
     for attempt in range(20):
         records = tmp_path / f"long-{attempt}.jsonl"
-        code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"text={records}"},
+        code, _, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"text={records}"},
                                    "exit_from_thread_long_lines", 20)
         lines = records.read_bytes().split(b"\n")
         cut = [i for i, line in enumerate(lines[:-1]) if not line.endswith(b"}")]
@@ -423,21 +423,21 @@ def test_record_lines_whole_when_a_thread_calls_exit_while_another_writes_long_l
     assert found == []
 
 
-def test_timeline_thread_name_of_whole_multibyte_characters(hostile_program, enabled, tmp_path):
+def test_timeline_thread_name_of_whole_multibyte_characters(edge_case_program, enabled, tmp_path):
     """pthread_setname_np with 15 bytes of 3-byte characters (five euro signs): nothing cut, nothing lost."""
     trace = tmp_path / "t.json"
-    code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_TIMELINE": f"work={trace}"}, "multibyte_thread_name", 0)
+    code, _, _ = run_edge_case(edge_case_program, {"HOOKSCOPE_TIMELINE": f"work={trace}"}, "multibyte_thread_name", 0)
     expect("a 15-byte name of whole characters shown whole", (code, [e["args"]["name"] for e in
                                                                       strict_json(trace)["traceEvents"]
                                                                       if e["ph"] == "M"]), (0, ["\u20ac" * 5]))
 
 
 @pytest.mark.parametrize("n", [10, 300])
-def test_refusal_in_recursion_pairs_the_levels_around_it(hostile_program, enabled, tmp_path, n):
+def test_refusal_in_recursion_pairs_the_levels_around_it(edge_case_program, enabled, tmp_path, n):
     """Rethrow mode, a pre callback refusing depth(n/2) inside depth(n): the refused level is nowhere; the levels
     above it are recorded, counted and traced as having thrown; a later depth(n/2 - 1) returns normally."""
     records, trace = tmp_path / "r.jsonl", tmp_path / "t.json"
-    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"depth={records}", "HOOKSCOPE_STATS": "depth",
+    code, out, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"depth={records}", "HOOKSCOPE_STATS": "depth",
                                                    "HOOKSCOPE_TIMELINE": f"depth={trace}"}, "refused_in_recursion", n)
     threw = list(range(n // 2 + 1, n + 1))
     returned = list(range(n // 2))
@@ -454,11 +454,11 @@ def test_refusal_in_recursion_pairs_the_levels_around_it(hostile_program, enable
                      sorted([(k, False) for k in returned] + [(k, True) for k in threw]))
 
 
-def test_fork_while_threads_record_trace_and_count(hostile_program, enabled, tmp_path):
+def test_fork_while_threads_record_trace_and_count(edge_case_program, enabled, tmp_path):
     """30 forks from the main thread while two threads record, trace and count without pause (%p in every path):
     no child hangs on a lock a thread held at the fork, and each child's files and table hold its own 5 calls."""
     children = 30
-    code, out, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={tmp_path}/r%p.jsonl",
+    code, out, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"work={tmp_path}/r%p.jsonl",
                                                    "HOOKSCOPE_STATS": "work",
                                                    "HOOKSCOPE_TIMELINE": f"work={tmp_path}/t%p.json"},
                                  "fork_while_threads_call", children)
@@ -485,13 +485,13 @@ def test_fork_while_threads_record_trace_and_count(hostile_program, enabled, tmp
                      stats_tables(err), [{"work": 5}] * children)
 
 
-def test_record_each_call_once_when_sigterm_arrives_while_threads_record(hostile_program, enabled, tmp_path):
+def test_record_each_call_once_when_sigterm_arrives_while_threads_record(edge_case_program, enabled, tmp_path):
     """docs/environment.md: one line per recorded call. Four threads record work() (every argument distinct) when
     SIGTERM arrives: the handler writes each batch once, never one a thread's flush is writing."""
     found = []
     for attempt in range(20):
         records = tmp_path / f"term-{attempt}.jsonl"
-        code, _, _ = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={records}"}, "sigterm", 4)
+        code, _, _ = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"work={records}"}, "sigterm", 4)
         calls, _ = work_lines(records)  # a cut line: test_record_lines_whole_when_sigterm_arrives_while_threads_record
         seen = set(calls)
         repeated = len(calls) - len(seen)
@@ -502,13 +502,13 @@ def test_record_each_call_once_when_sigterm_arrives_while_threads_record(hostile
     expect("SIGTERM while 4 threads record: each call's line at most once (attempt, exit code, repeats)", found, [])
 
 
-def test_record_file_also_named_by_timeline_is_not_emptied_silently(hostile_program, enabled, tmp_path):
+def test_record_file_also_named_by_timeline_is_not_emptied_silently(edge_case_program, enabled, tmp_path):
     """docs/environment.md: record files are "appended to, never truncated", "nothing completed is lost", and every
     error is reported once. The same path given to HOOKSCOPE_RECORD and HOOKSCOPE_TIMELINE: the timeline written
     at exit replaces the file, and the 6 recorded lines vanish without a message. Either the lines survive or a
     message names the path both variables write."""
     shared = tmp_path / "shared.json"
-    code, _, err = run_hostile(hostile_program, {"HOOKSCOPE_RECORD": f"work={shared}",
+    code, _, err = run_edge_case(edge_case_program, {"HOOKSCOPE_RECORD": f"work={shared}",
                                                  "HOOKSCOPE_TIMELINE": f"work={shared}"}, "chdir", 3, tmp_path)
     with open(shared, "rb") as f:
         recorded = sum(b'"function":"work"' in line and b'"latency_ns"' in line for line in f)

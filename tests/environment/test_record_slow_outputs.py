@@ -46,12 +46,12 @@ def made(stderr_lines):
     return int(next(line.split()[1] for line in stderr_lines if line.startswith("made ")))
 
 
-def test_memo_follows_every_change_of_a_parameter(hostile_record_outputs_program, enabled, tmp_path):
+def test_memo_follows_every_change_of_a_parameter(slow_outputs_program, enabled, tmp_path):
     """The writer's memory of each parameter's last tensor or string text: ranks 0 (ten dtypes, 3 bytes each) and 64,
     equal-size shapes and strings that differ in one place, escapes, NULs, U+2028, bytes that are not UTF-8, strings
     at and past the binary form's 4096 bytes, through arguments and results: every line is to_record_line's."""
     records = tmp_path / "r.jsonl"
-    done = subprocess.run([hostile_record_outputs_program, "memo"], capture_output=True, timeout=60,
+    done = subprocess.run([slow_outputs_program, "memo"], capture_output=True, timeout=60,
                           env=environment({"HOOKSCOPE_RECORD": f"shaped={records},texted={records}"}))
     got = [LATENCY.sub(b"}", line) for line in records.read_bytes().split(b"\n")[:-1]]
     by_function = {}
@@ -64,7 +64,7 @@ def test_memo_follows_every_change_of_a_parameter(hostile_record_outputs_program
                      by_function.get("shaped", []) + by_function.get("texted", []), want)
 
 
-def test_long_line_cut_by_a_stalled_reader_is_not_glued_to_the_next(hostile_record_outputs_program, enabled,
+def test_long_line_cut_by_a_stalled_reader_is_not_glued_to_the_next(slow_outputs_program, enabled,
                                                                      tmp_path):
     """full=drop, lines of ~24 KB (4000 control characters, escaped) into a FIFO whose reader reads nothing until
     the writer reports the stall, then reads everything: a line longer than PIPE_BUF may be cut (the docs allow
@@ -72,7 +72,7 @@ def test_long_line_cut_by_a_stalled_reader_is_not_glued_to_the_next(hostile_reco
     must add up to the calls made."""
     with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         received = bytearray()
-        child = subprocess.Popen([hostile_record_outputs_program, "long_then_short", "1800", "1500"],
+        child = subprocess.Popen([slow_outputs_program, "long_then_short", "1800", "1500"],
                                  env=environment({"HOOKSCOPE_RECORD": f"tagged={fifo}[full=drop]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = child.stderr.readline()  # the writer's message that the reader stalled
@@ -90,7 +90,7 @@ def test_long_line_cut_by_a_stalled_reader_is_not_glued_to_the_next(hostile_reco
 
 
 @pytest.mark.parametrize("signals", ["timer", "every_thread"])
-def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_call(hostile_record_outputs_program,
+def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_call(slow_outputs_program,
                                                                                    enabled, tmp_path, signals):
     """A signal handler of the program calls two recorded functions, one of the value tree's path and one of the
     binary path, every 50 us, while the program calls them without pause: the handler lands inside the recording
@@ -103,7 +103,7 @@ def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_cal
     # unsafe in a signal handler; its other reports stay on.
     tsan = (os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0").lstrip(":")
     try:
-        done = subprocess.run([hostile_record_outputs_program, "signalled_calls", "500", signals],
+        done = subprocess.run([slow_outputs_program, "signalled_calls", "500", signals],
                               capture_output=True, text=True, timeout=within(30),
                               env=environment({"HOOKSCOPE_RECORD": f"step={records},listed={records}",
                                                "TSAN_OPTIONS": tsan}))
@@ -129,7 +129,7 @@ def test_signal_handler_calling_recorded_functions_neither_hangs_nor_loses_a_cal
         check.expect("notes of reentered calls only", sorted({reason for _, reason in noted}), ["reentered"])
 
 
-def test_child_forked_inside_a_blocked_write_writes_nothing(hostile_record_outputs_program, enabled, tmp_path):
+def test_child_forked_inside_a_blocked_write_writes_nothing(slow_outputs_program, enabled, tmp_path):
     """A forked child records 100,000 calls into a FIFO read slowly, writing them as they come on its own thread; a
     SIGALRM handler forks once while that write is blocked, and the grandchild returns from the handler into it. The
     grandchild gives up recording, so the write it resumes must not send the batch a second time: the reader gets
@@ -142,7 +142,7 @@ def test_child_forked_inside_a_blocked_write_writes_nothing(hostile_record_outpu
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # open before the program, which then does not block
     os.set_blocking(reader, True)
     tsan = (os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0").lstrip(":")
-    with subprocess.Popen([hostile_record_outputs_program, "fork_in_blocked_write", "100000"], stdout=subprocess.PIPE,
+    with subprocess.Popen([slow_outputs_program, "fork_in_blocked_write", "100000"], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True,
                           env=environment({"HOOKSCOPE_RECORD": f"step={fifo}", "TSAN_OPTIONS": tsan})) as program:
         time.sleep(1.5)  # the pipe fills, the child's write blocks, the handler forks inside it
@@ -158,7 +158,7 @@ def test_child_forked_inside_a_blocked_write_writes_nothing(hostile_record_outpu
                      [True])
 
 
-def test_children_forked_by_a_handler_report_nothing_of_their_parent(hostile_record_outputs_program, enabled,
+def test_children_forked_by_a_handler_report_nothing_of_their_parent(slow_outputs_program, enabled,
                                                                      tmp_path):
     """A FIFO with full=drop nobody reads: the parent counts the calls its pipe did not take. A SIGALRM handler then
     forks every 2 ms, and each child calls exit(): the count is the parent's, written once, by the parent, not again
@@ -167,7 +167,7 @@ def test_children_forked_by_a_handler_report_nothing_of_their_parent(hostile_rec
     # program's own, which ThreadSanitizer would report (and symbolise) in every child.
     tsan = (os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0").lstrip(":")
     with fifo_with_idle_reader(tmp_path) as (fifo, _):
-        done = subprocess.run([hostile_record_outputs_program, "forks_exiting", "2500"], capture_output=True, text=True,
+        done = subprocess.run([slow_outputs_program, "forks_exiting", "2500"], capture_output=True, text=True,
                               timeout=within(60),
                               env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[full=drop]", "TSAN_OPTIONS": tsan}))
     lines = without_asan_stack_warnings(done.stderr.splitlines())
@@ -182,7 +182,7 @@ def test_children_forked_by_a_handler_report_nothing_of_their_parent(hostile_rec
 
 
 @pytest.mark.parametrize("feature", ["HOOKSCOPE_STATS", "HOOKSCOPE_TIMELINE", "HOOKSCOPE_TRACE"])
-def test_signal_handler_calling_counted_timed_or_traced_functions(hostile_record_outputs_program, enabled, tmp_path,
+def test_signal_handler_calling_counted_timed_or_traced_functions(slow_outputs_program, enabled, tmp_path,
                                                                   feature):
     """As above for the three other features: a SIGALRM handler calls step() and listed() every 50 us while the program
     calls them without pause, so that it lands inside the feature's own path (between a load and a store of a
@@ -197,7 +197,7 @@ def test_signal_handler_calling_counted_timed_or_traced_functions(hostile_record
         # Long enough that a handler lands between a counter's load and store (a few times in 500 ms here). The
         # timeline keeps the last 1,048,576 events of a thread (a flight recorder): the calls stay below that.
         ms, most = ("500", "100000000") if feature == "HOOKSCOPE_STATS" else ("100", "400000")
-        done = subprocess.run([hostile_record_outputs_program, "signalled_calls", ms, "timer", most],
+        done = subprocess.run([slow_outputs_program, "signalled_calls", ms, "timer", most],
                               capture_output=True, text=True, timeout=within(30),
                               env=environment({feature: setting, "TSAN_OPTIONS": tsan}))
     except subprocess.TimeoutExpired:
@@ -229,7 +229,7 @@ ABANDONED_CHILD = re.compile(r"hookscope: HOOKSCOPE_RECORD: fork\(\) from a sign
                              r"the child process [0-9]+ records no calls")
 
 
-def test_fork_from_a_signal_handler_that_interrupted_recording(hostile_record_outputs_program, enabled, tmp_path):
+def test_fork_from_a_signal_handler_that_interrupted_recording(slow_outputs_program, enabled, tmp_path):
     """A SIGALRM handler forks every 500 us (400 times at most) while the program records without pause (and the
     writer thread runs): the handler lands inside the recording path, a lock held or awaited below it, on any thread,
     two threads forking at once. Neither the parent nor a child hangs (each child makes 10 recorded calls and
@@ -240,7 +240,7 @@ def test_fork_from_a_signal_handler_that_interrupted_recording(hostile_record_ou
     # the recording path allocates), which ThreadSanitizer reports as calls unsafe in a signal handler.
     tsan = (os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0").lstrip(":")
     try:
-        done = subprocess.run([hostile_record_outputs_program, "forking_handler", "1000"], capture_output=True,
+        done = subprocess.run([slow_outputs_program, "forking_handler", "1000"], capture_output=True,
                               text=True, timeout=within(60),
                               env=environment({"HOOKSCOPE_RECORD": f"step={records},listed={records}",
                                                "TSAN_OPTIONS": tsan}))
@@ -277,13 +277,13 @@ def fifo_nobody_reads(program, tmp_path, record, *args):
     return done.returncode, seconds, done.stdout, done.stderr.splitlines(), received, fifo
 
 
-def test_messages_of_a_fifo_path_with_pid_name_the_fifo_as_opened(hostile_record_outputs_program, enabled, tmp_path):
+def test_messages_of_a_fifo_path_with_pid_name_the_fifo_as_opened(slow_outputs_program, enabled, tmp_path):
     """`%p` in the path of a FIFO nobody reads under full=drop (made by a shell that then becomes the program, so
     that its name holds the program's process id; the shell opens it for reading and writing, a reader that never
     reads): the message that the reader stalled and the count of calls not written at exit name the FIFO as the
     program opened it, `%p` expanded, not the path as given."""
     child = subprocess.Popen(["sh", "-c", 'mkfifo "$0-$$" && exec 3<>"$0-$$" && exec "$@"', tmp_path / "fifo",
-                              hostile_record_outputs_program, "steps_for", "1500"],
+                              slow_outputs_program, "steps_for", "1500"],
                              env=environment({"HOOKSCOPE_RECORD": f"step={tmp_path}/fifo-%p[buffer=64K;full=drop]"}),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, err = child.communicate(timeout=within(30))
@@ -299,12 +299,12 @@ def test_messages_of_a_fifo_path_with_pid_name_the_fifo_as_opened(hostile_record
         check.expect("one message that the reader stalled", [STALLED in line for line in messages], [True, True])
 
 
-def test_fork_after_a_stall_counts_each_unwritten_call_once(hostile_record_outputs_program, enabled, tmp_path):
+def test_fork_after_a_stall_counts_each_unwritten_call_once(slow_outputs_program, enabled, tmp_path):
     """full=drop into a FIFO nobody reads; the parent stalls on it, then forks, and the child (no %p: the same FIFO)
     makes 100 calls and exits: the counts logged at the two exits, the FIFO's calls and notes add up to the calls
     both made, each call counted once."""
     code, seconds, out, err, received, fifo = fifo_nobody_reads(
-        hostile_record_outputs_program, tmp_path, "step=FIFO[buffer=64K;full=drop]", "fork_after", 1500)
+        slow_outputs_program, tmp_path, "step=FIFO[buffer=64K;full=drop]", "fork_after", 1500)
     records, noted, unwritten, broken = pipe_tally(received, err, fifo)
     calls = records.get("step", [])
     with Checks() as check:
@@ -315,7 +315,7 @@ def test_fork_after_a_stall_counts_each_unwritten_call_once(hostile_record_outpu
         check.expect("held up a second at most, once", seconds < within(1.5 + 1.8), True)
 
 
-def test_full_wait_target_sharing_a_fifo_with_a_full_drop_target_loses_nothing(hostile_record_outputs_program,
+def test_full_wait_target_sharing_a_fifo_with_a_full_drop_target_loses_nothing(slow_outputs_program,
                                                                                  enabled, tmp_path):
     """Two targets, one FIFO: other() under full=wait (the default), step() under full=drop. The reader reads
     nothing for 1.5 s, then everything: "Under full=wait the program waits for the reader", so every other() call
@@ -323,7 +323,7 @@ def test_full_wait_target_sharing_a_fifo_with_a_full_drop_target_loses_nothing(h
     with fifo_with_idle_reader(tmp_path) as (fifo, reader):
         received = bytearray()
         n = 40000
-        child = subprocess.Popen([hostile_record_outputs_program, "step_and_other", str(n)],
+        child = subprocess.Popen([slow_outputs_program, "step_and_other", str(n)],
                                  env=environment({"HOOKSCOPE_RECORD":
                                                   f"other={fifo}[buffer=64K],step={fifo}[buffer=64K;full=drop]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -340,7 +340,7 @@ def test_full_wait_target_sharing_a_fifo_with_a_full_drop_target_loses_nothing(h
                                                            if UNWRITTEN.match(line)], [])
 
 
-def test_unix_socket_path_is_refused_with_a_message(hostile_record_outputs_program, enabled):
+def test_unix_socket_path_is_refused_with_a_message(slow_outputs_program, enabled):
     """A listening UNIX socket at the path cannot be opened as a file (open(2) gives ENXIO): one message names the
     path and the reason, and the program runs on (docs/environment.md: a FIFO or a pipe, not a socket)."""
     directory = tempfile.mkdtemp(dir="/tmp")  # short: a socket's path is at most 107 bytes
@@ -349,7 +349,7 @@ def test_unix_socket_path_is_refused_with_a_message(hostile_record_outputs_progr
     server.bind(path)
     server.listen(1)
     try:
-        done = subprocess.run([hostile_record_outputs_program, "steps_for", "200"], capture_output=True, text=True,
+        done = subprocess.run([slow_outputs_program, "steps_for", "200"], capture_output=True, text=True,
                               timeout=30, env=environment({"HOOKSCOPE_RECORD": f"step={path}[full=drop]"}))
     finally:
         server.close()
@@ -363,11 +363,11 @@ def test_unix_socket_path_is_refused_with_a_message(hostile_record_outputs_progr
 
 
 @pytest.mark.parametrize("full", ["wait", "drop"])
-def test_fifo_reader_that_closes_does_not_kill_the_program(hostile_record_outputs_program, enabled, tmp_path, full):
+def test_fifo_reader_that_closes_does_not_kill_the_program(slow_outputs_program, enabled, tmp_path, full):
     """A FIFO whose reader reads for 0.3 s, then closes it, under either policy: no SIGPIPE, the program runs on
     ("Errors ... the program runs on, unaffected"), with one message naming the FIFO."""
     with fifo_with_idle_reader(tmp_path) as (fifo, reader):
-        child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "1000"],
+        child = subprocess.Popen([slow_outputs_program, "steps_for", "1000"],
                                  env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[full={full}]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         end = time.monotonic() + 0.3
@@ -381,11 +381,11 @@ def test_fifo_reader_that_closes_does_not_kill_the_program(hostile_record_output
                                                      if not line.startswith("made ")], [True])
 
 
-def test_stdout_pipe_nobody_reads(hostile_record_outputs_program, enabled):
+def test_stdout_pipe_nobody_reads(slow_outputs_program, enabled):
     """/dev/stdout as the path, the program's stdout a pipe nobody reads while it runs: held up a second at most,
     whole lines in the pipe, and its calls + notes + the count logged add up to the calls made."""
     start = time.monotonic()
-    child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "1500"],
+    child = subprocess.Popen([slow_outputs_program, "steps_for", "1500"],
                              env=environment({"HOOKSCOPE_RECORD": "step=/dev/stdout[buffer=64K;full=drop]"}),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     code = child.wait(timeout=30)
@@ -401,12 +401,12 @@ def test_stdout_pipe_nobody_reads(hostile_record_outputs_program, enabled):
                      len(records.get("step", [])) + noted + unwritten, made(err))
 
 
-def test_reader_reading_in_bursts_holds_the_program_up_once(hostile_record_outputs_program, enabled, tmp_path):
+def test_reader_reading_in_bursts_holds_the_program_up_once(slow_outputs_program, enabled, tmp_path):
     """full=drop, a call every 20 ms whose line the calling thread appends (a 5000-byte string: the value tree's
     path) into a FIFO whose reader empties it once every 1.3 s: "holds a full=drop program up a second at most,
     once": at most one call is held 500 ms or more, and one message says the reader stalled."""
     with fifo_with_idle_reader(tmp_path) as (fifo, reader):
-        child = subprocess.Popen([hostile_record_outputs_program, "tree_calls", "4000", "20"],
+        child = subprocess.Popen([slow_outputs_program, "tree_calls", "4000", "20"],
                                  env=environment({"HOOKSCOPE_RECORD": f"texted={fifo}[full=drop]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         while child.poll() is None:
@@ -422,7 +422,7 @@ def test_reader_reading_in_bursts_holds_the_program_up_once(hostile_record_outpu
                      [])
 
 
-def test_file_size_limit_at_the_files_end(hostile_record_outputs_program, enabled, tmp_path):
+def test_file_size_limit_at_the_files_end(slow_outputs_program, enabled, tmp_path):
     """A file whose size is already its limit (RLIMIT_FSIZE, SIGXFSZ ignored), ending in a whole line: the first
     write fails with nothing written; one message, the file unchanged, the program unaffected."""
     records = tmp_path / "r.jsonl"
@@ -433,7 +433,7 @@ def test_file_size_limit_at_the_files_end(hostile_record_outputs_program, enable
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (len(before), len(before)))
 
-    done = subprocess.run([hostile_record_outputs_program, "steps_for", "300"], capture_output=True, text=True,
+    done = subprocess.run([slow_outputs_program, "steps_for", "300"], capture_output=True, text=True,
                           timeout=30, preexec_fn=limit, env=environment({"HOOKSCOPE_RECORD": f"step={records}"}))
     err = [line for line in done.stderr.splitlines() if not line.startswith("made ")]
     with Checks() as check:
@@ -444,12 +444,12 @@ def test_file_size_limit_at_the_files_end(hostile_record_outputs_program, enable
 
 
 def test_sigterm_during_the_writers_first_wait_holds_the_program_up_a_second_at_most(
-        hostile_record_outputs_program, enabled, tmp_path):
+        slow_outputs_program, enabled, tmp_path):
     """full=drop into a FIFO nobody reads; SIGTERM once the pipe is full, while the writer waits its second for it: the
     handler must not wait a second of its own on top of the writer's ("a second at most, once ... exit and fatal
     signals included"): the program dies within 1.1 s of the signal."""
     with fifo_with_idle_reader(tmp_path) as (fifo, reader):
-        child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "10000"],
+        child = subprocess.Popen([slow_outputs_program, "steps_for", "10000"],
                                  env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[buffer=64K;full=drop]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         full = wait_until_full(reader, child)
@@ -465,13 +465,13 @@ def test_sigterm_during_the_writers_first_wait_holds_the_program_up_a_second_at_
                      [line for line in err.splitlines() if not line.startswith("hookscope: HOOKSCOPE_RECORD: /")], [])
 
 
-def test_fatal_signal_with_a_stalled_reader_under_full_wait_ends_the_program(hostile_record_outputs_program, enabled,
+def test_fatal_signal_with_a_stalled_reader_under_full_wait_ends_the_program(slow_outputs_program, enabled,
                                                                               tmp_path):
     """full=wait into a FIFO nobody reads: the program waits for the reader, as documented; SIGTERM then ends it
     within about a second (its handler waits for the pipe one second at most: a crash never becomes a hang), with
     the count of what it could not write."""
     with fifo_with_idle_reader(tmp_path) as (fifo, reader):
-        child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "100000"],
+        child = subprocess.Popen([slow_outputs_program, "steps_for", "100000"],
                                  env=environment({"HOOKSCOPE_RECORD": f"step={fifo}[buffer=64K]"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         full = wait_until_full(reader, child)
@@ -486,11 +486,11 @@ def test_fatal_signal_with_a_stalled_reader_under_full_wait_ends_the_program(hos
         check.expect("the count logged", any(UNWRITTEN.match(line) for line in err.splitlines()), True)
 
 
-def test_statistics_table_into_a_fifo_whose_reader_left(hostile_record_outputs_program, enabled, tmp_path):
+def test_statistics_table_into_a_fifo_whose_reader_left(slow_outputs_program, enabled, tmp_path):
     """HOOKSCOPE_STATS opens its FIFO at start; the reader leaves before the table is written at exit (a pager quit
     early): no SIGPIPE ends the program, its exit code is its own, and one message names the FIFO and EPIPE."""
     with fifo_with_idle_reader(tmp_path) as (fifo, reader):
-        child = subprocess.Popen([hostile_record_outputs_program, "steps_for", "600"],
+        child = subprocess.Popen([slow_outputs_program, "steps_for", "600"],
                                  env=environment({"HOOKSCOPE_STATS": f"step={fifo}"}),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)  # the program has opened the FIFO

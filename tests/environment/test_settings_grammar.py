@@ -269,10 +269,10 @@ def test_brackets_in_globs(record_program, enabled, tmp_path, variable, value):
                      observed(variable, logged, tmp_path / "out"), {"step": 3})
 
 
-def test_record_glob_with_brackets_in_a_namespace(hostile_program, enabled, tmp_path):
+def test_record_glob_with_brackets_in_a_namespace(edge_case_program, enabled, tmp_path):
     """HOOKSCOPE_RECORD='ns::st[e]p=FILE' records ns::step (a glob with brackets and a scope)."""
     path = tmp_path / "ns.jsonl"
-    done = run([hostile_program, "ns_step", "4"], {"HOOKSCOPE_RECORD": f"ns::st[e]p={path}"}, timeout=60)
+    done = run([edge_case_program, "ns_step", "4"], {"HOOKSCOPE_RECORD": f"ns::st[e]p={path}"}, timeout=60)
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
     expect("ns::st[e]p: ns::step's four calls recorded, nothing logged",
            (done.returncode, done.stdout, done.stderr, [(r["function"], r["kwargs"]) for r in records]),

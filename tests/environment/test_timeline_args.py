@@ -1,7 +1,7 @@
 """HOOKSCOPE_TIMELINE's arguments that do not fit an event's slot (160 bytes of `"name":"value",...`): every argument
 given appears, values over their fair share are cut at a character boundary and end with `…(N)` (N the whole
 formatted value's length in bytes), and names that do not fit are counted under the key `"…"`
-(docs/environment.md). tests/environment/hostile_program.cpp `timeline_args` makes one call per line of stdin:
+(docs/environment.md). tests/environment/edge_case_program.cpp `timeline_args` makes one call per line of stdin:
 args_one(s), args_many(a, bb, ..., hhhh) (eight strings) or args_wide(...) (six strings under long names). Each event
 is checked against the arguments given: the file strict JSON and valid UTF-8, each kept value whole or a prefix of
 the whole cut between characters (never inside a `\\xNN` or a JSON escape), the names in order, the slot never
@@ -138,30 +138,30 @@ def check_calls(program, tmp_path, calls, what):
     return events, cuts
 
 
-def test_long_string_is_cut_with_its_length(hostile_program, enabled, tmp_path):
-    events, _ = check_calls(hostile_program, tmp_path, [("one", [b"a" * 5000])], "a 5000-byte string")
+def test_long_string_is_cut_with_its_length(edge_case_program, enabled, tmp_path):
+    events, _ = check_calls(edge_case_program, tmp_path, [("one", [b"a" * 5000])], "a 5000-byte string")
     value = events[0]["args"]["s"]
     expect("a 5000-byte string: the slot's worth of it, then …(5002)",
            (value.endswith("\u2026(5002)"), len(value.encode()) >= CAPACITY - 10), (True, True))
 
 
-def test_many_arguments_share_the_slot(hostile_program, enabled, tmp_path):
+def test_many_arguments_share_the_slot(edge_case_program, enabled, tmp_path):
     args = [bytes([ord("a") + i]) * 100 for i in range(8)]
-    events, cuts = check_calls(hostile_program, tmp_path, [("many", args)], "eight 100-byte strings")
+    events, cuts = check_calls(edge_case_program, tmp_path, [("many", args)], "eight 100-byte strings")
     expect("eight 100-byte strings: all eight present, all cut", cuts[0], FUNCTIONS["many"][1])
 
 
-def test_short_values_keep_their_length(hostile_program, enabled, tmp_path):
+def test_short_values_keep_their_length(edge_case_program, enabled, tmp_path):
     args = [b"x" * 400, b"1", b"22", b"333", b"", b"55555", b"6", b"7" * 10]
-    events, cuts = check_calls(hostile_program, tmp_path, [("many", args)], "one long value among short ones")
+    events, cuts = check_calls(edge_case_program, tmp_path, [("many", args)], "one long value among short ones")
     got = events[0]["args"]
     expect("one long value among short ones: only it is cut, the others whole",
            (cuts[0], [got[n] for n in FUNCTIONS["many"][1][1:]]), (["a"], [shown(a) for a in args[1:]]))
 
 
-def test_names_that_do_not_fit_are_counted(hostile_program, enabled, tmp_path):
+def test_names_that_do_not_fit_are_counted(edge_case_program, enabled, tmp_path):
     args = [b"1", b"2", b"3", b"4", b"5", b"6"]
-    events, _ = check_calls(hostile_program, tmp_path, [("wide", args)], "six long names")
+    events, _ = check_calls(edge_case_program, tmp_path, [("wide", args)], "six long names")
     expect("six long names: the first three kept, '…': '3 more'", events[0]["args"],
            {"first_parameter_of_a_long_name": '"1"', "second_parameter_of_a_long_name": '"2"',
             "third_parameter_of_a_long_name": '"3"', "\u2026": "3 more"})
@@ -175,10 +175,10 @@ UNITS = {"not UTF-8": b"\xff", "a quote": b'"', "a backslash": b"\\", "a control
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=list(UNITS))
-def test_cut_never_splits_an_escape(hostile_program, enabled, tmp_path, unit):
+def test_cut_never_splits_an_escape(edge_case_program, enabled, tmp_path, unit):
     calls = [("one", [b"a" * offset + UNITS[unit] * 200]) for offset in range(8)]
     calls += [("many", [b"b" * offset + UNITS[unit] * 60 for _ in range(8)]) for offset in range(8)]
-    _, cuts = check_calls(hostile_program, tmp_path, calls, unit)
+    _, cuts = check_calls(edge_case_program, tmp_path, calls, unit)
     expect(f"{unit}: every value cut", [bool(c) for c in cuts], [True] * len(calls))
 
 
@@ -189,13 +189,13 @@ def random_text(rng):
     return b"".join(rng.choice(pieces) for _ in range(length))
 
 
-def test_random_argument_texts(hostile_program, enabled, tmp_path):
+def test_random_argument_texts(edge_case_program, enabled, tmp_path):
     """Property: 400 calls of random arity, random texts of random lengths: every event keeps its promises."""
     rng = random.Random(36)
     calls = []
     for _ in range(400):
         key = rng.choice(list(FUNCTIONS))
         calls.append((key, [random_text(rng) for _ in FUNCTIONS[key][1]]))
-    _, cuts = check_calls(hostile_program, tmp_path, calls, "random texts")
+    _, cuts = check_calls(edge_case_program, tmp_path, calls, "random texts")
     expect("random texts: some events cut values, some keep them whole",
            (any(cuts), not all(cuts)), (True, True))

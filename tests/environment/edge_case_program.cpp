@@ -2,7 +2,7 @@
 // ways a call can end without its post callback, deep recursion, bytes that are not UTF-8, a tensor that cannot be
 // captured, threads still tracing at exit, chdir(), arguments too long for a timeline event (timeline_args), a
 // function in a namespace (ns_step, for globs with brackets), the statistics of threads that end and of a fork.
-// `hostile_program MODE N` runs MODE with N and prints what the test checks against ("calls K": the calls that
+// `edge_case_program MODE N` runs MODE with N and prints what the test checks against ("calls K": the calls that
 // returned).
 #include "hookscope/callback_errors.hpp"
 #include "hookscope/observable.hpp"
@@ -443,7 +443,7 @@ int timeline_args() {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: hostile_program MODE N [DIR]\n");
+    std::fprintf(stderr, "usage: edge_case_program MODE N [DIR]\n");
     return 2;
   }
   const std::string mode = argv[1];
