@@ -113,13 +113,18 @@ void run_last_exit_actions() noexcept {
   last_exit_actions.for_each([](void (*action)() noexcept) { action(); });
 }
 
-// Priority 101, the first a program may use: registered before the static initialisers of the library and of the
-// program make their objects (their destructors, and exit()'s actions, run before it). Only for HOOKSCOPE_RECORD,
-// the one feature that needs it: without it a process registers nothing.
+// The last word runs after every static destructor, whichever module or priority made its object: as a destructor
+// function of this module (its .fini_array runs after the atexit handlers and the static destructors, which
+// __cxa_atexit registered later than the handler that runs the fini arrays), and for quick_exit as the first
+// at_quick_exit handler (registered by a priority-101 constructor, so run after the program's own). Only for
+// HOOKSCOPE_RECORD, the one feature that needs it.
 __attribute__((constructor(101))) void register_last_exit_actions() noexcept {
   if (std::getenv("HOOKSCOPE_RECORD") == nullptr) return;
-  last_exit_handler_registered =
-      std::atexit(&run_last_exit_actions) == 0 && std::at_quick_exit(&run_last_exit_actions) == 0;
+  last_exit_handler_registered = std::at_quick_exit(&run_last_exit_actions) == 0;
+}
+
+__attribute__((destructor(101))) void last_exit_at_unload() noexcept {
+  if (last_exit_handler_registered) run_last_exit_actions();
 }
 
 void on_fatal_signal(int sig) noexcept {
@@ -196,6 +201,8 @@ void add_last_exit_action(void (*action)() noexcept) noexcept {
 bool last_exit_registered() noexcept { return last_exit_handler_registered; }
 
 bool writes_withheld() noexcept { return last_exit_started.load() && !runs_last_exit; }
+
+bool last_exit_runs_here() noexcept { return runs_last_exit; }
 
 bool lifecycle_lock_held_here() noexcept { return lifecycle_lock::held_by_this_thread(); }
 

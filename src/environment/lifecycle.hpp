@@ -29,19 +29,23 @@ extern constinit std::atomic<bool> in_forked_child;
 /// calls made by static destructors that run later have nobody left to flush them.
 inline bool exiting() noexcept { return exit_started.load(std::memory_order_acquire); }
 
-/// Adds an action (at most 8) for the very end of exit() and quick_exit(): after the static destructors, when
-/// HOOKSCOPE_RECORD is set at the program's start (a constructor registers the handler before any static object,
-/// so that it runs after them all). From then on only the exiting thread writes: see writes_withheld().
+/// Adds an action (at most 8) for the very end of exit() and quick_exit(): after every static destructor (a
+/// destructor function of this module, which runs after them), when HOOKSCOPE_RECORD is set at the program's start.
+/// From then on only the exiting thread writes: see writes_withheld().
 void add_last_exit_action(void (*action)() noexcept) noexcept;
 
 /// Whether the last exit actions run (or will): false when the process started without HOOKSCOPE_RECORD, and then
 /// the exit actions are the last word.
 bool last_exit_registered() noexcept;
 
-/// True on every thread but the exiting one once the last exit actions have started: such a thread starts no write to
-/// an output, because the process's end (exit_group) can stop a write in the middle of a page and leave a line cut.
-/// Before that moment (during exit()'s actions and the static destructors) every thread writes as its calls end.
+/// True on every thread but the exiting one once the last exit actions have started: such a thread leaves the
+/// draining and writing to the exiting one, because the process's end (exit_group) can stop a write in the middle of
+/// a page and leave a line cut. Before that moment (during exit()'s actions and the static destructors) every thread
+/// writes as its calls end.
 bool writes_withheld() noexcept;
+
+/// Whether this thread runs the last exit actions.
+bool last_exit_runs_here() noexcept;
 
 /// Calls `flush` every 100 ms from a background thread (at most 8 such functions).
 void add_periodic_flush(void (*flush)() noexcept) noexcept;

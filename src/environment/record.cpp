@@ -288,6 +288,7 @@ std::byte* room_for(recorded_function& f, record_thread& t, std::size_t size) {
       f.buffer_full.count.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
+    if (writes_withheld()) return nullptr;  // after the exit's last word: the process ends under this call
     if (!flushing() || exiting()) {
       drain_buffers();
     } else {
@@ -358,7 +359,8 @@ void finish_in_binary(recorded_function& f, const erased_call& call, open_call& 
   entry.state.store(open_call::done, std::memory_order_release);
   if (t != nullptr) t->calls.pop_finished();
   // Without the background thread (exiting, or in a forked child) calls write what is due as they come.
-  if (written && (!flushing() || exiting())) drain_buffers();
+  // After the exit's last word the buffers are the exiting thread's alone (writes_withheld).
+  if (written && (!flushing() || exiting()) && !writes_withheld()) drain_buffers();
 }
 
 // A call made inside the recording path (a signal handler that interrupted it on this thread, or code the path runs)

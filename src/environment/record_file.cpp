@@ -121,12 +121,12 @@ std::uint64_t calls_in_lines(std::string_view lines) noexcept {
 }
 
 // "hookscope: HOOKSCOPE_RECORD: PATH: N calls ..." (async-signal-safe).
-void write_unwritten_line(std::string_view path, std::uint64_t calls) noexcept {
+void write_unwritten_line(std::string_view path, std::uint64_t calls, std::string_view why) noexcept {
   char digits[24];
   const char* end = std::to_chars(digits, digits + sizeof digits, calls).ptr;
-  const std::string_view pieces[] = {"hookscope: HOOKSCOPE_RECORD: ", path, ": ",
-                                     std::string_view(digits, static_cast<std::size_t>(end - digits)),
-                                     " calls not written: its reader did not read for a second (full=drop)\n"};
+  const std::string_view pieces[] = {
+      "hookscope: HOOKSCOPE_RECORD: ", path, ": ", std::string_view(digits, static_cast<std::size_t>(end - digits)),
+      " calls not written: ",          why,  "\n"};
   write_stderr_line(pieces);
 }
 
@@ -221,11 +221,11 @@ void record_file::append_lines(std::string_view lines) {
 void record_file::append_lines_locked(std::string_view lines) {
   std::size_t size = size_.load(std::memory_order_relaxed);
   if (size + lines.size() > capacity) {
-    if (writes_withheld()) return withhold(lines);
+    if (withheld()) return withhold(lines);
     write_locked(buffer_.get(), size);
     size = 0;
   }
-  if (size == 0 && lines.size() >= capacity / 2 && !writes_withheld()) {  // a writer's batch: its own write, no copy
+  if (size == 0 && lines.size() >= capacity / 2 && !withheld()) {  // a writer's batch: its own write, no copy
     write_locked(lines.data(), lines.size());
     return;
   }
@@ -237,7 +237,7 @@ void record_file::append_lines_locked(std::string_view lines) {
 void record_file::append_locked(std::string_view line) {
   std::size_t size = size_.load(std::memory_order_relaxed);
   if (size + line.size() + 1 > capacity) {
-    if (writes_withheld()) return withhold(line);
+    if (withheld()) return withhold(line);
     write_locked(buffer_.get(), size);
     size = 0;
     if (line.size() + 1 > capacity) {  // a line longer than the buffer: its own write, newline included
@@ -255,20 +255,33 @@ void record_file::append_locked(std::string_view line) {
   write_if_due();
 }
 
+// Once the exit's last word wrote this file, only its thread writes: a write another thread began could be stopped
+// in the middle of a line by the process's end (exit_group), which comes next.
+bool record_file::withheld() const noexcept { return sealed_at_exit_ && !last_exit_runs_here(); }
+
 void record_file::write_if_due() noexcept {
-  if (writes_withheld()) return;
+  if (withheld()) return;
   if (exiting() || (!flushing() && monotonic_ns() - last_write_ns_ >= flush_interval_ns)) {
     write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
   }
 }
 
-// Lines that do not fit once the exiting thread alone writes: left out and counted, as the process ends under them.
-void record_file::withhold(std::string_view lines) noexcept { unwritten_calls_.fetch_add(calls_in_lines(lines)); }
+// Lines that do not fit once the exit's last word wrote the file: left out and counted, as the process ends under them.
+void record_file::withhold(std::string_view lines) noexcept { withheld_calls_.fetch_add(calls_in_lines(lines)); }
 
 void record_file::flush() noexcept {
   const std::lock_guard lock(mutex_);
   const busy_scope busy(busy_);
-  if (busy && !writes_withheld()) write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
+  if (busy && !withheld()) write_locked(buffer_.get(), size_.load(std::memory_order_relaxed));
+}
+
+void record_file::seal_all_at_exit() noexcept {
+  for_each_file([](record_file& f) {
+    const std::lock_guard lock(f.mutex_);
+    const busy_scope busy(f.busy_);
+    if (busy) f.write_locked(f.buffer_.get(), f.size_.load(std::memory_order_relaxed));
+    f.sealed_at_exit_ = true;
+  });
 }
 
 bool record_file::holds(dev_t device, ino_t inode) noexcept {
@@ -371,7 +384,12 @@ void record_file::report_unwritten_all() noexcept {
     std::uint64_t calls = f.unwritten_calls_.exchange(0);
     if (!f.pending_tail_.empty()) ++calls;  // a line begun and never finished: the reader skips it as cut
     char room[output_path_capacity];
-    if (calls != 0) write_unwritten_line(f.name_in(room), calls);  // raw: shown() allocates
+    if (calls != 0) {  // raw: shown() allocates
+      write_unwritten_line(f.name_in(room), calls, "its reader did not read for a second (full=drop)");
+    }
+    if (const std::uint64_t withheld = f.withheld_calls_.exchange(0); withheld != 0) {
+      write_unwritten_line(f.name_in(room), withheld, "other threads ended them while the program exited");
+    }
   });
 }
 
@@ -462,6 +480,7 @@ void record_file::unlock_all_after_fork(bool in_child) noexcept {
       f.size_.store(0, std::memory_order_relaxed);
       f.pending_tail_.clear();
       f.unwritten_calls_.store(0, std::memory_order_relaxed);
+      f.withheld_calls_.store(0, std::memory_order_relaxed);
       f.wait_window_end_.store(0, std::memory_order_relaxed);
       f.stall_reported_ = false;
     }

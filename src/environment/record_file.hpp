@@ -63,6 +63,8 @@ class record_file {
 
   /// Every file opened so far; for the exit, signal and fork handlers.
   static void flush_all() noexcept;
+  /// The exit's last word (lifecycle.hpp): writes every file's buffer, and from then on only this thread writes them.
+  static void seal_all_at_exit() noexcept;
   static void write_all_from_signal_handler() noexcept;  // async-signal-safe
   /// After write_all_from_signal_handler, in the same handler: writes whole lines (newlines included) at once.
   void write_from_signal_handler(const char* lines, std::size_t size) noexcept;
@@ -76,6 +78,7 @@ class record_file {
   record_file(std::string path, int fd, dev_t device, ino_t inode);
   void append_locked(std::string_view line);
   void write_if_due() noexcept;
+  bool withheld() const noexcept;
   void withhold(std::string_view lines) noexcept;
   void append_lines_locked(std::string_view lines);
   void write_locked(const char* data, std::size_t size) noexcept;
@@ -110,6 +113,8 @@ class record_file {
   std::atomic<std::int64_t> wait_window_end_{0};   // CLOCK_MONOTONIC ns; 0 until a write first finds the pipe full
   std::string pending_tail_;                       // the rest of a line begun in the pipe (with the mutex held)
   std::atomic<std::uint64_t> unwritten_calls_{0};  // left out of the pipe (a note's line counts its calls)
+  std::atomic<std::uint64_t> withheld_calls_{0};   // left out once the exit's last word wrote the file (withhold)
+  bool sealed_at_exit_ = false;                    // the exit's last word wrote the file (under mutex_)
   bool stall_reported_ = false;
   bool per_process_ = false;  // the path holds %p
   pid_t owner_ = 0;           // the process whose file fd_ is

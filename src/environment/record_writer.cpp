@@ -186,6 +186,7 @@ void drain_locked(bool all_notes) noexcept {
 // The background thread's round: inside the recording path, so that a signal handler interrupting it here (while it
 // holds the writer's lock or a file's) does not wait for them (record.cpp: record_pre).
 void drain_and_flush() noexcept {
+  if (writes_withheld()) return;  // the exit's last word drains and writes
   const recording_path_scope path;
   drain_buffers();
   record_file::flush_all();
@@ -203,7 +204,7 @@ void drain_and_flush_at_exit() noexcept {
 void drain_and_flush_last() noexcept {
   const recording_path_scope path;
   drain_buffers(true);
-  record_file::flush_all();
+  record_file::seal_all_at_exit();
   record_file::report_unwritten_all();
 }
 

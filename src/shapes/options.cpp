@@ -108,9 +108,8 @@ std::optional<std::size_t> decimal(std::string_view text) {
 
 std::size_t parse_count(option_id option, std::string_view text) {
   const std::optional<std::size_t> n = decimal(text);
-  if (!n || *n == unlimited) {
-    refuse(option_sentence() << option << ": expected a non-negative integer, got '" << text << "'");
-  }
+  if (!n) refuse(option_sentence() << option << ": expected a non-negative integer, got '" << text << "'");
+  if (*n == unlimited) refuse(option_sentence() << option << ": " << text << " is too large");  // "all" elsewhere
   return *n;
 }
 

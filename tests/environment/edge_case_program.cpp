@@ -269,8 +269,8 @@ std::atomic<bool> slow_end_wanted{false};
 void slow_end() {
   if (slow_end_wanted.load()) std::this_thread::sleep_for(std::chrono::milliseconds(30));
 }
-// Registered after the library's last exit actions (priority 101) and before its exit actions (the static
-// initialisers), so that it runs between them (atexit: last registered, first run).
+// Registered before the library's static initialisers register its exit actions, so that it runs after them (atexit:
+// last registered, first run) and before the library's last word (a destructor function, after every atexit handler).
 __attribute__((constructor(102))) void register_slow_end() { std::atexit(&slow_end); }
 
 [[noreturn]] void exit_from_thread(int n, std::size_t line_bytes = 0) {

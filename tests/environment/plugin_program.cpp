@@ -1,10 +1,10 @@
 // Run by tests/environment/test_plugins.py: a program that dlopen()s plugins (plugin_module.cpp), each holding its
 // own copy of the static library, and calls its own and the plugins' annotated functions from two threads.
-// `plugin_program CALLS [--twice] [--fork] [--dlclose] [--sigterm] [--chdir] PLUGIN...`: each of two threads makes CALLS
+// `plugin_program CALLS [--twice] [--fork] [--dlclose] [--sigterm] [--chdir] [--at-exit] PLUGIN...`: each of two threads makes CALLS
 // rounds of: the program's host::work, then for each plugin its work() and its run() (which calls the plugin's
 // work() and the program's host::work). --twice opens each plugin twice; --fork forks after loading (the child
 // makes the same calls); --dlclose closes the plugins before the program exits; --sigterm ends the program by
-// SIGTERM after its calls; --chdir changes the working directory to / before the plugins load. Prints the sum of the results, the same whatever the variables. A module without
+// SIGTERM after its calls; --chdir changes the working directory to / before the plugins load; --at-exit see calls_at_exit. Prints the sum of the results, the same whatever the variables. A module without
 // plugin_work and plugin_run is only loaded. Built a second time with HOOKSCOPE_TEST_PLAIN_HOST, without hookscope:
 // a program whose plugins alone hold copies of the library.
 #ifndef HOOKSCOPE_TEST_PLAIN_HOST
@@ -55,6 +55,24 @@ long rounds(const std::vector<plugin>& plugins, int calls) {
   return sum;
 }
 
+// --at-exit: a static object of the program, made before main() and so destroyed after the library's exit actions
+// ran, whose destructor starts a thread that calls each plugin's work() CALLS times (n from 1000000) and joins it.
+struct calls_at_exit {
+  std::vector<plugin> plugins;
+  int calls = 0;
+  ~calls_at_exit() {
+    if (calls == 0) return;
+    std::thread([this] {
+      for (int i = 0; i < calls; ++i) {
+        for (const plugin& p : plugins) {
+          if (p.work != nullptr) (void)p.work(1000000 + i);
+        }
+      }
+    }).join();
+  }
+};
+calls_at_exit at_exit;
+
 long from_two_threads(const std::vector<plugin>& plugins, int calls) {
   long other = 0;
   std::thread t([&] { other = rounds(plugins, calls); });
@@ -72,7 +90,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int calls = std::atoi(argv[1]);
-  bool twice = false, fork_after = false, close_before_exit = false, sigterm = false;
+  bool twice = false, fork_after = false, close_before_exit = false, sigterm = false, calls_at_the_exit = false;
   std::vector<plugin> plugins;
   std::vector<void*> handles;
   for (int i = 2; i < argc; ++i) {
@@ -85,6 +103,8 @@ int main(int argc, char** argv) {
       close_before_exit = true;
     } else if (arg == "--sigterm") {
       sigterm = true;
+    } else if (arg == "--at-exit") {
+      calls_at_the_exit = true;
     } else if (arg == "--chdir") {  // the plugins load in another working directory
       if (chdir("/") != 0) return 3;
     } else {
@@ -124,5 +144,9 @@ int main(int argc, char** argv) {
     for (void* h : handles) dlclose(h);
   }
   if (sigterm) std::raise(SIGTERM);
+  if (calls_at_the_exit) {
+    at_exit.plugins = plugins;
+    at_exit.calls = calls;
+  }
   return 0;
 }

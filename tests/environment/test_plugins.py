@@ -172,6 +172,26 @@ def test_program_without_hookscope(plain_plugin_program, plugins, enabled, tmp_p
                      stats_tables(done.stderr.splitlines(), STATS), [calls])
 
 
+def test_records_of_calls_from_a_static_destructor_in_a_program_without_hookscope(plain_plugin_program, plugins,
+                                                                                  enabled, tmp_path):
+    """The plugins alone hold the library, loaded after the program's static objects were made: a destructor of one,
+    which runs after the library's exit actions, starts a thread calling the plugins and joins it; every call is
+    recorded, every line whole (docs/environment.md: calls made by static destructors are recorded)."""
+    records = tmp_path / "r.jsonl"
+    done = run([plain_plugin_program, N, "--at-exit", plugins["a"], plugins["b"]],
+               {"HOOKSCOPE_RECORD": f"*::work={records}"}, timeout=120)
+    lines = records.read_bytes().split(b"\n")
+    at_exit = collections.Counter()
+    for line in lines[:-1]:
+        record = json.loads(line)
+        n = record["kwargs"][0][1]["int"]
+        if n >= 1000000:
+            at_exit[record["function"]] += 1
+    expect("calls from a static destructor's thread: exit 0, nothing logged, each recorded, the file whole",
+           (done.returncode, done.stderr, dict(at_exit), lines[-1]),
+           (0, "", {"plugin_a::work": int(N), "plugin_b::work": int(N)}, b""))
+
+
 def test_another_version_loaded_first(plain_plugin_program, other_version_module, plugins, enabled, tmp_path):
     """A module with the note of another hub ABI, loaded first, writes the timeline's path (were it a real copy):
     this version's copies write a file named after the first of their modules, and say so once."""
