@@ -119,8 +119,8 @@ TEST_CASE("options' values read from text") {
     CHECK(hookscope::parse_count(option_id::dim_labels, "18446744073709551614") == hookscope::unlimited - 1);
   }
   SECTION("parse_count: anything else is refused, naming the option") {
-    for (const char* text : {"", "-1", "+1", " 1", "1 ", "1x", "0x10", "1.0", "18446744073709551616",
-                             "1180591620717411303424"}) {
+    for (const char* text :
+         {"", "-1", "+1", " 1", "1 ", "1x", "0x10", "1.0", "18446744073709551616", "1180591620717411303424"}) {
       INFO(text);
       const load_error e = refusal_of([&] { (void)hookscope::parse_count(option_id::candidate, text); });
       CHECK(e.kind() == load_error_kind::bad_option);
@@ -129,7 +129,8 @@ TEST_CASE("options' values read from text") {
       CHECK(e.spelled(flags) == "--index: expected a non-negative integer, got '" + std::string(text) + "'");
     }
     // 2**64 - 1 is a count's "all" (unlimited): not an index, nor a dimension.
-    const load_error large = refusal_of([] { (void)hookscope::parse_count(option_id::candidate, "18446744073709551615"); });
+    const load_error large =
+        refusal_of([] { (void)hookscope::parse_count(option_id::candidate, "18446744073709551615"); });
     CHECK(large.sentence() == "candidate: 18446744073709551615 is too large");
     CHECK(large.spelled(flags) == "--index: 18446744073709551615 is too large");
     CHECK(refusal_of([] { (void)hookscope::parse_count(option_id::dim_labels, "b"); }).spelled(flags) ==

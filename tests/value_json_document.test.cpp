@@ -205,8 +205,8 @@ TEST_CASE("json_document_parser: text that is no JSON document fails as Boost.JS
   std::string deep(65, '[');
   deep += std::string(65, ']');
   for (const std::string& text : {std::string(""), std::string("{"), std::string("[1,]"), std::string("{} {}"),
-                                 std::string("{\"a\" 1}"), std::string("nul"), std::string("\"\xff\""),
-                                 std::string("1e99999"), std::string("\"\\ud800\""), std::string("[1] x"), deep}) {
+                                  std::string("{\"a\" 1}"), std::string("nul"), std::string("\"\xff\""),
+                                  std::string("1e99999"), std::string("\"\\ud800\""), std::string("[1] x"), deep}) {
     INFO(text);
     const parsed p = parse(text);
     json::parser reference(json::storage_ptr(), deep_options());
@@ -218,15 +218,17 @@ TEST_CASE("json_document_parser: text that is no JSON document fails as Boost.JS
 }
 
 TEST_CASE("json_document_parser: keys given twice, however spelled, in any object") {
-  for (const std::string_view text : {R"({"a":1,"a":2})", R"({"int":1,"\u0069nt":2})", R"([{"x":{"y":1,"y":2}}])",
-                                 R"({"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,
+  for (const std::string_view text :
+       {R"({"a":1,"a":2})", R"({"int":1,"\u0069nt":2})", R"([{"x":{"y":1,"y":2}}])",
+        R"({"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,
                                     "k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k3":17})"}) {
     INFO(text);
     const parsed p = parse(text);
     REQUIRE_FALSE(p.ec);
     CHECK(p.repeated_key);
   }
-  for (const std::string_view text : {R"({"a":1,"b":{"a":2}})", R"([{"a":1},{"a":2}])", R"({"a":1,"A":2,"\u0061b":3})"}) {
+  for (const std::string_view text :
+       {R"({"a":1,"b":{"a":2}})", R"([{"a":1},{"a":2}])", R"({"a":1,"A":2,"\u0061b":3})"}) {
     INFO(text);
     const parsed p = parse(text);
     REQUIRE_FALSE(p.ec);
