@@ -1,6 +1,8 @@
 // The one-pass document parser (json_document.hpp). Internal to the library.
 #include "json_document.hpp"
 
+#include "json_reader.hpp"
+
 #include <boost/json/basic_parser_impl.hpp>
 
 #include <algorithm>
@@ -16,29 +18,6 @@ namespace json = boost::json;
 namespace detail {
 
 namespace {
-
-// Whether the keys of one object, [first, last) of `ends` into `keys`, give one twice. Few keys (the usual object)
-// are compared pairwise, which allocates nothing; many are sorted.
-bool gives_a_key_twice(const std::string& keys, const std::vector<std::size_t>& ends, std::size_t first,
-                       std::size_t last) {
-  const auto key = [&](std::size_t i) {
-    const std::size_t begin = i == 0 ? 0 : ends[i - 1];
-    return std::string_view(keys).substr(begin, ends[i] - begin);
-  };
-  if (last - first <= 16) {
-    for (std::size_t a = first + 1; a < last; ++a) {
-      for (std::size_t b = first; b < a; ++b) {
-        if (key(a) == key(b)) return true;
-      }
-    }
-    return false;
-  }
-  std::vector<std::string_view> sorted;
-  sorted.reserve(last - first);
-  for (std::size_t i = first; i < last; ++i) sorted.push_back(key(i));
-  std::sort(sorted.begin(), sorted.end());
-  return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
-}
 
 // The double `text` spells, correctly rounded; Boost's own reading `boost` when std::from_chars cannot read it
 // (out of range: 1e999 stays Boost's infinity) or reads a number farther than an ulp or so from Boost's (which would
@@ -61,7 +40,14 @@ bool json_document_parser::handler::on_object_begin(boost::system::error_code&) 
 bool json_document_parser::handler::on_object_end(std::size_t n, boost::system::error_code&) {
   const std::size_t first = first_keys.back();
   first_keys.pop_back();
-  if (!repeated_key) repeated_key = gives_a_key_twice(keys, key_ends, first, key_ends.size());
+  if (!repeated_key && key_ends.size() - first > 1) {
+    object_keys.clear();
+    for (std::size_t i = first; i < key_ends.size(); ++i) {
+      const std::size_t begin = i == 0 ? 0 : key_ends[i - 1];
+      object_keys.push_back(std::string_view(keys).substr(begin, key_ends[i] - begin));
+    }
+    repeated_key = repeated_key_among(object_keys).has_value();
+  }
   keys.resize(first == 0 ? 0 : key_ends[first - 1]);
   key_ends.resize(first);
   stack.push_object(n);
@@ -143,6 +129,7 @@ void json_document_parser::reset(json::storage_ptr memory) noexcept {
   h.keys.clear();
   h.key_ends.clear();
   h.first_keys.clear();
+  h.object_keys.clear();
   h.number.clear();
   h.repeated_key = false;
 }

@@ -43,10 +43,11 @@ class json_document_parser {
     static constexpr std::size_t max_string_size = boost::json::string::max_size();
 
     boost::json::value_stack stack;
-    std::string keys;                     // the keys of the objects open, one after the other
-    std::vector<std::size_t> key_ends;    // where each of them ends in `keys`
-    std::vector<std::size_t> first_keys;  // per open object, its first key's index in key_ends
-    std::string number;                   // a number's text read so far, when it comes in parts
+    std::string keys;                           // the keys of the objects open, one after the other
+    std::vector<std::size_t> key_ends;          // where each of them ends in `keys`
+    std::vector<std::size_t> first_keys;        // per open object, its first key's index in key_ends
+    std::vector<std::string_view> object_keys;  // the keys of the object that ends (reused)
+    std::string number;                         // a number's text read so far, when it comes in parts
     bool repeated_key = false;
 
     bool on_document_begin(boost::system::error_code&) { return true; }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -133,21 +134,24 @@ std::optional<repeated_json_key> json_key_checker::find(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<std::string_view> json_key_checker::repeated_key(std::size_t first) const {
-  const std::size_t n = keys_.size() - first;
-  if (n <= 16) {
-    for (std::size_t a = first + 1; a < keys_.size(); ++a) {
-      for (std::size_t b = first; b < a; ++b) {
-        if (keys_[a] == keys_[b]) return keys_[a];
+std::optional<std::string_view> repeated_key_among(std::span<const std::string_view> keys) {
+  if (keys.size() <= 16) {
+    for (std::size_t a = 1; a < keys.size(); ++a) {
+      for (std::size_t b = 0; b < a; ++b) {
+        if (keys[a] == keys[b]) return keys[a];
       }
     }
     return std::nullopt;
   }
-  std::vector<std::string_view> sorted(keys_.begin() + static_cast<std::ptrdiff_t>(first), keys_.end());
+  std::vector<std::string_view> sorted(keys.begin(), keys.end());
   std::sort(sorted.begin(), sorted.end());
   const auto it = std::adjacent_find(sorted.begin(), sorted.end());
   if (it != sorted.end()) return *it;
   return std::nullopt;
+}
+
+std::optional<std::string_view> json_key_checker::repeated_key(std::size_t first) const {
+  return repeated_key_among(std::span(keys_).subspan(first));
 }
 
 std::string json_key_checker::path_of_top() const {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,11 @@ class json_key_checker {
   std::deque<std::string> decoded_;     // (a deque: its strings stay where they are as it grows)
   std::vector<frame> frames_;
 };
+
+/// A key that `keys` (one object's, in order) gives twice, if any: the first that repeats an earlier one when they are
+/// few (compared pairwise, nothing allocated), the smallest repeated one when they are many (sorted). What the key
+/// scan (json_key_checker) and the one-pass parser (json_document.hpp) both decide.
+std::optional<std::string_view> repeated_key_among(std::span<const std::string_view> keys);
 
 /// The first entry of `fields` that repeats an earlier entry's name (a dict's key, a struct's field, a keyword
 /// argument).

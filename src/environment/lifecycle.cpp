@@ -104,8 +104,8 @@ void run_exit_actions() noexcept {
   exit_actions.for_each([](const exit_action& a) { a.at_exit(); });
 }
 
-// The seq_cst store pairs with the load in writes_withheld: a thread that takes a file's lock after the actions took
-// it sees the flag and leaves the writing to this thread.
+// Other threads see the flag (writes_withheld) and leave the draining to this thread; each file is sealed under its
+// own lock once the actions have written it (record_file::seal_all_at_exit).
 void run_last_exit_actions() noexcept {
   runs_last_exit = true;
   last_exit_started.store(true);
