@@ -5,10 +5,13 @@
 
 #include "values.hpp"
 
+#include "../json_reader.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +27,10 @@ inline constexpr std::size_t max_shapes_seen = 16;           // distinct shapes 
 inline constexpr std::size_t max_distinct_values = 4096;     // distinct sizes counted per dimension (for opt)
 inline constexpr std::size_t max_label_dims = 1024;          // dims whose pairs are tracked for shared labels (C3)
 inline constexpr std::uint32_t untracked_dim = 0xffffffffU;  // dim_summary::pair_slot of a dim not tracked
+// A summary's JSON holds values as deep as records do inside its own few levels.
+inline constexpr std::size_t max_summary_json_levels = max_value_json_levels + 16;
+// The value of a summary's member "format", which tells it from a record file.
+inline constexpr std::string_view summary_format_name = "hookscope-shapes-summary";
 
 /// A hash of a sequence of sizes that concatenates: hash(a ++ b) = hash(a) * base^len(b) + hash(b) (mod 2^61 - 1),
 /// so that merged summaries name dimensions as one pass does (rule C3).

@@ -24,7 +24,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view format_name = "hookscope-shapes-summary";
 constexpr std::uint64_t summary_version = 1;
 
 //=== writing ===//
@@ -573,7 +572,7 @@ std::string to_summary_json(const recorded_state& state, const recorded_state& r
   writer w;
   w.out = "{";
   w.key("format");
-  append_json_string(w.out, format_name);
+  append_json_string(w.out, summary_format_name);
   w.number("version", summary_version);
   w.key("function");
   append_json_string(w.out, function);
@@ -596,7 +595,7 @@ void from_summary_json(std::string_view text, recorded_state& state, recorded_st
   if (constexpr std::string_view bom = "\xEF\xBB\xBF"; text.substr(0, bom.size()) == bom)
     text.remove_prefix(bom.size());
   json::parse_options options;
-  options.max_depth = detail::max_value_json_levels + 16;
+  options.max_depth = max_summary_json_levels;
   boost::system::error_code ec;
   // The document lives only in this function: its nodes come from one growing buffer, freed at once (a summary of
   // many calls is ~10^5 small nodes; merging a thousand of them spent a third of its time in malloc and free).
@@ -620,8 +619,9 @@ void from_summary_json(std::string_view text, recorded_state& state, recorded_st
   json::value doc = parser.release();
   const json_path root;
   const members m(doc, root);
-  if (const json::value* f = m.find("format"); f == nullptr || !f->is_string() || f->get_string() != format_name) {
-    fail(root / "format", "not a summary (expected \"format\":\"" + std::string(format_name) + "\")");
+  if (const json::value* f = m.find("format");
+      f == nullptr || !f->is_string() || f->get_string() != summary_format_name) {
+    fail(root / "format", "not a summary (expected \"format\":\"" + std::string(summary_format_name) + "\")");
   }
   if (const std::uint64_t v = m.count("version"); v != summary_version) {
     fail(root / "version",

@@ -1,0 +1,132 @@
+// leading_member_string: Boost.JSON's basic_parser with a handler that keeps nothing but the member it looks for,
+// and stops the parse (returns false) once it knows the answer.
+#include "json_head.hpp"
+
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/value.hpp>
+
+#include <array>
+#include <cstdint>
+
+HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+namespace {
+
+namespace json = boost::json;
+using error_code = boost::system::error_code;
+
+class member_finder {
+ public:
+  static constexpr std::size_t max_object_size = json::object::max_size();
+  static constexpr std::size_t max_array_size = json::array::max_size();
+  static constexpr std::size_t max_key_size = json::string::max_size();
+  static constexpr std::size_t max_string_size = json::string::max_size();
+
+  member_finder(std::string_view key, std::size_t most) : key_(key), most_(most) {}
+
+  bool decided() const noexcept { return decided_; }
+  std::optional<std::string> answer() && { return std::move(answer_); }
+
+  bool on_document_begin(error_code&) { return true; }
+  bool on_document_end(error_code&) { return decide(); }  // a first value that is no object
+  bool on_object_begin(error_code&) { return enter(); }
+  bool on_object_end(std::size_t, error_code&) { return leave(); }
+  bool on_array_begin(error_code&) { return depth_ == 0 ? decide() : enter(); }  // a first value that is no object
+  bool on_array_end(std::size_t, error_code&) { return leave(); }
+  bool on_key_part(json::string_view s, std::size_t, error_code&) { return add_key(s); }
+  bool on_key(json::string_view s, std::size_t, error_code&) {
+    add_key(s);
+    state_ = depth_ == 1 && !key_too_long_ && text_ == key_ ? state::value_next : state::outside;
+    text_.clear();
+    key_too_long_ = false;
+    return true;
+  }
+  bool on_string_part(json::string_view s, std::size_t, error_code&) { return add_value(s); }
+  bool on_string(json::string_view s, std::size_t, error_code&) {
+    if (!add_value(s)) return false;
+    if (state_ != state::value_next) return scalar();
+    answer_ = std::move(text_);
+    return decide();
+  }
+  bool on_number_part(json::string_view, error_code&) { return true; }
+  bool on_int64(std::int64_t, json::string_view, error_code&) { return scalar(); }
+  bool on_uint64(std::uint64_t, json::string_view, error_code&) { return scalar(); }
+  bool on_double(double, json::string_view, error_code&) { return scalar(); }
+  bool on_bool(bool, error_code&) { return scalar(); }
+  bool on_null(error_code&) { return scalar(); }
+  bool on_comment_part(json::string_view, error_code&) { return true; }
+  bool on_comment(json::string_view, error_code&) { return true; }
+
+ private:
+  enum class state : std::uint8_t { outside, value_next };
+
+  bool decide() {
+    decided_ = true;
+    return false;  // stops the parse: the rest is not read
+  }
+  // The member's value is no string, or the first value is no object: the answer is none.
+  bool scalar() { return state_ == state::value_next || depth_ == 0 ? decide() : true; }
+  bool enter() {
+    if (state_ == state::value_next) return decide();  // the member's value is a container
+    ++depth_;
+    return true;
+  }
+  bool leave() {
+    if (--depth_ == 0) return decide();  // the first value ended without the member
+    return true;
+  }
+  bool add_key(json::string_view s) {
+    if (depth_ != 1 || key_too_long_) return true;
+    if (text_.size() + s.size() > key_.size()) {
+      key_too_long_ = true;  // no need to keep a key longer than the one looked for
+      text_.clear();
+    } else {
+      text_.append(s.data(), s.size());
+    }
+    return true;
+  }
+  bool add_value(json::string_view s) {
+    if (state_ != state::value_next) return true;
+    if (text_.size() + s.size() > most_) return decide();
+    text_.append(s.data(), s.size());
+    return true;
+  }
+
+  std::string_view key_;
+  std::size_t most_;
+  std::size_t depth_ = 0;
+  bool key_too_long_ = false;
+  state state_ = state::outside;
+  std::string text_;  // the key or value being read
+  bool decided_ = false;
+  std::optional<std::string> answer_;
+};
+
+}  // namespace
+
+std::optional<std::string> leading_member_string(std::streambuf& in, std::string_view key, std::size_t most,
+                                                 std::size_t max_depth) {
+  json::parse_options options;
+  options.max_depth = max_depth;
+  options.allow_invalid_utf8 = true;  // the reader of the document judges its text; this only looks for a member
+  json::basic_parser<member_finder> parser(options, key, most);
+  std::array<char, 4096> block{};
+  std::size_t skip = 0;  // a byte-order mark's bytes still to pass
+  if (in.sgetc() == 0xEF) skip = 3;
+  for (;;) {
+    const std::streamsize got = in.sgetn(block.data(), static_cast<std::streamsize>(block.size()));
+    std::size_t from = 0;
+    for (; skip > 0 && from < static_cast<std::size_t>(got); --skip, ++from) {
+      constexpr std::string_view bom = "\xEF\xBB\xBF";
+      if (block[from] != bom[3 - skip]) return std::nullopt;
+    }
+    error_code ec;
+    parser.write_some(got > 0, block.data() + from, static_cast<std::size_t>(got) - from, ec);
+    if (parser.handler().decided()) return std::move(parser.handler()).answer();
+    if (ec || got <= 0) return std::nullopt;  // no JSON before the member, or the end of the text
+  }
+}
+
+}  // namespace detail
+HOOKSCOPE_DETAIL_END_NAMESPACE
