@@ -1,16 +1,21 @@
 // libFuzzer target for the summary document: any bytes either give an engine (shape_engine::from_summary_json) or
 // a format_error. An engine read from a summary must then infer (or refuse with inference_error), merge with a copy
-// of itself, and write a summary that reads back to the same text. Anything else (another exception, a crash, a
-// sanitizer report) is a bug.
+// of itself, and write a summary that reads back to the same text; and the loader, which reads only a file's head to
+// tell a summary from a record file (src/json_head.hpp), must take it for a summary. Anything else (another
+// exception, a crash, a sanitizer report) is a bug.
 //
 //   build-fuzz/summary_fuzz -max_total_time=60 CORPUS_DIR tests/fuzz/summaries
 #include "hookscope/shapes.hpp"
+
+#include "../../src/json_head.hpp"
+#include "../../src/shapes/summaries.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -36,13 +41,23 @@ void infer_everything(const hookscope::shape_engine& e) {
   (void)e.info();
 }
 
+// What the loader's look at the head says of the text: is it a summary?
+bool head_says_summary(std::string_view text) {
+  namespace shapes = hookscope::detail::shapes;
+  std::stringbuf in{std::string(text)};
+  return hookscope::detail::leading_member_string(in, "format", shapes::summary_format_name.size(),
+                                                  shapes::max_summary_json_levels) == shapes::summary_format_name;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const bool head_summary = head_says_summary(text);
   try {
     std::string function;
     hookscope::shape_engine e = hookscope::shape_engine::from_summary_json(text, &function);
+    if (!head_summary) bug("a summary the loader would take for records", std::string(text));
     infer_everything(e);
     const std::string written = e.to_summary_json(function);
     if (hookscope::shape_engine::from_summary_json(written).to_summary_json(function) != written) {
