@@ -1,4 +1,4 @@
-// leading_member_string: Boost.JSON's basic_parser with a handler that keeps nothing but the member it looks for,
+// leading_member: Boost.JSON's basic_parser with a handler that keeps nothing but the member it looks for,
 // and stops the parse (returns false) once it knows the answer.
 #include "json_head.hpp"
 
@@ -6,6 +6,7 @@
 #include <boost/json/value.hpp>
 
 #include <array>
+#include <string_view>
 #include <cstdint>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -105,26 +106,44 @@ class member_finder {
 
 }  // namespace
 
-std::optional<std::string> leading_member_string(std::streambuf& in, std::string_view key, std::size_t most,
-                                                 std::size_t max_depth) {
+namespace {
+
+// Whether `head` (the first bytes of a text, a byte-order mark passed) begins with a line holding only '{'.
+bool brace_alone_on_first_line(std::string_view head) {
+  const std::size_t brace = head.find_first_not_of(" \t");
+  if (brace == std::string_view::npos || head[brace] != '{') return false;
+  const std::size_t end = head.find_first_not_of(" \t\r", brace + 1);
+  return end != std::string_view::npos && head[end] == '\n';
+}
+
+}  // namespace
+
+member_head leading_member(std::streambuf& in, std::string_view key, std::size_t most, std::size_t max_depth) {
   json::parse_options options;
   options.max_depth = max_depth;
   options.allow_invalid_utf8 = true;  // the reader of the document judges its text; this only looks for a member
   json::basic_parser<member_finder> parser(options, key, most);
+  member_head head;
   std::array<char, 4096> block{};
   std::size_t skip = 0;  // a byte-order mark's bytes still to pass
   if (in.sgetc() == 0xEF) skip = 3;
-  for (;;) {
+  for (bool first = true;; first = false) {
     const std::streamsize got = in.sgetn(block.data(), static_cast<std::streamsize>(block.size()));
     std::size_t from = 0;
     for (; skip > 0 && from < static_cast<std::size_t>(got); --skip, ++from) {
       constexpr std::string_view bom = "\xEF\xBB\xBF";
-      if (block[from] != bom[3 - skip]) return std::nullopt;
+      if (block[from] != bom[3 - skip]) return head;
     }
+    const std::string_view text(block.data() + from, static_cast<std::size_t>(got) - from);
+    if (first) head.brace_alone_first = brace_alone_on_first_line(text);
     error_code ec;
-    parser.write_some(got > 0, block.data() + from, static_cast<std::size_t>(got) - from, ec);
-    if (parser.handler().decided()) return std::move(parser.handler()).answer();
-    if (ec || got <= 0) return std::nullopt;  // no JSON before the member, or the end of the text
+    parser.write_some(got > 0, text.data(), text.size(), ec);
+    if (parser.handler().decided()) {
+      head.read = true;
+      head.value = std::move(parser.handler()).answer();
+      return head;
+    }
+    if (ec || got <= 0) return head;  // no JSON before the member, or the end of the text
   }
 }
 

@@ -14,12 +14,23 @@
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-/// The string the first value of `in` gives for its member `key` when that value is an object whose member `key`
-/// comes before any byte that makes the text no JSON, and is a string of at most `most` bytes (escapes decoded).
-/// A byte-order mark may precede the value; the members before it may nest `max_depth` levels. Reads `in` in blocks
+/// What the head of a JSON text says of one member of its first value.
+struct member_head {
+  /// The member's string, when the first value is an object whose member comes before any byte that makes the text
+  /// no JSON, and is a string of at most the length asked for (escapes decoded).
+  std::optional<std::string> value;
+  /// Whether the text was JSON as far as the answer: false when the first value is no JSON, or ends, before its
+  /// member (or its end) is read.
+  bool read = false;
+  /// Whether the first line holds the opening brace alone (with white space): as pretty printers begin an object,
+  /// and as no line of JSON Lines is.
+  bool brace_alone_first = false;
+};
+
+/// The head of `in` as far as the top-level member `key` of its first value: its string of at most `most` bytes. A
+/// byte-order mark may precede the value; the members before it may nest `max_depth` levels. Reads `in` in blocks
 /// of 4 KiB, up to the block that ends that string (or the first value). Read errors propagate.
-std::optional<std::string> leading_member_string(std::streambuf& in, std::string_view key, std::size_t most,
-                                                 std::size_t max_depth);
+member_head leading_member(std::streambuf& in, std::string_view key, std::size_t most, std::size_t max_depth);
 
 }  // namespace detail
 HOOKSCOPE_DETAIL_END_NAMESPACE

@@ -12,7 +12,8 @@
 #include <string>
 
 namespace json = boost::json;
-using hookscope::detail::leading_member_string;
+using hookscope::detail::leading_member;
+using hookscope::detail::member_head;
 
 namespace {
 
@@ -20,9 +21,13 @@ constexpr std::string_view key = "format";
 constexpr std::size_t most = 24;
 constexpr std::size_t max_depth = 64;
 
-std::optional<std::string> head_of(const std::string& text, std::size_t depth = max_depth) {
+member_head read_head(const std::string& text, std::size_t depth = max_depth) {
   std::stringbuf in(text);
-  return leading_member_string(in, key, most, depth);
+  return leading_member(in, key, most, depth);
+}
+
+std::optional<std::string> head_of(const std::string& text, std::size_t depth = max_depth) {
+  return read_head(text, depth).value;
 }
 
 // JSON text of a random value, with random spacing and keys and strings whose characters are sometimes escaped;
@@ -142,7 +147,7 @@ class random_document {
 
 }  // namespace
 
-TEST_CASE("leading_member_string") {
+TEST_CASE("leading_member") {
   SECTION("the member a full parse finds, over random documents, cut anywhere") {
     for (std::uint32_t seed = 0; seed < 2000; ++seed) {
       random_document document(seed);
@@ -219,6 +224,30 @@ TEST_CASE("leading_member_string") {
     struct failing : std::streambuf {
       int_type underflow() override { throw std::ios_base::failure("EIO"); }
     } in;
-    REQUIRE_THROWS_AS(leading_member_string(in, key, most, max_depth), std::ios_base::failure);
+    REQUIRE_THROWS_AS(leading_member(in, key, most, max_depth), std::ios_base::failure);
+  }
+
+  SECTION("whether the head was JSON as far as the answer") {
+    const char* const read[] = {"{}", "[1", "17 x", "{\"format\":5", "{\"a\":1}", "{\"format\":\"x\"", "\"s\""};
+    for (const char* head : read) {
+      INFO(head);
+      REQUIRE(read_head(head).read);
+    }
+    const char* const not_read[] = {
+        "", "{\"a\":01,\"format\":\"x\"}", "{\"a\":1,", "{\"a\" 1}", "\xEF\xBB{}", "{\n\"a\":[1,]"};
+    for (const char* head : not_read) {
+      INFO(head);
+      REQUIRE_FALSE(read_head(head).read);
+    }
+  }
+
+  SECTION("a first line holding the opening brace alone, as pretty printers begin") {
+    REQUIRE(read_head("{\n  \"a\": 1,").brace_alone_first);
+    REQUIRE(read_head("\xEF\xBB\xBF  {  \r\n\"a\"").brace_alone_first);
+    REQUIRE(read_head("\t{\n").brace_alone_first);
+    REQUIRE_FALSE(read_head("{ \"a\": 1,\n").brace_alone_first);
+    REQUIRE_FALSE(read_head("{").brace_alone_first);
+    REQUIRE_FALSE(read_head("\n{\n").brace_alone_first);
+    REQUIRE_FALSE(read_head("[\n").brace_alone_first);
   }
 }

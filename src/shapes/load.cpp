@@ -81,20 +81,28 @@ std::ifstream open_source(const std::string& source) {
 // A summary is one JSON object whose member "format" is "hookscope-shapes-summary": summarize writes it first, and a
 // pretty printer may space the document over lines (`jq .`) or sort its keys (`jq -S`, which puts "format" after
 // "arguments"); a byte-order mark may precede it. A record file's first value is a record, which has no "format".
-// The one JSON parser reads the first value up to that member and no further.
+// The one JSON parser reads the first value up to that member and no further. A head that is no JSON before it says
+// (a damaged summary, or a damaged first record) is a summary when it begins as a pretty printer begins a document,
+// which no record line does; else the other sources decide (load_engine), so that the reader of its kind says where
+// the damage is.
+enum class source_kind : std::uint8_t { records, summary, damaged_head };
 
 // Only a regular file is looked at: reading the head of a pipe, a FIFO or a device would take those bytes from the
 // records read after it, so such sources are records. Standard input is read as records.
-bool is_summary(const std::string& source) {
+source_kind kind_of_source(const std::string& source) {
   std::error_code ec;
-  if (source == standard_input || !std::filesystem::is_regular_file(source, ec)) return false;
+  if (source == standard_input || !std::filesystem::is_regular_file(source, ec)) return source_kind::records;
   std::ifstream in(source, std::ios::binary);
+  if (!in) return source_kind::records;  // reading it as records says why it cannot be opened
   try {
-    return in && detail::leading_member_string(*in.rdbuf(), "format", detail::shapes::summary_format_name.size(),
-                                               detail::shapes::max_summary_json_levels) ==
-                     detail::shapes::summary_format_name;
+    namespace shapes = detail::shapes;
+    const detail::member_head head = detail::leading_member(*in.rdbuf(), "format", shapes::summary_format_name.size(),
+                                                            shapes::max_summary_json_levels);
+    if (head.value == shapes::summary_format_name) return source_kind::summary;
+    if (head.read) return source_kind::records;
+    return head.brace_alone_first ? source_kind::summary : source_kind::damaged_head;
   } catch (const std::ios_base::failure&) {  // a read error (EIO): reading it as records reports it
-    return false;
+    return source_kind::records;
   }
 }
 
@@ -174,7 +182,7 @@ std::optional<parameter_list> signature_in(const std::string& source, const std:
   if (source == standard_input) {
     throw load_error(option_sentence() << option_id::signature_from << ": give a record file, not standard input");
   }
-  if (is_summary(source)) {
+  if (kind_of_source(source) == source_kind::summary) {
     throw load_error(option_sentence() << option_id::signature_from << " " << source
                                        << ": a summary; give the record file it summarises");
   }
@@ -419,14 +427,14 @@ loaded_engine load_engine(const std::vector<std::string>& sources, const load_op
   // said before gigabytes of records are read. That costs a second open of each file (its head read again), under
   // 1 % of a merge of a thousand summaries; keeping every source open from its head to its reading would need a
   // descriptor per source at once.
-  std::vector<bool> summaries;
-  for (const std::string& source : sources) summaries.push_back(is_summary(source));
-  if (std::find(summaries.begin(), summaries.end(), true) == summaries.end()) return load_records(sources, options);
+  std::vector<source_kind> kinds;
+  for (const std::string& source : sources) kinds.push_back(kind_of_source(source));
+  if (std::find(kinds.begin(), kinds.end(), source_kind::summary) == kinds.end()) return load_records(sources, options);
   check_for_summaries(options);
   summary_merger merger(options);
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const std::string& source = sources[i];
-    if (!summaries[i]) {
+    if (kinds[i] == source_kind::records) {
       fail(load_error_kind::mixed_sources, source +
                                                ": holds records while other inputs are summaries: give either "
                                                "record files or summaries (summarize turns records into one)");

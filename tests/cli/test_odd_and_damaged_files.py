@@ -7,6 +7,7 @@ import copy
 import json
 import os
 import random
+import re
 import socket
 import stat
 import subprocess
@@ -208,6 +209,37 @@ def test_summaries_read_however_written(hookscope_shapes, tmp_path):
         (tmp_path / "form.json").write_text(forms["jq -S"])
         args = shapes(hookscope_shapes, "args", "form.json", cwd=tmp_path)
         assert (args.returncode, args.stdout) == (args_expected.returncode, args_expected.stdout), text(args)
+
+
+@pytest.mark.parametrize("form", ["jq -S", "sorted on one line"])
+@pytest.mark.parametrize("damage", ["a comma removed", "a number with a leading zero", "too deep"])
+def test_a_summary_damaged_before_its_format_member_is_refused_as_a_summary(hookscope_shapes, llm_summary, tmp_path,
+                                                                             form, damage):
+    """Its keys sorted, "format" comes late: damage before it leaves the head no JSON. The summary reader still says
+    where, alone and among summaries (never "holds records"); a damaged first record stays a record file's error."""
+    doc = llm_summary
+    compact = form != "jq -S"
+    written = json.dumps(doc, sort_keys=True, indent=None if compact else 2,
+                         separators=(",", ":") if compact else None) + "\n"
+    assert written.index('"format"') > written.index('"arguments"')
+    first_comma = written.index(",")
+    damaged = {"a comma removed": written[:first_comma] + written[first_comma + 1:],
+               "a number with a leading zero": re.sub(r": ?1\b", ": 01", written, count=1),
+               "too deep": written[:1] + ("" if compact else "\n") + '"a":' + "[" * 200 + "]" * 200 + "," + written[1:]
+               }[damage]
+    assert damaged.index('"format"') > 0 and damaged != written
+    (tmp_path / "bad.json").write_text(damaged)
+    (tmp_path / "good.json").write_text(json.dumps(llm_summary))
+    alone = shapes(hookscope_shapes, "infer", "bad.json", cwd=tmp_path)
+    among = shapes(hookscope_shapes, "infer", "good.json", "bad.json", cwd=tmp_path)
+    for done in (among,) if compact else (alone, among):
+        assert done.returncode == 2 and "bad.json: not a valid summary: not JSON" in text(done)[1], text(done)
+    if compact:  # one line: it may be a damaged record file, and alone it is read as one, saying where on that line
+        assert alone.returncode == 2 and "bad.json:1: not JSON" in text(alone)[1], text(alone)
+    record = (DATA / "llm.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "bad.jsonl").write_text(record[0].replace(",", "", 1) + "".join(record[1:]))
+    records = shapes(hookscope_shapes, "infer", "bad.jsonl", cwd=tmp_path)
+    assert records.returncode == 2 and "bad.jsonl:1: not JSON" in text(records)[1], text(records)
 
 
 def test_a_byte_order_mark_before_records_is_skipped(hookscope_shapes, tmp_path):

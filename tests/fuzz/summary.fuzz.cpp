@@ -45,8 +45,9 @@ void infer_everything(const hookscope::shape_engine& e) {
 bool head_says_summary(std::string_view text) {
   namespace shapes = hookscope::detail::shapes;
   std::stringbuf in{std::string(text)};
-  return hookscope::detail::leading_member_string(in, "format", shapes::summary_format_name.size(),
-                                                  shapes::max_summary_json_levels) == shapes::summary_format_name;
+  return hookscope::detail::leading_member(in, "format", shapes::summary_format_name.size(),
+                                           shapes::max_summary_json_levels)
+             .value == shapes::summary_format_name;
 }
 
 }  // namespace
