@@ -242,6 +242,15 @@ def test_a_summary_damaged_before_its_format_member_is_refused_as_a_summary(hook
     assert records.returncode == 2 and "bad.jsonl:1: not JSON" in text(records)[1], text(records)
 
 
+def test_a_summary_with_long_keys_before_its_format_member_is_a_summary(hookscope_shapes, llm_summary, tmp_path):
+    """Any member may come before "format", whatever its key's length (a tool's own annotation, say)."""
+    (tmp_path / "s.json").write_text(json.dumps({"k" * 70: 1, **llm_summary}) + "\n")
+    (tmp_path / "plain.json").write_text(json.dumps(llm_summary) + "\n")
+    expected = shapes(hookscope_shapes, "infer", "plain.json", cwd=tmp_path)
+    got = shapes(hookscope_shapes, "infer", "s.json", cwd=tmp_path)
+    assert expected.returncode == 0 and (got.returncode, got.stdout) == (0, expected.stdout), text(got)
+
+
 def test_a_byte_order_mark_before_records_is_skipped(hookscope_shapes, tmp_path):
     records = (DATA / "llm.jsonl").read_bytes()
     (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + records)
