@@ -59,6 +59,25 @@ TEST_CASE("shape_engine::infer_arguments") {
     }
     CHECK(checked);
   }
+  SECTION("placeholders of new inputs take their sizes where every call had a dim equal to one they give") {
+    // Batches 2 and 3 observed; new inputs of batch 4 without a cache: the placeholder has batch 4 (the cache's
+    // batch equals input_ids' in every call giving both), not a source call's, which the model would refuse. Its
+    // length stays 0, and a dim no given one equals keeps the source's size.
+    shape_engine e(engine_options{.store_n_calls = 6});
+    e.set_parameters({param("input_ids"), param("past_key_values", value()), param("w", value())});
+    for (std::int64_t b : {2, 3}) {
+      e.add_call(named({{"input_ids", ids({b, 5})}, {"past_key_values", value()}}));
+      e.add_call(named({{"input_ids", ids({b, 1})}, {"past_key_values", t({b, 2, 5, 4})}, {"w", t({b + 5, 3})}}));
+      e.add_call(named({{"input_ids", ids({b, 1})}, {"past_key_values", t({b, 2, 6, 4})}, {"w", t({b + 5, 3})}}));
+    }
+    argument_options o;
+    o.candidate = named({{"input_ids", ids({4, 9})}});
+    CHECK(e.infer_arguments(o).arguments ==
+          value::dict({{"input_ids", ids({4, 9})}, {"past_key_values", t({4, 2, 0, 4})}, {"w", t({0, 3})}}));
+    o.candidate = named({{"input_ids", ids({4, 1})}, {"w", t({11, 3})}});
+    CHECK(e.infer_arguments(o).arguments ==
+          value::dict({{"input_ids", ids({4, 1})}, {"past_key_values", t({4, 2, 0, 4})}, {"w", t({11, 3})}}));
+  }
   SECTION("placeholders: an empty tensor is reused, a static one is copied, batch forcing plays no part") {
     shape_engine e;
     e.set_parameters({param("x"), param("m", value()), param("e", value())});
