@@ -1,6 +1,7 @@
 """observer.phases(): one export bundle per phase (e.g. a decoder's prefill and decode steps), the phases being the
-engine's (the split of tensorrt_profiles(phases=True): calls grouped by whether one dynamic dim is 1), each profile
-naming the stored calls it covers (``call_indexes``). The observer is handed in: this module never imports it."""
+engine's (the split of tensorrt_profiles(phases=True): calls grouped by whether one dynamic dim is 1, then by whether
+one is 0, an input left out), each profile naming the stored calls it covers (``call_indexes``). The observer is
+handed in: this module never imports it."""
 from __future__ import annotations
 
 import contextlib
@@ -38,14 +39,38 @@ class Phase:
         return f"Phase({self.name!r}, calls={self.calls}, backed_size_oblivious={self.backed_size_oblivious})"
 
 
-def _phase_name(profile: dict, n_phases: int) -> str:
-    """A decoder's phases by the dimension the engine split the calls on: decode (one new token), prefill."""
-    split = profile["split"]
-    if n_phases == 1 or split is None:
-        return "all calls"
-    if split["label"] == "sequence_length":
-        return "decode" if split["equals_one"] else "prefill"
-    return profile["phase"]
+# The words of the engine's splits on the well-known dims: a decoder's decode steps take one new token
+# (sequence_length = 1) after a cache that holds some (past_sequence_length > 0); its prefill a prompt, its cache
+# empty (an encoder-decoder's first step takes one token too: the split on past_sequence_length = 0 names it).
+_WORDS = {("sequence_length", 1, True): "decode", ("sequence_length", 1, False): "prefill",
+          ("past_sequence_length", 0, True): "prefill", ("past_sequence_length", 0, False): "decode"}
+
+
+def _split_words(split: dict) -> str | None:
+    """A split's words, None where only the engine's text says it (a dim other than sequence_length being 1)."""
+    word = _WORDS.get((split["label"], split["value"], split["equal"]))
+    if word is None and split["value"] == 0:  # at 0 the input holds nothing: these calls left it out
+        argument = split["input"].split(".")[0]
+        word = f"without {argument}" if split["equal"] else f"with {argument}"
+    return word
+
+
+def _phase_names(profiles: list[dict]) -> list[str]:
+    """Each phase named by its splits' words ("prefill", "decode", "prefill without pixel_values"). A phase whose
+    words say both prefill and decode (a prompt of length 1: one token, its cache empty), or that a split without
+    words separates, or whose name another phase has, is named by the engine's text of its splits."""
+    if len(profiles) == 1:
+        return ["all calls"]
+    names = []
+    for p in profiles:
+        words: list[str | None] = []
+        for split in p["splits"]:
+            w = _split_words(split)
+            if w not in words:
+                words.append(w)
+        clear = None not in words and not {"prefill", "decode"} <= set(words)
+        names.append(" ".join(words) if clear else p["phase"])
+    return [p["phase"] if names.count(n) > 1 else n for p, n in zip(profiles, names)]
 
 
 def _as_named(observer: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
@@ -59,8 +84,9 @@ def phases(observer: Any, set_batch_dimension_for=None, dim_names=None) -> list[
     """observer.phases(...) of this InputObserver (its stored calls, and its subsets for the phases' bundles)."""
     engine = observer._check()
     profiles = engine.infer_dynamic_shapes(profile_phases=True).tensorrt_profiles
+    names = _phase_names(profiles)
     out = []
-    for profile in profiles:
+    for profile, name in zip(profiles, names):
         members = profile["call_indexes"]  # the stored calls of its phase, as the engine split them
         if not members:
             continue
@@ -72,6 +98,5 @@ def phases(observer: Any, set_batch_dimension_for=None, dim_names=None) -> list[
                 warnings.warn(InferenceWarning(f"{w} (phase {profile['phase']})", w.kind, w.input, w.dim,
                                                profile["phase"]), stacklevel=3)
         backed = sub.needs_backed_size_oblivious(_as_named(sub, args, kwargs, ds), ds)
-        out.append(Phase(_phase_name(profile, len(profiles)), profile["phase"], members, sub, args,
-                         kwargs, ds, backed))
+        out.append(Phase(name, profile["phase"], members, sub, args, kwargs, ds, backed))
     return out
