@@ -100,6 +100,13 @@ TEST_CASE("shape_engine::infer_arguments") {
         named({{"input_ids", ids({2, 3})}, {"past_key_values", value::structure("DynamicCache", {{"key_0", t({1})}})}});
     CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o).arguments; }),
                Contains("named argument 'past_key_values' has 1 flattened leaves but previously got 2"));
+    // Parameters the calls gave by position, new inputs by name (a dict): taken by name; y, left out, is empty.
+    shape_engine p;
+    p.set_parameters({param("x"), param("y", value())});
+    p.add_call(positional({t({1, 2}), t({1, 5})}));
+    p.add_call(positional({t({2, 3}), t({2, 5})}));
+    o.candidate = named({{"x", t({4, 7})}});
+    CHECK(p.infer_arguments(o).arguments == value::tuple({t({4, 7}), t({0, 5})}));
   }
   SECTION("value_if_missing gives the placeholder") {
     argument_options o;

@@ -28,9 +28,14 @@ kwarg_index index_kwargs(const stored_call& c) {
   return out;
 }
 
-// The value a call gives to a slot of the best candidate (B3: extra positional arguments count as keywords).
+// The value a call gives to a slot of the best candidate (B3: extra positional arguments count as keywords, and a
+// parameter the best candidate gives by position may come by its name: new inputs as a dict).
 const value* find_value(const recorded_state& s, const stored_call& c, const kwarg_index& kw, const slot& sl) {
-  if (sl.positional) return sl.position < c.inputs.args.size() ? &c.inputs.args[sl.position] : nullptr;
+  if (sl.positional) {
+    if (sl.position < c.inputs.args.size()) return &c.inputs.args[sl.position];
+    const auto it = sl.signature_index ? kw.find(sl.name) : kw.end();
+    return it != kw.end() ? it->second : nullptr;
+  }
   if (const auto it = kw.find(sl.name); it != kw.end()) return it->second;
   for (std::size_t i = s.best->inputs.args.size(); i < c.inputs.args.size(); ++i) {
     if (s.find_position(i) == sl.key) return &c.inputs.args[i];
