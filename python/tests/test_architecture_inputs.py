@@ -21,6 +21,96 @@ TEXT = dict(hidden_size=16, intermediate_size=32, num_attention_heads=2, num_key
             num_hidden_layers=2, vocab_size=50)
 
 
+class CacheReader(torch.nn.Module):
+    """Reads a transformers cache as a model would: its tensors, whatever their layers keep beside them."""
+
+    def forward(self, input_ids, cache=None):
+        x = input_ids.float().sum()
+        for leaf in pytree.tree_leaves(cache):
+            if isinstance(leaf, torch.Tensor) and leaf.dim() == 4:
+                x = x + leaf.sum()
+        return x
+
+
+def empty_cache(kind: str):
+    configs = {
+        "dynamic": T.LlamaConfig(**TEXT),
+        # Mistral's default window: its layers are DynamicSlidingWindowLayer, empty ones keeping a 0-d tensor
+        "sliding": T.MistralConfig(**TEXT),
+        "sliding and full": T.Gemma3TextConfig(**TEXT, layer_types=["sliding_attention", "full_attention"]),
+    }
+    if kind == "encoder-decoder":
+        config = T.LlamaConfig(**TEXT)
+        return T.EncoderDecoderCache(T.DynamicCache(config=config), T.DynamicCache(config=config))
+    return T.DynamicCache(config=configs[kind])
+
+
+def fill(cache, batch: int, past: int, g):
+    caches = [cache.self_attention_cache, cache.cross_attention_cache] if isinstance(cache, T.EncoderDecoderCache) \
+        else [cache]
+    for c in caches:
+        for layer in range(len(c.layers)):
+            kv = [torch.randn(batch, HEADS, past, HEAD_DIM, generator=g) for _ in range(2)]
+            c.update(*kv, layer)
+    return cache
+
+
+KINDS = ["dynamic", "sliding", "sliding and full", "encoder-decoder"]
+
+
+@pytest.mark.parametrize("empty_first", [True, False], ids=["empty first", "empty last"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_empty_cache_of_every_layer_kind_gets_placeholders(kind, empty_first):
+    model = CacheReader()
+    register_cache_pytrees_for_model(model)
+    g = torch.Generator().manual_seed(0)
+    empty = [(2, 5), (3, 7)]
+    filled = [(2, 5), (3, 7)]
+    leaves = pytree.tree_leaves(empty_cache(kind))
+    assert not [x for x in leaves if x.dim() > 0]  # no data; a sliding-window layer keeps its window, a 0-d tensor
+    assert bool(leaves) == ("sliding" in kind)
+    obs = InputObserver(store_n_calls=10)
+    with obs(model):
+        calls = [lambda b=b, s=s: model(torch.zeros(b, s, dtype=torch.int64), cache=empty_cache(kind))
+                 for b, s in empty]
+        calls += [lambda b=b, p=p: model(torch.zeros(b, 1, dtype=torch.int64), cache=fill(empty_cache(kind), b, p, g))
+                  for b, p in filled]
+        for call in (calls if empty_first else calls[2:] + calls[:2]):
+            call()
+    bundles = obs.phases(set_batch_dimension_for=True)
+    prefill_calls = [0, 1] if empty_first else [2, 3]
+    assert [(p.name, p.calls) for p in bundles] == sorted(
+        [("prefill", prefill_calls), ("decode", [2, 3] if empty_first else [0, 1])], key=lambda x: x[1])
+    for i, (b, _) in zip(prefill_calls, empty):
+        args, kwargs = obs.infer_arguments(i, as_args_kwargs=True)
+        cache = kwargs["cache"]
+        assert type(cache) is type(empty_cache(kind))
+        leaves = [x for x in pytree.tree_leaves(cache) if x.dim() == 4]
+        assert leaves and all(tuple(x.shape) == (b, HEADS, 0, HEAD_DIM) for x in leaves)
+    # New inputs of a batch never observed: the placeholder cache follows their batch.
+    args, kwargs = obs.infer_arguments({"input_ids": torch.zeros(5, 4, dtype=torch.int64), "cache": empty_cache(kind)},
+                                       as_args_kwargs=True)
+    assert {tuple(x.shape) for x in pytree.tree_leaves(kwargs["cache"]) if x.dim() == 4} == {(5, HEADS, 0, HEAD_DIM)}
+
+
+def test_a_struct_of_0d_tensors_in_every_call_is_an_input():
+    """Only beside calls holding data is a value without any left out: a state of scalars is an input."""
+
+    class Stepper(torch.nn.Module):
+        def forward(self, x, state):
+            return x * state[0] + state[1]
+
+    model, obs = Stepper(), InputObserver()
+    with obs(model):
+        for n in (2, 3, 4):
+            model(torch.ones(n, 3), (torch.tensor(2.0), torch.tensor(1.0)))
+    (phase,) = obs.phases(set_batch_dimension_for=True)
+    assert [tuple(t.shape) for t in phase.args[1]] == [(), ()]
+    ep = phase.export(model)
+    x, state = torch.randn(6, 3), (torch.tensor(3.0), torch.tensor(-1.0))
+    torch.testing.assert_close(ep.module()(x, state), model(x, state))
+
+
 # --- ModelOutputs ----------------------------------------------------------------------------------------------------
 class Consumer(torch.nn.Module):
     """An encoder's outputs given back as transformers gives them: a ModelOutput (an OrderedDict registered as a
