@@ -147,3 +147,51 @@ def test_model_outputs_nested_in_tuples_and_dicts_export_and_run_at_unseen_shape
         torch.testing.assert_close(ep.module()(*copy.deepcopy(call)), model(*call))
 
 
+# --- a list whose length follows the batch ----------------------------------------------------------------------------
+class PerImage(torch.nn.Module):
+    """LLaVA's pattern: the prefill gets one feature tensor per image (a list as long as the batch) and an empty
+    cache, the decode steps the cache filled."""
+
+    def forward(self, input_ids, features=None, past=()):
+        h = input_ids.float().unsqueeze(-1).expand(-1, -1, 4)
+        if features is not None:
+            h = h + torch.stack(features).mean(1, keepdim=True)
+        return (torch.cat([past[0], h], 1),) if past else (h,)
+
+
+def per_image_calls(model, prompts, g):
+    for b, s in prompts:
+        features = [torch.randn(3, 4, generator=g) for _ in range(b)]
+        past = model(input_ids=torch.zeros(b, s, dtype=torch.int64), features=features, past=())
+        for _ in range(2):
+            past = model(input_ids=torch.zeros(b, 1, dtype=torch.int64), past=past)
+
+
+def test_a_list_whose_length_follows_the_batch_is_a_phase_per_length():
+    model, g = PerImage(), torch.Generator().manual_seed(2)
+    obs = InputObserver(store_n_calls=30)
+    with obs(model):
+        per_image_calls(model, [(2, 5), (3, 7), (2, 8), (3, 4)], g)
+    with pytest.raises(hookscope.InferenceError, match="'features' has 3 flattened leaves in call 3 but previously"):
+        obs.infer_dynamic_shapes()  # no program takes both lengths
+    bundles = obs.phases()
+    assert [(p.name, p.calls) for p in bundles] == [
+        ("prefill (2 leaves in features)", [0, 6]), ("prefill (3 leaves in features)", [3, 9]),
+        ("decode", [1, 2, 4, 5, 7, 8, 10, 11])]
+    for phase in bundles:
+        ep = phase.export(model)
+        if phase.name == "decode":  # a batch and a cache length never observed
+            kwargs = {"input_ids": torch.zeros(4, 1, dtype=torch.int64), "past": (torch.randn(4, 6, 4, generator=g),)}
+        else:  # the phase's number of images, a prompt length never observed
+            b = len(phase.kwargs["features"])
+            kwargs = {"input_ids": torch.zeros(b, 10, dtype=torch.int64),
+                      "features": [torch.randn(3, 4, generator=g) for _ in range(b)]}
+        got = ep.module()(**phase.observer.infer_arguments(kwargs))
+        torch.testing.assert_close(got, model(**kwargs))
+    # A number of images never observed: no prefill's calls share its tree.
+    new = {"input_ids": torch.zeros(4, 6, dtype=torch.int64), "features": [torch.randn(3, 4)] * 4, "past": ()}
+    for phase in bundles[:2]:
+        with pytest.raises(hookscope.InferenceError, match="'features' has 4 flattened leaves"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            phase.observer.infer_arguments(new)
