@@ -6,7 +6,8 @@ never observed (the calls of a fresh generate()), against the eager model: every
 By default a few architectures run, each for what it alone exercises: a plain decoder (Llama), a sliding-window cache
 (Mistral, whose empty layers keep a 0-d tensor), an encoder-decoder (T5: every decoder step of length 1, the first
 with an empty cache) and a vision-language model (LLaVA: image features at the prefill, one tensor per image).
-HOOKSCOPE_ZOO=all runs every architecture of ZOO; HOOKSCOPE_ZOO=llama,gpt2 runs those."""
+HOOKSCOPE_ZOO=all runs every architecture of ZOO; HOOKSCOPE_ZOO=llama,gpt2 runs those (docs/python.md, "Real
+architectures")."""
 import contextlib
 import copy
 import dataclasses
@@ -40,6 +41,7 @@ class Arch:
     # sliding-window layer's update reads its Python token counter, which torch.export would bake into the program.
     patched: bool = False
     image_tokens: int = 0
+    audio: bool = False  # Whisper: log-mel features of a fixed length instead of token ids
 
 
 def llava():
@@ -77,6 +79,11 @@ ZOO = {
         vocab_size=VOCAB, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=128)),
         kind="encoder-decoder"),
+    "whisper": Arch(lambda: T.WhisperForConditionalGeneration(T.WhisperConfig(
+        vocab_size=VOCAB, num_mel_bins=8, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, d_model=32, max_source_positions=8,
+        max_target_positions=64, decoder_start_token_id=1, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        suppress_tokens=[], begin_suppress_tokens=[])), kind="encoder-decoder", audio=True),
     "llava": Arch(llava, kind="vision-language", image_tokens=(SIDE // 4) ** 2),
     "bert": Arch(lambda: T.BertModel(T.BertConfig(
         hidden_size=32, intermediate_size=64, num_attention_heads=4, num_hidden_layers=2, vocab_size=VOCAB,
@@ -110,6 +117,8 @@ def build(name: str):
 
 
 def prompt(arch: Arch, batch: int, length: int, g) -> dict:
+    if arch.audio:  # the encoder takes 2 * max_source_positions frames, whatever the batch
+        return {"input_features": torch.randn(batch, 8, 16, generator=g)}
     ids = torch.randint(3, IMAGE_TOKEN - 1, (batch, arch.image_tokens + length), generator=g)
     kwargs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     if arch.image_tokens:
@@ -118,7 +127,7 @@ def prompt(arch: Arch, batch: int, length: int, g) -> dict:
     return kwargs
 
 
-def run(model, arch: Arch, observer, prompts, g) -> None:
+def run(model, arch: Arch, observer, prompts, g, new_tokens=3) -> None:
     """generate() (an encoder: forward) on each prompt, all observed in one `with` block."""
     with observer(model), warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
@@ -127,7 +136,7 @@ def run(model, arch: Arch, observer, prompts, g) -> None:
             if arch.kind == "encoder":
                 model(**kwargs)
             else:
-                model.generate(**kwargs, max_new_tokens=3, min_new_tokens=3, do_sample=False)
+                model.generate(**kwargs, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False)
 
 
 def program_inputs(ep, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -171,11 +180,12 @@ def check_architecture(name: str) -> dict:
     for phase in bundles:
         with apply_patches("dynamo") if arch.patched else contextlib.nullcontext():
             programs[phase.name] = phase.export(model)
-    # Calls never observed: batch 4 with a prompt of 9 (cache lengths 9 and 10); LLaVA's prefills also at batches 2
-    # and 3 (the numbers of images observed) with a prompt of 9.
+    # Calls never observed: batch 4 with a prompt of 9 and five new tokens (caches of 9 to 12 positions, an
+    # encoder-decoder's self-attention caches of 3 and 4); LLaVA's prefills also at batches 2 and 3 (the numbers of
+    # images observed) with a prompt of 9.
     fresh = InputObserver(store_n_calls=50)
     unseen = {"encoder": [(5, 9)], "vision-language": [(4, 9), (2, 9), (3, 9)]}.get(arch.kind, [(4, 9)])
-    run(model, arch, fresh, unseen, g)
+    run(model, arch, fresh, unseen, g, new_tokens=5)
     ran = []
     for fresh_phase in fresh.phases():
         fresh_name = fresh_phase.name.split(" (")[0]  # without the leaf counts that divide the fresh calls

@@ -99,8 +99,8 @@ def test_prompt_of_length_one_runs_on_the_program_of_its_phase(tiny_llama_cached
 @pytest.mark.xfail(strict=True, reason=(
     "every prefill observed has batch 1: the bundle forces batch dynamic and sets backed_size_oblivious, but "
     "torch.export traced from the 1x7 prompt guards position_ids.size()[0] == 1, so the prefill program refuses "
-    "batch 2 (the decode program, traced from a 1x1 step with a cache, runs batch 2..4); docs/python.md says "
-    "nothing of this limit"))
+    "batch 2 (the decode program, traced from a 1x1 step with a cache, runs batch 2..4); a limit docs/python.md "
+    "lists: hookscope exports observed calls, and no prefill of batch >= 2 was observed"))
 def test_batch_one_only_prefill_runs_at_batch_two(tiny_llama_cached):
     obs = InputObserver(store_n_calls=20)
     generate(obs, tiny_llama_cached, [(1, 5), (1, 7)])
