@@ -194,14 +194,14 @@ py::dict profile_to_py(const hookscope::tensorrt_profile& p) {
   auto range = [](const hookscope::tensorrt_profile::shape_range& r) {
     return dict_of("input", r.input, "min", r.min, "opt", r.opt, "max", r.max);
   };
-  py::object split = py::none();
-  if (p.split) {
-    split = dict_of("label", p.split->label, "input", p.split->input, "dim", p.split->dim, "equals_one",
-                    p.split->equals_one);
-  }
+  auto split_of = [](const hookscope::tensorrt_profile::split_dim& s) {
+    return dict_of("label", s.label, "input", s.input, "dim", s.dim, "equals_one", s.equals_one, "value", s.value,
+                   "equal", s.equal);
+  };
   py::dict out = dict_of("phase", p.phase, "calls", p.calls, "call_indexes", p.call_indexes, "shapes",
                          list_of(p.shapes, range), "widened", p.widened);
-  out["split"] = split;
+  out["split"] = p.split ? py::object(split_of(*p.split)) : py::object(py::none());
+  out["splits"] = list_of(p.splits, split_of);
   return out;
 }
 

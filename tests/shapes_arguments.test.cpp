@@ -59,6 +59,25 @@ TEST_CASE("shape_engine::infer_arguments") {
     }
     CHECK(checked);
   }
+  SECTION("placeholders of new inputs take their sizes where every call had a dim equal to one they give") {
+    // Batches 2 and 3 observed; new inputs of batch 4 without a cache: the placeholder has batch 4 (the cache's
+    // batch equals input_ids' in every call giving both), not a source call's, which the model would refuse. Its
+    // length stays 0, and a dim no given one equals keeps the source's size.
+    shape_engine e(engine_options{.store_n_calls = 6});
+    e.set_parameters({param("input_ids"), param("past_key_values", value()), param("w", value())});
+    for (std::int64_t b : {2, 3}) {
+      e.add_call(named({{"input_ids", ids({b, 5})}, {"past_key_values", value()}}));
+      e.add_call(named({{"input_ids", ids({b, 1})}, {"past_key_values", t({b, 2, 5, 4})}, {"w", t({b + 5, 3})}}));
+      e.add_call(named({{"input_ids", ids({b, 1})}, {"past_key_values", t({b, 2, 6, 4})}, {"w", t({b + 5, 3})}}));
+    }
+    argument_options o;
+    o.candidate = named({{"input_ids", ids({4, 9})}});
+    CHECK(e.infer_arguments(o).arguments ==
+          value::dict({{"input_ids", ids({4, 9})}, {"past_key_values", t({4, 2, 0, 4})}, {"w", t({0, 3})}}));
+    o.candidate = named({{"input_ids", ids({4, 1})}, {"w", t({11, 3})}});
+    CHECK(e.infer_arguments(o).arguments ==
+          value::dict({{"input_ids", ids({4, 1})}, {"past_key_values", t({4, 2, 0, 4})}, {"w", t({11, 3})}}));
+  }
   SECTION("placeholders: an empty tensor is reused, a static one is copied, batch forcing plays no part") {
     shape_engine e;
     e.set_parameters({param("x"), param("m", value()), param("e", value())});
@@ -81,6 +100,13 @@ TEST_CASE("shape_engine::infer_arguments") {
         named({{"input_ids", ids({2, 3})}, {"past_key_values", value::structure("DynamicCache", {{"key_0", t({1})}})}});
     CHECK_THAT(error_of([&] { (void)llm().infer_arguments(o).arguments; }),
                Contains("named argument 'past_key_values' has 1 flattened leaves but previously got 2"));
+    // Parameters the calls gave by position, new inputs by name (a dict): taken by name; y, left out, is empty.
+    shape_engine p;
+    p.set_parameters({param("x"), param("y", value())});
+    p.add_call(positional({t({1, 2}), t({1, 5})}));
+    p.add_call(positional({t({2, 3}), t({2, 5})}));
+    o.candidate = named({{"x", t({4, 7})}});
+    CHECK(p.infer_arguments(o).arguments == value::tuple({t({4, 7}), t({0, 5})}));
   }
   SECTION("value_if_missing gives the placeholder") {
     argument_options o;

@@ -17,7 +17,8 @@ namespace {
 using call = shapes_test::recorded_call;
 
 // Decoder-like calls with what makes summaries hard: positional and keyword arguments, absent and None inputs, a
-// cache whose length changes (a leaf-count conflict when `conflicts`), constants, results, several phases.
+// cache whose length changes (a leaf-count conflict when `conflicts`), an empty cache keeping 0-d tensors only (left
+// out, rule B4), constants, results, several phases.
 std::vector<call> random_calls(std::mt19937& rng, std::size_t n, bool conflicts) {
   const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   std::vector<call> calls;
@@ -36,6 +37,7 @@ std::vector<call> random_calls(std::mt19937& rng, std::size_t n, bool conflicts)
     for (std::size_t l = 0; l < layers; ++l)
       cache.push_back(value::tuple({t({batch, 2, past, 4}), t({batch, 2, past, 4})}));
     if (past > 0) c.inputs.kwargs.emplace_back("past_key_values", value::list(std::move(cache)));
+    if (past == 0 && pick(0, 2) == 0) c.inputs.kwargs.emplace_back("past_key_values", value::list({t({}), t({})}));
     if (seq > 1 && pick(0, 1)) c.inputs.kwargs.emplace_back("pixel_values", t({batch, 3, 8, 8}));
     if (c.inputs.kwargs.back().first != "pixel_values" && pick(0, 4) == 0)
       c.inputs.kwargs.emplace_back("pixel_values", value());

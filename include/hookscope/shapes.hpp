@@ -191,24 +191,32 @@ struct dim_relation {
 /// distinct calls kept): dims no relation defines take their observed extremes, the others are computed from them
 /// (listed in `widened` where that goes beyond what was observed; docs/export_formats.md, "Relations and profiles").
 struct tensorrt_profile {
-  /// "all calls", or the phase's constant dims, e.g. "sequence_length = 1" / "sequence_length > 1".
+  /// "all calls", or the phase's splits, e.g. "sequence_length = 1" / "sequence_length > 1", or
+  /// "sequence_length > 1, pixel_values_dim_0 = 0" (the prompts without an image).
   std::string phase{};
   std::size_t calls = 0;  ///< how many (kept) calls fall in this phase
   /// The stored calls this phase covers: their indexes among the stored calls (engine_info::calls, the index
   /// infer_arguments' candidate takes), ascending. Every stored call is in exactly one profile, and `calls` of them
   /// are in this one, unless more distinct calls were seen than are kept (combinations_truncated): a stored call
-  /// whose distinct call was left out is placed by its split dim's value. Empty when the engine keeps no calls
+  /// whose distinct call was left out is placed by its split dims' values. Empty when the engine keeps no calls
   /// (engine_options::keep_calls false, as in an engine read from a summary).
   std::vector<std::size_t> call_indexes{};
-  /// The dimension the calls were split on (none for "all calls"): its label, an input and dim that give it, and
-  /// which side of 1 this phase holds.
+  /// A dimension the calls were split on: its label, an input and dim that give it, and which side of `value` this
+  /// phase holds. The calls are split first on a dim being 1 (a decoder's decode steps, sequence_length = 1, from
+  /// its prefills), then each phase on a dim being 0 in some of its calls and not in the others (an input left out:
+  /// an encoder-decoder's first step, whose cache is empty; a text-only prompt beside prompts with an image).
   struct split_dim {
     std::string label{};
     std::string input{};  ///< tensor_input::name
     std::size_t dim = 0;
-    bool equals_one = false;  ///< this phase's calls have it = 1 (else > 1, or != 1 when some had 0)
+    bool equals_one = false;  ///< this phase's calls have it = 1 (value 1 and equal)
+    std::int64_t value = 1;   ///< 1 or 0
+    bool equal = false;       ///< this phase's calls have it = value (else > value, or != value when some were below)
   };
+  /// The first of `splits` (none for "all calls").
   std::optional<split_dim> split{};
+  /// Every split that separates this phase's calls from the others, outermost first (empty for "all calls").
+  std::vector<split_dim> splits{};
   struct shape_range {
     std::string input{};  ///< tensor_input::name
     std::vector<std::int64_t> min{}, opt{}, max{};

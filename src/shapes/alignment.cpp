@@ -17,6 +17,53 @@ void require_calls(const recorded_state& s, std::string_view what) {
   }
 }
 
+namespace {
+
+using kwarg_index = std::unordered_map<std::string_view, const value*>;
+
+kwarg_index index_kwargs(const stored_call& c) {
+  kwarg_index out;
+  out.reserve(c.inputs.kwargs.size());
+  for (const auto& kw : c.inputs.kwargs) out.emplace(kw.first, &kw.second);
+  return out;
+}
+
+// The value a call gives to a slot of the best candidate (B3: extra positional arguments count as keywords, and a
+// parameter the best candidate gives by position may come by its name: new inputs as a dict).
+const value* find_value(const recorded_state& s, const stored_call& c, const kwarg_index& kw, const slot& sl) {
+  if (sl.positional) {
+    if (sl.position < c.inputs.args.size()) return &c.inputs.args[sl.position];
+    const auto it = sl.signature_index ? kw.find(sl.name) : kw.end();
+    return it != kw.end() ? it->second : nullptr;
+  }
+  if (const auto it = kw.find(sl.name); it != kw.end()) return it->second;
+  for (std::size_t i = s.best->inputs.args.size(); i < c.inputs.args.size(); ++i) {
+    if (s.find_position(i) == sl.key) return &c.inputs.args[i];
+  }
+  return nullptr;
+}
+
+// B5, beyond the reference: where the best candidate leaves out an argument (None, an empty cache) that other calls
+// give, the slot takes the structure of a kept call giving it (a distinct call, else a stored one), so that the
+// best candidate gets placeholders there as any call leaving it out does. None when no kept call gives it so.
+const value* giving_value(const recorded_state& s, const slot& sl) {
+  const key_summary& k = s.keys[sl.key];
+  const auto gives = [&](const stored_call& c) -> const value* {
+    const value* v = find_value(s, c, index_kwargs(c), sl);
+    const bool full = v && truthy(*v) && v->leaf_count() == k.leaf_count && !(holds_no_dims(*v) && !k.provided_empty);
+    return full ? v : nullptr;
+  };
+  for (const combination& c : s.combos) {
+    if (const value* v = gives(*c.call)) return v;
+  }
+  for (const call_ptr& c : s.calls) {
+    if (const value* v = gives(*c)) return v;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::vector<slot> best_slots(const recorded_state& s) {
   std::vector<slot> slots;
   const parameter* var_pos = s.variadic(parameter_kind::var_positional);
@@ -48,6 +95,13 @@ std::vector<slot> best_slots(const recorded_state& s) {
     if (index && *index < s.n_named) sl.signature_index = index;
     slots.push_back(std::move(sl));
   }
+  for (slot& sl : slots) {
+    const key_summary& k = s.keys[sl.key];
+    const value& own = *sl.best_value;
+    const bool left_out = !truthy(own) || (holds_no_dims(own) && !k.provided_empty);
+    if (k.provided == 0 || k.count_conflict || own.leaf_count() == k.leaf_count || !left_out) continue;
+    if (const value* v = giving_value(s, sl)) sl.best_value = v;
+  }
   return slots;
 }
 
@@ -62,25 +116,6 @@ std::string best_kwargs_text(const recorded_state& s) {
   std::string out;
   for (const auto& kw : s.best->inputs.kwargs) out += (out.empty() ? "" : ", ") + kw.first;
   return out.empty() ? "none" : out;
-}
-
-using kwarg_index = std::unordered_map<std::string_view, const value*>;
-
-kwarg_index index_kwargs(const stored_call& c) {
-  kwarg_index out;
-  out.reserve(c.inputs.kwargs.size());
-  for (const auto& kw : c.inputs.kwargs) out.emplace(kw.first, &kw.second);
-  return out;
-}
-
-// The value a call gives to a slot of the best candidate (B3: extra positional arguments count as keywords).
-const value* find_value(const recorded_state& s, const stored_call& c, const kwarg_index& kw, const slot& sl) {
-  if (sl.positional) return sl.position < c.inputs.args.size() ? &c.inputs.args[sl.position] : nullptr;
-  if (const auto it = kw.find(sl.name); it != kw.end()) return it->second;
-  for (std::size_t i = s.best->inputs.args.size(); i < c.inputs.args.size(); ++i) {
-    if (s.find_position(i) == sl.key) return &c.inputs.args[i];
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -178,7 +213,8 @@ std::vector<const value*> aligned_leaves(const recorded_state& s, const stored_c
         for_each_leaf(*v, [&](const value& leaf) { out.push_back(&leaf); });
         continue;
       }
-      if (strict) {
+      // No data (an empty sliding-window cache keeps only 0-d tensors) beside calls holding some: left out.
+      if (strict && !(holds_no_dims(*v) && !k.provided_empty)) {
         throw inference_error(
             "" + slot_text(sl) + " has " + std::to_string(n) + " flattened leaves but previously got " +
             std::to_string(k.provided ? k.leaf_count : expected) + "; inference is impossible in that case");

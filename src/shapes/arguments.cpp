@@ -151,6 +151,40 @@ void fill_placeholders(std::vector<value>& leaves, const std::vector<flat_leaf>&
 
 namespace {
 
+// After D2: a placeholder's varying dim that every call giving both had equal to a varying dim the candidate gives
+// takes the candidate's value there (a call of batch 4, which no observed call had, gets a cache placeholder of batch
+// 4, not D2's source's batch the model would refuse). A dim D2 left 0 stays 0: that zero says "absent".
+void follow_candidate(std::vector<value>& leaves, const std::vector<value>& given, const std::vector<flat_leaf>& flat,
+                      const dim_pairs& pairs) {
+  const auto tensor_of = [&](const value& v, const leaf_summary* l) {
+    return l && v.is_tensor() && v.as_tensor().shape.size() == l->rank;
+  };
+  for (std::size_t f = 0; f < leaves.size() && f < given.size(); ++f) {
+    const leaf_summary* l = flat[f].summary;
+    if (!given[f].is_none() || !tensor_of(leaves[f], l)) continue;
+    tensor_spec t = leaves[f].as_tensor();
+    bool changed = false;
+    for (std::size_t d = 0; d < l->rank; ++d) {
+      const std::uint32_t i = l->dims[d].pair_slot;
+      if (!l->dims[d].varies || t.shape[d] == 0 || i == untracked_dim) continue;
+      bool found = false;
+      for (std::size_t g = 0; g < given.size() && !found; ++g) {
+        const leaf_summary* m = flat[g].summary;
+        if (g == f || !tensor_of(given[g], m)) continue;
+        for (std::size_t e = 0; e < m->rank && !found; ++e) {
+          const std::uint32_t j = m->dims[e].pair_slot;
+          if (!m->dims[e].varies || j == untracked_dim || !pairs.equal_where_both(i, j)) continue;
+          const std::int64_t x = given[g].as_tensor().shape[e];
+          changed = changed || x != t.shape[d];
+          t.shape[d] = x;
+          found = true;
+        }
+      }
+    }
+    if (changed) leaves[f] = value(std::move(t));
+  }
+}
+
 // avoid_specialization: the stored call with the most varying dims >= 2 (the first on a tie); the dims still
 // below 2 are named in `warnings`.
 call_ptr least_specialising(const recorded_state& s, const std::vector<slot>& slots,
@@ -248,9 +282,11 @@ inferred_arguments infer_arguments(const recorded_state& s, const argument_optio
   const call_ptr candidate = o.avoid_specialization ? least_specialising(s, slots, out.warnings) : pick_candidate(s, o);
   if (!std::holds_alternative<call_inputs>(o.candidate)) out.call = candidate->index;
   std::vector<value> leaves = align(s, *candidate, slots, true);
+  const std::vector<value> given = leaves;
   const std::vector<flat_leaf> flat = flatten_slots(s, slots);
   const std::vector<std::vector<value>> observed = observed_calls(s, slots);
   fill_placeholders(leaves, flat, placeholder_sources(flat, observed));
+  follow_candidate(leaves, given, flat, s.pairs);
   out.arguments =
       o.flat ? value::list(std::move(leaves)) : arrange_arguments(s, slots, std::move(leaves), o.as_args_kwargs);
   return out;

@@ -151,11 +151,20 @@ std::vector<equation> equations(const std::vector<tensor_input>& inputs, const s
   return out;
 }
 
+// One side of a split: the calls whose class `cls` is `at` (equal), or is not (> at, or != at when some are below).
+struct condition {
+  std::size_t cls = no_class;
+  std::int64_t at = 1;
+  bool equal = false;
+
+  bool holds(std::optional<std::int64_t> v) const noexcept { return equal ? v == at : v != at; }
+};
+
 struct phase {
   std::string name;
-  std::vector<std::size_t> rows;       // indexes into the rows
-  std::optional<std::int64_t> is_one;  // the split class's value decides: true "= 1", false "!= 1"; none: all
-  std::optional<tensorrt_profile::split_dim> split{};
+  std::vector<std::size_t> rows;      // indexes into the rows
+  std::vector<condition> conditions;  // every one holds for its calls (outermost first); none: all calls
+  std::vector<tensorrt_profile::split_dim> splits{};
 };
 
 struct solved {
@@ -236,7 +245,8 @@ solved solve(const std::vector<tensor_input>& inputs, const std::vector<joint_ro
   solved out;
   tensorrt_profile& p = out.profile;
   p.phase = ph.name;
-  p.split = ph.split;
+  p.splits = ph.splits;
+  if (!p.splits.empty()) p.split = p.splits.front();
   std::vector<const joint_row*> in_phase;
   for (const std::size_t r : ph.rows) in_phase.push_back(&rows[r]), p.calls += rows[r].count;
   const joint_row* best = opt_row(inputs, in_phase);
@@ -438,10 +448,10 @@ std::vector<value_class> untied_classes(const std::vector<tensor_input>& inputs,
 }
 
 // Each stored call in its phase's profile (`out` one per phase, in the order of `ps`): the phase of its distinct
-// call's row; a call with a row of its own (its distinct call not kept) by its value of the split class, on the side
-// other than "= 1" when the call gives it nowhere.
+// call's row; a call with a row of its own (its distinct call not kept) by its values of the split classes, on the
+// side other than "= 1" (or "= 0") where the call gives one nowhere.
 void place_stored_calls(std::vector<tensorrt_profile>& out, const std::vector<phase>& ps, std::size_t n_rows,
-                        const stored_rows& stored, const std::vector<value_class>& cls, std::size_t split) {
+                        const stored_rows& stored, const std::vector<value_class>& cls) {
   std::vector<std::size_t> phase_of(n_rows, 0);
   for (std::size_t q = 0; q < ps.size(); ++q) {
     for (const std::size_t r : ps[q].rows) phase_of[r] = q;
@@ -450,17 +460,59 @@ void place_stored_calls(std::vector<tensorrt_profile>& out, const std::vector<ph
     std::size_t q = 0;
     if (stored.row[k] < n_rows) {
       q = phase_of[stored.row[k]];
-    } else if (split != no_class) {
+    } else {
       const joint_row& own = stored.own[stored.row[k] - n_rows];
-      std::optional<std::int64_t> v;
-      for (const dim_var& m : cls[split].members) {
-        if (!v && own.filled[m.input] && m.dim < own.filled[m.input]->size()) v = (*own.filled[m.input])[m.dim];
-      }
-      const bool one = v == std::optional<std::int64_t>(1);
-      while (q + 1 < ps.size() && (ps[q].is_one == std::optional<std::int64_t>(1)) != one) ++q;
+      const auto value_of = [&](std::size_t c) {
+        std::optional<std::int64_t> v;
+        for (const dim_var& m : cls[c].members) {
+          if (!v && own.filled[m.input] && m.dim < own.filled[m.input]->size()) v = (*own.filled[m.input])[m.dim];
+        }
+        return v;
+      };
+      const auto fits = [&](const phase& ph) {
+        return std::all_of(ph.conditions.begin(), ph.conditions.end(),
+                           [&](const condition& c) { return c.holds(value_of(c.cls)); });
+      };
+      while (q + 1 < ps.size() && !fits(ps[q])) ++q;
     }
     out[q].call_indexes.push_back(k);
   }
+}
+
+// The class whose "= 0" / "> 0" splits these rows (one phase's) where some have it 0 and the others not: at 0 an
+// input holds nothing (a cache or an image left out: D2's placeholder, or value_if_missing's empty batch), and a
+// program traced from a call holding something guards what an empty one breaks (a cache's length equal to the
+// encoder's, the images' batch equal to the prompts'). Among several, the one whose sides hold the most other
+// classes constant (as phase_split), the first on a tie; no_class when none.
+std::size_t zero_split(const std::vector<value_class>& cls, const std::vector<std::size_t>& rows) {
+  std::size_t split = no_class;
+  std::size_t best_score = 0;
+  for (std::size_t p = 0; p < cls.size(); ++p) {
+    const auto& v = cls[p].values;
+    std::size_t zeros = 0;
+    bool all_given = true;
+    for (const std::size_t r : rows) {
+      all_given = all_given && v[r].has_value();
+      zeros += v[r] == std::optional<std::int64_t>(0);
+    }
+    if (!all_given || zeros < 1 || rows.size() - zeros < 1) continue;
+    std::size_t score = 0;
+    for (const bool zero : {true, false}) {
+      for (std::size_t q = 0; q < cls.size(); ++q) {
+        if (q == p) continue;
+        std::optional<std::int64_t> first;
+        bool constant = true;
+        for (const std::size_t r : rows) {
+          if ((*v[r] == 0) != zero || !cls[q].values[r]) continue;
+          if (!first) first = cls[q].values[r];
+          constant = constant && cls[q].values[r] == first;
+        }
+        if (constant && first) score += zero ? zeros : rows.size() - zeros;
+      }
+    }
+    if (split == no_class || score > best_score) split = p, best_score = score;
+  }
+  return split;
 }
 
 }  // namespace
@@ -471,29 +523,53 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
                                             std::vector<inference_warning>& warnings) {
   const std::vector<value_class> cls = untied_classes(inputs, value_classes(inputs, rows), relations, warnings);
   const std::vector<std::vector<std::size_t>> index = class_index(inputs, cls);
-  std::vector<phase> ps;
-  const std::size_t split = phases ? phase_split(cls) : no_class;
-  if (split != no_class) {
-    const value_class& c = cls[split];
-    const dim_var& m = c.members.front();
+  // A phase's two halves on class c: the calls where it is `at`, and the others; each half after its parent's
+  // conditions, the one with the earlier first call first.
+  const auto halves = [&](const phase& parent, std::size_t c, std::int64_t at) {
+    const dim_var& m = cls[c].members.front();
     const dynamic_dim* dd = nullptr;
     for (const dynamic_dim& x : inputs[m.input].dynamic_dims) dd = x.dim == m.dim ? &x : dd;
     const std::string label = dd ? dd->shared_name : inputs[m.input].name + "_dim_" + std::to_string(m.dim);
-    const tensorrt_profile::split_dim split_at{.label = label, .input = inputs[m.input].name, .dim = m.dim};
-    phase one{label + " = 1", {}, 1, split_at}, other{label, {}, 0, split_at};
-    one.split->equals_one = true;
-    bool zero = false;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      (*c.values[i] == 1 ? one : other).rows.push_back(i);
-      zero = zero || *c.values[i] < 1;
+    phase eq = parent, ne = parent;
+    eq.rows.clear(), ne.rows.clear();
+    bool below = false;
+    for (const std::size_t r : parent.rows) {
+      (*cls[c].values[r] == at ? eq : ne).rows.push_back(r);
+      below = below || *cls[c].values[r] < at;
     }
-    other.name += zero ? " != 1" : " > 1";
-    const bool one_first = rows[one.rows.front()].first_call < rows[other.rows.front()].first_call;
-    ps = one_first ? std::vector<phase>{one, other} : std::vector<phase>{other, one};
-  } else {
-    phase all{"all calls", {}, std::nullopt};
-    for (std::size_t i = 0; i < rows.size(); ++i) all.rows.push_back(i);
-    ps.push_back(std::move(all));
+    for (const bool equal : {true, false}) {
+      phase& h = equal ? eq : ne;
+      h.conditions.push_back(condition{c, at, equal});
+      h.splits.push_back(tensorrt_profile::split_dim{.label = label,
+                                                     .input = inputs[m.input].name,
+                                                     .dim = m.dim,
+                                                     .equals_one = equal && at == 1,
+                                                     .value = at,
+                                                     .equal = equal});
+      const std::string text = label + (equal ? " = " : below ? " != " : " > ") + std::to_string(at);
+      h.name = parent.conditions.empty() ? text : parent.name + ", " + text;
+    }
+    const bool eq_first = rows[eq.rows.front()].first_call < rows[ne.rows.front()].first_call;
+    return eq_first ? std::pair{std::move(eq), std::move(ne)} : std::pair{std::move(ne), std::move(eq)};
+  };
+  std::vector<phase> ps(1, phase{"all calls", {}, {}});
+  for (std::size_t i = 0; i < rows.size(); ++i) ps[0].rows.push_back(i);
+  if (phases && !rows.empty()) {
+    if (const std::size_t split = phase_split(cls); split != no_class) {
+      auto [first, second] = halves(ps[0], split, 1);
+      ps = {std::move(first), std::move(second)};
+    }
+    // Then each phase where a class is 0 in some of its calls and not in the others, until none is.
+    for (std::size_t q = 0; q < ps.size();) {
+      const std::size_t z = zero_split(cls, ps[q].rows);
+      if (z == no_class) {
+        ++q;
+        continue;
+      }
+      auto [first, second] = halves(ps[q], z, 0);
+      ps[q] = std::move(first);
+      ps.insert(ps.begin() + static_cast<std::ptrdiff_t>(q) + 1, std::move(second));
+    }
   }
   // Per phase and class: the extremes over the phase's rows (placeholders included); a class no call of the phase
   // gives takes its extremes over every call.
@@ -519,14 +595,17 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
     }
   }
   // What free dims span. With every distinct call kept, the rows are every call. Else a call not kept may belong to
-  // any phase: each phase's free dims span their extremes over every call, except the dim the phases are split on,
-  // which stays on its phase's side of 1 (the "> 1" side reaching down to 2).
+  // any phase: each phase's free dims span their extremes over every call, except the dims the phases are split on,
+  // which stay on their phase's side of 1 or 0 (the "> 1" side reaching down to 2, the "> 0" side to 1).
   std::vector<std::vector<std::int64_t>> lo = obs_lo, hi = obs_hi;
   if (!every_call_kept) {
     for (std::size_t q = 0; q < ps.size(); ++q) {
       for (std::size_t c = 0; c < cls.size(); ++c) {
-        if (c == split && ps[q].is_one == std::optional<std::int64_t>(1)) continue;
-        const std::int64_t floor = c == split && glo[c] >= 1 ? std::min<std::int64_t>(2, ghi[c]) : glo[c];
+        const auto& conds = ps[q].conditions;
+        const auto k = std::find_if(conds.begin(), conds.end(), [&](const condition& x) { return x.cls == c; });
+        if (k != conds.end() && k->equal) continue;
+        const std::int64_t floor =
+            k != conds.end() && glo[c] >= k->at ? std::min<std::int64_t>(k->at + 1, ghi[c]) : glo[c];
         lo[q][c] = std::min(lo[q][c], floor);
         hi[q][c] = std::max(hi[q][c], ghi[c]);
       }
@@ -559,7 +638,7 @@ std::vector<tensorrt_profile> make_profiles(const std::vector<tensor_input>& inp
             ".." + std::to_string(ghi[e.target]) + ": a call not kept broke it";
     }
     if (!failed) {
-      place_stored_calls(out, ps, rows.size(), stored, cls, split);
+      place_stored_calls(out, ps, rows.size(), stored, cls);
       return out;
     }
     warnings.push_back(inference_warning{

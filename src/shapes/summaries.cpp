@@ -249,16 +249,29 @@ std::int64_t dim_summary::opt() const noexcept {
 void key_summary::observe(const value& v, std::size_t call) {
   ++present;
   if (!truthy(v)) return;
-  ++provided;
   const std::size_t n = is_container(v) ? v.leaf_count() : 1;  // a leaf is its own only leaf
+  const bool empty = holds_no_dims(v);
+  if (provided > 0 && n != leaf_count && empty && !provided_empty) {
+    ++left_out_empty;  // no data beside calls holding some: left out (B4)
+    return;
+  }
+  if (provided > 0 && n != leaf_count && !empty && provided_empty && !count_conflict) {
+    // The calls so far held no data: they are left out, this call's leaves are the argument's.
+    left_out_empty += provided;
+    provided = 0;
+    leaves.clear();
+  }
+  ++provided;
   if (provided == 1) {
     leaf_count = n;
     first_provided_call = call;
     leaves.resize(n);
+    provided_empty = empty;
   } else if (n != leaf_count) {
     if (!count_conflict) count_conflict = std::pair{call, n};
     return;
   }
+  provided_empty = provided_empty && empty;
   if (!is_container(v)) return observe_leaf(leaves[0], v, call);  // no walk for the usual single tensor
   std::size_t j = 0;
   for_each_leaf(v, [&](const value& leaf) { observe_leaf(leaves[j++], leaf, call); });
@@ -268,9 +281,22 @@ void merge_into(key_summary& into, const key_summary& later, std::size_t offset)
   into.present += later.present;
   into.constant_present += later.constant_present;
   into.if_missing += later.if_missing;
+  into.left_out_empty += later.left_out_empty;
   if (!into.first_kwarg_call) into.first_kwarg_call = shifted(later.first_kwarg_call, offset);
   if (later.provided == 0) return;
+  if (into.provided > 0 && later.leaf_count != into.leaf_count && later.provided_empty != into.provided_empty &&
+      !into.count_conflict && !later.count_conflict) {
+    // One side's calls held no data, the other's did, with another leaf count: the first are left out (B4).
+    if (later.provided_empty) {
+      into.left_out_empty += later.provided;
+      return;
+    }
+    into.left_out_empty += into.provided;
+    into.provided = 0;
+    into.leaves.clear();
+  }
   if (into.provided == 0) {
+    into.provided_empty = later.provided_empty;
     into.leaf_count = later.leaf_count;
     into.first_provided_call = later.first_provided_call + offset;
     into.leaves.resize(into.leaf_count);
@@ -284,6 +310,7 @@ void merge_into(key_summary& into, const key_summary& later, std::size_t offset)
     into.count_conflict = std::pair{later.count_conflict->first + offset, later.count_conflict->second};
   }
   into.provided += later.provided;
+  into.provided_empty = into.provided_empty && later.provided_empty;
   for (std::size_t j = 0; j < into.leaves.size(); ++j) merge_leaf(into.leaves[j], later.leaves[j], offset);
 }
 

@@ -85,8 +85,13 @@ struct key_summary {
   std::uint64_t constant_present = 0;   // calls giving it as a constant keyword value
   std::uint64_t if_missing = 0;         // calls given it by value_if_missing (its placeholder, not an observation)
   std::uint64_t provided = 0;           // calls giving it with a truthy value (rule B4)
-  std::size_t leaf_count = 0;           // of the first call providing it
-  std::size_t first_provided_call = 0;  // that call
+  // Calls whose value held no data (holds_no_dims) with another leaf count than the calls providing it: not given
+  // (rule B4); and whether every call providing it held no data (a call holding data with another count then
+  // replaces them, which are left out).
+  std::uint64_t left_out_empty = 0;
+  bool provided_empty = false;
+  std::size_t leaf_count = 0;                                         // of the first call providing it
+  std::size_t first_provided_call = 0;                                // that call
   std::optional<std::pair<std::size_t, std::size_t>> count_conflict;  // (call, leaves) of the first mismatch
   std::optional<std::size_t> first_kwarg_call;                        // first call naming it as a keyword (B1)
   std::vector<leaf_summary> leaves;

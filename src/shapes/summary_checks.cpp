@@ -148,6 +148,8 @@ void check_key(const key_summary& k, std::size_t n_calls, const json_path& at) {
     fail(at / "constant_present", "more than the " + std::to_string(n_calls) + " calls recorded");
   }
   if (k.provided > k.present) fail(at / "provided", "more than present");
+  if (k.left_out_empty > k.present - k.provided) fail(at / "left_out_empty", "more than present and not provided");
+  if (k.provided_empty && k.provided == 0) fail(at / "provided_empty", "for an argument never provided");
   if (k.if_missing > k.present) fail(at / "if_missing", "more than present");
   if (k.first_kwarg_call) check_call(at / "first_kwarg_call", *k.first_kwarg_call, n_calls);
   if (k.provided == 0) {

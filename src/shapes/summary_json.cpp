@@ -149,6 +149,8 @@ void write_key(writer& w, const key_summary& k) {
   w.number("constant_present", k.constant_present);
   if (k.if_missing > 0) w.number("if_missing", k.if_missing);  // optional: absent means 0
   w.number("provided", k.provided);
+  if (k.left_out_empty > 0) w.number("left_out_empty", k.left_out_empty);  // optional: absent means 0
+  if (k.provided_empty) w.boolean("provided_empty", true);                 // optional: absent means false
   w.number("leaf_count", k.leaf_count);
   w.number("first_provided_call", k.first_provided_call);
   w.optional_number("first_kwarg_call", k.first_kwarg_call);
@@ -417,6 +419,8 @@ key_summary read_key(const json::value& j, const json_path& at) {
   k.constant_present = m.count("constant_present");
   if (m.find("if_missing") != nullptr) k.if_missing = m.count("if_missing");
   k.provided = m.count("provided");
+  if (m.find("left_out_empty") != nullptr) k.left_out_empty = m.count("left_out_empty");
+  if (m.find("provided_empty") != nullptr) k.provided_empty = m.flag("provided_empty");
   k.leaf_count = m.size("leaf_count");
   k.first_provided_call = m.size("first_provided_call");
   k.first_kwarg_call = m.optional_size("first_kwarg_call");

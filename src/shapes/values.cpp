@@ -30,6 +30,13 @@ bool truthy(const value& v) {
           [](value_node::opaque) { return true; }, [](value_node::variant x) { return truthy(x.alternative); }});
 }
 
+bool holds_no_dims(const value& v) {
+  if (!is_container(v)) return false;
+  bool none = true;
+  for_each_leaf(v, [&](const value& leaf) { none = none && (!leaf.is_tensor() || leaf.as_tensor().shape.empty()); });
+  return none;
+}
+
 namespace {
 
 // How Python's == sees a scalar: its family. Every kind is named, so that a kind added to the tree is placed here.

@@ -24,6 +24,10 @@ bool is_scalar(const value& v) noexcept;
 /// Python's truthiness, which decides whether a call "gives" an argument (rule B4): None, 0, "", empty containers
 /// and empty custom classes (a cache without layers) are absent; a tensor always counts.
 bool truthy(const value& v);
+/// A container whose tensors are all rank 0 (or that holds none): no data along any dimension, as an empty
+/// sliding-window cache layer, which keeps only its window as a 0-d tensor. Beside calls giving the argument with
+/// another number of leaves, such a value does not give it (rule B4).
+bool holds_no_dims(const value& v);
 /// Python's == on scalars: 1 == 1.0 == True, strings only equal strings.
 bool scalar_equal(const value& a, const value& b);
 /// Constant sets are ordered by signature position when built, so equality is the dict equality of the reference.

@@ -164,7 +164,8 @@ def join_templates(inputs: Template, result: Template | None) -> Template:
 def build_template(obj: Any, path: str, structs: dict | None = None, call: bool = False,
                    tensors: list | None = None) -> Template:
     """The template of obj's structure (the slow pass, once per structure key). ``structs`` receives
-    {struct name: (node type, context, number of fields)} for the registered nodes met. ``call``: obj is (args,
+    {struct name, and (struct name, number of fields): (node type, context, number of fields)} for the registered
+    nodes met, the last of each. ``call``: obj is (args,
     kwargs), encoded as the start of a record line (``{"args":[...],"kwargs":[...]``, without the closing brace).
     ``tensors`` receives obj's tensors, in the order the template's cuts take their shapes."""
     pieces: list[str] = []
@@ -226,7 +227,9 @@ def build_template(obj: Any, path: str, structs: dict | None = None, call: bool 
             children, context = node.flatten_fn(o)
             names = node_names(node, o, len(children))
             if structs is not None:
-                structs[t.__name__] = (node_type, context, len(children))
+                # By name and by name and field count: a placeholder is rebuilt from a node of its count (a filled
+                # cache's, where an empty one of the same class was seen last).
+                structs[t.__name__] = structs[(t.__name__, len(children))] = (node_type, context, len(children))
             pieces.append('{"struct":%s,"fields":[' % (_text_json(t.__name__)))
             members(zip(names, children), f"{p}.")
             pieces.append("]}")
@@ -281,8 +284,8 @@ def _placeholder(spec: dict) -> torch.Tensor:
 def decode(v: Any, obj: Any, structs: dict) -> Any:
     """The engine's value v as objects: obj (the observed argument, rebuilt with its exact types) where its
     encoding is v, else v's structure with obj's parts wherever they match (placeholders the engine added).
-    ``structs``: {struct name: (node type, context, number of fields)} of the registered nodes seen
-    (``build_template``'s), which rebuild a struct no observed object stands for."""
+    ``structs``: {struct name, and (struct name, number of fields): (node type, context, number of fields)} of the
+    registered nodes seen (``build_template``'s), which rebuild a struct no observed object stands for."""
     if obj is not None or v is None:
         try:
             if to_value(obj)[0] == v:
@@ -329,7 +332,7 @@ def decode(v: Any, obj: Any, structs: dict) -> Any:
         if node is not None and type(obj).__name__ == v["struct"] and len(children) == len(fields):
             objs = children
         else:
-            node_type, context, n = structs[v["struct"]]
+            node_type, context, n = structs.get((v["struct"], len(fields)), structs[v["struct"]])
             if n != len(fields):
                 raise RuntimeError(f"hookscope: cannot rebuild a {v['struct']} of {len(fields)} fields (the calls "
                                    f"seen hold {n})")

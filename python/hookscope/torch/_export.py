@@ -157,9 +157,15 @@ def specialised_dims(arguments: Any, dynamic_shapes: Any, names: list[str], var_
         if not isinstance(spec, (dict, list, tuple)):
             raise TypeError(f"hookscope: dynamic_shapes: expected dicts, tuples, lists or None as "
                             f"infer_dynamic_shapes gives them, found {type(spec).__name__} {spec!r}")
+        node = None if type(v) in (dict, tuple, list) else _pytree.SUPPORTED_NODES.get(_pytree._get_node_type(v))
         if isinstance(v, torch.Tensor):
             dims = list(spec) if isinstance(spec, dict) else [i for i, x in enumerate(spec) if x is not None]
             found.extend(d for d in dims if isinstance(d, int) and -v.dim() <= d < v.dim() and v.shape[d] in (0, 1))
+        elif node is not None and isinstance(spec, (list, tuple)):
+            # A registered node, a mapping one too (transformers' ModelOutput is an OrderedDict): its spec is one
+            # entry per child of its flattening, as torch.export compares it.
+            for x, sub in zip(node.flatten_fn(v)[0], spec):
+                walk(x, sub)
         elif (isinstance(spec, dict) and isinstance(v, (tuple, list))) or (isinstance(v, dict) and
                                                                             not isinstance(spec, dict)):
             raise ValueError(f"hookscope: arguments and dynamic_shapes do not match: dynamic_shapes gives a "
