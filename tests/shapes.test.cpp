@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 using namespace shapes_test;
@@ -98,6 +99,20 @@ TEST_CASE("shape_engine::value_if_missing") {
     CHECK(info.calls[0].inputs.kwargs[1].second == t({1, 3, 896, 896}, dtype::float16));
     CHECK(info.calls[1].inputs.kwargs[1].second == t({0, 3, 896, 896}, dtype::float16));
   }
+  SECTION("by name, a call giving it by position: replaced there, as a position key replaces (A4)") {
+    shape_engine e;
+    e.set_parameters({param("x"), param("y", value())});
+    e.value_if_missing("y", t({0, 4}));
+    e.add_call(positional({t({2, 3}), t({2, 4})}));
+    e.add_call(positional({t({3, 3}), value()}));
+    const auto info = e.info();
+    CHECK(info.calls[0].inputs.args[1] == t({0, 4}));
+    CHECK(info.calls[1].inputs.args[1] == t({0, 4}));
+    CHECK(info.calls[1].inputs.kwargs.empty());
+    // y is the placeholder in both calls: static; call 0 gave a tensor, so set_batch_dimension_for forces its dim 0.
+    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC"},{}])");
+    CHECK(e.infer_dynamic_shapes({.batch_dimension_for = {"y"}}).to_json() == R"([{"0":"DYNAMIC"},{"0":"DYNAMIC"}])");
+  }
   SECTION("by position: always replaces") {
     shape_engine e;
     e.set_parameters({param("x"), param("y")});
@@ -166,16 +181,28 @@ TEST_CASE("dynamic_shapes_options::batch_dimension_for on placeholders") {
     CHECK(ds.warnings()[0].type == hookscope::inference_warning::kind::batch_dimension_unobserved);
     CHECK(ds.warnings()[0].input == "pixel_values");
   }
-  SECTION("named by position: the placeholder a position is replaced by") {
+  SECTION("named by position: the placeholder a position is replaced by where the calls give none") {
     shape_engine e;
     e.set_parameters({param("x"), param("y")});
     e.value_if_missing(1, t({0, 4}));
-    e.add_call(positional({t({2, 3}), t({2, 3})}));
-    e.add_call(positional({t({3, 4}), t({3, 5})}));
+    e.add_call(positional({t({2, 3}), value()}));
+    e.add_call(positional({t({3, 4}), value()}));
     const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"1", "0"}});
     CHECK(ds.to_json() == R"([{"0":"DYNAMIC","1":"DYNAMIC"},{}])");
     REQUIRE(ds.warnings().size() == 1);
     CHECK_THAT(ds.warnings()[0], Contains("asked for 'y'"));
+  }
+  SECTION("named by position, replacing a tensor one call gave: observed, so the batch dim is forced") {
+    // The references' answer: the position is replaced in every call, and set_batch_dimension_for forces dim 0.
+    shape_engine e;
+    e.set_parameters({param("x"), param("y")});
+    e.value_if_missing(1, t({0, 4}));
+    e.add_call(positional({t({2, 3}), t({2, 3})}));
+    e.add_call(positional({t({3, 4}), value()}));
+    const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"1", "0"}});
+    CHECK(ds.to_json() == R"([{"0":"DYNAMIC","1":"DYNAMIC"},{"0":"DYNAMIC"}])");
+    for (const auto& w : ds.warnings()) CHECK(w.type != hookscope::inference_warning::kind::batch_dimension_unobserved);
+    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC","1":"DYNAMIC"},{}])");
   }
   SECTION("given by some call: the batch dim is forced as before") {
     const auto ds = vision(true).infer_dynamic_shapes({.batch_dimension_for_all = true});
@@ -677,5 +704,75 @@ TEST_CASE("shape_engine with the kinds of C++ captures: variant, opaque, bytes")
     e.add_call(positional({t({2}), value::bytes(raw), value::opaque("T")}));
     CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC"},null,null])");
     CHECK(e.infer_arguments().arguments == value::tuple({t({1}), value::bytes(raw), value::opaque("T")}));
+  }
+}
+
+// What a front end decides from (Python's InputObserver gives the references' sentences): the kind and the facts.
+TEST_CASE("inference_error: kinds and facts") {
+  const auto caught = [](auto&& f) {
+    try {
+      f();
+    } catch (const hookscope::inference_error& e) {
+      return e;
+    }
+    FAIL("no inference_error");
+    return hookscope::inference_error("unreachable");
+  };
+  const auto fact = [](const hookscope::inference_error& e, const std::string& name) {
+    for (const auto& f : e.facts()) {
+      if (f.name == name) return f.value;
+    }
+    FAIL("no fact " << name);
+    return std::variant<std::size_t, std::string>{};
+  };
+  using kind = hookscope::inference_error_kind;
+  using fact_value = std::variant<std::size_t, std::string>;
+  SECTION("leaves that differ: the argument, its position, the counts, the call") {
+    shape_engine e;
+    e.set_parameters({param("x"), param("y")});
+    e.add_call(positional({t({5, 7}), value::list({t({1, 7})})}));
+    e.add_call(positional({t({5, 7}), value::list({t({1, 7}), t({1, 7})})}));
+    const auto error = caught([&] { (void)e.infer_dynamic_shapes(); });
+    CHECK(error.kind() == kind::leaf_count_differs);
+    CHECK(fact(error, "argument") == fact_value(std::string("y")));
+    CHECK(fact(error, "position") == fact_value(std::size_t{1}));
+    CHECK(fact(error, "count") == fact_value(std::size_t{2}));
+    CHECK(fact(error, "previous") == fact_value(std::size_t{1}));
+    CHECK(fact(error, "call") == fact_value(std::size_t{1}));
+  }
+  SECTION("a keyword the best candidate lacks") {
+    shape_engine e;
+    e.set_parameters({param("x", value()), param("y", value())});
+    e.add_call(named({{"x", t({5, 6})}}));
+    e.add_call(named({{"y", t({1, 7})}}));
+    const auto error = caught([&] { (void)e.infer_dynamic_shapes(); });
+    CHECK(error.kind() == kind::named_argument_missing);
+    CHECK(fact(error, "argument") == fact_value(std::string("y")));
+    CHECK(fact(error, "best_keywords") == fact_value(std::string("x")));
+  }
+  SECTION("different constants") {
+    shape_engine e;
+    e.set_parameters({param("x"), param("add", value(true))});
+    e.add_call(named({{"x", t({5, 6})}}));
+    e.add_call(named({{"x", t({5, 6})}, {"add", false}}));
+    const auto error = caught([&] { (void)e.infer_dynamic_shapes(); });
+    CHECK(error.kind() == kind::constants_differ);
+    CHECK(fact(error, "call") == fact_value(std::size_t{1}));
+    CHECK(fact(error, "best_call") == fact_value(std::size_t{0}));
+  }
+  SECTION("a value_if_missing position the call does not give") {
+    shape_engine e;
+    e.set_parameters({param("x"), param("y", value())});
+    e.value_if_missing(1, t({0}));
+    const auto error = caught([&] { e.add_call(positional({t({5, 6})})); });
+    CHECK(error.kind() == kind::if_missing_position_not_given);
+    CHECK(fact(error, "position") == fact_value(std::size_t{1}));
+    CHECK(fact(error, "given") == fact_value(std::size_t{1}));
+  }
+  SECTION("any other refusal: kind other, no facts") {
+    shape_engine e;
+    const auto error = caught([&] { (void)e.infer_dynamic_shapes(); });
+    CHECK(error.kind() == kind::other);
+    CHECK(error.facts().empty());
   }
 }
