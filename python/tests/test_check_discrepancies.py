@@ -190,5 +190,5 @@ def test_check_discrepancies_bad_arguments(small, kwargs, error, words):
 
 def test_check_discrepancies_without_captured_inputs(small):
     _, _, path = small
-    with pytest.raises(RuntimeError, match="no inputs were captured"):
+    with pytest.raises(RuntimeError, match=r"^hookscope: No inputs were captured\."):
         InputObserver().check_discrepancies(path)
