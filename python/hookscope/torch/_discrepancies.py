@@ -60,7 +60,9 @@ def _model_bytes_or_path(onnx_model: Any, depth: int = 0) -> str | bytes:
             held = getattr(onnx_model, attribute, None)
             if callable(held) and attribute == "get_proto":
                 held = held()
-            if held is not None and held is not onnx_model and not callable(held):
+            # Only objects are followed: a text held there names no model given by this object.
+            followed = held is not None and held is not onnx_model and not isinstance(held, (str, bytes))
+            if followed and not callable(held):
                 try:
                     return _model_bytes_or_path(held, depth + 1)
                 except TypeError:  # that attribute holds something else: the next may hold the model

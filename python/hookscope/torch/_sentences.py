@@ -55,7 +55,7 @@ def variadic_not_removable(name: str, position: int | None) -> ValueError:
 
 def missing_method(model: Any, method_name: str) -> ValueError:
     return _made(ValueError, f"Model type {type(model).__name__} does not have a method {method_name!r}. "
-                             f"method_name names the method to observe.")
+                             f"method_name names a method of the model to observe.")
 
 
 def unexpected_key_type(key: Any) -> TypeError:
