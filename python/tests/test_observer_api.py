@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is installed by tools/python_env.sh")
 reference = pytest.importorskip("onnx_diagnostic.investigate.input_observer",
                                 reason="onnx-diagnostic is installed by tools/python_env.sh")
+import torch.onnx  # noqa: E402
 import torch.utils._pytree as pytree  # noqa: E402
 from torch.export import Dim  # noqa: E402
 
@@ -375,3 +376,33 @@ def test_value_if_missing_refusal_is_a_warning_when_the_block_raises_its_own_err
             with obs(m):
                 m(torch.ones(2, 3))
                 raise KeyError("the block's own")
+
+@pytest.mark.parametrize("cls", [InputObserver, reference.InputObserver, torch.onnx.InputObserver],
+                         ids=["hookscope", "onnx-diagnostic", "torch.onnx"])
+def test_store_n_calls_zero_runs_the_block_and_stores_nothing(cls):
+    """As the references: the model runs (its result returned), nothing is stored, an inference then refuses with
+    "No inputs were captured.", and a later block stores its own store_n_calls."""
+    m, obs = M(), cls()
+    x = torch.randn(2, 3)
+    with obs(m, store_n_calls=0):
+        out, _ = m(x)
+    torch.testing.assert_close(out, x)
+    assert obs.num_obs() == 0 and len(obs.info) == 0
+    for infer in (obs.infer_dynamic_shapes, obs.infer_arguments):
+        with pytest.raises(RuntimeError, match=r"No inputs were captured\."):
+            infer()
+    with obs(m, store_n_calls=2):
+        for b in (2, 3, 4):
+            m(torch.randn(b, 3))
+    assert obs.num_obs() == 2
+    assert obs.infer_dynamic_shapes() == ({0: Dim.DYNAMIC},)
+
+
+def test_store_n_calls_zero_in_the_constructor_is_every_block_s_default():
+    m, obs = M(), InputObserver(store_n_calls=0)
+    with obs(m):
+        m(torch.randn(2, 3))
+    assert obs.num_obs == 0
+    with obs(m, store_n_calls=1):
+        m(torch.randn(2, 3))
+    assert obs.num_obs == 1
