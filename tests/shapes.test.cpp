@@ -1,6 +1,6 @@
 // Tests of the shape engine (hookscope/shapes.hpp) against docs/input_observer_rules.md, rule by rule: recording
 // calls and inferring their dynamic shapes (infer_arguments and remove_inputs: shapes_arguments.test.cpp, the
-// exporters: shapes_exporters.test.cpp). Every expected text below was worked out by hand from the rules; the
+// exporters: shapes_exporters.test.cpp, value_if_missing and its placeholders: shapes_placeholders.test.cpp). Every expected text below was worked out by hand from the rules; the
 // comments give the reasoning where it is not obvious.
 #include "hookscope/shapes.hpp"
 
@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <string>
-#include <variant>
 #include <vector>
 
 using namespace shapes_test;
@@ -85,164 +84,6 @@ TEST_CASE("shape_engine::add_call") {
     auto ds = e.infer_dynamic_shapes({.dim_names = true});
     CHECK(ds.to_json() == R"([{"1":"arg0_dim_1"},{"0":"arg1_dim_0"}])");
     CHECK(ds.inputs()[1].name == "arg1");
-  }
-}
-
-TEST_CASE("shape_engine::value_if_missing") {
-  SECTION("by name: only when the call leaves it out (A4)") {
-    auto e = vision(true);
-    // pixel_values is inserted in the decode calls and sorted to its signature place; it took 1, then 0 twice.
-    CHECK(e.infer_dynamic_shapes().to_json() ==
-          R"({"input_ids":{"1":"DYNAMIC"},"pixel_values":{"0":"DYNAMIC"},"attention_mask":{"1":"DYNAMIC"},)"
-          R"("past_key_values":[[{"2":"DYNAMIC"},{"2":"DYNAMIC"}]]})");
-    const auto info = e.info();
-    CHECK(info.calls[0].inputs.kwargs[1].second == t({1, 3, 896, 896}, dtype::float16));
-    CHECK(info.calls[1].inputs.kwargs[1].second == t({0, 3, 896, 896}, dtype::float16));
-  }
-  SECTION("by name, a call giving it by position: replaced there, as a position key replaces (A4)") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("y", value())});
-    e.value_if_missing("y", t({0, 4}));
-    e.add_call(positional({t({2, 3}), t({2, 4})}));
-    e.add_call(positional({t({3, 3}), value()}));
-    const auto info = e.info();
-    CHECK(info.calls[0].inputs.args[1] == t({0, 4}));
-    CHECK(info.calls[1].inputs.args[1] == t({0, 4}));
-    CHECK(info.calls[1].inputs.kwargs.empty());
-    // y is the placeholder in both calls: static; call 0 gave a tensor, so set_batch_dimension_for forces its dim 0.
-    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC"},{}])");
-    CHECK(e.infer_dynamic_shapes({.batch_dimension_for = {"y"}}).to_json() == R"([{"0":"DYNAMIC"},{"0":"DYNAMIC"}])");
-  }
-  SECTION("by position: always replaces") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("y")});
-    e.value_if_missing(1, t({0, 4}));
-    e.add_call(positional({t({2, 3}), t({2, 3})}));
-    e.add_call(positional({t({2, 4}), t({2, 5})}));
-    // y is [0,4] in both calls, so static.
-    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"1":"DYNAMIC"},{}])");
-  }
-  SECTION("errors") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("y")});
-    e.value_if_missing("pixel_values", t({0}));
-    CHECK_THAT(error_of([&] { e.add_call(positional({t({1})})); }),
-               Contains("unexpected keyword argument 'pixel_values'") && Contains("(x, y)"));
-    shape_engine f;
-    f.set_parameters({param("x"), param("y")});
-    f.value_if_missing(5, t({0}));
-    CHECK_THAT(error_of([&] { f.add_call(positional({t({1})})); }), Contains("position 5 is beyond"));
-    shape_engine g;
-    g.set_parameters({param("x"), param("y")});
-    g.value_if_missing(1, t({0}));
-    CHECK_THAT(error_of([&] { g.add_call(positional({t({1})})); }),
-               Contains("position 1 is not given in this call") && Contains("only 1 positional"));
-    CHECK(g.num_obs() == 0);
-  }
-  SECTION("a name accepted by **kwargs") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("kwargs", parameter_kind::var_keyword)});
-    e.value_if_missing("extra", t({0, 2}));
-    e.add_call(named({{"x", t({1})}}));
-    e.add_call(named({{"x", t({2})}, {"extra", t({1, 2})}}));
-    CHECK(e.infer_dynamic_shapes().to_json() == R"({"x":{"0":"DYNAMIC"},"kwargs":{"extra":{"0":"DYNAMIC"}}})");
-  }
-}
-
-// C2: an argument every call of a selection gives only as a placeholder gets no batch dimension.
-TEST_CASE("dynamic_shapes_options::batch_dimension_for on placeholders") {
-  // The decode steps of a vision-language model: pixel_values is value_if_missing's placeholder in every call.
-  const auto decode = [] {
-    shape_engine e(engine_options{.store_n_calls = hookscope::unlimited});
-    e.set_parameters({param("input_ids"), param("pixel_values", value()), param("attention_mask", value()),
-                      param("past_key_values", value())});
-    e.value_if_missing("pixel_values", t({0, 3, 8, 8}));
-    const auto kv = [](std::int64_t b, std::int64_t past) {
-      return value::list({value::tuple({t({b, 2, past, 4}), t({b, 2, past, 4})})});
-    };
-    e.add_call(named({{"input_ids", ids({2, 1})}, {"attention_mask", ids({2, 11})}, {"past_key_values", kv(2, 10)}}));
-    e.add_call(named({{"input_ids", ids({3, 1})}, {"attention_mask", ids({3, 12})}, {"past_key_values", kv(3, 11)}}));
-    return e;
-  };
-  const std::string expected = R"({"input_ids":{"0":"DYNAMIC"},"pixel_values":{},)"
-                               R"("attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},)"
-                               R"("past_key_values":[[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]]})";
-  SECTION("for all: the placeholder stays static, silently") {
-    const auto ds = decode().infer_dynamic_shapes({.batch_dimension_for_all = true});
-    CHECK(ds.to_json() == expected);
-    CHECK(ds.warnings().empty());
-  }
-  SECTION("named: static, with a warning naming it") {
-    const auto ds = decode().infer_dynamic_shapes({.batch_dimension_for = {"pixel_values", "input_ids"}});
-    CHECK(ds.to_json() == expected);
-    REQUIRE(ds.warnings().size() == 1);
-    CHECK_THAT(ds.warnings()[0], Contains("asked for 'pixel_values'") && Contains("only as its value_if_missing") &&
-                                     Contains("no dynamic batch dimension"));
-    CHECK(ds.warnings()[0].type == hookscope::inference_warning::kind::batch_dimension_unobserved);
-    CHECK(ds.warnings()[0].input == "pixel_values");
-  }
-  SECTION("named by position: the placeholder a position is replaced by where the calls give none") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("y")});
-    e.value_if_missing(1, t({0, 4}));
-    e.add_call(positional({t({2, 3}), value()}));
-    e.add_call(positional({t({3, 4}), value()}));
-    const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"1", "0"}});
-    CHECK(ds.to_json() == R"([{"0":"DYNAMIC","1":"DYNAMIC"},{}])");
-    REQUIRE(ds.warnings().size() == 1);
-    CHECK_THAT(ds.warnings()[0], Contains("asked for 'y'"));
-  }
-  SECTION("named by position, replacing a tensor one call gave: observed, so the batch dim is forced") {
-    // The references' answer: the position is replaced in every call, and set_batch_dimension_for forces dim 0.
-    shape_engine e;
-    e.set_parameters({param("x"), param("y")});
-    e.value_if_missing(1, t({0, 4}));
-    e.add_call(positional({t({2, 3}), t({2, 3})}));
-    e.add_call(positional({t({3, 4}), value()}));
-    const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"1", "0"}});
-    CHECK(ds.to_json() == R"([{"0":"DYNAMIC","1":"DYNAMIC"},{"0":"DYNAMIC"}])");
-    for (const auto& w : ds.warnings()) CHECK(w.type != hookscope::inference_warning::kind::batch_dimension_unobserved);
-    CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC","1":"DYNAMIC"},{}])");
-  }
-  SECTION("given by some call: the batch dim is forced as before") {
-    const auto ds = vision(true).infer_dynamic_shapes({.batch_dimension_for_all = true});
-    CHECK(ds.to_json() == R"({"input_ids":{"0":"DYNAMIC","1":"DYNAMIC"},"pixel_values":{"0":"DYNAMIC"},)"
-                          R"("attention_mask":{"0":"DYNAMIC","1":"DYNAMIC"},)"
-                          R"("past_key_values":[[{"0":"DYNAMIC","2":"DYNAMIC"},{"0":"DYNAMIC","2":"DYNAMIC"}]]})");
-  }
-  SECTION("None in every call, named: a warning") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("y")});
-    e.add_call(positional({t({2, 3}), value()}));
-    e.add_call(positional({t({3, 3}), value()}));
-    const auto ds = e.infer_dynamic_shapes({.batch_dimension_for = {"y"}});
-    CHECK(ds.to_json() == R"([{"0":"DYNAMIC"},null])");
-    REQUIRE(ds.warnings().size() == 1);
-    CHECK_THAT(ds.warnings()[0], Contains("asked for 'y', which no call gave as a tensor"));
-    CHECK(ds.warnings()[0].type == hookscope::inference_warning::kind::batch_dimension_unobserved);
-    CHECK(ds.warnings()[0].input == "y");
-  }
-  SECTION("through a summary: the placeholder count is written, read and merged") {
-    const auto e = decode();
-    const std::string text = e.to_summary_json("f");
-    CHECK_THAT(text, Contains(R"("if_missing":2)"));
-    const auto read = shape_engine::from_summary_json(text);
-    CHECK(read.infer_dynamic_shapes({.batch_dimension_for_all = true}).to_json() == expected);
-    CHECK(read.to_summary_json("f") == text);
-    // Two shards of one call each, merged: the counts add up to what one pass wrote.
-    const auto shard = [&](std::int64_t b, std::int64_t past) {
-      shape_engine one(engine_options{.store_n_calls = hookscope::unlimited});
-      one.set_parameters({param("input_ids"), param("pixel_values", value()), param("attention_mask", value()),
-                          param("past_key_values", value())});
-      one.value_if_missing("pixel_values", t({0, 3, 8, 8}));
-      one.add_call(named({{"input_ids", ids({b, 1})},
-                          {"attention_mask", ids({b, past + 1})},
-                          {"past_key_values", value::list({value::tuple({t({b, 2, past, 4}), t({b, 2, past, 4})})})}}));
-      return shape_engine::from_summary_json(one.to_summary_json("f"));
-    };
-    auto merged = shard(2, 10);
-    merged.merge(shard(3, 11));
-    CHECK(merged.to_summary_json("f") == text);
   }
 }
 
@@ -704,75 +545,5 @@ TEST_CASE("shape_engine with the kinds of C++ captures: variant, opaque, bytes")
     e.add_call(positional({t({2}), value::bytes(raw), value::opaque("T")}));
     CHECK(e.infer_dynamic_shapes().to_json() == R"([{"0":"DYNAMIC"},null,null])");
     CHECK(e.infer_arguments().arguments == value::tuple({t({1}), value::bytes(raw), value::opaque("T")}));
-  }
-}
-
-// What a front end decides from (Python's InputObserver gives the references' sentences): the kind and the facts.
-TEST_CASE("inference_error: kinds and facts") {
-  const auto caught = [](auto&& f) {
-    try {
-      f();
-    } catch (const hookscope::inference_error& e) {
-      return e;
-    }
-    FAIL("no inference_error");
-    return hookscope::inference_error("unreachable");
-  };
-  const auto fact = [](const hookscope::inference_error& e, const std::string& name) {
-    for (const auto& f : e.facts()) {
-      if (f.name == name) return f.value;
-    }
-    FAIL("no fact " << name);
-    return std::variant<std::size_t, std::string>{};
-  };
-  using kind = hookscope::inference_error_kind;
-  using fact_value = std::variant<std::size_t, std::string>;
-  SECTION("leaves that differ: the argument, its position, the counts, the call") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("y")});
-    e.add_call(positional({t({5, 7}), value::list({t({1, 7})})}));
-    e.add_call(positional({t({5, 7}), value::list({t({1, 7}), t({1, 7})})}));
-    const auto error = caught([&] { (void)e.infer_dynamic_shapes(); });
-    CHECK(error.kind() == kind::leaf_count_differs);
-    CHECK(fact(error, "argument") == fact_value(std::string("y")));
-    CHECK(fact(error, "position") == fact_value(std::size_t{1}));
-    CHECK(fact(error, "count") == fact_value(std::size_t{2}));
-    CHECK(fact(error, "previous") == fact_value(std::size_t{1}));
-    CHECK(fact(error, "call") == fact_value(std::size_t{1}));
-  }
-  SECTION("a keyword the best candidate lacks") {
-    shape_engine e;
-    e.set_parameters({param("x", value()), param("y", value())});
-    e.add_call(named({{"x", t({5, 6})}}));
-    e.add_call(named({{"y", t({1, 7})}}));
-    const auto error = caught([&] { (void)e.infer_dynamic_shapes(); });
-    CHECK(error.kind() == kind::named_argument_missing);
-    CHECK(fact(error, "argument") == fact_value(std::string("y")));
-    CHECK(fact(error, "best_keywords") == fact_value(std::string("x")));
-  }
-  SECTION("different constants") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("add", value(true))});
-    e.add_call(named({{"x", t({5, 6})}}));
-    e.add_call(named({{"x", t({5, 6})}, {"add", false}}));
-    const auto error = caught([&] { (void)e.infer_dynamic_shapes(); });
-    CHECK(error.kind() == kind::constants_differ);
-    CHECK(fact(error, "call") == fact_value(std::size_t{1}));
-    CHECK(fact(error, "best_call") == fact_value(std::size_t{0}));
-  }
-  SECTION("a value_if_missing position the call does not give") {
-    shape_engine e;
-    e.set_parameters({param("x"), param("y", value())});
-    e.value_if_missing(1, t({0}));
-    const auto error = caught([&] { e.add_call(positional({t({5, 6})})); });
-    CHECK(error.kind() == kind::if_missing_position_not_given);
-    CHECK(fact(error, "position") == fact_value(std::size_t{1}));
-    CHECK(fact(error, "given") == fact_value(std::size_t{1}));
-  }
-  SECTION("any other refusal: kind other, no facts") {
-    shape_engine e;
-    const auto error = caught([&] { (void)e.infer_dynamic_shapes(); });
-    CHECK(error.kind() == kind::other);
-    CHECK(error.facts().empty());
   }
 }
