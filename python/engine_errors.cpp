@@ -42,6 +42,7 @@ const char* inference_error_kind_name(hookscope::inference_error_kind k) {
     case kind::named_argument_missing: return "named_argument_missing";
     case kind::constants_differ: return "constants_differ";
     case kind::leaf_count_differs: return "leaf_count_differs";
+    case kind::not_aligned: return "not_aligned";
     case kind::rank_differs: return "rank_differs";
     case kind::if_missing_position_not_given: return "if_missing_position_not_given";
     case kind::keyword_collision: return "keyword_collision";

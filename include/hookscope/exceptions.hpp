@@ -80,6 +80,7 @@ enum class inference_error_kind : std::uint8_t {
   named_argument_missing,         ///< B1: a call names an argument the best candidate does not
   constants_differ,               ///< B2, D1: two calls made with different constant values
   leaf_count_differs,             ///< B4: an argument flattens to a different number of leaves than before
+  not_aligned,                    ///< B5: the best candidate leaves out an argument and holds another count of leaves
   rank_differs,                   ///< C1: the shapes of one tensor have different ranks
   if_missing_position_not_given,  ///< A4: a value_if_missing position beyond a call's positional arguments
   keyword_collision,              ///< C4: a keyword argument named as the **kwargs parameter, beside extra keywords

@@ -14,8 +14,9 @@ class RecordError(FormatError): ...
 
 class InferenceError(ValueError, RuntimeError):
     """The recorded calls allow no inference. Raised by the engine, it carries ``kind`` (other,
-    named_argument_missing, constants_differ, leaf_count_differs, rank_differs, if_missing_position_not_given,
-    keyword_collision) and ``facts`` ({name: int or str}: the argument, the call, the counts the sentence gives)."""
+    named_argument_missing, constants_differ, leaf_count_differs, not_aligned, rank_differs,
+    if_missing_position_not_given, keyword_collision) and ``facts`` ({name: int or str}: the argument, the call, the
+    counts the sentence gives)."""
 
     sentence: str
     kind: str

@@ -190,6 +190,18 @@ def _ranks_differ(cls):
     return _observed(cls, OptionalSecond(), calls).infer_dynamic_shapes()
 
 
+class FourInputs(torch.nn.Module):
+    def forward(self, x, y=None, z=None, w=None):
+        return x
+
+
+def _not_aligned(cls):
+    """The best candidate (most leaves) gives y as None, another call gives it as a list of two tensors."""
+    calls = [((torch.ones(2, 3), [torch.ones(2), torch.ones(2)]), {}),
+             ((torch.ones(3, 3), None, torch.ones(3), torch.ones(3)), {})]
+    return _observed(cls, FourInputs(), calls).infer_dynamic_shapes()
+
+
 calls_two = [((torch.ones(2, 3), torch.ones(2, 3)), {}), ((torch.ones(3, 3), torch.ones(3, 3)), {})]
 SCENARIOS.update({
     "removing *args (yobx only)": (_variadic(["args"], calls_two), ValueError, "Cannot remove variadic", ()),
@@ -200,6 +212,9 @@ SCENARIOS.update({
     "a keyword named as **kwargs": (_keyword_collision, ValueError, "Keyword argument name collision: received a "
                                     "keyword argument 'kwargs'", (OD, TORCH)),
     "ranks that differ": (_ranks_differ, RuntimeError, "All shapes in shape_list must have the same rank", (OD, TORCH)),
+    "calls that do not align on the best candidate": (
+        _not_aligned, NotImplementedError, "infer_dynamic_shapes is not implemented when the number of input tensors "
+        "are not the same in every set of inputs", (OD, TORCH)),
 })
 
 

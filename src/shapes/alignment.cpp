@@ -164,10 +164,17 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
     const key_summary& k = s.keys[sl.key];
     const std::size_t best_count = sl.best_value->leaf_count();
     if (k.provided == 0 || k.leaf_count == best_count) continue;
-    throw inference_error("the calls do not align on the best candidate (call " + std::to_string(best.index) +
-                          "): " + slot_text(sl) + " has " + std::to_string(k.leaf_count) +
-                          " flattened leaves in the calls that give it but " + std::to_string(best_count) +
-                          " in the best candidate, which leaves it out");
+    // Facts: argument, position (a positional slot's), count (in the calls that give it), best_count, best_call.
+    std::vector<inference_fact> facts = slot_facts(sl);
+    facts.push_back({"count", k.leaf_count});
+    facts.push_back({"best_count", best_count});
+    facts.push_back({"best_call", best.index});
+    throw inference_error(inference_error_kind::not_aligned,
+                          "the calls do not align on the best candidate (call " + std::to_string(best.index) +
+                              "): " + slot_text(sl) + " has " + std::to_string(k.leaf_count) +
+                              " flattened leaves in the calls that give it but " + std::to_string(best_count) +
+                              " in the best candidate, which leaves it out",
+                          std::move(facts));
   }
 }
 

@@ -19,7 +19,8 @@ InferenceError = _engine.InferenceError
 
 class NotImplementedInferenceError(InferenceError, NotImplementedError):
     """A refusal the references raise as ``NotImplementedError`` (a ``value_if_missing`` position beyond a call's
-    positional arguments): also hookscope's ``InferenceError`` (a ValueError and a RuntimeError)."""
+    positional arguments, calls that do not align on the best candidate): also hookscope's ``InferenceError`` (a
+    ValueError and a RuntimeError)."""
 
 
 def _made(cls: type, sentence: str, kind: str | None = None, facts: dict | None = None) -> BaseException:
@@ -115,6 +116,13 @@ def _leaf_count_differs(f: dict) -> str:
             f"that case{where}: the calls must flatten it to the same number of leaves.")
 
 
+def _not_aligned(f: dict) -> str:
+    who = f"positional argument {f['position']}" if "position" in f else f"named argument {f['argument']!r}"
+    return (f"infer_dynamic_shapes is not implemented when the number of input tensors are not the same in every set "
+            f"of inputs. The best candidate (call {f['best_call']}) leaves out {who}, which the calls that give it "
+            f"flatten to {f['count']} leaves, not {f['best_count']}.")
+
+
 def _named_argument_missing(f: dict) -> str:
     return (f"At least one call to the observed model must contain all the named arguments. Call {f['call']} names "
             f"{f['argument']!r}, the best candidate (call {f['best_call']}) names only: {f['best_keywords']}.")
@@ -139,11 +147,16 @@ def _keyword_collision(f: dict) -> str:
 
 _ENGINE = {
     "leaf_count_differs": lambda f, s: _leaf_count_differs(f),
+    "not_aligned": lambda f, s: _not_aligned(f),
     "named_argument_missing": lambda f, s: _named_argument_missing(f),
     "constants_differ": lambda f, s: _constants_differ(f),
     "rank_differs": _rank_differs,
     "keyword_collision": lambda f, s: _keyword_collision(f),
 }
+
+
+# The refusals the references raise as NotImplementedError.
+_NOT_IMPLEMENTED = {"not_aligned"}
 
 
 def from_engine(error: BaseException) -> BaseException | None:
@@ -153,7 +166,8 @@ def from_engine(error: BaseException) -> BaseException | None:
     say = _ENGINE.get(kind) if isinstance(error, InferenceError) else None
     if say is None:
         return None
-    return _made(type(error), say(error.facts, error.sentence), kind, error.facts)
+    cls = NotImplementedInferenceError if kind in _NOT_IMPLEMENTED else type(error)
+    return _made(cls, say(error.facts, error.sentence), kind, error.facts)
 
 
 @contextlib.contextmanager
