@@ -2,7 +2,10 @@
 #include "engine_errors.hpp"
 
 #include <exception>
+#include <string>
 #include <system_error>
+#include <type_traits>
+#include <variant>
 
 namespace hookscope_python {
 
@@ -30,6 +33,40 @@ const char* load_error_kind_name(hookscope::load_error_kind k) {
     case kind::signatures_differ: return "signatures_differ";
   }
   return "bad_option";
+}
+
+const char* inference_error_kind_name(hookscope::inference_error_kind k) {
+  using kind = hookscope::inference_error_kind;
+  switch (k) {
+    case kind::other: return "other";
+    case kind::named_argument_missing: return "named_argument_missing";
+    case kind::constants_differ: return "constants_differ";
+    case kind::leaf_count_differs: return "leaf_count_differs";
+    case kind::not_aligned: return "not_aligned";
+    case kind::rank_differs: return "rank_differs";
+    case kind::if_missing_position_not_given: return "if_missing_position_not_given";
+    case kind::keyword_collision: return "keyword_collision";
+  }
+  return "other";
+}
+
+// An inference_error as Python holds it: `kind` (its name) and `facts` ({name: int or str}), from which a front end
+// (hookscope.torch's InputObserver) says it in its own words.
+void set_inference_facts(py::object& error, const hookscope::inference_error& e) {
+  error.attr("kind") = inference_error_kind_name(e.kind());
+  py::dict facts;
+  for (const hookscope::inference_fact& f : e.facts()) {
+    facts[text_of(f.name)] = std::visit(
+        [](const auto& v) -> py::object {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
+            return text_of(v);
+          } else {
+            return py::int_(v);
+          }
+        },
+        f.value);
+  }
+  error.attr("facts") = facts;
 }
 
 }  // namespace
@@ -106,7 +143,10 @@ void bind_errors(py::module_& m) {
     } catch (const hookscope::format_error& e) {
       raise(format_error, e);
     } catch (const hookscope::inference_error& e) {
-      raise(inference_error, e);
+      py::object error = py::reinterpret_borrow<py::object>(inference_error)(text_of(e.what()));
+      error.attr("sentence") = text_of(e.sentence());
+      set_inference_facts(error, e);
+      PyErr_SetObject(inference_error, error.ptr());
     } catch (const hookscope::load_error& e) {
       py::object error = py::reinterpret_borrow<py::object>(load_error)(text_of(e.what()));
       error.attr("sentence") = text_of(e.sentence());

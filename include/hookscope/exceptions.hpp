@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 HOOKSCOPE_DETAIL_BEGIN_NAMESPACE
@@ -72,13 +73,47 @@ class record_error : public format_error {
 
 //=== the shape engine ===//
 
+/// Which refusal an inference_error is, for a front end that answers it in its own words (Python's InputObserver
+/// gives the reference observers' sentences): decided from the kind and the facts, never from the message.
+enum class inference_error_kind : std::uint8_t {
+  other,                          ///< any refusal not listed below
+  named_argument_missing,         ///< B1: a call names an argument the best candidate does not
+  constants_differ,               ///< B2, D1: two calls made with different constant values
+  leaf_count_differs,             ///< B4: an argument flattens to a different number of leaves than before
+  not_aligned,                    ///< B5: the best candidate leaves out an argument and holds another count of leaves
+  rank_differs,                   ///< C1: the shapes of one tensor have different ranks
+  if_missing_position_not_given,  ///< A4: a value_if_missing position beyond a call's positional arguments
+  keyword_collision,              ///< C4: a keyword argument named as the **kwargs parameter, beside extra keywords
+};
+
+/// A fact of an inference_error, by name: a number (a call's index, a count, a position) or a text (an argument's
+/// name, constants as the message shows them). Each kind's facts are listed where it is thrown.
+struct inference_fact {
+  std::string name;
+  std::variant<std::size_t, std::string> value;
+};
+
 /// Thrown when the recorded calls do not allow an inference (nothing recorded, ranks that differ, ...); the
 /// message is a sentence naming the argument path and the shapes seen.
 class inference_error : public std::runtime_error {
  public:
   explicit inference_error(std::string_view sentence) : std::runtime_error(detail::prefixed(sentence)) {}
+  inference_error(inference_error_kind kind, std::string_view sentence, std::vector<inference_fact> facts)
+      : std::runtime_error(detail::prefixed(sentence)),
+        kind_(kind),
+        facts_(std::make_shared<const std::vector<inference_fact>>(std::move(facts))) {}
   /// what() after the library's prefix.
   std::string_view sentence() const noexcept { return detail::after_prefix(what()); }
+  inference_error_kind kind() const noexcept { return kind_; }
+  /// What the sentence says as data (empty for kind other).
+  const std::vector<inference_fact>& facts() const noexcept {
+    static const std::vector<inference_fact> none;
+    return facts_ ? *facts_ : none;
+  }
+
+ private:
+  inference_error_kind kind_ = inference_error_kind::other;
+  std::shared_ptr<const std::vector<inference_fact>> facts_;  // shared: copying an exception does not throw
 };
 
 /// Thrown by shape_engine::merge for states that were not recorded alike; `why()` says which way. The sentence is

@@ -13,7 +13,14 @@ class FormatError(ValueError):
 class RecordError(FormatError): ...
 
 class InferenceError(ValueError, RuntimeError):
+    """The recorded calls allow no inference. Raised by the engine, it carries ``kind`` (other,
+    named_argument_missing, constants_differ, leaf_count_differs, not_aligned, rank_differs,
+    if_missing_position_not_given, keyword_collision) and ``facts`` ({name: int or str}: the argument, the call, the
+    counts the sentence gives)."""
+
     sentence: str
+    kind: str
+    facts: dict[str, Union[int, str]]
 
 class LoadError(ValueError):
     """A source or load option that does not fit; ``kind`` is one of bad_option, unreadable, mixed_sources,

@@ -1,6 +1,6 @@
 """InputObserver.check_discrepancies: ONNX Runtime runs every stored call through a real
-torch.onnx.export(dynamo=True) model, given as a file name (str and pathlib.Path), an onnx.ModelProto or a
-torch.onnx.ONNXProgram; one row per stored call with the references' keys; a wrong model gives SUCCESS False with an
+torch.onnx.export(dynamo=True) model, given as a file name (str and pathlib.Path), an onnx.ModelProto, a
+torch.onnx.ONNXProgram, its onnx_ir model, or an object holding one (yobx's to_onnx result); one row per stored call with the references' keys; a wrong model gives SUCCESS False with an
 error instead of raising."""
 import builtins
 import math
@@ -69,10 +69,43 @@ def small(tmp_path_factory):
     return obs, export(m, obs, path), path
 
 
-@pytest.mark.parametrize("kind", ["str", "path", "model_proto", "onnx_program"])
+class ExportArtifactLike:
+    """What yobx's to_onnx returns (yobx.container.ExportArtifact), by its attributes: proto, get_proto(), container,
+    report, filename, builder, function; the class is not yobx's, so the model is found by what it offers."""
+
+    def __init__(self, proto, filename=None):
+        self.proto, self.container, self.report, self.filename = proto, None, None, filename
+        self.builder = self.function = None
+
+    def get_proto(self, include_weights=True):
+        return self.proto
+
+
+class Holder:
+    """An exporter's result holding its model under one attribute."""
+
+    def __init__(self, **attributes):
+        vars(self).update(attributes)
+
+
+MODEL_KINDS = {
+    "str": lambda program, path: str(path),
+    "path": lambda program, path: path,
+    "model_proto": lambda program, path: onnx.load(str(path)),
+    "onnx_program": lambda program, path: program,
+    "onnx_ir_model": lambda program, path: program.model,
+    "yobx_artifact": lambda program, path: ExportArtifactLike(onnx.load(str(path)), filename="not a model"),
+    "proto_only": lambda program, path: Holder(proto=onnx.load(str(path))),
+    "model_proto_attribute": lambda program, path: Holder(model_proto=onnx.load(str(path))),
+    "model_attribute_ir": lambda program, path: Holder(model=program.model),
+    "nested_result": lambda program, path: Holder(model=Holder(proto=onnx.load(str(path)))),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MODEL_KINDS))
 def test_check_discrepancies_each_input_kind(small, kind):
     obs, program, path = small
-    model = {"str": str(path), "path": path, "model_proto": onnx.load(str(path)), "onnx_program": program}[kind]
+    model = MODEL_KINDS[kind](program, path)
     rows = obs.check_discrepancies(model)
     assert len(rows) == obs.num_obs == 3
     for i, row in enumerate(rows):
@@ -188,7 +221,24 @@ def test_check_discrepancies_bad_arguments(small, kwargs, error, words):
         obs.check_discrepancies(**kwargs)
 
 
+@pytest.mark.parametrize("kind", ["graph_proto", "function_proto", "text_holder", "empty_holder", "module", "int"])
+def test_check_discrepancies_refuses_what_holds_no_model_naming_the_accepted_forms(small, kind):
+    obs, program, path = small
+    proto = onnx.load(str(path))
+    model = {"graph_proto": proto.graph, "function_proto": onnx.FunctionProto(),
+             "text_holder": Holder(proto=str(path), model="model.onnx"), "empty_holder": Holder(proto=None),
+             "module": Small(), "int": 7}[kind]
+    with pytest.raises(TypeError) as refused:
+        obs.check_discrepancies(model)
+    text = str(refused.value)
+    assert text.startswith("hookscope: check_discrepancies: onnx_model: expected an ONNX file name"), text
+    for form in ("onnx.ModelProto", "ONNX IR model", ".model_proto", ".get_proto()", ".proto", ".model",
+                 "torch.onnx.ONNXProgram", "yobx's to_onnx result"):
+        assert form in text, (form, text)
+    assert text.endswith(f"got {type(model).__name__}")
+
+
 def test_check_discrepancies_without_captured_inputs(small):
     _, _, path = small
-    with pytest.raises(RuntimeError, match="no inputs were captured"):
+    with pytest.raises(RuntimeError, match=r"^hookscope: No inputs were captured\."):
         InputObserver().check_discrepancies(path)

@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is installed by tools/python_env.sh")
 reference = pytest.importorskip("onnx_diagnostic.investigate.input_observer",
                                 reason="onnx-diagnostic is installed by tools/python_env.sh")
+import torch.onnx  # noqa: E402
 import torch.utils._pytree as pytree  # noqa: E402
 from torch.export import Dim  # noqa: E402
 
@@ -141,7 +142,7 @@ def test_method_name_a_submodules_method():
 
 def test_method_name_missing_or_not_a_method():
     m = M()
-    with pytest.raises(ValueError, match="hookscope: method_name: .*'decode'"):
+    with pytest.raises(ValueError, match=r"^hookscope: Model type M does not have a method 'decode'\."):
         with InputObserver()(m, method_name="decode"):
             pass
     m.table = 3
@@ -176,7 +177,7 @@ def test_remove_inputs_refuses_a_str_and_the_variadics():
     with obs(v):
         v(torch.ones(2, 3), torch.ones(2), extra=torch.ones(1))
     for name in ("args", "kw", 1):
-        with pytest.raises(ValueError, match="hookscope: remove_inputs: cannot remove the variadic parameter"):
+        with pytest.raises(ValueError, match=r"^hookscope: Cannot remove variadic "):
             obs.remove_inputs([name])
 
 
@@ -353,15 +354,55 @@ def test_info_round_trip_property(seed):
         assert latency > 0
 
 
-def test_value_if_missing_position_beyond_a_calls_arguments():
-    """A listed difference: the references raise NotImplementedError in the observed call; hookscope's engine refuses
-    the call with InferenceError, a RuntimeError as NotImplementedError is (so `except RuntimeError` works for both),
-    naming the position and the arguments given."""
-    run = _observe_with({1: torch.ones(2, 3)})
-    with pytest.raises(NotImplementedError):
-        run(reference.InputObserver)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        # Refused in the call, or (if recording failures become a warning) no call stored: a RuntimeError either way.
-        with pytest.raises(RuntimeError, match="hookscope: .*(position 1|no inputs were captured)"):
-            run(InputObserver)
+def test_value_if_missing_position_beyond_a_calls_arguments_raises_not_implemented_when_the_block_ends():
+    """The references raise NotImplementedError in the observed call; hookscope's call runs and returns (observing
+    never fails it) and the with block raises the same refusal when it ends: a NotImplementedError that is also
+    hookscope's InferenceError, with the references' sentence; the call is not stored."""
+    m, obs = M(), InputObserver(value_if_missing={1: torch.ones(2, 3)})
+    results = []
+    with pytest.raises(NotImplementedError) as raised:
+        with obs(m):
+            results.append(m(torch.ones(2, 3)))
+    assert len(results) == 1
+    assert isinstance(raised.value, hookscope.InferenceError) and raised.value.kind == "if_missing_position_not_given"
+    assert str(raised.value).startswith("hookscope: Unexpected keyword argument k=1 provided as a value_if_missing")
+    assert obs.num_obs == 0
+
+
+def test_value_if_missing_refusal_is_a_warning_when_the_block_raises_its_own_error():
+    m, obs = M(), InputObserver(value_if_missing={1: torch.ones(2, 3)})
+    with pytest.warns(UserWarning, match="k=1 provided as a value_if_missing"):
+        with pytest.raises(KeyError):
+            with obs(m):
+                m(torch.ones(2, 3))
+                raise KeyError("the block's own")
+
+@pytest.mark.parametrize("cls", [InputObserver, reference.InputObserver, torch.onnx.InputObserver],
+                         ids=["hookscope", "onnx-diagnostic", "torch.onnx"])
+def test_store_n_calls_zero_runs_the_block_and_stores_nothing(cls):
+    """As the references: the model runs (its result returned), nothing is stored, an inference then refuses with
+    "No inputs were captured.", and a later block stores its own store_n_calls."""
+    m, obs = M(), cls()
+    x = torch.randn(2, 3)
+    with obs(m, store_n_calls=0):
+        out, _ = m(x)
+    torch.testing.assert_close(out, x)
+    assert obs.num_obs() == 0 and len(obs.info) == 0
+    for infer in (obs.infer_dynamic_shapes, obs.infer_arguments):
+        with pytest.raises(RuntimeError, match=r"No inputs were captured\."):
+            infer()
+    with obs(m, store_n_calls=2):
+        for b in (2, 3, 4):
+            m(torch.randn(b, 3))
+    assert obs.num_obs() == 2
+    assert obs.infer_dynamic_shapes() == ({0: Dim.DYNAMIC},)
+
+
+def test_store_n_calls_zero_in_the_constructor_is_every_block_s_default():
+    m, obs = M(), InputObserver(store_n_calls=0)
+    with obs(m):
+        m(torch.randn(2, 3))
+    assert obs.num_obs == 0
+    with obs(m, store_n_calls=1):
+        m(torch.randn(2, 3))
+    assert obs.num_obs == 1

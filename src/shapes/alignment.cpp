@@ -120,17 +120,28 @@ std::string best_kwargs_text(const recorded_state& s) {
 
 }  // namespace
 
+namespace {
+
+// The facts naming a slot: its name, and its position when positional.
+std::vector<inference_fact> slot_facts(const slot& sl) {
+  std::vector<inference_fact> facts{{"argument", sl.name}};
+  if (sl.positional) facts.push_back({"position", sl.position});
+  return facts;
+}
+
+}  // namespace
+
 // Raises the error the reference raises first: it checks the calls in order, each for B1, B2 then B4.
 void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
   struct failure {
     std::size_t call;
     int rule;
-    std::string message;
+    inference_error error;
   };
   std::optional<failure> first;
-  const auto consider = [&](std::size_t call, int rule, auto make_message) {
+  const auto consider = [&](std::size_t call, int rule, auto make_error) {
     if (!first || call < first->call || (call == first->call && rule < first->rule)) {
-      first = failure{call, rule, make_message()};
+      first.emplace(failure{call, rule, make_error()});
     }
   };
   const stored_call& best = *s.best;
@@ -140,37 +151,65 @@ void check_alignment(const recorded_state& s, const std::vector<slot>& slots) {
     const bool in_best = best_kwargs.count(k.name) != 0;
     if (in_best) continue;
     consider(*k.first_kwarg_call, 0, [&] {
-      return "at least one call to the observed function must contain all the named arguments: call " +
-             std::to_string(*k.first_kwarg_call) + " names '" + k.name + "' but the best candidate (call " +
-             std::to_string(best.index) + ") names only: " + best_kwargs_text(s);
+      // Facts: argument (the name the call gives), call, best_call, best_keywords (the best candidate's, as text).
+      return inference_error(inference_error_kind::named_argument_missing,
+                             "at least one call to the observed function must contain all the named arguments: call " +
+                                 std::to_string(*k.first_kwarg_call) + " names '" + k.name +
+                                 "' but the best candidate (call " + std::to_string(best.index) +
+                                 ") names only: " + best_kwargs_text(s),
+                             {{"argument", k.name},
+                              {"call", *k.first_kwarg_call},
+                              {"best_call", best.index},
+                              {"best_keywords", best_kwargs_text(s)}});
     });
   }
   for (const constant_set& set : s.constant_sets) {  // B2
     if (constants_equal(set.values, best.constants)) continue;
     consider(set.first_call, 1, [&] {
-      return "two calls were made with different constant values, " + constants_text(set.values) + " (call " +
-             std::to_string(set.first_call) + ") != " + constants_text(best.constants) + " (best candidate, call " +
-             std::to_string(best.index) + ")";
+      // Facts: constants, call, best_constants, best_call.
+      return inference_error(inference_error_kind::constants_differ,
+                             "two calls were made with different constant values, " + constants_text(set.values) +
+                                 " (call " + std::to_string(set.first_call) + ") != " + constants_text(best.constants) +
+                                 " (best candidate, call " + std::to_string(best.index) + ")",
+                             {{"constants", constants_text(set.values)},
+                              {"call", set.first_call},
+                              {"best_constants", constants_text(best.constants)},
+                              {"best_call", best.index}});
     });
   }
   for (const slot& sl : slots) {  // B4
     const key_summary& k = s.keys[sl.key];
     if (!k.count_conflict) continue;
     consider(k.count_conflict->first, 2, [&] {
-      return slot_text(sl) + " has " + std::to_string(k.count_conflict->second) + " flattened leaves in call " +
-             std::to_string(k.count_conflict->first) + " but previously got " + std::to_string(k.leaf_count) +
-             "; inference is impossible in that case";
+      // Facts: argument, position (a positional slot's), count, previous, call.
+      std::vector<inference_fact> facts = slot_facts(sl);
+      facts.push_back({"count", k.count_conflict->second});
+      facts.push_back({"previous", k.leaf_count});
+      facts.push_back({"call", k.count_conflict->first});
+      return inference_error(inference_error_kind::leaf_count_differs,
+                             slot_text(sl) + " has " + std::to_string(k.count_conflict->second) +
+                                 " flattened leaves in call " + std::to_string(k.count_conflict->first) +
+                                 " but previously got " + std::to_string(k.leaf_count) +
+                                 "; inference is impossible in that case",
+                             std::move(facts));
     });
   }
-  if (first) throw inference_error(first->message);
+  if (first) throw first->error;
   for (const slot& sl : slots) {  // B5
     const key_summary& k = s.keys[sl.key];
     const std::size_t best_count = sl.best_value->leaf_count();
     if (k.provided == 0 || k.leaf_count == best_count) continue;
-    throw inference_error("the calls do not align on the best candidate (call " + std::to_string(best.index) +
-                          "): " + slot_text(sl) + " has " + std::to_string(k.leaf_count) +
-                          " flattened leaves in the calls that give it but " + std::to_string(best_count) +
-                          " in the best candidate, which leaves it out");
+    // Facts: argument, position (a positional slot's), count (in the calls that give it), best_count, best_call.
+    std::vector<inference_fact> facts = slot_facts(sl);
+    facts.push_back({"count", k.leaf_count});
+    facts.push_back({"best_count", best_count});
+    facts.push_back({"best_call", best.index});
+    throw inference_error(inference_error_kind::not_aligned,
+                          "the calls do not align on the best candidate (call " + std::to_string(best.index) +
+                              "): " + slot_text(sl) + " has " + std::to_string(k.leaf_count) +
+                              " flattened leaves in the calls that give it but " + std::to_string(best_count) +
+                              " in the best candidate, which leaves it out",
+                          std::move(facts));
   }
 }
 
@@ -215,9 +254,15 @@ std::vector<const value*> aligned_leaves(const recorded_state& s, const stored_c
       }
       // No data (an empty sliding-window cache keeps only 0-d tensors) beside calls holding some: left out.
       if (strict && !(holds_no_dims(*v) && !k.provided_empty)) {
-        throw inference_error(
-            "" + slot_text(sl) + " has " + std::to_string(n) + " flattened leaves but previously got " +
-            std::to_string(k.provided ? k.leaf_count : expected) + "; inference is impossible in that case");
+        // Facts: argument, position (a positional slot's), count, previous.
+        const std::size_t previous = k.provided ? k.leaf_count : expected;
+        std::vector<inference_fact> facts = slot_facts(sl);
+        facts.push_back({"count", n});
+        facts.push_back({"previous", previous});
+        throw inference_error(inference_error_kind::leaf_count_differs,
+                              slot_text(sl) + " has " + std::to_string(n) + " flattened leaves but previously got " +
+                                  std::to_string(previous) + "; inference is impossible in that case",
+                              std::move(facts));
       }
     }
     out.insert(out.end(), expected, &placeholder);

@@ -23,9 +23,14 @@ call_ptr new_candidate(const recorded_state& s, const call_inputs& inputs) {
   }
   s.sort_by_signature(c->constants);
   if (!constants_equal(c->constants, s.best->constants)) {
-    throw inference_error("two calls were made with different constant values, " + constants_text(c->constants) +
-                          " (new inputs) != " + constants_text(s.best->constants) + " (best candidate, call " +
-                          std::to_string(s.best->index) + ")");
+    // Facts: constants, best_constants, best_call (no call: these are new inputs).
+    throw inference_error(inference_error_kind::constants_differ,
+                          "two calls were made with different constant values, " + constants_text(c->constants) +
+                              " (new inputs) != " + constants_text(s.best->constants) + " (best candidate, call " +
+                              std::to_string(s.best->index) + ")",
+                          {{"constants", constants_text(c->constants)},
+                           {"best_constants", constants_text(s.best->constants)},
+                           {"best_call", s.best->index}});
   }
   return c;
 }

@@ -18,10 +18,13 @@ void check_rank(const flat_leaf& f) {
   if (!l || !l->rank_conflict_call) return;
   std::string seen;
   for (const shape_t& shape : l->shapes_seen) seen += (seen.empty() ? "" : ", ") + shape_text(shape);
-  throw inference_error("all the shapes of '" + join_path(f.path) + "' must have the same rank, but call " +
-                        std::to_string(*l->rank_conflict_call) + " gave " + shape_text(l->rank_conflict_shape) +
-                        " after rank " + std::to_string(l->rank) + "; shapes seen: " + seen +
-                        (l->shapes_truncated ? ", ..." : ""));
+  // Facts: argument (the tensor's path), call, rank (the rank before that call).
+  throw inference_error(inference_error_kind::rank_differs,
+                        "all the shapes of '" + join_path(f.path) + "' must have the same rank, but call " +
+                            std::to_string(*l->rank_conflict_call) + " gave " + shape_text(l->rank_conflict_shape) +
+                            " after rank " + std::to_string(l->rank) + "; shapes seen: " + seen +
+                            (l->shapes_truncated ? ", ..." : ""),
+                        {{"argument", join_path(f.path)}, {"call", *l->rank_conflict_call}, {"rank", l->rank}});
 }
 
 // C2 (and dim_labels): a name matches the parameter or keyword (the *args name every extra position), a position

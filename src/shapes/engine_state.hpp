@@ -210,8 +210,9 @@ call_hash_program hash_program(const call_inputs& in);
 /// A call as the observation reads it: its inputs after A3-A5 (split_kwargs, value_if_missing, order_kwargs).
 struct prepared_call {
   call_inputs inputs;
-  value_fields constants{};         // constant scalar keyword values, apart (A3)
-  std::vector<input_key> filled{};  // the arguments value_if_missing gave it (C2)
+  value_fields constants{};             // constant scalar keyword values, apart (A3)
+  std::vector<input_key> filled{};      // the arguments value_if_missing gave it: their sizes are not the call's
+  std::vector<input_key> unobserved{};  // those of them the call left out (C2 counts them)
   std::size_t leaf_count = 0;
   // A call structure's call: its prepared call's tag (never 0, never reused), and the sizes of its tensors that came
   // from the call (in its order): two calls of one tag differ only there.
@@ -232,8 +233,8 @@ void key_call(recorded_state& s, const prepared_call& c);
 /// What key_call found for a call: valid for every call of the same structure while the keys stay (remove_inputs and
 /// merge renumber them; set_parameters and value_if_missing change what a call is prepared to).
 struct call_keys {
-  std::vector<std::size_t> kwargs;  // recorded_state::kwarg_keys
-  std::vector<std::size_t> filled;  // the keys of prepared_call::filled
+  std::vector<std::size_t> kwargs;      // recorded_state::kwarg_keys
+  std::vector<std::size_t> unobserved;  // the keys of prepared_call::unobserved
 };
 /// After key_call(s, c).
 call_keys keys_of(const recorded_state& s, const prepared_call& c);

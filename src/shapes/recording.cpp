@@ -191,36 +191,54 @@ value_fields split_kwargs(const recorded_state& s, call_inputs& in) {
   return constants;
 }
 
-bool given_by_position(const recorded_state& s, const call_inputs& in, std::string_view name) {
+// The place of named parameter `name` among the call's positional arguments, if the call gives it there.
+std::optional<std::size_t> position_given(const recorded_state& s, const call_inputs& in, std::string_view name) {
   const auto i = s.signature_index(name);
-  return i && *i < s.n_named && *i < in.args.size();
+  if (i && *i < s.n_named && *i < in.args.size()) return *i;
+  return std::nullopt;
 }
 
-void apply_missing_position(const recorded_state& s, call_inputs& in, std::size_t k, const value& v) {
+// Returns whether the call left that argument out (gave none there).
+bool apply_missing_position(const recorded_state& s, call_inputs& in, std::size_t k, const value& v) {
   if (k >= s.sig.size()) {
     throw inference_error("value_if_missing position " + std::to_string(k) + " is beyond the observed signature " +
                           s.signature_text());
   }
   if (k >= in.args.size()) {
-    throw inference_error("value_if_missing position " + std::to_string(k) + " is not given in this call: only " +
-                          std::to_string(in.args.size()) + " positional arguments were given (signature " +
-                          s.signature_text() + ")");
+    // Facts: position, given (the call's positional arguments).
+    throw inference_error(inference_error_kind::if_missing_position_not_given,
+                          "value_if_missing position " + std::to_string(k) + " is not given in this call: only " +
+                              std::to_string(in.args.size()) + " positional arguments were given (signature " +
+                              s.signature_text() + ")",
+                          {{"position", k}, {"given", in.args.size()}});
   }
+  const bool left_out = in.args[k].is_none();
   in.args[k] = v;
+  return left_out;
 }
 
-// A4: by name, inserted when absent (and not given by position); by position, replaced unconditionally. `filled`:
-// the arguments given their placeholder, which are not observations.
-void apply_if_missing(const recorded_state& s, call_inputs& in, std::vector<input_key>& filled) {
+// A4: by name, added to a call that does not give it by keyword; one that gives it by position has it replaced there
+// (the references add the placeholder as a keyword argument, which then stands for the argument); by position,
+// replaced unconditionally (the references' rule). `filled`: every argument given its placeholder (their sizes are
+// not the call's); `unobserved`: those the call left out. A tensor the call gave and the placeholder replaced was
+// observed all the same: C2 counts only the calls that gave nothing.
+void apply_if_missing(const recorded_state& s, call_inputs& in, std::vector<input_key>& filled,
+                      std::vector<input_key>& unobserved) {
   for (const auto& [key, v] : s.if_missing) {
     if (key.is_position()) {
-      apply_missing_position(s, in, key.position(), v);
+      const bool left_out = apply_missing_position(s, in, key.position(), v);
       filled.push_back(key);
+      if (left_out) unobserved.push_back(key);
       continue;
     }
     const std::string& name = key.name();
-    const bool given = std::any_of(in.kwargs.begin(), in.kwargs.end(), [&](const auto& f) { return f.first == name; });
-    if (given || given_by_position(s, in, name)) continue;
+    if (std::any_of(in.kwargs.begin(), in.kwargs.end(), [&](const auto& f) { return f.first == name; })) continue;
+    if (const auto i = position_given(s, in, name)) {
+      if (in.args[*i].is_none()) unobserved.emplace_back(*i);
+      in.args[*i] = v;
+      filled.emplace_back(*i);
+      continue;
+    }
     if (!s.signature_index(name) && !s.variadic(parameter_kind::var_keyword)) {
       throw inference_error("unexpected keyword argument '" + name +
                             "' provided as a value_if_missing input for a function that does not accept it; every "
@@ -229,10 +247,11 @@ void apply_if_missing(const recorded_state& s, call_inputs& in, std::vector<inpu
     }
     in.kwargs.emplace_back(name, v);
     filled.push_back(key);
+    unobserved.push_back(key);
   }
 }
 
-// The arguments value_if_missing gave this call, counted: one given nothing else was never observed (C2).
+// The arguments the call left out and value_if_missing gave, counted: one given nothing else was never observed (C2).
 void count_if_missing(recorded_state& s, const std::vector<input_key>& filled) {
   for (const input_key& key : filled) {
     ++s.keys[key.is_position() ? position_key(s, key.position()) : intern_name(s, key.name())].if_missing;
@@ -404,7 +423,8 @@ void rebuild_combos(recorded_state& s) {
 void prepare_call(const recorded_state& s, prepared_call& c) {
   c.constants = split_kwargs(s, c.inputs);
   c.filled.clear();
-  apply_if_missing(s, c.inputs, c.filled);
+  c.unobserved.clear();
+  apply_if_missing(s, c.inputs, c.filled, c.unobserved);
   order_kwargs(s, c.inputs);
   c.leaf_count = call_leaf_count(c.inputs);
 }
@@ -412,13 +432,13 @@ void prepare_call(const recorded_state& s, prepared_call& c) {
 void key_call(recorded_state& s, const prepared_call& c) {
   key_kwargs(s, c.inputs);
   check_names(s, c.inputs);
-  count_if_missing(s, c.filled);
+  count_if_missing(s, c.unobserved);
 }
 
 call_keys keys_of(const recorded_state& s, const prepared_call& c) {
   call_keys out{s.kwarg_keys, {}};
-  for (const input_key& key : c.filled) {
-    out.filled.push_back(*(key.is_position() ? s.find_position(key.position()) : s.find_name(key.name())));
+  for (const input_key& key : c.unobserved) {
+    out.unobserved.push_back(*(key.is_position() ? s.find_position(key.position()) : s.find_name(key.name())));
   }
   return out;
 }
@@ -426,7 +446,7 @@ call_keys keys_of(const recorded_state& s, const prepared_call& c) {
 void key_call(recorded_state& s, const prepared_call& c, const call_keys& keys) {
   s.kwarg_keys.assign(keys.kwargs.begin(), keys.kwargs.end());  // within its capacity after the first call
   check_names(s, c.inputs);
-  for (const std::size_t k : keys.filled) ++s.keys[k].if_missing;
+  for (const std::size_t k : keys.unobserved) ++s.keys[k].if_missing;
 }
 
 namespace {
@@ -487,7 +507,7 @@ bool at_limit(recorded_state& s) {
 
 bool add_call(recorded_state& s, call_inputs&& in) {
   if (at_limit(s)) return false;
-  prepared_call c{std::move(in), {}, {}, 0};
+  prepared_call c{std::move(in)};
   prepare_call(s, c);
   key_call(s, c);
   observe_call(s, c, &c);

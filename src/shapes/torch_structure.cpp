@@ -69,9 +69,12 @@ void nest_extra_keywords(const recorded_state& s, std::vector<std::pair<std::str
   const auto extra = [&](const auto& e) { return !s.signature_index(e.first); };
   if (std::none_of(entries.begin(), entries.end(), extra)) return;
   if (std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return e.first == var_kw->name; })) {
-    throw inference_error("keyword argument name collision: a keyword argument named '" + var_kw->name +
-                          "' conflicts with the **" + var_kw->name +
-                          " parameter collecting the extra keyword arguments; passing it is not supported");
+    // Facts: argument (the **kwargs parameter's name).
+    throw inference_error(inference_error_kind::keyword_collision,
+                          "keyword argument name collision: a keyword argument named '" + var_kw->name +
+                              "' conflicts with the **" + var_kw->name +
+                              " parameter collecting the extra keyword arguments; passing it is not supported",
+                          {{"argument", var_kw->name}});
   }
   node nested;
   nested.type = node::kind::dict;

@@ -20,6 +20,7 @@ from ._export import to_torch_dynamic_shapes, to_torch_tensorrt_inputs, to_torch
 from ._info import InputCandidate, InputObserverInfo
 from ._observer import InputObserver
 from ._phases import Phase
+from ._sentences import NotImplementedInferenceError
 
-__all__ = ["InputObserver", "InputObserverInfo", "InputCandidate", "Phase", "to_value", "DTYPES",
-           "to_torch_dynamic_shapes", "to_torch_tensorrt_kwargs", "to_torch_tensorrt_inputs"]
+__all__ = ["InputObserver", "InputObserverInfo", "InputCandidate", "Phase", "NotImplementedInferenceError", "to_value",
+           "DTYPES", "to_torch_dynamic_shapes", "to_torch_tensorrt_kwargs", "to_torch_tensorrt_inputs"]

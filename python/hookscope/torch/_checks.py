@@ -1,28 +1,32 @@
 """The InputObserver's argument checks: the references' exception types (ValueError for a value_if_missing key not in
 the signature, TypeError for a key that is neither a name nor a position, RuntimeError for an index beyond the
-stored calls) with sentences starting ``hookscope:`` that name the parameter."""
+stored calls), where the references refuse the references' sentences (``_sentences``), and otherwise sentences
+starting ``hookscope:`` that name the parameter."""
 from __future__ import annotations
 
 import inspect
+import numbers
 import warnings
 from typing import Any
 
 from .. import _engine
-from .._arguments import ArgumentTypeError, ArgumentValueError, _shown, count, key, keys, mapping
+from .._arguments import _shown, count, key, keys, mapping
+from . import _sentences
 
 
 def value_if_missing(value: Any) -> dict:
-    """The constructor's value_if_missing: a mapping of name or position to a value."""
+    """The constructor's value_if_missing: a mapping (of names or positions to values; the keys are checked when the
+    first block starts, value_if_missing_keys, as the references check them when observing)."""
     mapping("value_if_missing", value)
-    for k in (value or {}):
-        key("value_if_missing", k)
     return dict(value or {})
 
 
 def store_n_calls(value: Any, name: str = "store_n_calls") -> int:
-    """A count (its type and range here); at least 1 is the library's rule (check_options)."""
+    """A count: 0 stores no call (the block runs the model unobserved, as the references allow); above, the
+    library's rule (check_options)."""
     n = count(name, value)
-    _engine.check_store_n_calls(n)
+    if n:
+        _engine.check_store_n_calls(n)
     return n
 
 
@@ -38,13 +42,23 @@ def _accepts(parameters: list[inspect.Parameter], k: str | int) -> str | None:
 
 
 def value_if_missing_keys(values: dict, parameters: list[inspect.Parameter]) -> None:
-    """At the start of a `with` block (the references check in the observed call, which then fails): every key is
-    one the signature accepts (ValueError, as the references)."""
+    """At the start of a `with` block (the references check in the observed call, which then fails): every key is a
+    name or a position (TypeError) the signature accepts (ValueError), as the references."""
     for k in values:
-        why = _accepts(parameters, k)
-        if why is not None:
-            raise ValueError(f"hookscope: value_if_missing: unexpected key {k!r} provided as a value_if_missing "
-                             f"input for a function that does not accept it: {why}")
+        if isinstance(k, bool) or not isinstance(k, (str, numbers.Integral)):
+            raise _sentences.unexpected_key_type(k)
+        key("value_if_missing", k)  # an empty name, a negative position, a name that is no UTF-8
+        if _accepts(parameters, k) is not None:
+            raise _sentences.key_not_in_signature(k, [p.name for p in parameters])
+
+
+def not_variadic(wanted: list[str | int], parameters: list[inspect.Parameter]) -> None:
+    """remove_inputs: no name or position of ``*args`` or ``**kwargs`` (ValueError, as yobx)."""
+    for i, p in enumerate(parameters):
+        if p.kind == inspect.Parameter.VAR_POSITIONAL and (p.name in wanted or i in wanted):
+            raise _sentences.variadic_not_removable(p.name, i)
+        if p.kind == inspect.Parameter.VAR_KEYWORD and (p.name in wanted or i in wanted):
+            raise _sentences.variadic_not_removable(p.name, None)
 
 
 def batch_keys(value: Any, parameters: list[inspect.Parameter]) -> Any:
@@ -69,8 +83,7 @@ def method(model: Any, method_name: Any) -> None:
         raise TypeError(f"hookscope: method_name: expected a str, got {type(method_name).__name__} "
                         f"{_shown(method_name)}")
     if not hasattr(model, method_name):
-        raise ValueError(f"hookscope: method_name: model type {type(model).__name__} does not have a method "
-                         f"{method_name!r}")
+        raise _sentences.missing_method(model, method_name)
     if not callable(getattr(model, method_name)):
         raise ValueError(f"hookscope: method_name: {type(model).__name__}.{method_name} is not a method (a "
                          f"{type(getattr(model, method_name)).__name__})")
@@ -82,13 +95,10 @@ def candidate(value: Any, n_calls: int) -> Any:
     if value is None or isinstance(value, (tuple, dict)):
         return value
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ArgumentTypeError(f"hookscope: index_or_args_or_kwargs: unexpected type {type(value).__name__} "
-                                f"{_shown(value)}: expected a stored call's index (int), a tuple of positional "
-                                f"arguments or a dict of keyword arguments")
+        raise _sentences.unexpected_candidate_type(value, _shown(value))
     index = value + n_calls if value < 0 else value
     if not 0 <= index < n_calls:
-        raise ArgumentValueError(f"hookscope: index_or_args_or_kwargs: no stored input set for index {value} "
-                                 f"({n_calls} stored)")
+        raise _sentences.no_stored_call(value, n_calls)
     return index
 
 

@@ -10,28 +10,65 @@ from typing import Any, Callable
 
 import torch
 
-from .. import InferenceError
 from .._arguments import callable_, flag, items, tolerance
+from . import _sentences
 from ._info import _shape_text
 
 
-def _model_bytes_or_path(onnx_model: Any) -> str | bytes:
-    """The model as ONNX Runtime's InferenceSession takes it."""
+ACCEPTED = ("an ONNX file name (str or os.PathLike), an onnx.ModelProto, an ONNX IR model (onnx_ir, onnxscript.ir: "
+            "converted by onnx_ir.to_proto), or an object holding one as .model_proto, .get_proto(), .proto or .model "
+            "(torch.onnx.ONNXProgram, yobx's to_onnx result, ...)")
+
+# Where the exporters' results hold their model, in the order tried: torch.onnx.ONNXProgram has model_proto (and its
+# IR model as model); yobx's ExportArtifact get_proto() (weights included) and proto.
+_HOLDERS = ("model_proto", "get_proto", "proto", "model")
+
+
+def _is_model_proto(obj: Any) -> bool:
+    """An onnx.ModelProto by what it offers (a GraphProto or FunctionProto has no opset_import beside a graph)."""
+    return callable(getattr(obj, "SerializeToString", None)) and hasattr(obj, "graph") and hasattr(obj, "opset_import")
+
+
+def _is_ir_model(obj: Any) -> bool:
+    """An onnx_ir (onnxscript.ir) Model: a graph and an ir_version, no protobuf serialisation."""
+    return (not callable(getattr(obj, "SerializeToString", None)) and hasattr(obj, "graph")
+            and hasattr(obj, "ir_version") and hasattr(obj, "opset_imports"))
+
+
+def _ir_to_proto(model: Any) -> Any:
+    try:
+        import onnx_ir
+    except ImportError:
+        import onnxscript.ir as onnx_ir  # older onnxscript ships the IR as its own module
+    return onnx_ir.to_proto(model)
+
+
+def _model_bytes_or_path(onnx_model: Any, depth: int = 0) -> str | bytes:
+    """The model as ONNX Runtime's InferenceSession takes it: a file name or the serialized model, found by what the
+    object offers, not by its class."""
     if isinstance(onnx_model, (str, os.PathLike)):
         name = os.fspath(onnx_model)
         if not os.path.isfile(name):
             raise FileNotFoundError(f"hookscope: check_discrepancies: onnx_model: no file {name!r}")
         return name
-    try:
-        import onnx
-    except ImportError:  # without onnx no ModelProto exists
-        onnx = None
-    if onnx is not None and isinstance(onnx_model, onnx.ModelProto):
+    if _is_model_proto(onnx_model):
         return onnx_model.SerializeToString()
-    if isinstance(onnx_model, torch.onnx.ONNXProgram):
-        return onnx_model.model_proto.SerializeToString()
-    raise TypeError(f"hookscope: check_discrepancies: onnx_model: expected an ONNX file name (str or os.PathLike), "
-                    f"an onnx.ModelProto or a torch.onnx.ONNXProgram, got {type(onnx_model).__name__}")
+    if _is_ir_model(onnx_model):
+        return _ir_to_proto(onnx_model).SerializeToString()
+    if depth < 2:  # a result holding a result holding the model at most: no cycle followed for ever
+        for attribute in _HOLDERS:
+            held = getattr(onnx_model, attribute, None)
+            if callable(held) and attribute == "get_proto":
+                held = held()
+            # Only objects are followed: a text held there names no model given by this object.
+            followed = held is not None and held is not onnx_model and not isinstance(held, (str, bytes))
+            if followed and not callable(held):
+                try:
+                    return _model_bytes_or_path(held, depth + 1)
+                except TypeError:  # that attribute holds something else: the next may hold the model
+                    continue
+    raise TypeError(f"hookscope: check_discrepancies: onnx_model: expected {ACCEPTED}, got "
+                    f"{type(onnx_model).__name__}")
 
 
 def _default_session(model: str | bytes):
@@ -136,8 +173,7 @@ def check_discrepancies(observer: Any, onnx_model: Any, atol: float = 1e-4, rtol
             continue
         aligned = candidate.aligned_flat_list
         if len(aligned) != len(input_names):
-            raise InferenceError(f"hookscope: check_discrepancies: stored call {i} has {len(aligned)} tensors but "
-                                 f"the model expects {len(input_names)} inputs ({', '.join(input_names)})")
+            raise _sentences.tensor_count_differs(i, len(aligned), input_names)
         tensors = observer.infer_arguments(i, flat=True)
         feeds = dict(zip(input_names, tensors))
         begin = time.perf_counter()

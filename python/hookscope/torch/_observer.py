@@ -19,8 +19,9 @@ import torch.utils._pytree as _pytree
 from .. import _engine, _errors, shapes_options
 from .._arguments import callable_, flag
 from .._arguments import path as _path
-from . import _checks
+from . import _checks, _sentences
 from ._codec import Unrecordable, build_template, decode, decode_call, signature_json
+from ._discrepancies import ACCEPTED as _DISCREPANCY_MODELS
 from ._discrepancies import check_discrepancies as _check_discrepancies
 from ._engines import new_engine
 from ._export import (_with_input_types, specialised_dims, to_torch_dynamic_shapes, to_torch_tensorrt_inputs,
@@ -58,8 +59,12 @@ class InputObserver:
     """Observes the calls of a module's method and infers torch.export arguments and dynamic shapes.
 
     value_if_missing: {name or position: tensor (or value)} for arguments some calls leave out (e.g.
-    ``pixel_values=torch.empty((0, 3, 896, 896))``): used for shapes and structure only.
-    store_n_calls: calls kept per ``with`` block (the reference takes it in ``__call__``; both work).
+    ``pixel_values=torch.empty((0, 3, 896, 896))``): used for shapes and structure only; its keys are checked
+    against the signature when the first ``with`` block starts (the references check them in the observed call).
+    With a key given by name, the arguments and dynamic shapes are keyed by name, as the references give them.
+    store_n_calls: calls kept per ``with`` block (the reference takes it in ``__call__``; both work; 0 stores none).
+
+    Refusals carry the references' sentences after ``hookscope: `` and are of their types (``_sentences``).
 
     Observing never makes the observed call fail: a call whose inputs cannot be recorded (a tensor of a dtype the
     record format lacks, an object that is no pytree node, ...) returns normally, is left out, and one warning per
@@ -70,7 +75,6 @@ class InputObserver:
         self.value_if_missing = _checks.value_if_missing(value_if_missing)
         self.store_n_calls = _checks.store_n_calls(store_n_calls)
         self._engine: _engine.ShapeEngine | None = None
-        self._engine_n = store_n_calls  # the engine's store_n_calls, fixed when it is made
         self._function = ""
         self._signature: list[dict] | None = None
         self._names: list[str] = []
@@ -93,7 +97,9 @@ class InputObserver:
     @contextlib.contextmanager
     def __call__(self, model: torch.nn.Module, store_n_calls: int | None = None,
                  method_name: str = "forward") -> Iterator["InputObserver"]:
-        """Replaces ``model.<method_name>`` for the block, records its calls, and restores it even on exceptions."""
+        """Replaces ``model.<method_name>`` for the block, records its calls, and restores it even on exceptions.
+        A call the engine refuses because of value_if_missing (a position beyond the call's positional arguments)
+        still runs and returns; the block raises that refusal when it ends (the references raise it in the call)."""
         _checks.method(model, method_name)
         if store_n_calls is not None:
             _checks.store_n_calls(store_n_calls)
@@ -105,7 +111,6 @@ class InputObserver:
         if self._engine is None:
             _checks.value_if_missing_keys(self.value_if_missing, list(sig.parameters.values()))
             # The limit is this block's (each block may give its own, as torch.onnx's): kept by the reservations.
-            self._engine_n = n
             self._signature = signature_json(sig)
             self._names = [p.name for p in sig.parameters.values()]
             self._parameters = list(sig.parameters.values())
@@ -121,6 +126,7 @@ class InputObserver:
             finally:
                 self._busy = False
         recording = [True]
+        refusals: list[BaseException] = []  # this block's value_if_missing refusals, raised when it ends
         perf_counter = time.perf_counter
 
         def observed(*args, **kwargs):
@@ -146,9 +152,9 @@ class InputObserver:
             try:
                 result = captured(*args, **kwargs)
             except BaseException:
-                self._store(inputs)  # a call that raised has no result, but its inputs were seen
+                self._store(inputs, refusals=refusals)  # a call that raised has no result, but its inputs were seen
                 raise
-            self._store(inputs, result, perf_counter() - begin)
+            self._store(inputs, result, perf_counter() - begin, refusals)
             return result
 
         # transformers' generate() reads forward's signature (e.g. to decide whether to pass position_ids).
@@ -156,12 +162,18 @@ class InputObserver:
         setattr(model, method_name, observed)
         try:
             yield self
+        except BaseException:
+            for refused in refusals:  # the block's own exception goes on: its refusals are warned of
+                self._warn(_sentences.position_not_given(refused.facts, self._names), "the call is not recorded")
+            raise
         finally:
             recording[0] = False
             if had_own:
                 setattr(model, method_name, own)
             else:
                 delattr(model, method_name)
+        if refusals:
+            raise _sentences.position_not_given(refusals[0].facts, self._names)
 
     def _warn(self, error: BaseException, consequence: str) -> None:
         """One warning per reason (not one per call), naming the function."""
@@ -202,10 +214,12 @@ class InputObserver:
             self._reserved += 1
         return Recorded(key, copy_leaves(leaves), contexts), template
 
-    def _store(self, taken, result: Any = NO_RESULT, latency: float | None = None) -> None:
+    def _store(self, taken, result: Any = NO_RESULT, latency: float | None = None,
+               refusals: list[BaseException] | None = None) -> None:
         """Hands the call (and its result: the outputs' dims, ``outputs()``) to the engine and keeps it. A result that
         cannot be recorded is left out of the record with a warning; a call the engine refuses is left out with a
-        warning (the model's call must not fail because of the observer)."""
+        warning (the model's call must not fail because of the observer), except a refusal of value_if_missing,
+        appended to ``refusals`` (its block raises it when it ends)."""
         inputs, template = taken
         try:
             line, outputs = line_template(
@@ -237,13 +251,23 @@ class InputObserver:
             finally:
                 self._busy = False
         if refused is not None:
-            self._warn(refused, "the call is not recorded")
+            if refusals is not None and getattr(refused, "kind", None) == "if_missing_position_not_given":
+                refusals.append(refused)
+            else:
+                self._warn(refused, "the call is not recorded")
 
     # --- what was seen ---------------------------------------------------------------------------------------
     def _check(self) -> _engine.ShapeEngine:
         if self._engine is None or self._engine.num_obs == 0:
-            raise RuntimeError("hookscope: no inputs were captured (run the model inside `with observer(model):`)")
+            raise _sentences.no_inputs_captured(self._engine is not None)
         return self._engine
+
+    def _by_name(self) -> bool:
+        """Whether infer_arguments() and infer_dynamic_shapes() key positional calls' inputs by name (a dict, not a
+        tuple): the references add a value_if_missing given by name as a keyword argument of every call, then move
+        the positional arguments to their parameters' names (not with ``*args``, whose arguments have no names)."""
+        return (any(isinstance(k, str) for k in self.value_if_missing)
+                and not any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in self._parameters))
 
     @property
     def num_obs(self) -> _Count:
@@ -273,7 +297,8 @@ class InputObserver:
         the best candidate; the best candidate's index; the parameters."""
         if self._engine is None:
             return None
-        info = self._engine.info()
+        with _sentences.in_their_words():
+            info = self._engine.info()
         for c in info["calls"]:
             c["inputs"] = json.loads(c["inputs"])
             c["constants"] = json.loads(c["constants"])
@@ -285,8 +310,11 @@ class InputObserver:
         variadic ``*args``/``**kwargs`` are refused (ValueError); a name no stored call holds removes nothing, with
         a warning naming it (yobx returns 0: code written for several versions of a model keeps working)."""
         wanted = _checks.input_names(input_names)
+        if self._engine is None or self._engine.num_obs == 0:
+            raise _sentences.no_input_captured_to_remove(self._engine is not None)
+        _checks.not_variadic(wanted, self._parameters)
         names = [self._names[k] if isinstance(k, int) and k < len(self._names) else str(k) for k in wanted]
-        removed = self._check().remove_inputs(names)
+        removed = self._engine.remove_inputs(names)
         self._removed.update(names)
         if not removed:
             warnings.warn(f"hookscope: remove_inputs: no stored call holds {wanted!r}: nothing was removed",
@@ -296,12 +324,13 @@ class InputObserver:
     def check_discrepancies(self, onnx_model=None, atol: float = 1e-4, rtol: float = 0.1, hist=(0.1, 0.01),
                             progress_bar: bool = False, include_io: bool = True, skip_none: bool = True,
                             initializer: Callable | None = None, *, onnx_program=None) -> list[dict]:
-        """Runs every stored call's inputs through ``onnx_model`` (an ONNX file name, an ``onnx.ModelProto`` or a
-        ``torch.onnx.ONNXProgram``) in ONNX Runtime and compares the outputs with the observed ones: one dict per
-        stored call (abs, rel, SUCCESS, index, duration_torch, ort_duration, n_inputs, n_none, n_empty, one count per
-        ``hist`` threshold, inputs/outputs_torch/outputs_ort with include_io, error where ONNX Runtime fails or the
-        outputs differ in count, shape or dtype). ``initializer(model_path_or_bytes)`` makes the session
-        (torch.onnx's parameter); the default runs on CPU. ``progress_bar`` uses tqdm when it is installed.
+        """Runs every stored call's inputs through ``onnx_model`` (an ONNX file name, an
+        ``onnx.ModelProto``, an ONNX IR model, or an exporter's result holding one: ``torch.onnx.ONNXProgram``, yobx's
+        ``to_onnx`` result, ...; ``_discrepancies.ACCEPTED``) in ONNX Runtime and compares the outputs with the observed
+        ones: one dict per stored call (abs, rel, SUCCESS, index, duration_torch, ort_duration, n_inputs, n_none,
+        n_empty, one count per ``hist`` threshold, inputs/outputs_torch/outputs_ort with include_io, error where ONNX
+        Runtime fails or the outputs differ in count, shape or dtype). ``initializer(model_path_or_bytes)`` makes the
+        session (torch.onnx's parameter); the default runs on CPU. ``progress_bar`` uses tqdm when it is installed.
         ``onnx_program`` is torch.onnx's name of ``onnx_model``: code written for it passes the model by that name."""
         if onnx_program is not None:
             if onnx_model is not None:
@@ -309,8 +338,7 @@ class InputObserver:
                                 "one of them, not both")
             onnx_model = onnx_program
         elif onnx_model is None:
-            raise TypeError("hookscope: check_discrepancies: onnx_model: missing (an ONNX file name, an "
-                            "onnx.ModelProto or a torch.onnx.ONNXProgram)")
+            raise TypeError(f"hookscope: check_discrepancies: onnx_model: missing ({_DISCREPANCY_MODELS})")
         return _check_discrepancies(self, onnx_model, atol, rtol, hist, progress_bar, include_io, skip_none,
                                     initializer)
 
@@ -338,8 +366,9 @@ class InputObserver:
         except _engine.LoadError as e:
             raise _errors.spelled(e, _OBSERVER_KEYWORDS) from None
         if index_or_args_or_kwargs is None or isinstance(index_or_args_or_kwargs, int):
-            chosen = engine.infer_arguments(candidate=index_or_args_or_kwargs, as_args_kwargs=True,
-                                            avoid_specialization=avoid_specialization)
+            with _sentences.in_their_words():
+                chosen = engine.infer_arguments(candidate=index_or_args_or_kwargs, as_args_kwargs=True,
+                                                avoid_specialization=avoid_specialization)
             for w in chosen.warnings:
                 warnings.warn(w, stacklevel=2)
             snap_args, snap_kwargs = self._calls[chosen.call].snapshot
@@ -350,7 +379,8 @@ class InputObserver:
             leaves: list = []
             flatten((args, kwargs), leaves, [])
             shapes = [leaves[i].shape for i in candidate.tensor_index]
-            chosen = engine.infer_arguments(candidate=candidate.fill(shapes) + "}", as_args_kwargs=True)
+            with _sentences.in_their_words():
+                chosen = engine.infer_arguments(candidate=candidate.fill(shapes) + "}", as_args_kwargs=True)
             snap_args, snap_kwargs = list(args), kwargs
         args, kwargs = decode_call(json.loads(chosen.json), snap_args, snap_kwargs, self._names, self._structs)
         if flat:
@@ -358,14 +388,13 @@ class InputObserver:
         if as_args_kwargs:
             return args, kwargs
         if not kwargs:
-            return args
+            return dict(zip(self._names, args)) if self._by_name() else args
         if not args:
             return kwargs
         # Both: positional arguments move to keywords by parameter name (the reference's rule), unless *args takes
         # some (then only (args, kwargs) can say it).
         if any(p.get("kind") == "var_positional" for p in self._signature or ()):
-            raise RuntimeError("hookscope: the arguments cannot be one tuple or one dict because of '*args' in the "
-                               "signature: use as_args_kwargs=True")
+            raise _sentences.variadic_as_one()
         return {**dict(zip(self._names, args)), **kwargs}
 
     # --- dynamic shapes --------------------------------------------------------------------------------------
@@ -377,8 +406,9 @@ class InputObserver:
             batch = [self._names[k] if isinstance(k, int) and k < len(self._names) else k for k in batch]
         if dim_names is None or (isinstance(dim_names, int) and not isinstance(dim_names, bool)):
             dim_names = flag("dim_names", bool(dim_names) if dim_names is None else dim_names)
-        return engine.infer_dynamic_shapes(
-            **shapes_options(batch, False, dim_names, "auto" if phases else 1))
+        with _sentences.in_their_words():
+            return engine.infer_dynamic_shapes(
+                **shapes_options(batch, False, dim_names, "auto" if phases else 1))
 
     def infer_dynamic_shapes(self, set_batch_dimension_for: set[int | str] | bool | None = None,
                              dim_names: bool | Mapping[str | int, Mapping[int, str]] | None = None,
@@ -394,6 +424,8 @@ class InputObserver:
             if w.kind in ("unknown_input", "label_names_no_dim"):
                 warnings.warn(w, stacklevel=2)
         spec = to_torch_dynamic_shapes(ds, as_strings)
+        if isinstance(spec, tuple) and self._by_name():  # keyed by name, as infer_arguments gives the arguments
+            spec = dict(zip(self._names, spec))
         try:
             args, kwargs = self.infer_arguments(as_args_kwargs=True)
         except Exception:  # the engine's own error comes from whoever asks for the arguments
