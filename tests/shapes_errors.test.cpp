@@ -64,17 +64,12 @@ TEST_CASE("inference_error: kinds and facts") {
     CHECK(fact(error, "call") == fact_value(std::size_t{1}));
     CHECK(fact(error, "best_call") == fact_value(std::size_t{0}));
   }
-  SECTION("calls that do not align on the best candidate, which leaves the argument out") {
+  SECTION("calls the references cannot align on the best candidate, which leaves the argument out, align (B5)") {
     shape_engine e;
     e.set_parameters({param("x"), param("y", value()), param("z", value())});
     e.add_call(positional({t({2, 3}), value::list({t({2}), t({2})})}));
     e.add_call(positional({t({3, 3}), value(), t({3}), t({3})}));
-    const auto error = caught([&] { (void)e.infer_dynamic_shapes(); });
-    CHECK(error.kind() == kind::not_aligned);
-    CHECK(fact(error, "argument") == fact_value(std::string("y")));
-    CHECK(fact(error, "count") == fact_value(std::size_t{2}));
-    CHECK(fact(error, "best_count") == fact_value(std::size_t{1}));
-    CHECK(fact(error, "best_call") == fact_value(std::size_t{1}));
+    CHECK_NOTHROW((void)e.infer_dynamic_shapes());
   }
   SECTION("a value_if_missing position the call does not give") {
     shape_engine e;
