@@ -5,7 +5,8 @@
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value.hpp>
 
-#include <array>
+#include <algorithm>
+#include <string>
 #include <string_view>
 #include <cstdint>
 
@@ -118,32 +119,37 @@ bool brace_alone_on_first_line(std::string_view head) {
 
 }  // namespace
 
+// The head is parsed whole each time it grows (doubling, so the text is parsed at most about twice), never resumed
+// between blocks: Boost.JSON 1.81's basic_parser, resumed right after a key whose closing quote ended the previous
+// block, takes the ':' for the key's first character (an assertion in its code, a wrong parse without one).
 member_head leading_member(std::streambuf& in, std::string_view key, std::size_t most, std::size_t max_depth) {
   json::parse_options options;
   options.max_depth = max_depth;
   options.allow_invalid_utf8 = true;  // the reader of the document judges its text; this only looks for a member
-  json::basic_parser<member_finder> parser(options, key, most);
   member_head head;
-  std::array<char, 4096> block{};
-  std::size_t skip = 0;  // a byte-order mark's bytes still to pass
-  if (in.sgetc() == 0xEF) skip = 3;
-  for (bool first = true;; first = false) {
-    const std::streamsize got = in.sgetn(block.data(), static_cast<std::streamsize>(block.size()));
-    std::size_t from = 0;
-    for (; skip > 0 && from < static_cast<std::size_t>(got); --skip, ++from) {
-      constexpr std::string_view bom = "\xEF\xBB\xBF";
-      if (block[from] != bom[3 - skip]) return head;
+  std::string text;
+  for (std::size_t want = 4096;; want *= 2) {
+    const std::size_t had = text.size();
+    text.resize(want);
+    const std::streamsize got = in.sgetn(text.data() + had, static_cast<std::streamsize>(want - had));
+    text.resize(had + static_cast<std::size_t>(std::max<std::streamsize>(got, 0)));
+    const bool end = text.size() < want;
+    std::string_view head_text(text);
+    if (constexpr std::string_view bom = "\xEF\xBB\xBF"; head_text.substr(0, 1) == bom.substr(0, 1)) {
+      if (head_text.size() < bom.size() && !end) continue;
+      if (head_text.substr(0, bom.size()) != bom) return head;
+      head_text.remove_prefix(bom.size());
     }
-    const std::string_view text(block.data() + from, static_cast<std::size_t>(got) - from);
-    if (first) head.brace_alone_first = brace_alone_on_first_line(text);
+    if (had == 0) head.brace_alone_first = brace_alone_on_first_line(head_text);
+    json::basic_parser<member_finder> parser(options, key, most);
     error_code ec;
-    parser.write_some(got > 0, text.data(), text.size(), ec);
+    parser.write_some(false, head_text.data(), head_text.size(), ec);
     if (parser.handler().decided()) {
       head.read = true;
       head.value = std::move(parser.handler()).answer();
       return head;
     }
-    if (ec || got <= 0) return head;  // no JSON before the member, or the end of the text
+    if (end || ec != json::error::incomplete) return head;  // no JSON before the member, or the end of the text
   }
 }
 

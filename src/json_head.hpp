@@ -28,8 +28,9 @@ struct member_head {
 };
 
 /// The head of `in` as far as the top-level member `key` of its first value: its string of at most `most` bytes. A
-/// byte-order mark may precede the value; the members before it may nest `max_depth` levels. Reads `in` in blocks
-/// of 4 KiB, up to the block that ends that string (or the first value). Read errors propagate.
+/// byte-order mark may precede the value; the members before it may nest `max_depth` levels. Reads `in` by blocks
+/// that double from 4 KiB, up to the one that ends that string (or the first value), and holds what it read (at
+/// most twice the head) until it knows. Read errors propagate.
 member_head leading_member(std::streambuf& in, std::string_view key, std::size_t most, std::size_t max_depth);
 
 }  // namespace detail

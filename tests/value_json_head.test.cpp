@@ -214,6 +214,17 @@ TEST_CASE("leading_member") {
     REQUIRE(head_of("{\"format\":\"first\",\"format\":\"second\"}") == "first");
   }
 
+  SECTION("keys and strings that end where a block of the reading ends") {
+    for (std::size_t n = 4080; n < 4100; ++n) {
+      INFO(n);
+      const std::string key_first = "{\"" + std::string(n, 'k') + "\": \"float32\", \"format\": \"x\"}";
+      REQUIRE(head_of(key_first) == "x");
+      const std::string value_first = "{\"a\":\"" + std::string(n, 'v') + "\", \"format\": \"x\"}";
+      REQUIRE(head_of(value_first) == "x");
+      REQUIRE(head_of("{\"format\": \"" + std::string(n, 'v') + "\"}") == std::nullopt);
+    }
+  }
+
   SECTION("the nesting of the members before it is bounded") {
     const std::string deep = "{\"a\":" + std::string(10, '[') + std::string(10, ']') + ",\"format\":\"x\"}";
     REQUIRE(head_of(deep, 12) == "x");
